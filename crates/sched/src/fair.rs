@@ -1,0 +1,387 @@
+//! Per-priority fair queues ordered by biased virtual finishing time (SMART §4.3, eqs. 1–7).
+//!
+//! Shared by [`crate::smart`] (which adds bias, deadlines and the working schedule on top) and
+//! [`crate::wfq`] (which picks the head of the highest non-empty queue). The bookkeeping follows the
+//! dissertation literally:
+//!
+//! * a task's **virtual time** advances by `charged / S` when it is billed (eq. 1);
+//! * its queue's **queue virtual time** `V_P` advances by `charged / ΣS` over the tasks that are members of
+//!   the queue, running, runnable or sleeping with credit (eq. 2);
+//! * its **BVFT** is `β = v + (Q − E)/S + B/S` for quantum `Q`, `E` of it used, total bias `B`: this is the
+//!   virtual time at which the current quantum would end, so it does not move while the quantum is used
+//!   and grows by `Q/S + b/S` when a new quantum starts (eqs. 3, 4, 6);
+//! * a task that blocks stays a member for a **credit duration**; then it leaves, keeping
+//!   `Δ = v − V_P` (eq. 5), and on rejoining gets `β = V_P + Δ + Q/S` with its bias reset (eq. 7);
+//! * a new priority re-joins as a new task (eq. 3); a new share leaves and re-joins (eqs. 6–7);
+//! * a zero share gives `β = ∞`: such legacy tasks queue behind every task with a share, in insertion
+//!   order (SMART §5.3).
+//!
+//! Ties in β are broken by insertion order, with "front" and "back" insertion as in the Solaris
+//! dispatcher SMART replaced (§5.3): a preempted task goes in front of its equals, others behind.
+//!
+//! Approximation, stated: `V_P` is advanced when a task is billed (at its stop), with the `ΣS` of that
+//! moment. If membership changes while a task runs (another task's credit expires), the part of the run
+//! before the change is divided by the new `ΣS`. The error is at most one quantum's worth per change.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::{slot, Nanos, Ord64, TaskId};
+
+/// The fair-queueing state of one task.
+#[derive(Clone, Debug, Default)]
+pub struct FairTask {
+    /// Priority (larger = more important).
+    pub prio: i32,
+    /// Share; zero = legacy task (β = ∞).
+    pub share: u32,
+    /// Virtual time `v` (eq. 1), in nanoseconds per share.
+    pub v: f64,
+    /// Current quantum `Q`.
+    pub q: Nanos,
+    /// Execution `E` received toward the current quantum.
+    pub e: Nanos,
+    /// Total bias `B` (nanoseconds of CPU).
+    pub bias: Nanos,
+    /// Member of its priority queue (counts in `ΣS`).
+    pub in_queue: bool,
+    /// Runnable and not running (in the ordered set).
+    pub queued: bool,
+    /// `Δ` saved when it left the queue (eq. 5).
+    pub delta: f64,
+    /// Tie-break sequence number of its current position.
+    seq: i64,
+    /// When its sleep credit ends, while it sleeps as a member.
+    credit_until: Option<Nanos>,
+    /// It was admitted and not removed.
+    live: bool,
+}
+
+impl FairTask {
+    /// Biased virtual finishing time β = v + (Q − E)/S + B/S.
+    pub fn bvft(&self) -> f64 {
+        if self.share == 0 {
+            return f64::INFINITY;
+        }
+        let s = self.share as f64;
+        self.v + (self.q.saturating_sub(self.e)) as f64 / s + self.bias as f64 / s
+    }
+
+    /// Quantum left: Q − E.
+    pub fn left(&self) -> Nanos {
+        self.q.saturating_sub(self.e)
+    }
+}
+
+/// Per-priority queue state.
+#[derive(Clone, Debug, Default)]
+struct PrioQueue {
+    vtime: f64,
+    shares: u64,
+}
+
+type Key = (Reverse<i32>, Ord64, i64, u32);
+
+/// The set of priority queues.
+#[derive(Clone, Debug, Default)]
+pub struct FairQueues {
+    tasks: Vec<FairTask>,
+    queues: BTreeMap<i32, PrioQueue>,
+    runnable: BTreeSet<Key>,
+    seq_back: i64,
+    seq_front: i64,
+    expiries: BTreeSet<(Nanos, u32)>,
+}
+
+impl FairQueues {
+    /// The state of a task.
+    pub fn task(&self, t: TaskId) -> &FairTask {
+        &self.tasks[t.idx()]
+    }
+
+    /// Queue virtual time of a priority.
+    pub fn queue_vtime(&self, prio: i32) -> f64 {
+        self.queues.get(&prio).map_or(0.0, |q| q.vtime)
+    }
+
+    /// Total share of the members of a priority queue.
+    pub fn queue_shares(&self, prio: i32) -> u64 {
+        self.queues.get(&prio).map_or(0, |q| q.shares)
+    }
+
+    /// Priorities with members, most important first, with their total shares.
+    pub fn priorities(&self) -> impl Iterator<Item = (i32, u64)> + '_ {
+        self.queues.iter().rev().filter(|(_, q)| q.shares > 0).map(|(p, q)| (*p, q.shares))
+    }
+
+    fn key(&self, t: TaskId) -> Key {
+        let f = &self.tasks[t.idx()];
+        (Reverse(f.prio), Ord64(f.bvft()), f.seq, t.0)
+    }
+
+    /// A task is created with quantum `q` (eq. 3): it joins its queue at the queue virtual time.
+    pub fn admit(&mut self, t: TaskId, prio: i32, share: u32, q: Nanos) {
+        let ft = slot(&mut self.tasks, t);
+        *ft = FairTask { prio, share, q, live: true, ..FairTask::default() };
+        self.join(t, 0.0);
+    }
+
+    fn join(&mut self, t: TaskId, delta: f64) {
+        let (prio, share) = (self.tasks[t.idx()].prio, self.tasks[t.idx()].share);
+        let pq = self.queues.entry(prio).or_default();
+        pq.shares += share as u64;
+        let vt = pq.vtime;
+        let ft = &mut self.tasks[t.idx()];
+        ft.v = vt + delta;
+        ft.e = 0;
+        ft.bias = 0;
+        ft.in_queue = true;
+        ft.delta = 0.0;
+    }
+
+    fn leave(&mut self, t: TaskId) {
+        let ft = &mut self.tasks[t.idx()];
+        if !ft.in_queue {
+            return;
+        }
+        let pq = self.queues.get_mut(&ft.prio).expect("member of a queue that does not exist");
+        ft.delta = ft.v - pq.vtime;
+        pq.shares -= ft.share as u64;
+        ft.in_queue = false;
+        if let Some(u) = ft.credit_until.take() {
+            self.expiries.remove(&(u, t.0));
+        }
+    }
+
+    /// The task is gone.
+    pub fn remove(&mut self, t: TaskId) {
+        self.dequeue(t);
+        self.leave(t);
+        self.tasks[t.idx()].live = false;
+    }
+
+    /// Change a task's state, keeping the ordered set consistent.
+    pub fn update<R>(&mut self, t: TaskId, f: impl FnOnce(&mut FairTask) -> R) -> R {
+        let queued = self.tasks[t.idx()].queued;
+        if queued {
+            let k = self.key(t);
+            self.runnable.remove(&k);
+        }
+        let r = f(&mut self.tasks[t.idx()]);
+        if queued {
+            let k = self.key(t);
+            self.runnable.insert(k);
+        }
+        r
+    }
+
+    /// Bill `charged` to a task (eqs. 1 and 2): its virtual time, its quantum, its queue's virtual time.
+    pub fn charge(&mut self, t: TaskId, charged: Nanos) {
+        let ft = &mut self.tasks[t.idx()];
+        ft.e += charged;
+        if ft.share > 0 {
+            ft.v += charged as f64 / ft.share as f64;
+        }
+        if ft.in_queue {
+            if let Some(pq) = self.queues.get_mut(&ft.prio) {
+                if pq.shares > 0 {
+                    pq.vtime += charged as f64 / pq.shares as f64;
+                }
+            }
+        }
+    }
+
+    /// Put a runnable task into the ordered set: in front of its equals (`front`) or behind them.
+    pub fn enqueue(&mut self, t: TaskId, front: bool) {
+        let seq = if front {
+            self.seq_front -= 1;
+            self.seq_front
+        } else {
+            self.seq_back += 1;
+            self.seq_back
+        };
+        let ft = &mut self.tasks[t.idx()];
+        debug_assert!(ft.live && !ft.queued);
+        ft.seq = seq;
+        ft.queued = true;
+        let k = self.key(t);
+        self.runnable.insert(k);
+    }
+
+    /// Take a task out of the ordered set (it was picked to run, or it goes away).
+    pub fn dequeue(&mut self, t: TaskId) {
+        if self.tasks[t.idx()].queued {
+            let k = self.key(t);
+            self.runnable.remove(&k);
+            self.tasks[t.idx()].queued = false;
+        }
+    }
+
+    /// Runnable tasks in value-tuple order: higher priority first, then earlier BVFT.
+    pub fn in_value_order(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.runnable.iter().map(|k| TaskId(k.3))
+    }
+
+    /// Is `a` of higher value than `b` (priority, then BVFT, then queue position)?
+    pub fn higher_value(&self, a: TaskId, b: TaskId) -> bool {
+        let ka = self.key(a);
+        let kb = self.key(b);
+        ka < kb
+    }
+
+    /// The running task blocked: it keeps its membership (and so its credit) for `credit`, then leaves.
+    pub fn block(&mut self, t: TaskId, now: Nanos, credit: Nanos) {
+        self.dequeue(t);
+        if credit == 0 {
+            self.leave(t);
+        } else if self.tasks[t.idx()].in_queue {
+            let until = now.saturating_add(credit);
+            self.tasks[t.idx()].credit_until = Some(until);
+            self.expiries.insert((until, t.0));
+        }
+    }
+
+    /// A blocked task woke up. A member just loses its pending expiry; a task that left rejoins (eq. 7)
+    /// with a fresh quantum `q` and no bias; with `forfeit_credit` its `Δ` is not allowed below zero
+    /// (plain WFQ: no credit for having slept).
+    pub fn wake(&mut self, t: TaskId, q: Nanos, forfeit_credit: bool) {
+        let ft = &mut self.tasks[t.idx()];
+        if let Some(u) = ft.credit_until.take() {
+            self.expiries.remove(&(u, t.0));
+        }
+        if !ft.in_queue {
+            let delta = if forfeit_credit { ft.delta.max(0.0) } else { ft.delta };
+            ft.q = q;
+            self.join(t, delta);
+        }
+        self.enqueue(t, false);
+    }
+
+    /// The earliest pending credit expiry.
+    pub fn next_expiry(&self) -> Option<Nanos> {
+        self.expiries.first().map(|e| e.0)
+    }
+
+    /// Sleeping tasks whose credit ended by `now` leave their queues (eq. 5).
+    pub fn expire(&mut self, now: Nanos) {
+        while let Some(&(at, id)) = self.expiries.first() {
+            if at > now {
+                break;
+            }
+            self.expiries.pop_first();
+            let t = TaskId(id);
+            self.tasks[t.idx()].credit_until = None;
+            self.leave(t);
+        }
+    }
+
+    /// New priority and/or share (§4.3 "Reassigned user parameters"). A new priority joins the new queue
+    /// as a new task would (eq. 3); a new share leaves and rejoins keeping `Δ` (eqs. 6, 7).
+    pub fn set_params(&mut self, t: TaskId, prio: i32, share: u32) {
+        let queued = self.tasks[t.idx()].queued;
+        self.dequeue(t);
+        let old = self.tasks[t.idx()].clone();
+        if old.prio != prio || old.share != share {
+            let was_member = old.in_queue;
+            self.leave(t);
+            let delta = if old.prio != prio { 0.0 } else { self.tasks[t.idx()].delta };
+            let ft = &mut self.tasks[t.idx()];
+            ft.prio = prio;
+            ft.share = share;
+            if was_member || queued {
+                self.join(t, delta);
+            } else {
+                // Asleep and already out of its queue: it keeps Δ for its rejoin.
+                let ft = &mut self.tasks[t.idx()];
+                ft.delta = delta;
+            }
+        }
+        if queued {
+            self.enqueue(t, false);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MS;
+
+    #[test]
+    fn creation_and_quantum_follow_eqs_3_and_4() {
+        let mut f = FairQueues::default();
+        f.admit(TaskId(0), 0, 2, 10 * MS);
+        // β(τ0) = V_P(τ0) + Q/S = 0 + 10ms/2
+        assert_eq!(f.task(TaskId(0)).bvft(), 5e6);
+        f.charge(TaskId(0), 4 * MS);
+        // β does not move while the quantum is used
+        assert_eq!(f.task(TaskId(0)).bvft(), 5e6);
+        f.charge(TaskId(0), 6 * MS);
+        f.update(TaskId(0), |t| {
+            t.e -= t.q;
+            t.q = 10 * MS;
+            t.bias += 4 * MS;
+        });
+        // β = β(τ) + Q/S + b/S = 5ms + 5ms + 2ms
+        assert_eq!(f.task(TaskId(0)).bvft(), 12e6);
+        // V_P advanced by 10ms / ΣS = 5ms
+        assert_eq!(f.queue_vtime(0), 5e6);
+    }
+
+    #[test]
+    fn sleep_credit_is_limited_and_restored_eqs_5_to_7() {
+        let mut f = FairQueues::default();
+        let (a, b) = (TaskId(0), TaskId(1));
+        f.admit(a, 0, 1, 10 * MS);
+        f.admit(b, 0, 1, 10 * MS);
+        f.wake(a, 10 * MS, false);
+        // b blocks with 20ms of credit while a runs 100ms
+        f.block(b, 0, 20 * MS);
+        f.dequeue(a);
+        f.charge(a, 10 * MS); // V_P += 10ms/2
+        f.expire(10 * MS);
+        assert!(f.task(b).in_queue);
+        f.expire(20 * MS);
+        assert!(!f.task(b).in_queue);
+        // Δ = v − V_P = 0 − 5ms
+        assert_eq!(f.task(b).delta, -5e6);
+        f.charge(a, 90 * MS); // alone now: V_P += 90ms
+        f.wake(b, 10 * MS, false);
+        // β = V_P + Δ + Q/S = 95ms − 5ms + 10ms
+        assert_eq!(f.task(b).bvft(), 100e6);
+    }
+
+    #[test]
+    fn zero_share_queues_behind_in_fifo_order() {
+        let mut f = FairQueues::default();
+        for i in 0..3 {
+            f.admit(TaskId(i), 0, if i == 2 { 1 } else { 0 }, 10 * MS);
+        }
+        f.wake(TaskId(0), 10 * MS, false);
+        f.wake(TaskId(1), 10 * MS, false);
+        f.wake(TaskId(2), 10 * MS, false);
+        let order: Vec<u32> = f.in_value_order().map(|t| t.0).collect();
+        assert_eq!(order, vec![2, 0, 1]);
+        // a preempted legacy task goes in front of its equals
+        f.dequeue(TaskId(1));
+        f.enqueue(TaskId(1), true);
+        let order: Vec<u32> = f.in_value_order().map(|t| t.0).collect();
+        assert_eq!(order, vec![2, 1, 0]);
+    }
+
+    #[test]
+    fn new_share_keeps_delta_new_priority_starts_fresh() {
+        let mut f = FairQueues::default();
+        let (a, b) = (TaskId(0), TaskId(1));
+        f.admit(a, 0, 1, 10 * MS);
+        f.admit(b, 0, 1, 10 * MS);
+        f.charge(a, 30 * MS); // v_a = 30ms, V = 15ms
+        f.set_params(a, 0, 3); // Δ = 15ms kept, rejoin at V + Δ
+        assert_eq!(f.task(a).v, 30e6);
+        assert_eq!(f.queue_shares(0), 4);
+        f.set_params(a, 5, 3);
+        assert_eq!(f.task(a).v, 0.0);
+        assert_eq!(f.queue_shares(0), 1);
+        assert_eq!(f.queue_shares(5), 3);
+    }
+}

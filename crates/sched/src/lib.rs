@@ -1,0 +1,351 @@
+//! # sched: the Policy trait and the scheduling policies of SMART
+//!
+//! This crate is the scheduling engine of the project. It holds one trait, [`Policy`], modelled on
+//! Linux's `struct sched_class` and on SimSo's scheduler interface: the *driver* (the simulator
+//! `smartsim`, or `scx_smart` on a real kernel) tells the policy what happened (a task was admitted,
+//! woke up, stopped after using some CPU, exited) and asks it what runs next and for how long.
+//!
+//! The policies, one file each:
+//!
+//! | name | file | what it is |
+//! |---|---|---|
+//! | `smart` | [`smart`] | SMART (Nieh 1999, ch. 4): value-tuple, biased virtual finishing time, best-effort EDF working schedule, notifications, availability |
+//! | `wfq`, `wfq-credit` | [`wfq`] | weighted fair queueing, without and with SMART's limited sleep credit (Nieh §6.4.3) |
+//! | `edf` | [`edf`] | earliest deadline first over the tasks that declared a time constraint; round robin below them |
+//! | `fifo`, `rr` | [`fixed`] | fixed priorities, FIFO or round robin within a priority (POSIX SCHED_FIFO / SCHED_RR) |
+//!
+//! ## Design decisions
+//!
+//! * **Pure logic.** Time is [`Nanos`] (u64 nanoseconds) handed in by the driver; there is no I/O, no global
+//!   state, no clock and no thread here. The same code therefore runs in the simulator and inside the
+//!   user-space half of a sched_ext scheduler, and a policy cannot tell which one drives it.
+//! * **The driver bills.** [`Policy::stop`] carries `charged`, the CPU time the task is billed for. The
+//!   driver decides it (exact nanoseconds, or whole ticks when billing is tick-sampled, Etsion 2003 §4);
+//!   a policy must not look at anything else. Bookkeeping every policy needs (billing, timers, metrics)
+//!   lives in the driver, once.
+//! * **Dense task ids.** [`TaskId`] is a small index chosen by the driver (the simulator's task number, or
+//!   a slot `scx_smart` maps a pid to), so policies keep their per-task state in vectors.
+//! * **No allocation per decision** where it can be avoided: policies keep their scratch buffers.
+//!
+//! ## Where it is weak
+//!
+//! * One CPU. Nothing here prevents several, but no policy balances load across CPUs yet.
+//! * Virtual time is kept in `f64` nanoseconds-per-share. It is exact enough for runs of days (53 bits),
+//!   and deterministic, but not bit-identical to an integer implementation.
+
+#![deny(missing_docs)]
+
+pub mod edf;
+pub mod fair;
+pub mod fixed;
+pub mod smart;
+pub mod wfq;
+
+mod usage;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use usage::Usage;
+
+/// Time and durations, in nanoseconds.
+pub type Nanos = u64;
+
+/// One millisecond in [`Nanos`].
+pub const MS: Nanos = 1_000_000;
+
+/// A task as the driver names it: a small dense index (the policy keeps per-task state in a vector).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId(pub u32);
+
+impl TaskId {
+    /// The index as `usize`.
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// What the user says about a task: its importance and its share (SMART ch. 3.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskParams {
+    /// Larger is more important, as in Solaris and SMART. Fixed-priority policies use it as the
+    /// POSIX real-time priority.
+    pub priority: i32,
+    /// Proportional share among tasks of the same priority. Zero marks a legacy task: it runs only
+    /// when no task with a share at its priority wants the CPU (SMART §5.3).
+    pub share: u32,
+    /// How much extra delay a conventional task tolerates (SMART's bound on its bias, §4.3/§6.2.3.2).
+    /// `None` = the bias table's own maximum.
+    pub latency_tolerance: Option<Nanos>,
+}
+
+impl Default for TaskParams {
+    fn default() -> Self {
+        TaskParams { priority: 0, share: 1, latency_tolerance: None }
+    }
+}
+
+/// Why a task stopped running.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// It blocked (sleep, I/O, end of a request); it is not runnable until [`Policy::wake`].
+    Blocked,
+    /// Something else was chosen before its slice ended; it is still runnable.
+    Preempted,
+    /// It gave up the CPU voluntarily but is still runnable.
+    Yielded,
+    /// The slice the policy gave it in [`Dispatch::slice`] is used up; it is still runnable.
+    SliceEnd,
+}
+
+/// The policy's answer to "what runs next".
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The task to run.
+    pub task: TaskId,
+    /// For how long at most; `None` = until it blocks or is preempted.
+    pub slice: Option<Nanos>,
+}
+
+/// A time constraint (SMART §3.4.1), with notification request (§3.4.2). All times are absolute.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TimeConstraint {
+    /// The time by which the block of code should be complete.
+    pub deadline: Nanos,
+    /// Estimated processing time of the block. `None`: the scheduler conservatively assumes the task
+    /// needs all the time there is until the deadline (§3.4.1 default).
+    pub cpu_estimate: Option<Nanos>,
+    /// After this time the scheduler notifies the task if its deadline is unlikely to be met.
+    /// `Some(0)` (or any past time): as soon as the scheduler sees the miss coming;
+    /// `Some(deadline)`: only once the deadline has passed unmet; `None`: never (§3.4.2 default).
+    pub notify_time: Option<Nanos>,
+    /// For a periodic task, its period: the scheduler then counts its future demand
+    /// (estimate / period) in the feasibility test (SMART eq. 8). `None` for aperiodic work.
+    pub period: Option<Nanos>,
+}
+
+/// A notification (SMART §3.4.2): the scheduler tells a task that its deadline will not be met.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Notification {
+    /// The task notified.
+    pub task: TaskId,
+    /// The deadline of the constraint it concerns.
+    pub deadline: Nanos,
+    /// When the scheduler decided.
+    pub at: Nanos,
+    /// Whether the deadline already passed (`true`) or is only predicted to be missed.
+    pub passed: bool,
+}
+
+/// Resource availability of a task (SMART §3.4.3), in percent of one CPU.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Availability {
+    /// The share of the CPU the task has recently been consuming.
+    pub consumption_rate: f64,
+    /// The share of the CPU the task is entitled to by its priority and share.
+    pub allocation_rate: f64,
+}
+
+/// A value of a policy option (`[scheduler]` keys other than `policy` in a scenario).
+#[derive(Clone, Debug, PartialEq)]
+pub enum OptValue {
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A duration.
+    Time(Nanos),
+    /// Anything else.
+    Str(String),
+}
+
+/// Options for a policy, by key.
+pub type Options = BTreeMap<String, OptValue>;
+
+/// What goes wrong when a policy is built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyError {
+    /// No policy of that name.
+    Unknown(String),
+    /// An option the policy does not know, or a value of the wrong kind.
+    BadOption {
+        /// The policy.
+        policy: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyError::Unknown(n) => {
+                let names: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
+                write!(f, "unknown policy `{n}` (known: {})", names.join(", "))
+            }
+            PolicyError::BadOption { policy, key, msg } => {
+                write!(f, "policy `{policy}`, option `{key}`: {msg}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// The scheduling policy interface. See the crate documentation for the model.
+///
+/// Protocol, as the driver follows it:
+/// * [`admit`](Policy::admit) once per task before anything else about it; the task is not runnable yet.
+/// * [`wake`](Policy::wake) when it becomes runnable; [`stop`](Policy::stop) each time it leaves the CPU
+///   (with the CPU time it is billed for); [`exit`](Policy::exit) after its last stop.
+/// * Whenever the CPU is free the driver calls [`pick_next`](Policy::pick_next). A running task is
+///   stopped (`Preempted`) before the driver asks again, so at `pick_next` no task is running.
+/// * [`take_notifications`](Policy::take_notifications) after every call that may produce some.
+/// * [`next_timer`](Policy::next_timer) is the earliest time at which the policy wants
+///   [`timer`](Policy::timer) to be called (sleep-credit expiry, notify-time); the driver honours it.
+pub trait Policy {
+    /// The registry name of this policy (`smart`, `wfq`, ...).
+    fn name(&self) -> &'static str;
+    /// A task exists, with these parameters; it is not runnable until [`Policy::wake`].
+    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
+    /// The task is gone (it is not running and not runnable).
+    fn exit(&mut self, t: TaskId, now: Nanos);
+    /// The task became runnable.
+    fn wake(&mut self, t: TaskId, now: Nanos);
+    /// The running task left the CPU after being billed `charged` since it was dispatched.
+    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos);
+    /// A clock tick while `running` runs; `true` asks the driver to reschedule.
+    fn tick(&mut self, _running: Option<TaskId>, _now: Nanos) -> bool {
+        false
+    }
+    /// Whether the policy needs [`Policy::tick`] at all (the simulator skips ticks otherwise).
+    fn uses_tick(&self) -> bool {
+        false
+    }
+    /// Should `woken`, just woken, preempt `running`?
+    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, now: Nanos) -> bool;
+    /// The task to run next and for how long, or `None` to idle.
+    fn pick_next(&mut self, now: Nanos) -> Option<Dispatch>;
+    /// Set (`Some`) or clear (`None`) the task's time constraint. Baselines without time constraints
+    /// remember nothing.
+    fn set_time_constraint(&mut self, _t: TaskId, _c: Option<TimeConstraint>, _now: Nanos) {}
+    /// New priority or share for a task (SMART §4.3, "Reassigned user parameters").
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
+    /// The user interacted with the task (a key press reached it): SMART resets its bias.
+    fn interact(&mut self, _t: TaskId, _now: Nanos) {}
+    /// Availability of the task (SMART §3.4.3).
+    fn availability(&self, t: TaskId, now: Nanos) -> Availability;
+    /// Move the notifications produced so far into `out` (no allocation when there are none).
+    fn take_notifications(&mut self, _out: &mut Vec<Notification>) {}
+    /// The earliest time at which [`Policy::timer`] should be called, if any.
+    fn next_timer(&self) -> Option<Nanos> {
+        None
+    }
+    /// Called at (or after) [`Policy::next_timer`]; `true` asks the driver to reschedule.
+    fn timer(&mut self, _now: Nanos) -> bool {
+        false
+    }
+    /// Counters kept as the policy works (decisions, notifications, ...), for statistics.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// Every policy of the registry: name and one line on what it is.
+pub const POLICIES: &[(&str, &str)] = &[
+    ("smart", "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)"),
+    ("wfq", "weighted fair queueing, no credit for sleeping"),
+    ("wfq-credit", "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)"),
+    ("edf", "earliest deadline first; tasks without a time constraint round-robin below"),
+    ("fifo", "fixed priority, first in first out within a priority (SCHED_FIFO)"),
+    ("rr", "fixed priority, round robin within a priority (SCHED_RR)"),
+];
+
+/// Build a policy by its registry name, with options (`[scheduler]` keys of a scenario).
+pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Policy>, PolicyError> {
+    let mut o = OptReader { policy: name, opts, used: Vec::new() };
+    let p: Box<dyn Policy> = match name {
+        "smart" => Box::new(smart::Smart::new(smart::SmartConfig::from_options(&mut o)?)),
+        "wfq" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(&mut o, false)?)),
+        "wfq-credit" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(&mut o, true)?)),
+        "edf" => Box::new(edf::Edf::new(o.time("slice", 10 * MS)?)),
+        "fifo" => Box::new(fixed::FixedPriority::fifo()),
+        "rr" => Box::new(fixed::FixedPriority::rr(o.time("slice", 100 * MS)?)),
+        _ => return Err(PolicyError::Unknown(name.to_string())),
+    };
+    o.finish()?;
+    Ok(p)
+}
+
+/// Reads options for a policy and remembers which keys were used, so unknown keys are errors.
+pub struct OptReader<'a> {
+    policy: &'a str,
+    opts: &'a Options,
+    used: Vec<&'a str>,
+}
+
+impl<'a> OptReader<'a> {
+    fn bad(&self, key: &str, msg: &str) -> PolicyError {
+        PolicyError::BadOption { policy: self.policy.into(), key: key.into(), msg: msg.into() }
+    }
+    fn get(&mut self, key: &str) -> Option<&'a OptValue> {
+        let (k, v) = self.opts.get_key_value(key)?;
+        self.used.push(k.as_str());
+        Some(v)
+    }
+    /// A duration option, or its default.
+    pub fn time(&mut self, key: &str, default: Nanos) -> Result<Nanos, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Time(t)) => Ok(*t),
+            Some(_) => Err(self.bad(key, "expected a time such as \"100ms\"")),
+        }
+    }
+    /// A boolean option, or its default.
+    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Bool(b)) => Ok(*b),
+            Some(_) => Err(self.bad(key, "expected true or false")),
+        }
+    }
+    fn finish(self) -> Result<(), PolicyError> {
+        for k in self.opts.keys() {
+            if !self.used.contains(&k.as_str()) {
+                return Err(self.bad(k, "not an option of this policy"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A total order on `f64` for use in ordered sets (virtual times are never NaN).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) struct Ord64(pub f64);
+impl Eq for Ord64 {}
+impl PartialOrd for Ord64 {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ord64 {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// Grow a per-task vector so that index `t` exists.
+pub(crate) fn slot<T: Default>(v: &mut Vec<T>, t: TaskId) -> &mut T {
+    if v.len() <= t.idx() {
+        v.resize_with(t.idx() + 1, T::default);
+    }
+    &mut v[t.idx()]
+}

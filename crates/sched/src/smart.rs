@@ -1,0 +1,672 @@
+//! SMART: the Scheduler for Multimedia And Real-Time applications (Nieh, dissertation 1999, ch. 4–5).
+//!
+//! **State.** Per-priority queues ordered by biased virtual finishing time ([`crate::fair`], eqs. 1–7);
+//! per task: its time constraint (deadline, cpu-estimate, notify-time, §3.4), the CPU it has spent on
+//! that constraint, its bias level in a table like the SVR4 TS dispatch table (§5.4), its recent usage.
+//!
+//! **Events.** Billing advances virtual times; a used-up quantum adds `Q/S + b/S` to the BVFT, where the
+//! bias step `b` comes from the table and the total bias is bounded by the task's latency tolerance and
+//! is zero for real-time tasks (§4.3). A task that blocks keeps its place (and earns credit) for the
+//! lesser of its relative deadline and the system default `credit`, then leaves its queue keeping
+//! `Δ = v − V` (eqs. 5–7). User interaction resets the bias.
+//!
+//! **Decision** (§4.2, the four steps, and §4.4):
+//! 1. if the runnable task of highest value-tuple (priority, then earlier BVFT) is conventional, run it;
+//! 2. otherwise the candidates are the real-time tasks of higher value than the best conventional one;
+//! 3. insert candidates in value order into a working schedule kept in deadline order, each only if the
+//!    schedule stays feasible (eq. 9), counting the future demand of periodic tasks already in it
+//!    (eq. 8); run the earliest deadline in the schedule, for no longer than the more important tasks
+//!    in it can spare (the dispatcher's own quantum, §5.3);
+//! 4. notify the candidates that could not be inserted, once their notify-time has come (§3.4.2).
+//!
+//! If no candidate fits, the best conventional task runs; if there is none, the most important
+//! real-time task runs although it will be late (work conservation, §4.4).
+//!
+//! A task is *real-time* for the decision while it has a time constraint whose deadline is ahead and
+//! whose cpu-estimate is not used up; otherwise it competes "in accordance with its priority and
+//! share" (§3.4.1) like a conventional task.
+//!
+//! **Where it is weak.** The working schedule is rebuilt at every decision: O(N_R²) for N_R real-time
+//! candidates (§4.6), fine for tens of real-time tasks, slow for thousands. Estimates drive everything:
+//! an optimistic estimate makes the schedule admit work that then runs late. A notification is final:
+//! a task rejected in one decision may have fitted a moment later, but it has been told.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::fair::FairQueues;
+use crate::usage::Accounts;
+use crate::{
+    slot, Availability, Dispatch, Nanos, Notification, OptReader, Policy, PolicyError, Stop, TaskId,
+    TaskParams, TimeConstraint, MS,
+};
+
+/// One row of the bias table: a task at this level has this total bias and gets this quantum; when it
+/// uses the quantum up it moves to level `next` (SMART §5.4, after the SVR4 TS dispatch table).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BiasLevel {
+    /// Total bias at this level.
+    pub bias: Nanos,
+    /// Quantum at this level.
+    pub quantum: Nanos,
+    /// Level after a used-up quantum.
+    pub next: usize,
+}
+
+/// The default bias table. The dissertation gives the mechanism, not its numbers; these are ours: a
+/// task that keeps the CPU gets longer quanta and a growing bias, reaching 250 ms after ~250 ms of CPU.
+/// An interactive task that runs briefly between user inputs stays near level 0.
+pub const DEFAULT_BIAS_TABLE: [BiasLevel; 6] = [
+    BiasLevel { bias: 0, quantum: 10 * MS, next: 1 },
+    BiasLevel { bias: 10 * MS, quantum: 20 * MS, next: 2 },
+    BiasLevel { bias: 30 * MS, quantum: 40 * MS, next: 3 },
+    BiasLevel { bias: 70 * MS, quantum: 80 * MS, next: 4 },
+    BiasLevel { bias: 150 * MS, quantum: 100 * MS, next: 5 },
+    BiasLevel { bias: 250 * MS, quantum: 100 * MS, next: 5 },
+];
+
+/// Configuration of SMART.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmartConfig {
+    /// The system default sleep credit: how long a blocked task stays in its queue (§4.3).
+    pub credit: Nanos,
+    /// The bias table; level 0 is where tasks start.
+    pub table: Vec<BiasLevel>,
+}
+
+impl Default for SmartConfig {
+    fn default() -> Self {
+        SmartConfig { credit: 100 * MS, table: DEFAULT_BIAS_TABLE.to_vec() }
+    }
+}
+
+impl SmartConfig {
+    /// From scenario options: `credit` (time, default 100ms), `bias` (bool, default true; false keeps
+    /// the quanta and zeroes every bias).
+    pub fn from_options(o: &mut OptReader<'_>) -> Result<Self, PolicyError> {
+        let mut c = SmartConfig { credit: o.time("credit", 100 * MS)?, ..Default::default() };
+        if !o.bool("bias", true)? {
+            c.table.iter_mut().for_each(|l| l.bias = 0);
+        }
+        Ok(c)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct SmartTask {
+    params: TaskParams,
+    constraint: Option<TimeConstraint>,
+    /// CPU spent since the constraint was set.
+    req_exec: Nanos,
+    /// The task's relative deadline, remembered for its sleep credit.
+    rel_deadline: Option<Nanos>,
+    notified: bool,
+    /// Generation of the constraint, to recognise stale timers.
+    gen: u32,
+    level: usize,
+    live: bool,
+}
+
+impl SmartTask {
+    /// Real-time for the decision: a constraint with the deadline ahead and estimate not used up.
+    /// Returns (deadline, remaining demand).
+    fn rt(&self, now: Nanos) -> Option<(Nanos, Nanos)> {
+        let c = self.constraint?;
+        if c.deadline <= now {
+            return None;
+        }
+        let rem = match c.cpu_estimate {
+            Some(est) => est.checked_sub(self.req_exec).filter(|r| *r > 0)?,
+            None => c.deadline - now,
+        };
+        Some((c.deadline, rem))
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+struct WsEntry {
+    t: TaskId,
+    deadline: Nanos,
+    rem: f64,
+    /// Future demand as a fraction of the CPU (eq. 8), counted once the entry is in the schedule.
+    f: f64,
+    /// Position in value order (0 = most important).
+    rank: usize,
+}
+
+/// The SMART policy.
+#[derive(Debug)]
+pub struct Smart {
+    cfg: SmartConfig,
+    fq: FairQueues,
+    acct: Accounts,
+    tasks: Vec<SmartTask>,
+    running: Option<TaskId>,
+    timers: BinaryHeap<Reverse<(Nanos, u32, u32)>>,
+    notes: Vec<Notification>,
+    cands: Vec<TaskId>,
+    ws: Vec<WsEntry>,
+    n_decisions: u64,
+    n_notifications: u64,
+    n_rejections: u64,
+    n_late_picks: u64,
+}
+
+impl Smart {
+    /// A SMART scheduler with this configuration.
+    pub fn new(cfg: SmartConfig) -> Self {
+        assert!(!cfg.table.is_empty() && cfg.table.iter().all(|l| l.next < cfg.table.len() && l.quantum > 0));
+        Smart {
+            cfg,
+            fq: FairQueues::default(),
+            acct: Accounts::default(),
+            tasks: Vec::new(),
+            running: None,
+            timers: BinaryHeap::new(),
+            notes: Vec::new(),
+            cands: Vec::new(),
+            ws: Vec::new(),
+            n_decisions: 0,
+            n_notifications: 0,
+            n_rejections: 0,
+            n_late_picks: 0,
+        }
+    }
+
+    /// The fair-queue state (for tests and statistics).
+    pub fn fair(&self) -> &FairQueues {
+        &self.fq
+    }
+
+    fn base_quantum(&self) -> Nanos {
+        self.cfg.table[0].quantum
+    }
+
+    fn notify(&mut self, t: TaskId, now: Nanos) {
+        let st = &mut self.tasks[t.idx()];
+        let Some(c) = st.constraint else { return };
+        if st.notified || c.notify_time.is_none_or(|nt| nt > now) {
+            return;
+        }
+        st.notified = true;
+        self.n_notifications += 1;
+        self.notes.push(Notification { task: t, deadline: c.deadline, at: now, passed: now >= c.deadline });
+    }
+
+    /// A used-up quantum: the next quantum and bias step (eq. 4).
+    fn next_quantum(&mut self, t: TaskId, now: Nanos) {
+        let st = &mut self.tasks[t.idx()];
+        if st.params.share == 0 {
+            return;
+        }
+        let realtime = st.rt(now).is_some() || st.constraint.is_some_and(|c| c.deadline > now);
+        let (q, bias) = if realtime {
+            (self.cfg.table[0].quantum, 0)
+        } else {
+            let cap = st.params.latency_tolerance.unwrap_or(Nanos::MAX);
+            st.level = self.cfg.table[st.level].next;
+            let l = self.cfg.table[st.level];
+            (l.quantum, l.bias.min(cap))
+        };
+        self.fq.update(t, |f| {
+            f.e -= f.q;
+            f.q = q;
+            // b = the bias step; the total stays within the tolerance and never shrinks here.
+            f.bias = f.bias.max(bias);
+        });
+    }
+
+    /// Feasibility of the working schedule (eq. 9). Fills nothing; returns the least slack over the
+    /// deadline groups that contain an entry of rank < `rank_limit` (for the dispatcher quantum), or
+    /// `None` if infeasible.
+    fn check(ws: &[WsEntry], now: Nanos, rank_limit: usize) -> Option<f64> {
+        let (mut sum_r, mut sum_f, mut sum_fd) = (0.0f64, 0.0f64, 0.0f64);
+        let mut slack = f64::INFINITY;
+        let mut i = 0;
+        while i < ws.len() {
+            let d = ws[i].deadline;
+            let mut important = false;
+            while i < ws.len() && ws[i].deadline == d {
+                let e = &ws[i];
+                sum_r += e.rem;
+                sum_f += e.f;
+                sum_fd += e.f * e.deadline as f64;
+                important |= e.rank < rank_limit;
+                i += 1;
+            }
+            let demand = sum_r + sum_f * d as f64 - sum_fd;
+            let s = d as f64 - now as f64 - demand;
+            if s < 0.0 {
+                return None;
+            }
+            if important {
+                slack = slack.min(s);
+            }
+        }
+        Some(slack)
+    }
+
+    fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) -> Option<Dispatch> {
+        self.fq.dequeue(t);
+        self.running = Some(t);
+        Some(Dispatch { task: t, slice: slice.map(|s| s.max(1)) })
+    }
+
+    fn fair_slice(&self, t: TaskId) -> Option<Nanos> {
+        let f = self.fq.task(t);
+        (f.share > 0).then(|| f.left())
+    }
+}
+
+impl Policy for Smart {
+    fn name(&self) -> &'static str {
+        "smart"
+    }
+
+    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+        let q = if p.share == 0 { Nanos::MAX } else { self.base_quantum() };
+        let st = slot(&mut self.tasks, t);
+        *st = SmartTask { params: p.clone(), live: true, gen: st.gen + 1, ..Default::default() };
+        self.acct.admit(t, p.priority, p.share, now);
+        self.fq.admit(t, p.priority, p.share, q);
+    }
+
+    fn exit(&mut self, t: TaskId, _now: Nanos) {
+        self.fq.remove(t);
+        let st = &mut self.tasks[t.idx()];
+        st.live = false;
+        self.acct.exit(t);
+        st.constraint = None;
+        st.gen += 1;
+        if self.running == Some(t) {
+            self.running = None;
+        }
+    }
+
+    fn wake(&mut self, t: TaskId, _now: Nanos) {
+        let q = self.fq.task(t).q;
+        self.fq.wake(t, q, false);
+    }
+
+    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
+        if self.running == Some(t) {
+            self.running = None;
+        }
+        self.acct.add(t, charged, now);
+        self.tasks[t.idx()].req_exec += charged;
+        self.fq.charge(t, charged);
+        while self.fq.task(t).share > 0 && self.fq.task(t).e >= self.fq.task(t).q {
+            self.next_quantum(t, now);
+        }
+        match why {
+            Stop::Blocked => {
+                let st = &self.tasks[t.idx()];
+                let credit = st.rel_deadline.unwrap_or(Nanos::MAX).min(self.cfg.credit);
+                self.fq.block(t, now, credit);
+            }
+            Stop::Preempted => self.fq.enqueue(t, true),
+            Stop::Yielded | Stop::SliceEnd => self.fq.enqueue(t, false),
+        }
+    }
+
+    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, now: Nanos) -> bool {
+        // A real-time wake-up can change the working schedule; otherwise only more value preempts.
+        self.tasks[woken.idx()].rt(now).is_some() || self.fq.higher_value(woken, running)
+    }
+
+    fn pick_next(&mut self, now: Nanos) -> Option<Dispatch> {
+        self.n_decisions += 1;
+        self.fq.expire(now);
+        // Steps 1 and 2: walk the runnable tasks in value order up to the first conventional one.
+        self.cands.clear();
+        let mut conventional = None;
+        for t in self.fq.in_value_order() {
+            if self.tasks[t.idx()].rt(now).is_some() {
+                self.cands.push(t);
+            } else {
+                conventional = Some(t);
+                break;
+            }
+        }
+        if self.cands.is_empty() {
+            let t = conventional?;
+            return self.dispatch(t, self.fair_slice(t));
+        }
+        // Step 3: the best-effort working schedule, in deadline order.
+        self.ws.clear();
+        for rank in 0..self.cands.len() {
+            let t = self.cands[rank];
+            let st = &self.tasks[t.idx()];
+            let (deadline, rem) = st.rt(now).expect("candidate is real-time");
+            let c = st.constraint.expect("candidate has a constraint");
+            let f = match (c.period, c.cpu_estimate) {
+                (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
+                _ => 0.0,
+            };
+            let entry = WsEntry { t, deadline, rem: rem as f64, f: 0.0, rank };
+            let pos = self.ws.partition_point(|e| e.deadline <= deadline);
+            self.ws.insert(pos, entry);
+            if Self::check(&self.ws, now, 0).is_some() {
+                self.ws[pos].f = f;
+            } else {
+                self.ws.remove(pos);
+                self.n_rejections += 1;
+                // Step 4: this deadline cannot be met given more important work.
+                self.notify(t, now);
+            }
+        }
+        if let Some(first) = self.ws.first().copied() {
+            // The dispatcher quantum: the chosen task may overrun its estimate only by the least slack
+            // of the more important tasks in the schedule.
+            let slack = Self::check(&self.ws, now, first.rank).expect("schedule is feasible");
+            let bound = first.rem + slack;
+            let fair = self.fair_slice(first.t).unwrap_or(Nanos::MAX);
+            let slice = if bound.is_finite() { fair.min(bound.floor() as Nanos) } else { fair };
+            return self.dispatch(first.t, Some(slice));
+        }
+        if let Some(t) = conventional {
+            return self.dispatch(t, self.fair_slice(t));
+        }
+        // Work conservation: nobody can make it; run the most important one anyway.
+        self.n_late_picks += 1;
+        let t = self.cands[0];
+        self.dispatch(t, self.fair_slice(t))
+    }
+
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
+        let base = self.base_quantum();
+        let st = &mut self.tasks[t.idx()];
+        st.gen += 1;
+        st.notified = false;
+        st.req_exec = 0;
+        st.level = 0;
+        st.constraint = c;
+        let q = match c {
+            Some(c) => {
+                st.rel_deadline = Some(c.period.unwrap_or(c.deadline.saturating_sub(now)).max(1));
+                if let Some(nt) = c.notify_time {
+                    if nt > now && nt < c.deadline {
+                        self.timers.push(Reverse((nt, t.0, st.gen)));
+                    }
+                    self.timers.push(Reverse((c.deadline, t.0, st.gen)));
+                }
+                c.cpu_estimate.unwrap_or(c.deadline.saturating_sub(now)).max(1)
+            }
+            None => base,
+        };
+        if st.params.share > 0 {
+            // A new quantum: β = v + Q/S, and real-time tasks carry no bias.
+            self.fq.update(t, |f| {
+                f.q = q;
+                f.e = 0;
+                f.bias = 0;
+            });
+        }
+    }
+
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+        self.fq.set_params(t, p.priority, p.share);
+        let share0 = p.share == 0;
+        let base = self.base_quantum();
+        self.fq.update(t, |f| {
+            if share0 {
+                f.q = Nanos::MAX;
+            } else if f.q == Nanos::MAX {
+                f.q = base;
+            }
+        });
+        self.tasks[t.idx()].params = p.clone();
+        self.acct.set(t, p.priority, p.share);
+    }
+
+    fn interact(&mut self, t: TaskId, _now: Nanos) {
+        self.tasks[t.idx()].level = 0;
+        self.fq.update(t, |f| f.bias = 0);
+    }
+
+    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+        self.acct.availability(t, now, self.fq.queue_shares(self.fq.task(t).prio))
+    }
+
+    fn take_notifications(&mut self, out: &mut Vec<Notification>) {
+        out.append(&mut self.notes);
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        let a = self.fq.next_expiry();
+        let b = self.timers.peek().map(|r| r.0 .0);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn timer(&mut self, now: Nanos) -> bool {
+        self.fq.expire(now);
+        let mut resched = false;
+        while let Some(&Reverse((at, id, gen))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let t = TaskId(id);
+            let st = &self.tasks[t.idx()];
+            if st.gen != gen || !st.live || st.constraint.is_none() {
+                continue;
+            }
+            if st.constraint.is_some_and(|c| c.deadline <= now) {
+                // The deadline passed with the constraint still set: it was missed.
+                self.notify(t, now);
+            } else {
+                // The notify-time came: the next decision checks this task.
+                resched = true;
+            }
+        }
+        resched || !self.notes.is_empty()
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("decisions", self.n_decisions),
+            ("notifications", self.n_notifications),
+            ("schedule_rejections", self.n_rejections),
+            ("late_picks", self.n_late_picks),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn smart() -> Smart {
+        Smart::new(SmartConfig::default())
+    }
+
+    fn admit(s: &mut Smart, id: u32, share: u32, prio: i32) -> TaskId {
+        let t = TaskId(id);
+        s.admit(t, &TaskParams { priority: prio, share, latency_tolerance: None }, 0);
+        t
+    }
+
+    fn rt(deadline: Nanos, est: Nanos) -> Option<TimeConstraint> {
+        Some(TimeConstraint { deadline, cpu_estimate: Some(est), notify_time: Some(0), period: None })
+    }
+
+    #[test]
+    fn conventional_of_highest_value_runs_first() {
+        let mut s = smart();
+        let a = admit(&mut s, 0, 1, 0);
+        let b = admit(&mut s, 1, 1, 5);
+        s.wake(a, 0);
+        s.wake(b, 0);
+        assert_eq!(s.pick_next(0).unwrap().task, b);
+    }
+
+    #[test]
+    fn earliest_deadline_runs_if_the_more_important_can_wait() {
+        let mut s = smart();
+        let hi = admit(&mut s, 0, 1, 1);
+        let lo = admit(&mut s, 1, 1, 0);
+        s.set_time_constraint(hi, rt(100 * MS, 30 * MS), 0);
+        s.set_time_constraint(lo, rt(20 * MS, 10 * MS), 0);
+        s.wake(hi, 0);
+        s.wake(lo, 0);
+        let d = s.pick_next(0).unwrap();
+        assert_eq!(d.task, lo, "lower priority but earlier deadline, and hi still fits");
+        // The dispatcher quantum: lo may overrun its 10ms estimate by hi's slack, 100 − 30 − 10 = 60ms.
+        assert_eq!(d.slice, Some(10 * MS));
+        let mut n = Vec::new();
+        s.take_notifications(&mut n);
+        assert!(n.is_empty());
+    }
+
+    #[test]
+    fn lower_value_is_rejected_and_notified_when_it_would_hurt_the_higher() {
+        let mut s = smart();
+        let hi = admit(&mut s, 0, 1, 1);
+        let lo = admit(&mut s, 1, 1, 0);
+        s.set_time_constraint(hi, rt(40 * MS, 30 * MS), 0);
+        s.set_time_constraint(lo, rt(20 * MS, 15 * MS), 0);
+        s.wake(hi, 0);
+        s.wake(lo, 0);
+        assert_eq!(s.pick_next(0).unwrap().task, hi);
+        let mut n = Vec::new();
+        s.take_notifications(&mut n);
+        assert_eq!(n.len(), 1);
+        assert_eq!(n[0].task, lo);
+        assert!(!n[0].passed);
+    }
+
+    #[test]
+    fn notify_time_at_deadline_defers_the_notification_until_it_passes() {
+        let mut s = smart();
+        let hi = admit(&mut s, 0, 1, 1);
+        let lo = admit(&mut s, 1, 1, 0);
+        s.set_time_constraint(hi, rt(40 * MS, 30 * MS), 0);
+        let c = TimeConstraint {
+            deadline: 20 * MS,
+            cpu_estimate: Some(15 * MS),
+            notify_time: Some(20 * MS),
+            period: None,
+        };
+        s.set_time_constraint(lo, Some(c), 0);
+        s.wake(hi, 0);
+        s.wake(lo, 0);
+        s.pick_next(0);
+        let mut n = Vec::new();
+        s.take_notifications(&mut n);
+        assert!(n.is_empty(), "not before the deadline");
+        assert_eq!(s.next_timer(), Some(20 * MS));
+        s.stop(hi, 20 * MS, Stop::Preempted, 20 * MS);
+        assert!(s.timer(20 * MS));
+        s.take_notifications(&mut n);
+        assert_eq!(n.len(), 1);
+        assert!(n[0].passed);
+    }
+
+    #[test]
+    fn future_demand_of_a_periodic_task_protects_it() {
+        // hi: periodic 30ms every 40ms, deadline 40ms. lo: 20ms due at 70ms. Without counting hi's next
+        // request (30ms due at 80ms, i.e. 0.75 × (70 − 40) = 22.5ms before 70ms), lo would look
+        // feasible: 30 + 20 ≤ 70. With it: 30 + 22.5 + 20 > 70, so lo is rejected.
+        let mut s = smart();
+        let hi = admit(&mut s, 0, 1, 1);
+        let lo = admit(&mut s, 1, 1, 0);
+        let c = TimeConstraint {
+            deadline: 40 * MS,
+            cpu_estimate: Some(30 * MS),
+            notify_time: Some(0),
+            period: Some(40 * MS),
+        };
+        s.set_time_constraint(hi, Some(c), 0);
+        s.set_time_constraint(lo, rt(70 * MS, 20 * MS), 0);
+        s.wake(hi, 0);
+        s.wake(lo, 0);
+        s.pick_next(0);
+        let mut n = Vec::new();
+        s.take_notifications(&mut n);
+        assert_eq!(n.len(), 1, "lo must be rejected because of hi's future demand");
+    }
+
+    #[test]
+    fn work_conserving_when_nothing_fits() {
+        let mut s = smart();
+        let a = admit(&mut s, 0, 1, 0);
+        s.set_time_constraint(a, rt(10 * MS, 20 * MS), 0);
+        s.wake(a, 0);
+        assert_eq!(s.pick_next(0).unwrap().task, a);
+        assert_eq!(s.counters()[3], ("late_picks", 1));
+    }
+
+    #[test]
+    fn bias_grows_with_cpu_use_bounded_by_latency_tolerance_and_reset_by_interaction() {
+        let mut s = smart();
+        let a = TaskId(0);
+        s.admit(a, &TaskParams { priority: 0, share: 1, latency_tolerance: Some(50 * MS) }, 0);
+        s.wake(a, 0);
+        let mut now = 0;
+        for _ in 0..10 {
+            let d = s.pick_next(now).unwrap();
+            now += d.slice.unwrap();
+            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
+        }
+        assert_eq!(s.fair().task(a).bias, 50 * MS);
+        s.interact(a, now);
+        assert_eq!(s.fair().task(a).bias, 0);
+    }
+
+    #[test]
+    fn real_time_tasks_carry_no_bias() {
+        let mut s = smart();
+        let a = admit(&mut s, 0, 1, 0);
+        s.wake(a, 0);
+        let mut now = 0;
+        for _ in 0..4 {
+            let d = s.pick_next(now).unwrap();
+            now += d.slice.unwrap();
+            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
+        }
+        assert!(s.fair().task(a).bias > 0);
+        s.set_time_constraint(a, rt(now + 40 * MS, 10 * MS), now);
+        assert_eq!(s.fair().task(a).bias, 0);
+    }
+
+    #[test]
+    fn zero_share_runs_only_when_no_shared_task_wants_the_cpu() {
+        let mut s = smart();
+        let legacy = admit(&mut s, 0, 0, 0);
+        let normal = admit(&mut s, 1, 1, 0);
+        s.wake(legacy, 0);
+        s.wake(normal, 0);
+        assert_eq!(s.pick_next(0).unwrap().task, normal);
+        s.stop(normal, MS, Stop::Blocked, MS);
+        let d = s.pick_next(MS).unwrap();
+        assert_eq!(d, Dispatch { task: legacy, slice: None });
+    }
+
+    #[test]
+    fn availability_example_of_section_3_4_3() {
+        // Two tasks, equal priority and share, one using 25 % and one 55 % of the CPU:
+        // (consumption, allocation) = (25, 50) and (55, 50).
+        let mut s = smart();
+        let a = admit(&mut s, 0, 1, 0);
+        let b = admit(&mut s, 1, 1, 0);
+        let mut now = 0;
+        for _ in 0..400 {
+            // every 40 ms: a runs 10 ms, b runs 22 ms, then both sleep.
+            for (t, run) in [(a, 10 * MS), (b, 22 * MS)] {
+                s.wake(t, now);
+                s.pick_next(now);
+                now += run;
+                s.stop(t, run, Stop::Blocked, now);
+            }
+            now += 8 * MS;
+        }
+        let (va, vb) = (s.availability(a, now), s.availability(b, now));
+        assert!((va.consumption_rate - 25.0).abs() < 1.0, "{va:?}");
+        assert!((vb.consumption_rate - 55.0).abs() < 1.0, "{vb:?}");
+        assert!((va.allocation_rate - 50.0).abs() < 1e-9, "{va:?}");
+        assert!((vb.allocation_rate - 50.0).abs() < 1e-9, "{vb:?}");
+    }
+}
