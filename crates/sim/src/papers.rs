@@ -1,0 +1,304 @@
+//! The papers' experiments: each runs a scenario of `scenarios/papers/` and compares what it measures
+//! with the number the paper printed and the paper's ideal.
+//!
+//! The scenario files are compiled in, so `smartsim reproduce` works from any directory; the same
+//! files can be run by hand with `smartsim run scenarios/papers/<file>`.
+//!
+//! `paper` values are the dissertation's measurements on its SPARCstation 10; `ideal` values are the
+//! ideals the dissertation derives in the text (our fluid model, [`crate::ideal`], reproduces them and
+//! draws them as the dotted lines of the figures).
+
+use anyhow::Context;
+use serde::Serialize;
+use workload::Scenario;
+
+use crate::ideal::{ideal, Ideal};
+use crate::result::SimResult;
+
+/// A figure of an experiment.
+#[derive(Copy, Clone, Debug)]
+pub enum Fig {
+    /// Cumulative execution time against wall time (figs. 6-1 to 6-4, 6-6 to 6-8).
+    Cpu {
+        /// File stem and paper figure, e.g. `fig6-1`.
+        id: &'static str,
+        /// Title.
+        title: &'static str,
+    },
+    /// Cumulative deadlines met against wall time (figs. 6-5, 6-9).
+    Met {
+        /// File stem.
+        id: &'static str,
+        /// Title.
+        title: &'static str,
+    },
+}
+
+/// One number of an experiment: the paper's, the ideal, ours.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Metric {
+    /// What it is, with its unit.
+    pub name: String,
+    /// The paper's measurement.
+    pub paper: Option<f64>,
+    /// The paper's ideal.
+    pub ideal: Option<f64>,
+    /// Ours.
+    pub ours: f64,
+}
+
+/// A run of an experiment's scenario.
+pub struct Run {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// What the simulator measured.
+    pub result: SimResult,
+    /// The fluid ideal of the scenario.
+    pub ideal: Ideal,
+}
+
+impl Run {
+    fn idx(&self, name: &str) -> usize {
+        self.scenario.tasks.iter().position(|t| t.name == name).unwrap_or_else(|| panic!("no task {name}"))
+    }
+    /// CPU of a task, ms.
+    pub fn cpu_ms(&self, name: &str) -> f64 {
+        self.result.tasks[self.idx(name)].cpu_ns as f64 / 1e6
+    }
+    /// Deadlines missed by a task.
+    pub fn missed(&self, name: &str) -> f64 {
+        self.result.tasks[self.idx(name)].deadlines.as_ref().map_or(0, |d| d.missed) as f64
+    }
+    /// Deadlines met by a task.
+    pub fn met(&self, name: &str) -> f64 {
+        self.result.tasks[self.idx(name)].deadlines.as_ref().map_or(0, |d| d.met) as f64
+    }
+    /// Deadlines met by a task by time `t` seconds.
+    pub fn met_by(&self, name: &str, t: f64) -> f64 {
+        let i = self.idx(name);
+        let tl = &self.result.timeline;
+        let k = tl.at.partition_point(|x| (*x as f64) / 1e9 <= t + 1e-9).saturating_sub(1);
+        tl.met.get(k).map_or(0.0, |m| m[i] as f64)
+    }
+    /// Finish time of a task, s.
+    pub fn finish_s(&self, name: &str) -> f64 {
+        self.result.tasks[self.idx(name)].finish_ns.map_or(f64::NAN, |f| f as f64 / 1e9)
+    }
+    /// Share of the CPU of a task over the whole run, percent.
+    pub fn share_pct(&self, name: &str) -> f64 {
+        100.0 * self.result.tasks[self.idx(name)].cpu_share
+    }
+    /// Ratio of the CPU rates of two tasks over `[from, to)` seconds (the slopes of a figure).
+    pub fn slope_ratio(&self, a: &str, b: &str, from: f64, to: f64) -> f64 {
+        let s = self
+            .result
+            .timeline
+            .shares((from * 1e9) as u64, (to * 1e9) as u64)
+            .expect("the timeline covers the window");
+        s[self.idx(a)] / s[self.idx(b)]
+    }
+    /// Ideal finish of a task, s.
+    pub fn ideal_finish_s(&self, name: &str) -> f64 {
+        self.ideal.finish(self.idx(name))
+    }
+    /// Ideal total CPU of a task, ms.
+    pub fn ideal_cpu_ms(&self, name: &str) -> f64 {
+        self.ideal.total(self.idx(name))
+    }
+}
+
+/// An experiment of a paper.
+pub struct Experiment {
+    /// Identifier, e.g. `smart-6.2.1`.
+    pub id: &'static str,
+    /// Where in which paper, e.g. `004 §6.2.1 fig. 6-1`.
+    pub source: &'static str,
+    /// Scenario file name in `scenarios/papers/`.
+    pub file: &'static str,
+    /// Its text.
+    pub toml: &'static str,
+    /// Figures to draw.
+    pub figures: &'static [Fig],
+    /// The numbers to compare.
+    pub metrics: fn(&Run) -> Vec<Metric>,
+}
+
+fn m(name: &str, paper: Option<f64>, ideal: Option<f64>, ours: f64) -> Metric {
+    Metric { name: name.to_string(), paper, ideal, ours }
+}
+
+macro_rules! scenario {
+    ($f:literal) => {
+        ($f, include_str!(concat!("../../../scenarios/papers/", $f)))
+    };
+}
+
+const fn exp(
+    id: &'static str,
+    source: &'static str,
+    file: (&'static str, &'static str),
+    figures: &'static [Fig],
+    metrics: fn(&Run) -> Vec<Metric>,
+) -> Experiment {
+    Experiment { id, source, file: file.0, toml: file.1, figures, metrics }
+}
+
+/// Every experiment, in the dissertation's order.
+pub static EXPERIMENTS: &[Experiment] = &[
+    exp(
+        "smart-6.2.1",
+        "004 §6.2.1 fig. 6-1",
+        scenario!("smart-6.2.1.toml"),
+        &[Fig::Cpu { id: "fig6-1", title: "Fig. 6-1: conventional C1, C2, C3 with SMART shares 3:2:1" }],
+        |r| {
+            vec![
+                m("C1 finish s", Some(678.0), Some(676.0), r.finish_s("C1")),
+                m("C2 finish s", Some(848.0), Some(846.0), r.finish_s("C2")),
+                m("C3 finish s", Some(1018.0), Some(1014.0), r.finish_s("C3")),
+                m("C1:C3 slope, all three running", Some(3.00), Some(3.0), r.slope_ratio("C1", "C3", 10.0, 600.0)),
+                m("C2:C3 slope, after C1", Some(2.00), Some(2.0), r.slope_ratio("C2", "C3", 700.0, 800.0)),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.2.1-fig6-2",
+        "004 §6.2.2.1 fig. 6-2",
+        scenario!("smart-6.2.2.1-fig6-2.toml"),
+        &[Fig::Cpu { id: "fig6-2", title: "Fig. 6-2: real-time R1, R2 in underload" }],
+        |r| {
+            vec![
+                m("R1 deadlines missed", Some(0.0), Some(0.0), r.missed("R1")),
+                m("R2 deadlines missed", Some(0.0), Some(0.0), r.missed("R2")),
+                m("R1 CPU ms", Some(57066.0), Some(60000.0), r.cpu_ms("R1")),
+                m("R2 CPU ms", Some(17426.0), Some(17760.0), r.cpu_ms("R2")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.2.1-fig6-3",
+        "004 §6.2.2.1 fig. 6-3",
+        scenario!("smart-6.2.2.1-fig6-3.toml"),
+        &[Fig::Cpu { id: "fig6-3", title: "Fig. 6-3: real-time R1, R3 on a nearly 100% loaded system" }],
+        |r| {
+            vec![
+                m("R1 deadlines missed", Some(3.0), Some(0.0), r.missed("R1")),
+                m("R3 deadlines missed", Some(0.0), Some(0.0), r.missed("R3")),
+                m("R1 CPU ms", Some(57178.0), Some(60000.0), r.cpu_ms("R1")),
+                m("R3 CPU ms", Some(19673.0), Some(20000.0), r.cpu_ms("R3")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.2.2",
+        "004 §6.2.2.2 figs. 6-4, 6-5",
+        scenario!("smart-6.2.2.2.toml"),
+        &[
+            Fig::Cpu { id: "fig6-4", title: "Fig. 6-4: real-time R1, R2, R3 with shares 3:2:1, overload then underload" },
+            Fig::Met { id: "fig6-5", title: "Fig. 6-5: deadlines met by R1, R2, R3 with shares 3:2:1" },
+        ],
+        |r| {
+            vec![
+                m("R1 deadlines met", Some(999.0), Some(1000.0), r.met("R1")),
+                m("R2 deadlines met", Some(1100.0), Some(1166.0), r.met("R2")),
+                m("R3 deadlines met", Some(1331.0), Some(1333.0), r.met("R3")),
+                m("R1 met in first 40 s", Some(999.0), Some(1000.0), r.met_by("R1", 40.0)),
+                m("R2 met in first 40 s", Some(604.0), Some(666.0), r.met_by("R2", 40.0)),
+                m("R3 met in first 40 s", Some(345.0), Some(333.0), r.met_by("R3", 40.0)),
+                m("R1 CPU ms", Some(19045.0), Some(20000.0), r.cpu_ms("R1")),
+                m("R2 CPU ms", Some(23061.0), Some(23333.0), r.cpu_ms("R2")),
+                m("R3 CPU ms", Some(25094.0), Some(26667.0), r.cpu_ms("R3")),
+                m("R1:R3 slope, 0-40 s", Some(2.80), Some(3.0), r.slope_ratio("R1", "R3", 0.0, 40.0)),
+                m("R2:R3 slope, 0-40 s", Some(2.02), Some(2.0), r.slope_ratio("R2", "R3", 0.0, 40.0)),
+                m("R2:R3 slope, 42-60 s", Some(1.02), Some(1.0), r.slope_ratio("R2", "R3", 42.0, 60.0)),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.3.1-fig6-6",
+        "004 §6.2.3.1 fig. 6-6",
+        scenario!("smart-6.2.3.1-fig6-6.toml"),
+        &[Fig::Cpu { id: "fig6-6", title: "Fig. 6-6: real-time R1 and conventional C1, equal shares" }],
+        |r| {
+            vec![
+                m("R1 deadlines missed", Some(0.0), Some(0.0), r.missed("R1")),
+                m("R1 CPU %", Some(48.0), Some(50.0), r.share_pct("R1")),
+                m("C1 CPU %", Some(52.0), Some(50.0), r.share_pct("C1")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.3.1-fig6-7",
+        "004 §6.2.3.1 fig. 6-7",
+        scenario!("smart-6.2.3.1-fig6-7.toml"),
+        &[Fig::Cpu { id: "fig6-7", title: "Fig. 6-7: real-time R2 and conventional C2, shares 3:1" }],
+        |r| {
+            vec![
+                m("R2 deadlines missed", Some(0.0), Some(0.0), r.missed("R2")),
+                m("R2 CPU %", Some(72.0), Some(75.0), r.share_pct("R2")),
+                m("C2 CPU %", Some(28.0), Some(25.0), r.share_pct("C2")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.3.2-tol0",
+        "004 §6.2.3.2 (no figure)",
+        scenario!("smart-6.2.3.2-tol0.toml"),
+        &[],
+        |r| {
+            vec![
+                m("R1 deadlines missed, C1 tolerance 0", Some(192.0), None, r.missed("R1")),
+                m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.3.2-tol100",
+        "004 §6.2.3.2 (no figure)",
+        scenario!("smart-6.2.3.2-tol100.toml"),
+        &[],
+        |r| {
+            vec![
+                m("R1 deadlines missed, C1 tolerance 100 ms", Some(0.0), Some(0.0), r.missed("R1")),
+                m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
+            ]
+        },
+    ),
+    exp(
+        "smart-6.2.3.3",
+        "004 §6.2.3.3 figs. 6-8, 6-9",
+        scenario!("smart-6.2.3.3.toml"),
+        &[
+            Fig::Cpu { id: "fig6-8", title: "Fig. 6-8: real-time R1, R2 and conventional C1, equal shares, overload" },
+            Fig::Met { id: "fig6-9", title: "Fig. 6-9: deadlines met by R1 and R2 in overload" },
+        ],
+        |r| {
+            vec![
+                m("R1 deadlines met", Some(985.0), Some(1000.0), r.met("R1")),
+                m("R2 deadlines met", Some(998.0), Some(1000.0), r.met("R2")),
+                m("C1 finish s", None, Some(120.0), r.finish_s("C1")),
+                m("R1 CPU ms", None, Some(40000.0), r.cpu_ms("R1")),
+                m("C1 CPU ms", None, Some(40000.0), r.cpu_ms("C1")),
+            ]
+        },
+    ),
+];
+
+/// An experiment by id, or all of them for `all`; ids may be given by prefix (`smart-6.2.2`).
+pub fn select(name: &str) -> Vec<&'static Experiment> {
+    EXPERIMENTS.iter().filter(|e| name == "all" || e.id == name || e.id.starts_with(name)).collect()
+}
+
+/// Parse an experiment's scenario.
+pub fn scenario(e: &Experiment) -> anyhow::Result<Scenario> {
+    workload::parse_str(e.toml, &format!("scenarios/papers/{}", e.file)).map_err(|err| anyhow::anyhow!("{err}"))
+}
+
+/// Run an experiment.
+pub fn run(e: &Experiment) -> anyhow::Result<(Run, Vec<Metric>)> {
+    let scenario = scenario(e)?;
+    let result = crate::run_scenario(&scenario, None).with_context(|| format!("experiment {}", e.id))?;
+    let ideal = ideal(&scenario);
+    let run = Run { scenario, result, ideal };
+    let metrics = (e.metrics)(&run);
+    Ok((run, metrics))
+}

@@ -1,0 +1,214 @@
+//! What a run produced: per-task metrics, system statistics, the timeline; and their JSON form
+//! (the output contract of DESIGN.md).
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use sched::Nanos;
+use serde::Serialize;
+use workload::{Model, TaskSpec};
+
+use crate::engine::TaskMetrics;
+
+/// Deadlines of a real-time task.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Deadlines {
+    /// Requests completed by their deadline.
+    pub met: u64,
+    /// Requests completed late or dropped.
+    pub missed: u64,
+    /// Of the missed, those dropped after a notification.
+    pub discarded: u64,
+    /// Notifications received.
+    pub notifications: u64,
+}
+
+/// Percentiles of a latency distribution, in nanoseconds.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Maximum.
+    pub max: u64,
+    /// Number of samples.
+    pub count: u64,
+}
+
+impl Percentiles {
+    fn of(h: &Histogram<u64>) -> Option<Self> {
+        (h.len() > 0).then(|| Percentiles {
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+            count: h.len(),
+        })
+    }
+}
+
+/// What the policy was told a task used (tick billing bills whole ticks, Etsion 2003 §4).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Billing {
+    /// CPU time billed.
+    pub charged_ns: u64,
+    /// Times the task was dispatched.
+    pub quanta: u64,
+    /// Dispatches billed nothing.
+    pub unbilled_quanta: u64,
+}
+
+/// Per-task result.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskResult {
+    /// Task name.
+    pub name: String,
+    /// Time on the CPU (overheads billed to it included).
+    pub cpu_ns: u64,
+    /// `cpu_ns` over the run's duration.
+    pub cpu_share: f64,
+    /// When it finished (its work or its requests), if it did.
+    pub finish_ns: Option<u64>,
+    /// Deadlines, for real-time tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<Deadlines>,
+    /// Ready-to-running latency (from a request's release for periodic tasks).
+    pub latency_ns: Option<Percentiles>,
+    /// Release-to-completion time of requests (periodic tasks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_ns: Option<Percentiles>,
+    /// Billing.
+    pub billing: Billing,
+}
+
+impl TaskResult {
+    /// Assemble from the engine's measurements.
+    pub fn new(spec: &TaskSpec, duration: Nanos, m: TaskMetrics<'_>) -> Self {
+        let periodic = matches!(spec.model, Model::Periodic(_));
+        TaskResult {
+            name: spec.name.clone(),
+            cpu_ns: m.cpu,
+            cpu_share: if duration > 0 { m.cpu as f64 / duration as f64 } else { 0.0 },
+            finish_ns: m.finish,
+            deadlines: periodic.then_some(Deadlines {
+                met: m.met,
+                missed: m.missed,
+                discarded: m.discarded,
+                notifications: m.notifications,
+            }),
+            latency_ns: Percentiles::of(m.latency),
+            response_ns: if periodic { Percentiles::of(m.response) } else { None },
+            billing: Billing { charged_ns: m.charged, quanta: m.quanta, unbilled_quanta: m.unbilled },
+        }
+    }
+}
+
+/// Whole-system statistics of a run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct SystemStats {
+    /// Time with nothing to run.
+    pub idle_ns: u64,
+    /// Time spent in overheads (switch, decision, tick handler, cache refill).
+    pub overhead_ns: u64,
+    /// Context switches (a different task dispatched).
+    pub switches: u64,
+    /// Scheduling decisions (calls of pick_next).
+    pub decisions: u64,
+    /// Task timer events.
+    pub events: u64,
+    /// Real-time requests released.
+    pub jobs: u64,
+    /// Clock ticks simulated.
+    pub ticks: u64,
+    /// Notifications delivered.
+    pub notifications: u64,
+}
+
+/// Cumulative CPU time and deadlines met of every task, sampled at regular times.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    /// Sample times.
+    pub at: Vec<Nanos>,
+    /// `cpu[k][i]`: cumulative CPU of task `i` at `at[k]`.
+    pub cpu: Vec<Vec<Nanos>>,
+    /// `met[k][i]`: deadlines met by task `i` by `at[k]`.
+    pub met: Vec<Vec<u64>>,
+}
+
+impl Timeline {
+    /// An empty timeline for `n` tasks.
+    pub fn new(_n: usize) -> Self {
+        Timeline::default()
+    }
+
+    /// Record one sample.
+    pub fn push(&mut self, at: Nanos, cpu: Vec<Nanos>, met: Vec<u64>) {
+        self.at.push(at);
+        self.cpu.push(cpu);
+        self.met.push(met);
+    }
+
+    /// Cumulative CPU of task `i` as (seconds, milliseconds) points.
+    pub fn cpu_series(&self, i: usize) -> Vec<(f64, f64)> {
+        self.at.iter().zip(&self.cpu).map(|(t, c)| (*t as f64 / 1e9, c[i] as f64 / 1e6)).collect()
+    }
+
+    /// Deadlines met by task `i` as (seconds, count) points.
+    pub fn met_series(&self, i: usize) -> Vec<(f64, f64)> {
+        self.at.iter().zip(&self.met).map(|(t, m)| (*t as f64 / 1e9, m[i] as f64)).collect()
+    }
+
+    /// CPU share of each task in the window `[from, to)` (nearest samples), or `None` if the timeline
+    /// does not cover it.
+    pub fn shares(&self, from: Nanos, to: Nanos) -> Option<Vec<f64>> {
+        let a = self.at.partition_point(|t| *t < from);
+        let b = self.at.partition_point(|t| *t < to).min(self.at.len().checked_sub(1)?);
+        if b <= a {
+            return None;
+        }
+        let dt = (self.at[b] - self.at[a]) as f64;
+        Some(self.cpu[b].iter().zip(&self.cpu[a]).map(|(y, x)| (y - x) as f64 / dt).collect())
+    }
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimResult {
+    /// Scenario name (file stem).
+    pub scenario: String,
+    /// Policy name.
+    pub policy: String,
+    /// Simulated duration.
+    pub duration_ns: u64,
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// Per task, in scenario order.
+    pub tasks: Vec<TaskResult>,
+    /// Whole-system statistics.
+    pub system: SystemStats,
+    /// The policy's own counters.
+    pub counters: BTreeMap<String, u64>,
+    /// The timeline (not part of the JSON output).
+    #[serde(skip)]
+    pub timeline: Timeline,
+}
+
+impl SimResult {
+    /// A task's result by name.
+    pub fn task(&self, name: &str) -> Option<&TaskResult> {
+        self.tasks.iter().find(|t| t.name == name)
+    }
+
+    /// The JSON object of the output contract (`"tool": "smartsim"` first).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("results serialize");
+        let obj = v.as_object_mut().expect("an object");
+        let mut out = serde_json::Map::new();
+        out.insert("tool".into(), "smartsim".into());
+        out.append(obj);
+        serde_json::Value::Object(out)
+    }
+}
