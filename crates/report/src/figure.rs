@@ -163,7 +163,7 @@ impl Figure {
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
             .bold_line_style(RGBColor(215, 215, 215).stroke_width(1))
-            .light_line_style(RGBColor(240, 240, 240).stroke_width(1))
+            .light_line_style(TRANSPARENT)
             .axis_style(RGBColor(60, 60, 60).stroke_width(1))
             .draw()?;
 
@@ -178,26 +178,23 @@ impl Figure {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
         }
 
-        let mut next_colour = measured.len();
-        let mut shared_ideal_legend = false;
-        for (name, points) in &ideal {
-            let known = colour_of.iter().find(|(n, _)| n == name).map(|&(_, c)| c);
-            let colour = known.unwrap_or_else(|| {
-                next_colour += 1;
-                PALETTE[(next_colour - 1) % PALETTE.len()]
-            });
-            let style = colour.stroke_width(LINE_WIDTH);
-            let anno = chart.draw_series(DashedLineSeries::new(
-                points.iter().copied(),
-                DASH,
-                GAP,
-                style,
-            ))?;
-            if known.is_none() {
-                anno.label(*name)
-                    .legend(move |(x, y)| legend_dashes(x, y, style));
-            } else if !shared_ideal_legend {
-                shared_ideal_legend = true;
+        // Ideal series without a measured namesake first, each with its own colour and legend
+        // entry; then those with one, in its colour, sharing one "ideal" entry that comes last.
+        let colour_for = |name: &str| colour_of.iter().find(|(n, _)| *n == name).map(|&(_, c)| c);
+        let (matched, unmatched): (Vec<_>, Vec<_>) = ideal
+            .iter()
+            .partition(|(name, _)| colour_for(name).is_some());
+        for (k, (name, points)) in unmatched.iter().enumerate() {
+            let style = PALETTE[(measured.len() + k) % PALETTE.len()].stroke_width(LINE_WIDTH);
+            chart
+                .draw_series(dashed(points, style))?
+                .label(*name)
+                .legend(move |(x, y)| legend_dashes(x, y, style));
+        }
+        for (k, (name, points)) in matched.iter().enumerate() {
+            let colour = colour_for(name).unwrap_or(BLACK);
+            let anno = chart.draw_series(dashed(points, colour.stroke_width(LINE_WIDTH)))?;
+            if k + 1 == matched.len() {
                 let grey = RGBColor(90, 90, 90).stroke_width(LINE_WIDTH);
                 anno.label("ideal")
                     .legend(move |(x, y)| legend_dashes(x, y, grey));
@@ -217,6 +214,14 @@ impl Figure {
         }
         Ok(())
     }
+}
+
+/// An ideal series' dashed line.
+fn dashed(
+    points: &[(f64, f64)],
+    style: ShapeStyle,
+) -> DashedLineSeries<std::iter::Copied<std::slice::Iter<'_, (f64, f64)>>, u32> {
+    DashedLineSeries::new(points.iter().copied(), DASH, GAP, style)
 }
 
 /// The legend sample of a dashed series: three dashes.
