@@ -5,6 +5,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Series longer than this are downsampled before drawing (see [`downsample`]).
 pub const MAX_PLOT_POINTS: usize = 2000;
@@ -42,7 +43,7 @@ const GAP: u32 = 4;
 ///
 /// Points are drawn in the order given (normally increasing x). Points with a non-finite
 /// coordinate (NaN, ±∞) are skipped when drawing.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Series {
     /// Name shown in the legend; an ideal series with the same name as a measured one shares its
     /// colour.
@@ -69,10 +70,13 @@ impl Series {
 /// one legend entry, "ideal" (a grey dashed sample). An ideal series with no measured namesake
 /// gets its own colour and its own legend entry under its name.
 ///
+/// Legend: in the corner of the plot where it covers the fewest line samples (upper left for
+/// rising cumulative curves), judged from estimated text widths.
+///
 /// Axes: x spans the data (starting at 0 when the data start at or near 0), y starts at 0 unless
 /// the data go negative, with a little headroom above the largest value. An empty figure still
 /// renders, with unit axes.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Figure {
     /// Title drawn above the plot.
     pub title: String,
@@ -202,9 +206,21 @@ impl Figure {
         }
 
         if !measured.is_empty() || !ideal.is_empty() {
+            let labels: Vec<&str> = measured
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(unmatched.iter().map(|(n, _)| *n))
+                .chain((!matched.is_empty()).then_some("ideal"))
+                .collect();
+            let corner = legend_corner(
+                &labels,
+                chart.plotting_area().dim_in_pixel(),
+                (&x_range, &y_range),
+                measured.iter().chain(&ideal).map(|(_, p)| p.as_slice()),
+            );
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(corner)
                 .margin(12)
                 .legend_area_size(30)
                 .label_font((FONT, 18).into_font().color(&BLACK))
@@ -214,6 +230,57 @@ impl Figure {
         }
         Ok(())
     }
+}
+
+/// The corner of the plot for the legend: the one its box covers the least of the lines in,
+/// preferring upper left, lower right, upper right, lower left in that order on ties.
+fn legend_corner<'a>(
+    labels: &[&str],
+    plot_px: (u32, u32),
+    (xr, yr): (&std::ops::Range<f64>, &std::ops::Range<f64>),
+    lines: impl Iterator<Item = &'a [(f64, f64)]>,
+) -> SeriesLabelPosition {
+    // The legend box as drawn by plotters with the settings used above: 12 px margin, 30 px
+    // sample, ~9 px per character, ~23 px per entry (estimates; the viewer's font decides).
+    let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    let w = (12.0 + 30.0 + 9.0 * chars + 20.0) / f64::from(plot_px.0.max(1));
+    let h = (12.0 + 23.0 * labels.len() as f64 + 16.0) / f64::from(plot_px.1.max(1));
+    // Box per corner in the unit square of the plot, (u0, u1, v0, v1), v pointing up.
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, (0.0, w, 1.0 - h, 1.0)),
+        (SeriesLabelPosition::LowerRight, (1.0 - w, 1.0, 0.0, h)),
+        (
+            SeriesLabelPosition::UpperRight,
+            (1.0 - w, 1.0, 1.0 - h, 1.0),
+        ),
+        (SeriesLabelPosition::LowerLeft, (0.0, w, 0.0, h)),
+    ];
+    let (sx, sy) = (xr.end - xr.start, yr.end - yr.start);
+    let mut hits = [0usize; 4];
+    for line in lines {
+        let unit: Vec<(f64, f64)> = line
+            .iter()
+            .map(|&(x, y)| ((x - xr.start) / sx, (y - yr.start) / sy))
+            .collect();
+        // Sample every segment so a long straight segment through a corner counts.
+        let segments = unit.windows(2).map(|s| (s[0], s[1]));
+        let single = (unit.len() == 1).then(|| (unit[0], unit[0]));
+        for ((u0, v0), (u1, v1)) in segments.chain(single) {
+            for k in 0..=8 {
+                let t = f64::from(k) / 8.0;
+                let (u, v) = (u0 + (u1 - u0) * t, v0 + (v1 - v0) * t);
+                for (i, (_, (a, b, c, d))) in corners.iter().enumerate() {
+                    if u >= *a && u <= *b && v >= *c && v <= *d {
+                        hits[i] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let best = (0..corners.len())
+        .min_by_key(|&i| (hits[i], i))
+        .unwrap_or(0);
+    corners[best].0.clone()
 }
 
 /// An ideal series' dashed line.
@@ -290,10 +357,20 @@ fn tick_decimals(range: &std::ops::Range<f64>) -> usize {
     (-step.log10().floor()).clamp(0.0, 9.0) as usize
 }
 
-/// A tick-label formatter with a fixed number of decimals for `range`, and no `-0`.
+/// A tick-label formatter for `range`: a fixed number of decimals and no `-0`; scientific
+/// notation (`2.50e8`) when the values are 10^7 or more, or all below 10^-4, in magnitude.
 fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
     let decimals = tick_decimals(range);
+    let magnitude = range.start.abs().max(range.end.abs());
+    let scientific = magnitude >= 1e7 || (magnitude > 0.0 && magnitude < 1e-4);
     move |v: &f64| {
+        if scientific {
+            return if *v == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{v:.2e}")
+            };
+        }
         let s = format!("{:.*}", decimals, v);
         if s.starts_with('-') && s[1..].chars().all(|c| c == '0' || c == '.') {
             s[1..].to_string()
@@ -303,7 +380,8 @@ fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
     }
 }
 
-/// Width of the y label area: the widest tick label (estimated) plus the axis description.
+/// Width of the y label area: the widest tick label (estimated) plus the axis description,
+/// at most a quarter of the figure.
 fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
     let fmt = tick_formatter(range);
     let chars = [range.start, range.end]
@@ -311,8 +389,8 @@ fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
         .map(|v| fmt(v).chars().count())
         .max()
         .unwrap_or(1) as u32;
-    // ~8 px per digit at the tick font size, plus room for the rotated axis description.
-    40 + 9 * chars
+    // ~9 px per digit at the tick font size, plus room for the rotated axis description.
+    (40 + 9 * chars).min(WIDTH / 4)
 }
 
 /// Reduces `points` to at most `max` points with the largest-triangle-three-buckets algorithm
@@ -534,5 +612,35 @@ mod tests {
         let f = tick_formatter(&(0.0..0.5));
         assert_eq!(f(&0.25), "0.25");
         assert_eq!(f(&-0.0001), "0.00");
+        let f = tick_formatter(&(0.0..3e8));
+        assert_eq!(f(&2.5e8), "2.50e8");
+        assert_eq!(f(&0.0), "0");
+    }
+
+    #[test]
+    fn legend_avoids_the_lines() {
+        let px = (800, 500);
+        let r = (&(0.0..10.0), &(0.0..10.0));
+        let rising: &[(f64, f64)] = &[(0.0, 0.0), (10.0, 10.0)];
+        let falling: &[(f64, f64)] = &[(0.0, 10.0), (10.0, 0.0)];
+        let corner = |lines: Vec<&[(f64, f64)]>| {
+            format!("{:?}", legend_corner(&["a", "b"], px, r, lines.into_iter()))
+        };
+        assert_eq!(corner(vec![rising]), "UpperLeft");
+        assert_eq!(corner(vec![falling]), "UpperRight");
+        assert_eq!(corner(vec![rising, falling]), "UpperLeft"); // all touched once: first
+        let high: &[(f64, f64)] = &[(0.0, 9.5), (10.0, 9.5)];
+        assert_eq!(corner(vec![high]), "LowerRight");
+    }
+
+    #[test]
+    fn extreme_ranges_render() {
+        for (x, y) in [(1.0, 1e300), (1e-12, 1e-12), (-5.0, -1e9), (1e15, 3.0)] {
+            let mut f = Figure::new("extreme", "x", "y");
+            f.measured.push(Series::new("s", vec![(0.0, 0.0), (x, y)]));
+            f.ideal
+                .push(Series::new("s", vec![(0.0, 0.0), (x, y / 2.0)]));
+            roxmltree::Document::parse(&f.to_svg()).expect("well-formed");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! Plain-text, Markdown and HTML tables.
 
+use serde::Serialize;
+
 use crate::escape_html;
 
 /// Plain text table with aligned columns, for terminals; numbers right-aligned.
@@ -7,6 +9,8 @@ use crate::escape_html;
 /// A column is right-aligned when every non-empty cell of its body is a number, optionally with
 /// a unit suffix (`12`, `-3.5`, `1e6`, `99.9%`, `30ms`, `1.5 s`) or a placeholder (`-`, `—`,
 /// `n/a`, `null`); other columns are left-aligned. Headers follow their column's alignment.
+///
+/// Serializes as `{"headers": [...], "rows": [[...], ...]}`.
 ///
 /// Invariant: every row has as many cells as there are headers ([`Table::row`] panics
 /// otherwise, naming both counts).
@@ -23,7 +27,7 @@ use crate::escape_html;
 ///      conventional      3\n"
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Table {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
