@@ -1,0 +1,646 @@
+//! Line figures rendered to SVG with `plotters` (SVG backend only).
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Series longer than this are downsampled before drawing (see [`downsample`]).
+pub const MAX_PLOT_POINTS: usize = 2000;
+
+/// Width of a rendered figure in SVG user units (pixels).
+const WIDTH: u32 = 960;
+/// Height of a rendered figure in SVG user units (pixels).
+const HEIGHT: u32 = 600;
+/// Font family of every text element; the viewer picks the actual face.
+const FONT: &str = "sans-serif";
+
+/// Series colours: the Okabe–Ito palette (distinct for colour-blind readers; its yellow is left
+/// out because it vanishes on white), then a few darker extras. Used in order, then cycled.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+    RGBColor(140, 86, 75),   // brown
+    RGBColor(127, 127, 127), // grey
+    RGBColor(148, 148, 20),  // olive
+];
+
+/// Stroke width of every series line, in pixels.
+const LINE_WIDTH: u32 = 2;
+/// Length of a dash of an ideal series, in pixels.
+const DASH: u32 = 6;
+/// Gap between two dashes of an ideal series, in pixels.
+const GAP: u32 = 4;
+
+/// A named polyline: x in seconds (wall time), y in the unit the figure says.
+///
+/// Points are drawn in the order given (normally increasing x). Points with a non-finite
+/// coordinate (NaN, ±∞) are skipped when drawing.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Series {
+    /// Name shown in the legend; an ideal series with the same name as a measured one shares its
+    /// colour.
+    pub name: String,
+    /// The points `(x, y)`.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// Creates a series from a name and points.
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            name: name.into(),
+            points,
+        }
+    }
+}
+
+/// A line chart like the SMART dissertation's figures 6-1 to 6-7: cumulative execution time
+/// against wall time, measured series solid, ideal series dashed.
+///
+/// Colours: each measured series gets the next palette colour. An ideal series whose name
+/// equals a measured series' name is drawn dashed in that colour, and all such ideal series share
+/// one legend entry, "ideal" (a grey dashed sample). An ideal series with no measured namesake
+/// gets its own colour and its own legend entry under its name.
+///
+/// Legend: in the corner of the plot where it covers the fewest line samples (upper left for
+/// rising cumulative curves), judged from estimated text widths.
+///
+/// Axes: x spans the data (starting at 0 when the data start at or near 0), y starts at 0 unless
+/// the data go negative, with a little headroom above the largest value. An empty figure still
+/// renders, with unit axes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Figure {
+    /// Title drawn above the plot.
+    pub title: String,
+    /// Label of the x axis, e.g. `"wall time (s)"`.
+    pub x_label: String,
+    /// Label of the y axis, e.g. `"cumulative execution time (s)"`.
+    pub y_label: String,
+    /// Measured series, drawn solid.
+    pub measured: Vec<Series>,
+    /// Ideal (expected) series, drawn dashed; same colour as the measured series of the same
+    /// name if any.
+    pub ideal: Vec<Series>,
+}
+
+impl Figure {
+    /// Creates an empty figure with a title and axis labels; push series into
+    /// [`Figure::measured`] and [`Figure::ideal`].
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> Self {
+        Figure {
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            measured: Vec::new(),
+            ideal: Vec::new(),
+        }
+    }
+
+    /// Renders the figure as a standalone SVG document (960×600 user units, with a `viewBox`,
+    /// so it scales). Deterministic: the same figure gives the same string.
+    pub fn to_svg(&self) -> String {
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+            // Drawing into a String cannot fail for I/O reasons; plotters only reports errors of
+            // the backend, and the SVG string backend has none. A failure here is a bug.
+            self.draw(&root)
+                .unwrap_or_else(|e| panic!("report: plotting {:?} failed: {e}", self.title));
+            root.present()
+                .unwrap_or_else(|e| panic!("report: finishing SVG {:?} failed: {e}", self.title));
+        }
+        svg
+    }
+
+    /// Writes [`Figure::to_svg`] to `path`, replacing the file.
+    pub fn write_svg(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.to_svg())
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        root.fill(&WHITE)?;
+
+        let measured: Vec<(&str, Vec<(f64, f64)>)> = self
+            .measured
+            .iter()
+            .map(|s| (s.name.as_str(), plot_points(&s.points)))
+            .collect();
+        let ideal: Vec<(&str, Vec<(f64, f64)>)> = self
+            .ideal
+            .iter()
+            .map(|s| (s.name.as_str(), plot_points(&s.points)))
+            .collect();
+
+        let (x_range, y_range) = ranges(measured.iter().chain(&ideal).flat_map(|(_, p)| p));
+
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 26).into_font().color(&BLACK))
+            .margin_top(16)
+            .margin_bottom(12)
+            .margin_left(16)
+            .margin_right(36)
+            .x_label_area_size(56)
+            .y_label_area_size(y_label_area(&y_range))
+            .build_cartesian_2d(x_range.clone(), y_range.clone())?;
+
+        let x_fmt = tick_formatter(&x_range);
+        let y_fmt = tick_formatter(&y_range);
+        chart
+            .configure_mesh()
+            .x_desc(self.x_label.as_str())
+            .y_desc(self.y_label.as_str())
+            .axis_desc_style((FONT, 20).into_font().color(&BLACK))
+            .label_style((FONT, 17).into_font().color(&RGBColor(40, 40, 40)))
+            .x_labels(10)
+            .y_labels(8)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .bold_line_style(RGBColor(215, 215, 215).stroke_width(1))
+            .light_line_style(TRANSPARENT)
+            .axis_style(RGBColor(60, 60, 60).stroke_width(1))
+            .draw()?;
+
+        let mut colour_of = Vec::new();
+        for (i, (name, points)) in measured.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            colour_of.push((*name, colour));
+            let style = colour.stroke_width(LINE_WIDTH);
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), style))?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        }
+
+        // Ideal series without a measured namesake first, each with its own colour and legend
+        // entry; then those with one, in its colour, sharing one "ideal" entry that comes last.
+        let colour_for = |name: &str| colour_of.iter().find(|(n, _)| *n == name).map(|&(_, c)| c);
+        let (matched, unmatched): (Vec<_>, Vec<_>) = ideal
+            .iter()
+            .partition(|(name, _)| colour_for(name).is_some());
+        for (k, (name, points)) in unmatched.iter().enumerate() {
+            let style = PALETTE[(measured.len() + k) % PALETTE.len()].stroke_width(LINE_WIDTH);
+            chart
+                .draw_series(dashed(points, style))?
+                .label(*name)
+                .legend(move |(x, y)| legend_dashes(x, y, style));
+        }
+        for (k, (name, points)) in matched.iter().enumerate() {
+            let colour = colour_for(name).unwrap_or(BLACK);
+            let anno = chart.draw_series(dashed(points, colour.stroke_width(LINE_WIDTH)))?;
+            if k + 1 == matched.len() {
+                let grey = RGBColor(90, 90, 90).stroke_width(LINE_WIDTH);
+                anno.label("ideal")
+                    .legend(move |(x, y)| legend_dashes(x, y, grey));
+            }
+        }
+
+        if !measured.is_empty() || !ideal.is_empty() {
+            let labels: Vec<&str> = measured
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(unmatched.iter().map(|(n, _)| *n))
+                .chain((!matched.is_empty()).then_some("ideal"))
+                .collect();
+            let corner = legend_corner(
+                &labels,
+                chart.plotting_area().dim_in_pixel(),
+                (&x_range, &y_range),
+                measured.iter().chain(&ideal).map(|(_, p)| p.as_slice()),
+            );
+            chart
+                .configure_series_labels()
+                .position(corner)
+                .margin(12)
+                .legend_area_size(30)
+                .label_font((FONT, 18).into_font().color(&BLACK))
+                .background_style(WHITE.mix(0.9))
+                .border_style(RGBColor(180, 180, 180))
+                .draw()?;
+        }
+        Ok(())
+    }
+}
+
+/// The corner of the plot for the legend: the one its box covers the least of the lines in,
+/// preferring upper left, lower right, upper right, lower left in that order on ties.
+fn legend_corner<'a>(
+    labels: &[&str],
+    plot_px: (u32, u32),
+    (xr, yr): (&std::ops::Range<f64>, &std::ops::Range<f64>),
+    lines: impl Iterator<Item = &'a [(f64, f64)]>,
+) -> SeriesLabelPosition {
+    // The legend box as drawn by plotters with the settings used above: 12 px margin, 30 px
+    // sample, ~9 px per character, ~23 px per entry (estimates; the viewer's font decides).
+    let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    let w = (12.0 + 30.0 + 9.0 * chars + 20.0) / f64::from(plot_px.0.max(1));
+    let h = (12.0 + 23.0 * labels.len() as f64 + 16.0) / f64::from(plot_px.1.max(1));
+    // Box per corner in the unit square of the plot, (u0, u1, v0, v1), v pointing up.
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, (0.0, w, 1.0 - h, 1.0)),
+        (SeriesLabelPosition::LowerRight, (1.0 - w, 1.0, 0.0, h)),
+        (
+            SeriesLabelPosition::UpperRight,
+            (1.0 - w, 1.0, 1.0 - h, 1.0),
+        ),
+        (SeriesLabelPosition::LowerLeft, (0.0, w, 0.0, h)),
+    ];
+    let (sx, sy) = (xr.end - xr.start, yr.end - yr.start);
+    let mut hits = [0usize; 4];
+    for line in lines {
+        let unit: Vec<(f64, f64)> = line
+            .iter()
+            .map(|&(x, y)| ((x - xr.start) / sx, (y - yr.start) / sy))
+            .collect();
+        // Sample every segment so a long straight segment through a corner counts.
+        let segments = unit.windows(2).map(|s| (s[0], s[1]));
+        let single = (unit.len() == 1).then(|| (unit[0], unit[0]));
+        for ((u0, v0), (u1, v1)) in segments.chain(single) {
+            for k in 0..=8 {
+                let t = f64::from(k) / 8.0;
+                let (u, v) = (u0 + (u1 - u0) * t, v0 + (v1 - v0) * t);
+                for (i, (_, (a, b, c, d))) in corners.iter().enumerate() {
+                    if u >= *a && u <= *b && v >= *c && v <= *d {
+                        hits[i] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let best = (0..corners.len())
+        .min_by_key(|&i| (hits[i], i))
+        .unwrap_or(0);
+    corners[best].0.clone()
+}
+
+/// An ideal series' dashed line.
+fn dashed(
+    points: &[(f64, f64)],
+    style: ShapeStyle,
+) -> DashedLineSeries<std::iter::Copied<std::slice::Iter<'_, (f64, f64)>>, u32> {
+    DashedLineSeries::new(points.iter().copied(), DASH, GAP, style)
+}
+
+/// The legend sample of a dashed series: three dashes.
+fn legend_dashes(
+    x: i32,
+    y: i32,
+    style: ShapeStyle,
+) -> DashedPathElement<std::vec::IntoIter<(i32, i32)>, u32> {
+    DashedPathElement::new(vec![(x, y), (x + 24, y)], DASH, GAP, style)
+}
+
+/// The finite points of a series, downsampled to at most [`MAX_PLOT_POINTS`].
+fn plot_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let finite: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    downsample(&finite, MAX_PLOT_POINTS)
+}
+
+/// Axis ranges covering `points`, with the conventions described on [`Figure`].
+fn ranges<'a>(
+    points: impl Iterator<Item = &'a (f64, f64)>,
+) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
+    let mut any = false;
+    for &(x, y) in points {
+        any = true;
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !any {
+        return (0.0..1.0, 0.0..1.0);
+    }
+    // Start the time axis at 0 when the data start at or close to it.
+    if x0 >= 0.0 && x0 <= 0.05 * x1 {
+        x0 = 0.0;
+    }
+    if x1 <= x0 {
+        let pad = if x0 == 0.0 { 1.0 } else { x0.abs() * 0.1 };
+        x1 = x0 + pad;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    // Headroom so the highest line does not run along the frame.
+    let span = y1 - y0;
+    if y1 > 0.0 {
+        y1 += 0.04 * span;
+    }
+    if y0 < 0.0 {
+        y0 -= 0.04 * span;
+    }
+    (x0..x1, y0..y1)
+}
+
+/// Decimal places for tick labels over `range`, so that ten ticks are told apart.
+fn tick_decimals(range: &std::ops::Range<f64>) -> usize {
+    let step = (range.end - range.start) / 10.0;
+    if step.is_nan() || step <= 0.0 || step >= 1.0 {
+        return 0;
+    }
+    (-step.log10().floor()).clamp(0.0, 9.0) as usize
+}
+
+/// A tick-label formatter for `range`: a fixed number of decimals and no `-0`; scientific
+/// notation (`2.50e8`) when the values are 10^7 or more, or all below 10^-4, in magnitude.
+fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
+    let decimals = tick_decimals(range);
+    let magnitude = range.start.abs().max(range.end.abs());
+    let scientific = magnitude >= 1e7 || (magnitude > 0.0 && magnitude < 1e-4);
+    move |v: &f64| {
+        if scientific {
+            return if *v == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{v:.2e}")
+            };
+        }
+        let s = format!("{:.*}", decimals, v);
+        if s.starts_with('-') && s[1..].chars().all(|c| c == '0' || c == '.') {
+            s[1..].to_string()
+        } else {
+            s
+        }
+    }
+}
+
+/// Width of the y label area: the widest tick label (estimated) plus the axis description,
+/// at most a quarter of the figure.
+fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
+    let fmt = tick_formatter(range);
+    let chars = [range.start, range.end]
+        .iter()
+        .map(|v| fmt(v).chars().count())
+        .max()
+        .unwrap_or(1) as u32;
+    // ~9 px per digit at the tick font size, plus room for the rotated axis description.
+    (40 + 9 * chars).min(WIDTH / 4)
+}
+
+/// Reduces `points` to at most `max` points with the largest-triangle-three-buckets algorithm
+/// (Steinarsson 2013), which keeps the first and last point and the visual shape of the line.
+///
+/// Returns a copy when `points.len() <= max`. Points are taken in the order given (normally
+/// increasing x). A `max` below 3 is treated as 3.
+pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
+    let max = max.max(3);
+    let n = points.len();
+    if n <= max {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(max);
+    out.push(points[0]);
+    // The n - 2 inner points are split into max - 2 buckets; one point is kept per bucket: the
+    // one forming the largest triangle with the previously kept point and the average of the
+    // next bucket.
+    let buckets = max - 2;
+    let width = (n - 2) as f64 / buckets as f64;
+    let bucket = |i: usize| {
+        let start = 1 + (i as f64 * width) as usize;
+        let end = (1 + ((i + 1) as f64 * width) as usize).min(n - 1);
+        start..end.max(start + 1)
+    };
+    let mut prev = points[0];
+    for i in 0..buckets {
+        let next_avg = if i + 1 < buckets {
+            let r = bucket(i + 1);
+            let len = r.len() as f64;
+            let (sx, sy) = points[r]
+                .iter()
+                .fold((0.0, 0.0), |(ax, ay), &(x, y)| (ax + x, ay + y));
+            (sx / len, sy / len)
+        } else {
+            points[n - 1]
+        };
+        let mut best = bucket(i).start;
+        let mut best_area = -1.0;
+        for j in bucket(i) {
+            let (x, y) = points[j];
+            let area =
+                ((prev.0 - next_avg.0) * (y - prev.1) - (prev.0 - x) * (next_avg.1 - prev.1)).abs();
+            if area > best_area {
+                best_area = area;
+                best = j;
+            }
+        }
+        prev = points[best];
+        out.push(prev);
+    }
+    out.push(points[n - 1]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> Figure {
+        let mut f = Figure::new(
+            "Execution times <shares 3:2:1> & more",
+            "wall time (s)",
+            "cumulative execution time (s)",
+        );
+        for (name, share) in [("C1", 3.0), ("C2", 2.0), ("C3", 1.0)] {
+            let measured = (0..=600)
+                .map(|i| {
+                    let t = i as f64;
+                    (t, t * share / 6.0 + (t / 7.0).sin())
+                })
+                .collect();
+            f.measured.push(Series::new(name, measured));
+            f.ideal.push(Series::new(
+                name,
+                vec![(0.0, 0.0), (600.0, 600.0 * share / 6.0)],
+            ));
+        }
+        f.ideal.push(Series::new(
+            "fair & <1/3>",
+            vec![(0.0, 0.0), (600.0, 200.0)],
+        ));
+        f
+    }
+
+    /// Stroke colours of the `<polyline>` elements, in document order.
+    fn polyline_strokes(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        doc.descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .map(|n| n.attribute("stroke").unwrap_or("").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn svg_is_well_formed_and_names_every_series() {
+        let f = example();
+        let svg = f.to_svg();
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| n.text().unwrap_or("").trim().to_string())
+            .collect();
+        for name in ["C1", "C2", "C3", "ideal", "fair & <1/3>"] {
+            assert!(
+                texts.iter().any(|t| t == name),
+                "legend lacks {name}: {texts:?}"
+            );
+        }
+        assert!(texts
+            .iter()
+            .any(|t| t == "Execution times <shares 3:2:1> & more"));
+        assert!(texts.iter().any(|t| t == "wall time (s)"));
+        assert!(texts.iter().any(|t| t == "cumulative execution time (s)"));
+    }
+
+    #[test]
+    fn ideal_series_are_dashed_in_the_measured_colour() {
+        let mut f = Figure::new("t", "x", "y");
+        f.measured
+            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
+        f.ideal
+            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 5.0)]));
+        let strokes = polyline_strokes(&f.to_svg());
+        let blue = "#0072B2";
+        let n_blue = strokes
+            .iter()
+            .filter(|s| s.eq_ignore_ascii_case(blue))
+            .count();
+        // One solid polyline for the data, one for its legend sample: the rest are dashes.
+        assert!(
+            n_blue > 20,
+            "expected many dashes in {blue}, got {n_blue}: {strokes:?}"
+        );
+
+        // Without the ideal series there are exactly the two solid polylines.
+        f.ideal.clear();
+        let strokes = polyline_strokes(&f.to_svg());
+        let n_blue = strokes
+            .iter()
+            .filter(|s| s.eq_ignore_ascii_case(blue))
+            .count();
+        assert_eq!(n_blue, 2, "{strokes:?}");
+    }
+
+    #[test]
+    fn unmatched_ideal_series_gets_its_own_colour() {
+        let mut f = Figure::new("t", "x", "y");
+        f.measured
+            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
+        f.ideal
+            .push(Series::new("B", vec![(0.0, 0.0), (10.0, 5.0)]));
+        let strokes = polyline_strokes(&f.to_svg());
+        let second = "#D55E00";
+        assert!(
+            strokes
+                .iter()
+                .filter(|s| s.eq_ignore_ascii_case(second))
+                .count()
+                > 10
+        );
+    }
+
+    #[test]
+    fn empty_and_degenerate_figures_render() {
+        let mut f = Figure::new("empty", "x", "y");
+        roxmltree::Document::parse(&f.to_svg()).expect("empty figure is well-formed");
+        f.measured.push(Series::new("one", vec![(5.0, 5.0)]));
+        f.measured.push(Series::new("none", vec![]));
+        f.measured.push(Series::new(
+            "nan",
+            vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
+        ));
+        roxmltree::Document::parse(&f.to_svg()).expect("degenerate figure is well-formed");
+    }
+
+    #[test]
+    fn rendering_is_deterministic() {
+        assert_eq!(example().to_svg(), example().to_svg());
+    }
+
+    #[test]
+    fn long_series_are_downsampled_for_drawing() {
+        let mut f = Figure::new("t", "x", "y");
+        let pts: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, (i % 7) as f64)).collect();
+        f.measured.push(Series::new("long", pts));
+        let svg = f.to_svg();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let longest = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .map(|n| n.attribute("points").unwrap().split_whitespace().count())
+            .max()
+            .unwrap();
+        assert!(longest <= MAX_PLOT_POINTS, "{longest} points drawn");
+        assert!(longest > MAX_PLOT_POINTS / 2, "{longest} points drawn");
+    }
+
+    #[test]
+    fn downsample_keeps_ends_and_peaks() {
+        let mut pts: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, 0.0)).collect();
+        pts[5_000].1 = 100.0; // one spike
+        let d = downsample(&pts, 100);
+        assert_eq!(d.len(), 100);
+        assert_eq!(d[0], pts[0]);
+        assert_eq!(d[99], pts[9_999]);
+        assert!(d.contains(&(5_000.0, 100.0)), "spike lost");
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0), "order kept");
+        // Short inputs are returned unchanged.
+        assert_eq!(downsample(&pts[..50], 100), pts[..50].to_vec());
+    }
+
+    #[test]
+    fn tick_labels_have_sensible_precision() {
+        let f = tick_formatter(&(0.0..600.0));
+        assert_eq!(f(&300.0), "300");
+        let f = tick_formatter(&(0.0..0.5));
+        assert_eq!(f(&0.25), "0.25");
+        assert_eq!(f(&-0.0001), "0.00");
+        let f = tick_formatter(&(0.0..3e8));
+        assert_eq!(f(&2.5e8), "2.50e8");
+        assert_eq!(f(&0.0), "0");
+    }
+
+    #[test]
+    fn legend_avoids_the_lines() {
+        let px = (800, 500);
+        let r = (&(0.0..10.0), &(0.0..10.0));
+        let rising: &[(f64, f64)] = &[(0.0, 0.0), (10.0, 10.0)];
+        let falling: &[(f64, f64)] = &[(0.0, 10.0), (10.0, 0.0)];
+        let corner = |lines: Vec<&[(f64, f64)]>| {
+            format!("{:?}", legend_corner(&["a", "b"], px, r, lines.into_iter()))
+        };
+        assert_eq!(corner(vec![rising]), "UpperLeft");
+        assert_eq!(corner(vec![falling]), "UpperRight");
+        assert_eq!(corner(vec![rising, falling]), "UpperLeft"); // all touched once: first
+        let high: &[(f64, f64)] = &[(0.0, 9.5), (10.0, 9.5)];
+        assert_eq!(corner(vec![high]), "LowerRight");
+    }
+
+    #[test]
+    fn extreme_ranges_render() {
+        for (x, y) in [(1.0, 1e300), (1e-12, 1e-12), (-5.0, -1e9), (1e15, 3.0)] {
+            let mut f = Figure::new("extreme", "x", "y");
+            f.measured.push(Series::new("s", vec![(0.0, 0.0), (x, y)]));
+            f.ideal
+                .push(Series::new("s", vec![(0.0, 0.0), (x, y / 2.0)]));
+            roxmltree::Document::parse(&f.to_svg()).expect("well-formed");
+        }
+    }
+}

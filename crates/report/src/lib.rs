@@ -1,0 +1,78 @@
+//! Output for the SMART tools: terminal tables, SVG figures, a self-contained HTML report and
+//! Perfetto (Chrome trace event JSON) export.
+//!
+//! The simulator `smartsim` and the measurement tools (`hourglass`, `klogger`) all end in the same
+//! few artefacts, so they are built here once:
+//!
+//! - [`Table`]: a plain-text table with aligned columns for terminals (numeric columns
+//!   right-aligned), also as Markdown and HTML.
+//! - [`Figure`]: a line chart in the style of the SMART dissertation's figures 6-1 to 6-7
+//!   (cumulative execution time against wall time): measured series solid, ideal series dashed in
+//!   the same colour, a legend, axis labels and a title. Rendered to SVG with `plotters`.
+//! - [`HtmlReport`]: one HTML page of sections, each a paragraph, an optional table and inline SVG
+//!   figures; no external files, scripts or fonts, so it can be mailed or attached to an issue.
+//! - [`Trace`]: Chrome trace event JSON (`{"traceEvents": [...]}`) that opens in
+//!   <https://ui.perfetto.dev> and `chrome://tracing`: one track per task, complete events for
+//!   execution intervals, instant events for marks such as deadline misses.
+//!
+//! # Design decision
+//!
+//! Everything is rendered as *text* (SVG, HTML, JSON): no raster backend, no font files, no
+//! system libraries. `plotters` is used with only its SVG backend, which emits `<text>` elements
+//! and leaves glyph rendering to the viewer, so the crate builds on a bare Debian without
+//! fontconfig or freetype and its output is byte-for-byte deterministic (the same data give the
+//! same file, which the simulator's reproducibility promise relies on).
+//!
+//! # Where it is weak
+//!
+//! - Text widths are *estimated* (plotters' naive layout, about 0.7 em per character) because the
+//!   SVG backend cannot measure glyphs; very long tick labels or legend names may be placed a few
+//!   pixels off, and the viewer's sans-serif font decides the final look.
+//! - Plot coordinates are whole pixels (a `plotters` limit); at 960×600 this is invisible for
+//!   lines but a series with many tiny steps is drawn as a staircase of pixels.
+//! - Series longer than [`MAX_PLOT_POINTS`] are downsampled (largest-triangle-three-buckets)
+//!   for drawing; the shape is kept, single-sample spikes narrower than a bucket may not be.
+//! - [`Table`] aligns by `char` count, not display width: East Asian wide characters and emoji
+//!   misalign the terminal rendering.
+//! - [`Trace`] keeps all events in memory until [`Trace::write`]; names are interned, so an
+//!   event costs about 32 bytes (a million intervals is about 32 MB).
+#![deny(missing_docs)]
+
+mod figure;
+mod html;
+mod table;
+mod trace;
+
+pub use figure::{downsample, Figure, Series, MAX_PLOT_POINTS};
+pub use html::HtmlReport;
+pub use table::Table;
+pub use trace::Trace;
+
+/// Escapes text for HTML and XML content and attribute values (`<`, `>`, `&`, `"`, `'`).
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_characters() {
+        assert_eq!(
+            escape_html(r#"a<b>&"c"'d'"#),
+            "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;"
+        );
+    }
+}
