@@ -1,0 +1,403 @@
+//! The SMART scenario format: a TOML file that says what machine to simulate, which scheduling
+//! policy to run, and which tasks to run on it; parsed and fully validated into a [`Scenario`].
+//!
+//! # Design
+//!
+//! A scenario is either entirely valid or rejected with *every* problem listed, each as
+//! `file:line:col: field: message`. That decided the implementation: instead of a
+//! `#[derive(Deserialize)]` (which stops at the first error and loses positions), the file is
+//! parsed into a span-carrying TOML tree (`toml::de::DeTable`) that is walked by hand. Unknown keys
+//! are errors that suggest the nearest valid key (a typo such as `peroid` must not silently fall
+//! back to a default), and a key of another task model says which model it belongs to.
+//!
+//! Times always carry a unit (`"40ms"`, see [`parse_time`]); a bare number is refused because
+//! its unit would be a guess.
+//!
+//! Weak spots: only three task models exist so far (`cpu`, `periodic`, `interactive`; the other
+//! models named in DESIGN.md, and rt-app JSON import, are to come); policy names and
+//! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool can
+//! report its own errors at [`SchedulerCfg::key_lines`] with [`ScenarioError::single`]); the
+//! normal distribution's [`Exec::mean`] ignores its truncation at 0.
+//!
+//! # The format
+//!
+//! ```toml
+//! description = "two periodic tasks against a batch job"   # optional
+//!
+//! [machine]
+//! duration = "10s"        # required: simulated time
+//! hz = 1000               # clock interrupts per second; 0 = tickless (default 1000)
+//! billing = "exact"       # "exact" ns, or "tick": whole ticks to whoever runs at the tick
+//! timer = "hr"            # "hr" (exact) | "tick" (next tick) | "rtc:<Hz>" (power of two, 2..=8192)
+//! seed = 1                # every random draw follows from it (default 1)
+//! cpus = 1                # only 1 for now
+//! sample = "10ms"         # optional: timeline sampling interval
+//!
+//! [machine.overhead]      # all default to 0
+//! tick = "2us"            # clock-interrupt handler
+//! switch = "3us"          # context switch
+//! decision = "1us"        # one scheduling decision
+//! cache = "512KiB"        # cache refilled after a switch: min(working_set, cache) / bandwidth
+//! bandwidth = "1GB/s"     # memory bandwidth, bytes per second ("1GB/s", or an integer)
+//!
+//! [scheduler]
+//! policy = "smart"        # default "smart"; every other key goes to the policy as an option
+//!
+//! [[task]]
+//! name = "audio"          # required, unique
+//! model = "periodic"      # releases a request every period, with a deadline
+//! exec = "2ms..3ms"       # CPU per request: "3ms", "2ms..3ms", "exp(2ms)", "normal(2ms, 200us)"
+//! period = "10ms"
+//! deadline = "8ms"        # relative to the release; default = period
+//! count = 500             # requests; default: until the end
+//! on_miss = "discard"     # "discard" the request | "finish" it late (default discard)
+//! estimate = "ewma"       # what the task tells the scheduler: "ewma" | "exact" | a time
+//! estimate_alpha = 0.5    # ewma weight of the newest request
+//! estimate_factor = 1.1   # safety margin on the average (SMART §3.5: +10%)
+//! notify = "asap"         # when to hear of a coming miss: "asap" | "deadline" | "never" | a time
+//! priority = 1            # larger = more important (default 0)
+//! share = 1               # proportional share (default 1; 0 allowed)
+//! timer = "tick"          # this task's timer, overriding the machine's
+//! jitter = "500us"        # each release is late by a uniform draw in [0, jitter]
+//!
+//! [[task]]
+//! name = "batch"
+//! model = "cpu"           # always runnable
+//! work = "4s"             # total CPU; without it, runs until the end
+//! start = "1s"            # default 0
+//! stop = "9s"             # optional: leaves at this time
+//! working_set = "256KiB"  # bytes to refill in the cache after a switch (size, or an integer)
+//!
+//! [[task]]
+//! name = "editor"
+//! model = "interactive"   # thinks (sleeps), then runs a burst; each wake is a user event
+//! think = "exp(500ms)"
+//! burst = "1ms..5ms"
+//! latency_tolerance = "50ms"  # SMART §4.3: how long it may wait when woken
+//! ```
+//!
+//! Keys by model (a key of another model is an error that names its model):
+//!
+//! | model         | keys                                                                  |
+//! |---------------|-----------------------------------------------------------------------|
+//! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set` |
+//! | `cpu`         | `work`                                                                |
+//! | `periodic`    | `exec` and `period` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify` |
+//! | `interactive` | `think` and `burst` (required), `count`                               |
+//!
+//! ```
+//! # let src = include_str!("../examples/every-key.toml");
+//! let s = workload::parse_str(src, "every-key.toml").unwrap();
+//! assert_eq!(s.name, "every-key");
+//! assert_eq!(s.machine.duration, 10_000_000_000);
+//! assert_eq!(s.tasks.len(), 3);
+//! match &s.tasks[0].model {
+//!     workload::Model::Periodic(p) => {
+//!         assert_eq!(p.exec, workload::Exec::Uniform(2_000_000, 3_000_000));
+//!         assert_eq!(p.deadline, 8_000_000);
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//! ```
+//!
+//! An invalid file gets all its problems at once:
+//!
+//! ```
+//! let src = r#"
+//! [machine]
+//! duration = "10"
+//!
+//! [[task]]
+//! name = "R1"
+//! model = "cpu"
+//! peroid = "40ms"
+//! "#;
+//! let e = workload::parse_str(src, "bad.toml").unwrap_err();
+//! assert_eq!(e.to_string(), "\
+//! bad.toml:3:12: machine.duration: \"10\" has no unit: write e.g. \"10ms\" (units: ns, us, ms, s, m = minutes, h)
+//! bad.toml:8:1: task[0].peroid (task \"R1\"): unknown key `peroid`; did you mean `period`? (a key of model \"periodic\", this task's model is \"cpu\")");
+//! ```
+
+#![deny(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Serialize;
+
+mod error;
+mod exec;
+mod parse;
+mod time;
+
+pub use error::{Diagnostic, ScenarioError};
+pub use exec::Exec;
+pub use time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, Time, TimeError};
+
+/// A validated scenario: machine, scheduler and tasks. Every invariant stated on the fields
+/// below has been checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scenario {
+    /// The file it came from, as given.
+    pub path: String,
+    /// The file stem (`scenarios/mix.toml` → `mix`), a short name for reports.
+    pub name: String,
+    /// The optional top-level `description`.
+    pub description: Option<String>,
+    /// `[machine]`.
+    pub machine: Machine,
+    /// `[scheduler]`.
+    pub scheduler: SchedulerCfg,
+    /// The `[[task]]` entries, in file order; at least one; names unique.
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// `[machine]`: the simulated machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Machine {
+    /// Processors; only 1 is supported for now (key `cpus`, default 1).
+    pub cpus: u32,
+    /// Clock interrupts per second (key `hz`, default 1000); 0 = tickless. At most 1,000,000.
+    pub hz: u32,
+    /// How the running task is charged (key `billing`, default `"exact"`).
+    pub billing: Billing,
+    /// The timer used for wake-ups unless a task has its own (key `timer`, default `"hr"`).
+    pub timer: TimerKind,
+    /// How long to simulate (key `duration`, required, > 0).
+    pub duration: Nanos,
+    /// Seed of every random draw (key `seed`, default 1).
+    pub seed: u64,
+    /// Costs of the machine itself (`[machine.overhead]`).
+    pub overhead: Overheads,
+    /// Timeline sampling interval (key `sample`, > 0), if any.
+    pub sample: Option<Nanos>,
+}
+
+/// How CPU use is charged to tasks (Etsion 2003 §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Billing {
+    /// `"tick"`: at each clock interrupt, the task running then is charged a whole tick, whatever
+    /// it really used. Requires `hz > 0`.
+    Tick,
+    /// `"exact"`: tasks are charged the nanoseconds they ran.
+    Exact,
+}
+
+/// The resolution of a timer (when a sleeping task is woken). Serializes as the scenario syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerKind {
+    /// `"tick"`: fires at the first clock tick at or after the requested time. Requires `hz > 0`.
+    Tick,
+    /// `"hr"`: a high-resolution timer, fires at the requested time.
+    Hr,
+    /// `"rtc:<Hz>"`: a periodic source at this rate (a power of two in 2..=8192, as the PC's
+    /// real-time clock); fires at its first period boundary at or after the requested time.
+    Rtc(u32),
+}
+
+/// `[machine.overhead]`: costs the machine adds (Regehr 2002 §5.2, Etsion 2003 §3). All default 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Overheads {
+    /// Key `tick`: CPU time of one clock-interrupt handler; less than one tick period.
+    pub tick: Nanos,
+    /// Key `switch`: direct cost of one context switch.
+    pub switch: Nanos,
+    /// Key `decision`: cost of one scheduling decision.
+    pub decision: Nanos,
+    /// Key `cache`: bytes of cache a switched-in task refills, at most (a size like `"512KiB"`).
+    pub cache_bytes: u64,
+    /// Key `bandwidth`: memory bandwidth in bytes per second (`"1GB/s"` or an integer); > 0
+    /// whenever `cache` is. The refill after a switch costs
+    /// `min(working_set, cache_bytes) / bandwidth`.
+    pub bandwidth: u64,
+}
+
+/// `[scheduler]`: which policy, with what options.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedulerCfg {
+    /// Key `policy` (default `"smart"`); not checked here: the policy registry lives in `sched`.
+    pub policy: String,
+    /// Every other key of `[scheduler]`, unchecked, for the policy.
+    pub options: BTreeMap<String, toml::Value>,
+    /// The line of each key written in `[scheduler]` (`policy` included), so that a tool that
+    /// rejects a policy or option can point at it.
+    pub key_lines: BTreeMap<String, usize>,
+    /// The line of the `[scheduler]` header (1 if there is none).
+    pub line: usize,
+}
+
+/// One `[[task]]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSpec {
+    /// Key `name`: non-empty, unique in the scenario.
+    pub name: String,
+    /// The line of this task's `[[task]]` header, for messages about it.
+    pub line: usize,
+    /// Key `model` and the model's own keys.
+    pub model: Model,
+    /// Key `share`: proportional share or weight (default 1; 0 = a legacy zero-share task).
+    pub share: u32,
+    /// Key `priority` (default 0): larger is more important, as in Solaris and SMART.
+    pub priority: i32,
+    /// Key `latency_tolerance`: how long a conventional task tolerates waiting (SMART §4.3).
+    pub latency_tolerance: Option<Nanos>,
+    /// Key `start` (default 0): when the task arrives; before `machine.duration`.
+    pub start: Nanos,
+    /// Key `stop`: when the task leaves, if it does; after `start`.
+    pub stop: Option<Nanos>,
+    /// Key `jitter`: each release (a periodic request, an interactive wake-up, a cpu task's
+    /// start) is late by a uniform draw in `[0, jitter]`; for periodic tasks, less than `period`.
+    pub jitter: Option<Nanos>,
+    /// Key `timer`: this task's timer, overriding `machine.timer`.
+    pub timer: Option<TimerKind>,
+    /// Key `working_set`: bytes the task refills in the cache after a switch (default 0).
+    pub working_set: u64,
+}
+
+/// What a task does (key `model`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum Model {
+    /// `model = "cpu"`: always runnable; finite with `work` (total CPU, > 0), else endless.
+    Cpu {
+        /// Key `work`: total CPU time, after which the task ends.
+        work: Option<Nanos>,
+    },
+    /// `model = "periodic"`: a request every period, each with a deadline.
+    Periodic(Periodic),
+    /// `model = "interactive"`: sleeps `think` (the user), then runs `burst` of CPU; each wake-up
+    /// is a user interaction, whose response time is what matters.
+    Interactive {
+        /// Key `think` (required): time between the end of a burst and the next wake-up.
+        think: Exec,
+        /// Key `burst` (required, mean > 0): CPU per interaction.
+        burst: Exec,
+        /// Key `count`: interactions, > 0; default: until the end.
+        count: Option<u64>,
+    },
+}
+
+impl Model {
+    /// The model's name as written in a scenario: `"cpu"`, `"periodic"`, `"interactive"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Model::Cpu { .. } => "cpu",
+            Model::Periodic(_) => "periodic",
+            Model::Interactive { .. } => "interactive",
+        }
+    }
+}
+
+/// A periodic real-time task: requests released every `period`, each needing `exec` of CPU by
+/// `deadline` after its release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Periodic {
+    /// Key `exec` (required, mean > 0): CPU per request.
+    pub exec: Exec,
+    /// Key `period` (required, > 0).
+    pub period: Nanos,
+    /// Key `deadline`: relative to the release, > 0; default = `period`.
+    pub deadline: Nanos,
+    /// Key `count`: requests, > 0; default: until the end.
+    pub count: Option<u64>,
+    /// Key `on_miss` (default `"discard"`).
+    pub on_miss: OnMiss,
+    /// Key `estimate` (default `"ewma"`) with `estimate_alpha`, `estimate_factor`,
+    /// `estimate_initial`: the CPU estimate the task gives the scheduler with each request.
+    pub estimate: Estimate,
+    /// Key `notify` (default `"asap"`): when the task wants to hear that a deadline will be missed.
+    pub notify: Notify,
+}
+
+/// What a periodic task does with a request whose deadline will be missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMiss {
+    /// `"discard"`: drops the request when notified (as SMART's audio and video applications do).
+    Discard,
+    /// `"finish"`: completes it late.
+    Finish,
+}
+
+/// The CPU estimate a periodic task passes with each request (SMART's time constraint).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Estimate {
+    /// `"exact"`: the true exec of each request (an oracle, for tests and upper bounds).
+    Exact,
+    /// A time, e.g. `"30ms"`: always this estimate.
+    Fixed(Nanos),
+    /// `"ewma"`: `factor` × an exponentially weighted average of past requests' CPU use.
+    Ewma {
+        /// Key `estimate_alpha` (default 0.5), in (0, 1]: weight of the newest request.
+        alpha: f64,
+        /// Key `estimate_factor` (default 1.1, as SMART §3.5 scales the average by 10%), > 0.
+        factor: f64,
+        /// Key `estimate_initial`: the first request's estimate; `None` = the exec's mean.
+        initial: Option<Nanos>,
+    },
+}
+
+/// When a periodic task asks to be notified that a request will miss its deadline
+/// (SMART's notify-time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "after", rename_all = "snake_case")]
+pub enum Notify {
+    /// `"never"`: no notification.
+    Never,
+    /// `"asap"` (default): as soon as the scheduler sees the miss coming (notify-time 0).
+    Asap,
+    /// `"deadline"`: at the deadline.
+    AtDeadline,
+    /// A time, e.g. `"5ms"`: at this time after the release, at most the deadline.
+    After(Nanos),
+}
+
+impl fmt::Display for Billing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Billing::Tick => "tick",
+            Billing::Exact => "exact",
+        })
+    }
+}
+
+impl Serialize for TimerKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl fmt::Display for TimerKind {
+    /// Writes the scenario syntax: `tick`, `hr`, `rtc:1024`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimerKind::Tick => f.write_str("tick"),
+            TimerKind::Hr => f.write_str("hr"),
+            TimerKind::Rtc(hz) => write!(f, "rtc:{hz}"),
+        }
+    }
+}
+
+/// Reads and validates a scenario file. On error, lists every problem with its line and field.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(src) => parse_str(&src, &file),
+        Err(e) => Err(ScenarioError::single(
+            file,
+            0,
+            0,
+            "",
+            format!("cannot read the scenario: {e}"),
+        )),
+    }
+}
+
+/// Validates a scenario given as text; `path` names it in messages, and its stem becomes
+/// [`Scenario::name`].
+pub fn parse_str(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
+    parse::parse(src, path)
+}

@@ -1,0 +1,1027 @@
+//! The validating walk over the span-carrying TOML tree.
+//!
+//! Every check reports into [`Ctx`] and carries on, so that one run lists all problems. A value
+//! that fails its check is replaced by its default only to keep walking; the scenario is thrown
+//! away at the end if anything was reported.
+
+use std::collections::BTreeMap;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use crate::error::{Diagnostic, ScenarioError};
+use crate::exec::Exec;
+use crate::time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, TimeError};
+use crate::{
+    Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg,
+    TaskSpec, TimerKind,
+};
+
+type Val<'i> = Spanned<DeValue<'i>>;
+
+const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
+const MACHINE_KEYS: &[&str] = &[
+    "cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead",
+];
+const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth"];
+const COMMON_TASK_KEYS: &[&str] = &[
+    "name",
+    "model",
+    "share",
+    "priority",
+    "latency_tolerance",
+    "start",
+    "stop",
+    "jitter",
+    "timer",
+    "working_set",
+];
+/// Each model and its own keys.
+const MODELS: &[(&str, &[&str])] = &[
+    ("cpu", &["work"]),
+    (
+        "periodic",
+        &[
+            "exec",
+            "period",
+            "deadline",
+            "count",
+            "on_miss",
+            "estimate",
+            "estimate_alpha",
+            "estimate_factor",
+            "estimate_initial",
+            "notify",
+        ],
+    ),
+    ("interactive", &["think", "burst", "count"]),
+];
+const MAX_HZ: u32 = 1_000_000;
+
+/// Collects diagnostics; maps byte offsets to lines and columns.
+struct Ctx<'a> {
+    src: &'a str,
+    file: &'a str,
+    diags: Vec<(usize, Diagnostic)>,
+}
+
+impl<'a> Ctx<'a> {
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.src.len());
+        let before = &self.src[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        self.line_col(offset).0
+    }
+
+    fn err(&mut self, at: usize, field: &str, message: impl Into<String>) {
+        let (line, col) = self.line_col(at);
+        self.diags.push((
+            at,
+            Diagnostic {
+                file: self.file.to_string(),
+                line,
+                col,
+                field: field.to_string(),
+                message: message.into(),
+            },
+        ));
+    }
+}
+
+/// A table being read, with the words that name its fields in messages.
+struct Tbl<'t, 'i> {
+    table: Option<&'t DeTable<'i>>,
+    /// Where "missing key" errors point: the table's header, or the start of the file.
+    at: usize,
+    /// Field prefix, e.g. `machine.` or `task[2].`.
+    prefix: String,
+    /// Appended to the field, e.g. ` (task "R1")`.
+    suffix: String,
+}
+
+impl<'t, 'i> Tbl<'t, 'i> {
+    fn field(&self, key: &str) -> String {
+        format!("{}{key}{}", self.prefix, self.suffix)
+    }
+
+    fn get(&self, key: &str) -> Option<&'t Val<'i>> {
+        self.table.and_then(|t| t.get(key))
+    }
+
+    /// Reports every key not in `allowed`; `explain` may give a better message for some keys.
+    fn check_keys(&self, cx: &mut Ctx, allowed: &[&str], explain: impl Fn(&str) -> Option<String>) {
+        let Some(t) = self.table else { return };
+        for (k, _) in t.iter() {
+            let key: &str = k.get_ref();
+            if allowed.contains(&key) {
+                continue;
+            }
+            let msg = explain(key).unwrap_or_else(|| unknown_key(key, allowed));
+            cx.err(k.span().start, &self.field(key), msg);
+        }
+    }
+
+    fn time(&self, cx: &mut Ctx, key: &str) -> Option<Nanos> {
+        let v = self.get(key)?;
+        let field = self.field(key);
+        match v.get_ref() {
+            DeValue::String(s) => match parse_time(s) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    cx.err(v.span().start, &field, e.to_string());
+                    None
+                }
+            },
+            DeValue::Integer(i) => {
+                let e = TimeError::MissingUnit(i.as_str().to_string());
+                cx.err(
+                    v.span().start,
+                    &field,
+                    format!("{e}; times are strings: {key} = \"{}ms\"", i.as_str()),
+                );
+                None
+            }
+            other => {
+                type_error(cx, v, &field, other, "a time such as \"40ms\"");
+                None
+            }
+        }
+    }
+
+    fn positive_time(&self, cx: &mut Ctx, key: &str) -> Option<Nanos> {
+        let t = self.time(cx, key)?;
+        if t == 0 {
+            cx.err(self.at_value(key), &self.field(key), "must be > 0");
+            return None;
+        }
+        Some(t)
+    }
+
+    fn at_value(&self, key: &str) -> usize {
+        self.get(key).map_or(self.at, |v| v.span().start)
+    }
+
+    fn string(&self, cx: &mut Ctx, key: &str) -> Option<&'t str> {
+        let v = self.get(key)?;
+        match v.get_ref() {
+            DeValue::String(s) => Some(s.as_ref()),
+            other => {
+                type_error(cx, v, &self.field(key), other, "a string");
+                None
+            }
+        }
+    }
+
+    /// An integer in `[lo, hi]`.
+    fn int(&self, cx: &mut Ctx, key: &str, lo: i128, hi: i128) -> Option<i128> {
+        let v = self.get(key)?;
+        let field = self.field(key);
+        match v.get_ref() {
+            DeValue::Integer(i) => {
+                let Ok(n) = i128::from_str_radix(i.as_str(), i.radix()) else {
+                    cx.err(v.span().start, &field, "integer out of range");
+                    return None;
+                };
+                if n < lo || n > hi {
+                    let range = match (lo, hi) {
+                        (0, hi) if hi >= i128::from(u32::MAX) => "an integer >= 0".to_string(),
+                        (1, hi) if hi >= i128::from(u32::MAX) => "an integer >= 1".to_string(),
+                        _ => format!("an integer in {lo}..={hi}"),
+                    };
+                    cx.err(
+                        v.span().start,
+                        &field,
+                        format!("{n} is out of range: expected {range}"),
+                    );
+                    return None;
+                }
+                Some(n)
+            }
+            other => {
+                type_error(cx, v, &field, other, "an integer");
+                None
+            }
+        }
+    }
+
+    fn float(&self, cx: &mut Ctx, key: &str) -> Option<f64> {
+        let v = self.get(key)?;
+        match v.get_ref() {
+            DeValue::Float(f) => f.as_str().replace('_', "").parse().ok(),
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .ok()
+                .map(|n| n as f64),
+            other => {
+                type_error(cx, v, &self.field(key), other, "a number");
+                None
+            }
+        }
+    }
+
+    /// A size in bytes: an integer, or a string with a unit (`"512KiB"`).
+    fn size(&self, cx: &mut Ctx, key: &str, parse: fn(&str) -> Result<u64, String>) -> Option<u64> {
+        let v = self.get(key)?;
+        match v.get_ref() {
+            DeValue::String(s) => match parse(s) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    cx.err(v.span().start, &self.field(key), e);
+                    None
+                }
+            },
+            DeValue::Integer(_) => self.int(cx, key, 0, i128::from(u64::MAX)).map(|n| n as u64),
+            other => {
+                type_error(
+                    cx,
+                    v,
+                    &self.field(key),
+                    other,
+                    "a size such as \"512KiB\" or bytes",
+                );
+                None
+            }
+        }
+    }
+
+    fn exec(&self, cx: &mut Ctx, key: &str) -> Option<Exec> {
+        let v = self.get(key)?;
+        let field = self.field(key);
+        match v.get_ref() {
+            DeValue::String(s) => match s.parse::<Exec>() {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    cx.err(v.span().start, &field, e);
+                    None
+                }
+            },
+            DeValue::Integer(i) => {
+                cx.err(
+                    v.span().start,
+                    &field,
+                    format!(
+                        "\"{0}\" has no unit: times are strings with a unit, e.g. {key} = \"{0}ms\" or \"{0}ms..{1}ms\"",
+                        i.as_str(),
+                        i.as_str().parse::<u64>().map_or(0, |n| n + 1)
+                    ),
+                );
+                None
+            }
+            other => {
+                type_error(
+                    cx,
+                    v,
+                    &field,
+                    other,
+                    "a time \"30ms\" or a range \"28ms..30ms\"",
+                );
+                None
+            }
+        }
+    }
+
+    fn timer(&self, cx: &mut Ctx, key: &str) -> Option<TimerKind> {
+        let s = self.string(cx, key)?;
+        let at = self.at_value(key);
+        let field = self.field(key);
+        match s {
+            "tick" => Some(TimerKind::Tick),
+            "hr" => Some(TimerKind::Hr),
+            _ => match s.strip_prefix("rtc:") {
+                Some(hz) => match hz.trim().parse::<u32>() {
+                    Ok(hz) if hz.is_power_of_two() && (2..=8192).contains(&hz) => {
+                        Some(TimerKind::Rtc(hz))
+                    }
+                    _ => {
+                        cx.err(
+                            at,
+                            &field,
+                            format!("\"{s}\": the rtc rate must be a power of two from 2 to 8192 Hz, e.g. \"rtc:1024\""),
+                        );
+                        None
+                    }
+                },
+                None => {
+                    cx.err(
+                        at,
+                        &field,
+                        format!("unknown timer \"{s}\": expected \"tick\", \"hr\" or \"rtc:<Hz>\""),
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    /// One of `choices` (string keywords).
+    fn keyword(&self, cx: &mut Ctx, key: &str, choices: &[&str]) -> Option<&'t str> {
+        let s = self.string(cx, key)?;
+        if choices.contains(&s) {
+            return Some(s);
+        }
+        cx.err(
+            self.at_value(key),
+            &self.field(key),
+            unknown_choice(s, choices),
+        );
+        None
+    }
+}
+
+fn type_error(cx: &mut Ctx, v: &Val, field: &str, found: &DeValue, expected: &str) {
+    cx.err(
+        v.span().start,
+        field,
+        format!("expected {expected}, found {}", found.type_str()),
+    );
+}
+
+fn quoted(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn unknown_choice(s: &str, choices: &[&str]) -> String {
+    let mut m = format!("unknown value \"{s}\": expected one of {}", quoted(choices));
+    if let Some(best) = closest(s, choices) {
+        m.push_str(&format!("; did you mean \"{best}\"?"));
+    }
+    m
+}
+
+/// The candidate nearest to a misspelt `word`, if near enough to be a likely typo.
+fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let w = word.to_lowercase();
+    candidates
+        .iter()
+        .map(|&c| (strsim::damerau_levenshtein(&w, c), c))
+        .filter(|&(d, c)| d <= 2.max(c.len() / 3) || (w.len() >= 3 && c.starts_with(&w)))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+fn unknown_key(key: &str, allowed: &[&str]) -> String {
+    match closest(key, allowed) {
+        Some(best) => format!("unknown key `{key}`; did you mean `{best}`?"),
+        None => format!(
+            "unknown key `{key}`; valid keys here: {}",
+            allowed.join(", ")
+        ),
+    }
+}
+
+/// The models whose own keys include `key`.
+fn models_with_key(key: &str) -> Vec<&'static str> {
+    MODELS
+        .iter()
+        .filter(|(_, keys)| keys.contains(&key))
+        .map(|(m, _)| *m)
+        .collect()
+}
+
+fn model_keys(model: &str) -> &'static [&'static str] {
+    MODELS
+        .iter()
+        .find(|(m, _)| *m == model)
+        .map_or(&[], |(_, k)| *k)
+}
+
+/// Converts a TOML tree value into a `toml::Value` (for scheduler options).
+fn to_value(v: &DeValue) -> toml::Value {
+    match v {
+        DeValue::String(s) => toml::Value::String(s.to_string()),
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+            .map(toml::Value::Integer)
+            // Out of i64 range: TOML forbids it, the parser has reported it.
+            .unwrap_or(toml::Value::Integer(0)),
+        DeValue::Float(f) => {
+            toml::Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN))
+        }
+        DeValue::Boolean(b) => toml::Value::Boolean(*b),
+        DeValue::Datetime(d) => toml::Value::Datetime(*d),
+        DeValue::Array(a) => toml::Value::Array(a.iter().map(|x| to_value(x.get_ref())).collect()),
+        DeValue::Table(t) => toml::Value::Table(
+            t.iter()
+                .map(|(k, x)| (k.get_ref().to_string(), to_value(x.get_ref())))
+                .collect(),
+        ),
+    }
+}
+
+/// The file stem: `dir/mix.toml` → `mix`.
+fn stem(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_stem()
+        .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
+    let mut cx = Ctx {
+        src,
+        file: path,
+        diags: Vec::new(),
+    };
+    let (doc, syntax) = DeTable::parse_recoverable(src);
+    if !syntax.is_empty() {
+        // A broken file: report the syntax only, since a recovered tree would give confusing
+        // follow-on errors.
+        for e in syntax {
+            let at = e.span().map_or(0, |s| s.start);
+            cx.err(at, "", format!("TOML syntax: {}", e.message()));
+        }
+        return Err(finish(cx));
+    }
+    let root = Tbl {
+        table: Some(doc.get_ref()),
+        at: 0,
+        prefix: String::new(),
+        suffix: String::new(),
+    };
+    root.check_keys(&mut cx, TOP_KEYS, |k| {
+        (k == "tasks").then(|| "unknown key `tasks`; tasks are written [[task]]".to_string())
+    });
+    let description = root.string(&mut cx, "description").map(str::to_string);
+    let machine = machine(&mut cx, &root);
+    let scheduler = scheduler(&mut cx, &root);
+    let tasks = tasks(&mut cx, &root, &machine);
+    if cx.diags.is_empty() {
+        Ok(Scenario {
+            path: path.to_string(),
+            name: stem(path),
+            description,
+            machine,
+            scheduler,
+            tasks,
+        })
+    } else {
+        Err(finish(cx))
+    }
+}
+
+fn finish(mut cx: Ctx) -> ScenarioError {
+    cx.diags.sort_by_key(|(at, _)| *at);
+    ScenarioError {
+        diagnostics: cx.diags.into_iter().map(|(_, d)| d).collect(),
+    }
+}
+
+/// The sub-table at `key` of `parent`; reports a value that is not a table.
+fn sub_table<'t, 'i>(cx: &mut Ctx, parent: &Tbl<'t, 'i>, key: &str) -> Tbl<'t, 'i> {
+    let prefix = format!("{}{key}.", parent.prefix);
+    let mut t = Tbl {
+        table: None,
+        at: parent.at,
+        prefix,
+        suffix: parent.suffix.clone(),
+    };
+    if let Some(v) = parent.get(key) {
+        t.at = v.span().start;
+        match v.get_ref() {
+            DeValue::Table(table) => t.table = Some(table),
+            other => type_error(
+                cx,
+                v,
+                &parent.field(key),
+                other,
+                &format!("a table [{key}]"),
+            ),
+        }
+    }
+    t
+}
+
+fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
+    let m = sub_table(cx, root, "machine");
+    m.check_keys(cx, MACHINE_KEYS, |_| None);
+    let cpus = m.int(cx, "cpus", 0, i128::from(u32::MAX)).unwrap_or(1) as u32;
+    if cpus != 1 {
+        cx.err(
+            m.at_value("cpus"),
+            &m.field("cpus"),
+            "only cpus = 1 is supported",
+        );
+    }
+    let hz = m.int(cx, "hz", 0, i128::from(MAX_HZ)).unwrap_or(1000) as u32;
+    let billing = match m.keyword(cx, "billing", &["tick", "exact"]) {
+        Some("tick") => Billing::Tick,
+        _ => Billing::Exact,
+    };
+    if billing == Billing::Tick && hz == 0 {
+        cx.err(
+            m.at_value("billing"),
+            &m.field("billing"),
+            "billing = \"tick\" needs clock ticks, but hz = 0 (tickless)",
+        );
+    }
+    let timer = m.timer(cx, "timer").unwrap_or(TimerKind::Hr);
+    if timer == TimerKind::Tick && hz == 0 {
+        cx.err(
+            m.at_value("timer"),
+            &m.field("timer"),
+            "timer = \"tick\" needs clock ticks, but hz = 0 (tickless)",
+        );
+    }
+    let duration = match m.get("duration") {
+        None => {
+            cx.err(
+                m.at,
+                &m.field("duration"),
+                "missing: how long to simulate, e.g. duration = \"60s\"",
+            );
+            0
+        }
+        Some(_) => m.positive_time(cx, "duration").unwrap_or(0),
+    };
+    let seed = m.int(cx, "seed", 0, i128::from(u64::MAX)).unwrap_or(1) as u64;
+    let sample = m.positive_time(cx, "sample");
+    let o = sub_table(cx, &m, "overhead");
+    o.check_keys(cx, OVERHEAD_KEYS, |_| None);
+    let overhead = Overheads {
+        tick: o.time(cx, "tick").unwrap_or(0),
+        switch: o.time(cx, "switch").unwrap_or(0),
+        decision: o.time(cx, "decision").unwrap_or(0),
+        cache_bytes: o.size(cx, "cache", parse_size).unwrap_or(0),
+        bandwidth: o.size(cx, "bandwidth", parse_bandwidth).unwrap_or(0),
+    };
+    if hz > 0 && overhead.tick >= 1_000_000_000 / u64::from(hz) {
+        cx.err(
+            o.at_value("tick"),
+            &o.field("tick"),
+            format!(
+                "the clock-interrupt handler ({}) would take the whole tick period ({}) at hz = {hz}",
+                format_time(overhead.tick),
+                format_time(1_000_000_000 / u64::from(hz))
+            ),
+        );
+    }
+    if overhead.cache_bytes > 0 && overhead.bandwidth == 0 {
+        cx.err(
+            o.at_value("cache"),
+            &o.field("bandwidth"),
+            "missing: a cache refill cost needs a memory bandwidth, e.g. bandwidth = \"1GB/s\"",
+        );
+    }
+    Machine {
+        cpus,
+        hz,
+        billing,
+        timer,
+        duration,
+        seed,
+        overhead,
+        sample,
+    }
+}
+
+fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {
+    let s = sub_table(cx, root, "scheduler");
+    let policy = s.string(cx, "policy").unwrap_or("smart").to_string();
+    if policy.trim().is_empty() {
+        cx.err(
+            s.at_value("policy"),
+            &s.field("policy"),
+            "must not be empty",
+        );
+    }
+    let mut options = BTreeMap::new();
+    let mut key_lines = BTreeMap::new();
+    if let Some(t) = s.table {
+        for (k, v) in t.iter() {
+            key_lines.insert(k.get_ref().to_string(), cx.line(k.span().start));
+            if k.get_ref() != "policy" {
+                options.insert(k.get_ref().to_string(), to_value(v.get_ref()));
+            }
+        }
+    }
+    SchedulerCfg {
+        policy,
+        options,
+        key_lines,
+        line: cx.line(s.at),
+    }
+}
+
+fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
+    let Some(v) = root.get("task") else {
+        if root.get("tasks").is_some() {
+            return Vec::new(); // already reported as a misspelling
+        }
+        cx.err(
+            0,
+            "task",
+            "no tasks: add at least one [[task]] with a name and a model",
+        );
+        return Vec::new();
+    };
+    let items: &[Val] = match v.get_ref() {
+        DeValue::Array(a) => a,
+        DeValue::Table(_) => {
+            cx.err(
+                v.span().start,
+                "task",
+                "tasks are an array of tables: write [[task]], not [task]",
+            );
+            return Vec::new();
+        }
+        other => {
+            type_error(cx, v, "task", other, "[[task]] tables");
+            return Vec::new();
+        }
+    };
+    if items.is_empty() {
+        cx.err(
+            v.span().start,
+            "task",
+            "no tasks: add at least one [[task]]",
+        );
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let DeValue::Table(table) = item.get_ref() else {
+            type_error(cx, item, &format!("task[{i}]"), item.get_ref(), "a table");
+            continue;
+        };
+        // Names are checked for uniqueness whether or not the rest of the task is valid.
+        let name = table
+            .get("name")
+            .and_then(|n| n.get_ref().as_str().map(|s| (s, n)));
+        if let Some((name, v)) = name.filter(|(s, _)| !s.trim().is_empty()) {
+            if let Some(&first) = seen.get(name) {
+                cx.err(
+                    v.span().start,
+                    &format!("task[{i}].name (task \"{name}\")"),
+                    format!("duplicate task name \"{name}\" (first used at line {first})"),
+                );
+            } else {
+                seen.insert(name.to_string(), cx.line(v.span().start));
+            }
+        }
+        out.extend(task(cx, i, item.span().start, table, machine));
+    }
+    out
+}
+
+fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -> Option<TaskSpec> {
+    let mut t = Tbl {
+        table: Some(table),
+        at,
+        prefix: format!("task[{i}]."),
+        suffix: String::new(),
+    };
+    let name = match t.get("name") {
+        None => {
+            cx.err(
+                at,
+                &t.field("name"),
+                "missing: every task needs a unique name",
+            );
+            None
+        }
+        Some(_) => match t.string(cx, "name") {
+            Some(n) if n.trim().is_empty() => {
+                cx.err(t.at_value("name"), &t.field("name"), "must not be empty");
+                None
+            }
+            other => other,
+        },
+    };
+    if let Some(n) = name {
+        t.suffix = format!(" (task \"{n}\")");
+    }
+    let model_names: Vec<&str> = MODELS.iter().map(|(m, _)| *m).collect();
+    let model = match t.get("model") {
+        None => {
+            cx.err(
+                at,
+                &t.field("model"),
+                format!("missing: one of {}", quoted(&model_names)),
+            );
+            None
+        }
+        Some(_) => t.keyword(cx, "model", &model_names),
+    };
+
+    // Keys: common ones, the model's own; a key of another model says so.
+    match model {
+        Some(m) => {
+            let own = model_keys(m);
+            let allowed: Vec<&str> = COMMON_TASK_KEYS.iter().chain(own).copied().collect();
+            let all: Vec<&str> = COMMON_TASK_KEYS
+                .iter()
+                .chain(MODELS.iter().flat_map(|(_, k)| k.iter()))
+                .copied()
+                .collect();
+            t.check_keys(cx, &allowed, |key| {
+                let other_models = models_with_key(key);
+                if !other_models.is_empty() {
+                    return Some(format!(
+                        "`{key}` is a key of model {} (this task's model is \"{m}\", whose own keys are: {})",
+                        or_list(&other_models),
+                        own.join(", ")
+                    ));
+                }
+                let best = closest(key, &all)?;
+                let mut msg = format!("unknown key `{key}`; did you mean `{best}`?");
+                if !allowed.contains(&best) {
+                    msg.push_str(&format!(
+                        " (a key of model {}, this task's model is \"{m}\")",
+                        or_list(&models_with_key(best))
+                    ));
+                }
+                Some(msg)
+            });
+        }
+        None => {
+            // Model unknown: check against every key, so typos are still reported.
+            let all: Vec<&str> = COMMON_TASK_KEYS
+                .iter()
+                .chain(MODELS.iter().flat_map(|(_, k)| k.iter()))
+                .copied()
+                .collect();
+            t.check_keys(cx, &all, |_| None);
+        }
+    }
+
+    let share = t.int(cx, "share", 0, i128::from(u32::MAX)).unwrap_or(1) as u32;
+    let priority = t
+        .int(cx, "priority", i128::from(i32::MIN), i128::from(i32::MAX))
+        .unwrap_or(0) as i32;
+    let latency_tolerance = t.time(cx, "latency_tolerance");
+    let start = t.time(cx, "start").unwrap_or(0);
+    let stop = t.time(cx, "stop");
+    let jitter = t.time(cx, "jitter");
+    let timer = t.timer(cx, "timer");
+    let working_set = t.size(cx, "working_set", parse_size).unwrap_or(0);
+
+    if machine.duration > 0 && start >= machine.duration {
+        cx.err(
+            t.at_value("start"),
+            &t.field("start"),
+            format!(
+                "start {} is not before machine.duration {}: the task would never run",
+                format_time(start),
+                format_time(machine.duration)
+            ),
+        );
+    }
+    if let Some(s) = stop {
+        if s <= start {
+            cx.err(
+                t.at_value("stop"),
+                &t.field("stop"),
+                format!(
+                    "stop {} must be after start {}",
+                    format_time(s),
+                    format_time(start)
+                ),
+            );
+        }
+    }
+    if timer == Some(TimerKind::Tick) && machine.hz == 0 {
+        cx.err(
+            t.at_value("timer"),
+            &t.field("timer"),
+            "timer = \"tick\" needs clock ticks, but machine.hz = 0 (tickless)",
+        );
+    }
+
+    let model = match model? {
+        "cpu" => {
+            let work = t.get("work").and_then(|_| t.positive_time(cx, "work"));
+            Model::Cpu { work }
+        }
+        "periodic" => Model::Periodic(periodic(cx, &t, jitter)?),
+        "interactive" => interactive(cx, &t)?,
+        other => unreachable!("model {other} was checked against MODELS"),
+    };
+    Some(TaskSpec {
+        name: name?.to_string(),
+        line: cx.line(at),
+        model,
+        share,
+        priority,
+        latency_tolerance,
+        start,
+        stop,
+        jitter,
+        timer,
+        working_set,
+    })
+}
+
+fn or_list(models: &[&str]) -> String {
+    models
+        .iter()
+        .map(|m| format!("\"{m}\""))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+fn required<T>(
+    cx: &mut Ctx,
+    t: &Tbl,
+    key: &str,
+    example: &str,
+    read: impl FnOnce(&mut Ctx) -> Option<T>,
+) -> Option<T> {
+    if t.get(key).is_none() {
+        cx.err(
+            t.at,
+            &t.field(key),
+            format!("missing: required by this model, e.g. {key} = \"{example}\""),
+        );
+        return None;
+    }
+    read(cx)
+}
+
+fn count(cx: &mut Ctx, t: &Tbl) -> Option<u64> {
+    t.int(cx, "count", 1, i128::from(u64::MAX))
+        .map(|n| n as u64)
+}
+
+/// An exec whose mean must be > 0 (CPU per request).
+fn cpu_exec(cx: &mut Ctx, t: &Tbl, key: &str) -> Option<Exec> {
+    let e = t.exec(cx, key)?;
+    if e.max() == Some(0) {
+        cx.err(t.at_value(key), &t.field(key), "must be > 0");
+        return None;
+    }
+    Some(e)
+}
+
+fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
+    let exec = required(cx, t, "exec", "28ms..30ms", |cx| cpu_exec(cx, t, "exec"));
+    let period = required(cx, t, "period", "40ms", |cx| t.positive_time(cx, "period"));
+    let deadline = t.positive_time(cx, "deadline");
+    let count = count(cx, t);
+    let on_miss = match t.keyword(cx, "on_miss", &["discard", "finish"]) {
+        Some("finish") => OnMiss::Finish,
+        _ => OnMiss::Discard,
+    };
+    let estimate = estimate(cx, t);
+    let notify = notify(cx, t);
+    let (exec, period) = (exec?, period?);
+    let deadline = deadline.unwrap_or(period);
+    if let Some(j) = jitter {
+        if j >= period {
+            cx.err(
+                t.at_value("jitter"),
+                &t.field("jitter"),
+                format!(
+                    "jitter {} must be shorter than the period {}",
+                    format_time(j),
+                    format_time(period)
+                ),
+            );
+        }
+    }
+    if let Notify::After(n) = notify {
+        if n > deadline {
+            cx.err(
+                t.at_value("notify"),
+                &t.field("notify"),
+                format!(
+                    "notify {} is after the deadline {}: the notice would come too late to act on",
+                    format_time(n),
+                    format_time(deadline)
+                ),
+            );
+        }
+    }
+    Some(Periodic {
+        exec,
+        period,
+        deadline,
+        count,
+        on_miss,
+        estimate: estimate?,
+        notify,
+    })
+}
+
+fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
+    let kind = match t.get("estimate") {
+        None => Some("ewma"),
+        Some(v) => match v.get_ref() {
+            DeValue::String(s) if s == "ewma" || s == "exact" => Some(s.as_ref()),
+            DeValue::String(s) => match parse_time(s) {
+                Ok(0) => {
+                    cx.err(v.span().start, &t.field("estimate"), "must be > 0");
+                    return None;
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    cx.err(
+                        v.span().start,
+                        &t.field("estimate"),
+                        format!("expected \"ewma\", \"exact\" or a time: {e}"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                // Reports the type (or a missing unit) like any time.
+                t.time(cx, "estimate");
+                return None;
+            }
+        },
+    };
+    let ewma_keys = ["estimate_alpha", "estimate_factor", "estimate_initial"];
+    if kind != Some("ewma") {
+        for k in ewma_keys {
+            if t.get(k).is_some() {
+                cx.err(
+                    t.at_value(k),
+                    &t.field(k),
+                    "only applies with estimate = \"ewma\"",
+                );
+            }
+        }
+    }
+    match kind {
+        Some("exact") => Some(Estimate::Exact),
+        Some(_) => {
+            let mut ok = true;
+            let alpha = t.float(cx, "estimate_alpha").unwrap_or(0.5);
+            if !(alpha > 0.0 && alpha <= 1.0) {
+                cx.err(
+                    t.at_value("estimate_alpha"),
+                    &t.field("estimate_alpha"),
+                    format!(
+                        "{alpha} is out of range: the weight of the newest request is in (0, 1]"
+                    ),
+                );
+                ok = false;
+            }
+            let factor = t.float(cx, "estimate_factor").unwrap_or(1.1);
+            if !(factor > 0.0 && factor.is_finite()) {
+                cx.err(
+                    t.at_value("estimate_factor"),
+                    &t.field("estimate_factor"),
+                    format!("{factor} is out of range: must be > 0 (1.1 = 10% margin)"),
+                );
+                ok = false;
+            }
+            let initial = t.positive_time(cx, "estimate_initial");
+            ok.then_some(Estimate::Ewma {
+                alpha,
+                factor,
+                initial,
+            })
+        }
+        None => t.time(cx, "estimate").map(Estimate::Fixed),
+    }
+}
+
+fn notify(cx: &mut Ctx, t: &Tbl) -> Notify {
+    let Some(v) = t.get("notify") else {
+        return Notify::Asap;
+    };
+    match v.get_ref() {
+        DeValue::String(s) => match s.as_ref() {
+            "asap" => Notify::Asap,
+            "deadline" => Notify::AtDeadline,
+            "never" => Notify::Never,
+            other => match parse_time(other) {
+                Ok(n) => Notify::After(n),
+                Err(e) => {
+                    cx.err(
+                        v.span().start,
+                        &t.field("notify"),
+                        format!("expected \"asap\", \"deadline\", \"never\" or a time after the release: {e}"),
+                    );
+                    Notify::Asap
+                }
+            },
+        },
+        _ => {
+            t.time(cx, "notify");
+            Notify::Asap
+        }
+    }
+}
+
+fn interactive(cx: &mut Ctx, t: &Tbl) -> Option<Model> {
+    let think = required(cx, t, "think", "exp(500ms)", |cx| t.exec(cx, "think"));
+    let burst = required(cx, t, "burst", "1ms..5ms", |cx| cpu_exec(cx, t, "burst"));
+    let count = count(cx, t);
+    Some(Model::Interactive {
+        think: think?,
+        burst: burst?,
+        count,
+    })
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;

@@ -1,0 +1,665 @@
+//! Tests of the scenario parser: whole scenarios, defaults, and every class of error with its
+//! exact position and field.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    load, parse_str, Billing, Estimate, Exec, Machine, Model, Notify, OnMiss, Overheads, Periodic,
+    Scenario, SchedulerCfg, TaskSpec, TimerKind,
+};
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+const S: u64 = 1_000_000_000;
+
+/// The report for `src`, one line per diagnostic.
+fn errors(src: &str) -> Vec<String> {
+    match parse_str(src, "t.toml") {
+        Ok(s) => panic!("expected errors, got {s:#?}"),
+        Err(e) => e.to_string().lines().map(str::to_string).collect(),
+    }
+}
+
+/// The single error of `src`.
+fn error(src: &str) -> String {
+    let e = errors(src);
+    assert_eq!(e.len(), 1, "expected one error, got {e:#?}");
+    e.into_iter().next().unwrap()
+}
+
+/// A valid scenario with `extra` inserted into its only task (a cpu task unless `extra` sets the
+/// model) and `machine` into `[machine]`.
+fn with(machine: &str, task: &str) -> String {
+    let model = if task.contains("model") {
+        ""
+    } else {
+        "model = \"cpu\"\n"
+    };
+    format!("[machine]\nduration = \"10s\"\n{machine}\n\n[[task]]\nname = \"T\"\n{model}{task}\n")
+}
+
+fn ok(src: &str) -> Scenario {
+    parse_str(src, "t.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn default_task(name: &str, line: usize, model: Model) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        line,
+        model,
+        share: 1,
+        priority: 0,
+        latency_tolerance: None,
+        start: 0,
+        stop: None,
+        jitter: None,
+        timer: None,
+        working_set: 0,
+    }
+}
+
+fn default_periodic(exec: Exec, period: u64) -> Periodic {
+    Periodic {
+        exec,
+        period,
+        deadline: period,
+        count: None,
+        on_miss: OnMiss::Discard,
+        estimate: Estimate::Ewma {
+            alpha: 0.5,
+            factor: 1.1,
+            initial: None,
+        },
+        notify: Notify::Asap,
+    }
+}
+
+#[test]
+fn mix_example_parses_to_the_expected_structure() {
+    let s = load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/mix.toml"
+    )))
+    .unwrap();
+    assert_eq!(s.name, "mix");
+    assert!(s.path.ends_with("examples/mix.toml"));
+    let r2 = Periodic {
+        on_miss: OnMiss::Finish,
+        ..default_periodic(Exec::Uniform(10 * MS, 14 * MS), 50 * MS)
+    };
+    let expected = Scenario {
+        path: s.path.clone(),
+        name: "mix".into(),
+        description: None,
+        machine: Machine {
+            cpus: 1,
+            hz: 1000,
+            billing: Billing::Exact,
+            timer: TimerKind::Hr,
+            duration: 60 * S,
+            seed: 1,
+            overhead: Overheads::default(),
+            sample: None,
+        },
+        scheduler: SchedulerCfg {
+            policy: "smart".into(),
+            options: BTreeMap::new(),
+            key_lines: BTreeMap::from([("policy".to_string(), 13)]),
+            line: 12,
+        },
+        tasks: vec![
+            default_task(
+                "R1",
+                15,
+                Model::Periodic(default_periodic(Exec::Uniform(28 * MS, 30 * MS), 40 * MS)),
+            ),
+            TaskSpec {
+                priority: 1,
+                ..default_task("R2", 23, Model::Periodic(r2))
+            },
+            default_task("batch", 31, Model::Cpu { work: None }),
+        ],
+    };
+    assert_eq!(s, expected);
+}
+
+#[test]
+fn every_key_example_sets_every_field() {
+    let s = ok(include_str!("../examples/every-key.toml"));
+    assert_eq!(
+        s.description.as_deref(),
+        Some("two periodic tasks against a batch job")
+    );
+    assert_eq!(
+        s.machine,
+        Machine {
+            cpus: 1,
+            hz: 1000,
+            billing: Billing::Exact,
+            timer: TimerKind::Hr,
+            duration: 10 * S,
+            seed: 1,
+            overhead: Overheads {
+                tick: 2 * US,
+                switch: 3 * US,
+                decision: US,
+                cache_bytes: 512 * 1024,
+                bandwidth: 1_000_000_000,
+            },
+            sample: Some(10 * MS),
+        }
+    );
+    assert_eq!(s.scheduler.policy, "smart");
+    assert_eq!(s.tasks.len(), 3);
+    assert_eq!(
+        s.tasks[0],
+        TaskSpec {
+            priority: 1,
+            timer: Some(TimerKind::Tick),
+            jitter: Some(500 * US),
+            ..default_task(
+                "audio",
+                s.tasks[0].line,
+                Model::Periodic(Periodic {
+                    exec: Exec::Uniform(2 * MS, 3 * MS),
+                    period: 10 * MS,
+                    deadline: 8 * MS,
+                    count: Some(500),
+                    on_miss: OnMiss::Discard,
+                    estimate: Estimate::Ewma {
+                        alpha: 0.5,
+                        factor: 1.1,
+                        initial: None
+                    },
+                    notify: Notify::Asap,
+                })
+            )
+        }
+    );
+    assert_eq!(
+        s.tasks[1],
+        TaskSpec {
+            start: S,
+            stop: Some(9 * S),
+            working_set: 256 * 1024,
+            ..default_task("batch", s.tasks[1].line, Model::Cpu { work: Some(4 * S) })
+        }
+    );
+    assert_eq!(
+        s.tasks[2],
+        TaskSpec {
+            latency_tolerance: Some(50 * MS),
+            ..default_task(
+                "editor",
+                s.tasks[2].line,
+                Model::Interactive {
+                    think: Exec::Exponential { mean: 500 * MS },
+                    burst: Exec::Uniform(MS, 5 * MS),
+                    count: None
+                }
+            )
+        }
+    );
+    // The task's line is its [[task]] header.
+    let src = include_str!("../examples/every-key.toml");
+    for t in &s.tasks {
+        assert_eq!(src.lines().nth(t.line - 1), Some("[[task]]"), "{}", t.name);
+    }
+}
+
+#[test]
+fn defaults_fill_a_minimal_scenario() {
+    let s = ok("[machine]\nduration = \"1s\"\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n");
+    assert_eq!(s.machine.hz, 1000);
+    assert_eq!(s.machine.billing, Billing::Exact);
+    assert_eq!(s.machine.timer, TimerKind::Hr);
+    assert_eq!(s.machine.seed, 1);
+    assert_eq!(s.machine.cpus, 1);
+    assert_eq!(s.machine.sample, None);
+    assert_eq!(s.machine.overhead, Overheads::default());
+    assert_eq!(s.scheduler.policy, "smart");
+    assert_eq!(s.scheduler.line, 1);
+    assert!(s.scheduler.options.is_empty());
+    assert_eq!(
+        s.tasks,
+        vec![default_task("a", 3, Model::Cpu { work: None })]
+    );
+    assert_eq!(s.name, "t");
+}
+
+#[test]
+fn alternative_spellings_of_values() {
+    let s = ok(&with(
+        "hz = 0\ntimer = \"rtc:8192\"\nseed = 0xff\n[machine.overhead]\ncache = 4096\nbandwidth = 1000000",
+        "model = \"periodic\"\nexec = \"5ms\"\nperiod = \"20ms\"\nestimate = \"exact\"\nnotify = \"deadline\"\nworking_set = 100",
+    ));
+    assert_eq!(s.machine.hz, 0);
+    assert_eq!(s.machine.timer, TimerKind::Rtc(8192));
+    assert_eq!(s.machine.seed, 255);
+    assert_eq!(s.machine.overhead.cache_bytes, 4096);
+    assert_eq!(s.machine.overhead.bandwidth, 1_000_000);
+    assert_eq!(s.tasks[0].working_set, 100);
+    let Model::Periodic(p) = &s.tasks[0].model else {
+        panic!()
+    };
+    assert_eq!(p.exec, Exec::Fixed(5 * MS));
+    assert_eq!(p.estimate, Estimate::Exact);
+    assert_eq!(p.notify, Notify::AtDeadline);
+
+    let s = ok(&with(
+        "",
+        "model = \"periodic\"\nexec = \"normal(5ms, 1ms)\"\nperiod = \"20ms\"\nestimate = \"6ms\"\nnotify = \"15ms\"\ncount = 3\non_miss = \"finish\"",
+    ));
+    let Model::Periodic(p) = &s.tasks[0].model else {
+        panic!()
+    };
+    assert_eq!(
+        (p.estimate, p.notify, p.count, p.on_miss),
+        (
+            Estimate::Fixed(6 * MS),
+            Notify::After(15 * MS),
+            Some(3),
+            OnMiss::Finish
+        )
+    );
+
+    let s = ok(&with(
+        "",
+        "model = \"periodic\"\nexec = \"5ms\"\nperiod = \"20ms\"\nestimate_alpha = 1\nestimate_factor = 1.25\nestimate_initial = \"7ms\"\nnotify = \"never\"",
+    ));
+    let Model::Periodic(p) = &s.tasks[0].model else {
+        panic!()
+    };
+    assert_eq!(
+        p.estimate,
+        Estimate::Ewma {
+            alpha: 1.0,
+            factor: 1.25,
+            initial: Some(7 * MS)
+        }
+    );
+    assert_eq!(p.notify, Notify::Never);
+
+    // share 0 (a legacy zero-share task) and negative priorities are allowed.
+    let s = ok(&with("", "share = 0\npriority = -5"));
+    assert_eq!((s.tasks[0].share, s.tasks[0].priority), (0, -5));
+
+    // Inline tables and dotted keys are the same TOML.
+    let s = ok("machine = { duration = \"1s\", overhead.switch = \"5us\" }\ntask = [{ name = \"a\", model = \"cpu\" }]\n");
+    assert_eq!(s.machine.overhead.switch, 5 * US);
+}
+
+#[test]
+fn scheduler_options_pass_through_with_their_lines() {
+    let s = ok("[machine]\nduration = \"1s\"\n\n[scheduler]\npolicy = \"cbs\"\nbudget = \"2ms\"\nlevels = [1, 2]\n\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n");
+    assert_eq!(s.scheduler.policy, "cbs");
+    assert_eq!(s.scheduler.line, 4);
+    assert_eq!(
+        s.scheduler.options,
+        BTreeMap::from([
+            ("budget".to_string(), toml::Value::String("2ms".into())),
+            (
+                "levels".to_string(),
+                toml::Value::Array(vec![toml::Value::Integer(1), toml::Value::Integer(2)])
+            ),
+        ])
+    );
+    assert_eq!(
+        s.scheduler.key_lines,
+        BTreeMap::from([
+            ("policy".to_string(), 5),
+            ("budget".to_string(), 6),
+            ("levels".to_string(), 7)
+        ])
+    );
+}
+
+#[test]
+fn invalid_example_reports_every_problem_at_once() {
+    let e = parse_str(
+        include_str!("../examples/invalid.toml"),
+        "examples/invalid.toml",
+    )
+    .unwrap_err();
+    let expected = "\
+examples/invalid.toml:6:11: machine.billing: unknown value \"ticks\": expected one of \"tick\", \"exact\"; did you mean \"tick\"?
+examples/invalid.toml:7:12: machine.duration: \"30\" has no unit: write e.g. \"30ms\" (units: ns, us, ms, s, m = minutes, h)
+examples/invalid.toml:8:8: machine.cpus: only cpus = 1 is supported
+examples/invalid.toml:16:8: task[0].exec (task \"R1\"): empty range \"30ms..28ms\": the lower bound 30ms is above the upper bound 28ms
+examples/invalid.toml:18:1: task[0].deadlin (task \"R1\"): unknown key `deadlin`; did you mean `deadline`?
+examples/invalid.toml:21:8: task[1].name (task \"R1\"): duplicate task name \"R1\" (first used at line 14)
+examples/invalid.toml:23:1: task[1].period (task \"R1\"): `period` is a key of model \"periodic\" (this task's model is \"cpu\", whose own keys are: work)
+examples/invalid.toml:27:9: task[2].model (task \"ui\"): unknown value \"interactiv\": expected one of \"cpu\", \"periodic\", \"interactive\"; did you mean \"interactive\"?
+examples/invalid.toml:30:1: task[3].name: missing: every task needs a unique name
+examples/invalid.toml:30:1: task[3].think: missing: required by this model, e.g. think = \"exp(500ms)\"
+examples/invalid.toml:34:8: task[3].stop: stop 1s must be after start 5s";
+    assert_eq!(e.to_string(), expected);
+    assert_eq!(e.diagnostics.len(), 11);
+    let d = &e.diagnostics[3];
+    assert_eq!(
+        (d.file.as_str(), d.line, d.col, d.field.as_str()),
+        ("examples/invalid.toml", 16, 8, "task[0].exec (task \"R1\")")
+    );
+}
+
+#[test]
+fn missing_machine_and_tasks() {
+    assert_eq!(
+        errors(""),
+        [
+            "t.toml:1:1: machine.duration: missing: how long to simulate, e.g. duration = \"60s\"",
+            "t.toml:1:1: task: no tasks: add at least one [[task]] with a name and a model",
+        ]
+    );
+    // A missing key points at its table's header.
+    assert_eq!(
+        error("# c\n[machine]\nhz = 100\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n"),
+        "t.toml:2:1: machine.duration: missing: how long to simulate, e.g. duration = \"60s\""
+    );
+}
+
+#[test]
+fn times_need_units_and_must_be_positive_where_it_matters() {
+    assert_eq!(
+        error(&with("", "").replace("\"10s\"", "10")),
+        "t.toml:2:12: machine.duration: \"10\" has no unit: write e.g. \"10ms\" (units: ns, us, ms, s, m = minutes, h); times are strings: duration = \"10ms\""
+    );
+    assert_eq!(
+        error(&with("", "").replace("\"10s\"", "\"0s\"")),
+        "t.toml:2:12: machine.duration: must be > 0"
+    );
+    assert_eq!(
+        error(&with("", "").replace("\"10s\"", "\"10 seconds\"")),
+        "t.toml:2:12: machine.duration: unknown time unit \"seconds\" in \"10 seconds\" (units: ns, us, ms, s, m = minutes, h)"
+    );
+    assert_eq!(
+        error(&with("", "").replace("\"10s\"", "true")),
+        "t.toml:2:12: machine.duration: expected a time such as \"40ms\", found boolean"
+    );
+    assert_eq!(
+        error(&with("sample = \"0ms\"", "")),
+        "t.toml:3:10: machine.sample: must be > 0"
+    );
+}
+
+#[test]
+fn periodic_task_errors_name_the_field() {
+    let p = "model = \"periodic\"\nexec = \"5ms\"\nperiod = \"20ms\"\n";
+    // line 6 = name, 7 = model, 8 = exec, 9 = period, 10 = the extra key
+    assert_eq!(
+        error(&with("", &format!("{p}deadline = \"0ms\""))),
+        "t.toml:10:12: task[0].deadline (task \"T\"): must be > 0"
+    );
+    assert_eq!(
+        error(&with("", &p.replace("\"20ms\"", "\"0s\""))),
+        "t.toml:9:10: task[0].period (task \"T\"): must be > 0"
+    );
+    assert_eq!(
+        error(&with("", "model = \"periodic\"\nperiod = \"20ms\"")),
+        "t.toml:5:1: task[0].exec (task \"T\"): missing: required by this model, e.g. exec = \"28ms..30ms\""
+    );
+    assert_eq!(
+        error(&with("", &p.replace("\"5ms\"", "5"))),
+        "t.toml:8:8: task[0].exec (task \"T\"): \"5\" has no unit: times are strings with a unit, e.g. exec = \"5ms\" or \"5ms..6ms\""
+    );
+    assert_eq!(
+        error(&with("", &p.replace("\"5ms\"", "\"0ms\""))),
+        "t.toml:8:8: task[0].exec (task \"T\"): must be > 0"
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}count = 0"))),
+        "t.toml:10:9: task[0].count (task \"T\"): 0 is out of range: expected an integer >= 1"
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}on_miss = \"drop\""))),
+        "t.toml:10:11: task[0].on_miss (task \"T\"): unknown value \"drop\": expected one of \"discard\", \"finish\""
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}jitter = \"20ms\""))),
+        "t.toml:10:10: task[0].jitter (task \"T\"): jitter 20ms must be shorter than the period 20ms"
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}notify = \"25ms\""))),
+        "t.toml:10:10: task[0].notify (task \"T\"): notify 25ms is after the deadline 20ms: the notice would come too late to act on"
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}notify = \"soon\""))),
+        "t.toml:10:10: task[0].notify (task \"T\"): expected \"asap\", \"deadline\", \"never\" or a time after the release: \"soon\" is not a time: write a non-negative decimal number and a unit, e.g. \"1.5s\" or \"87us\""
+    );
+    assert_eq!(
+        error(&with("", &format!("{p}estimate = \"guess\""))),
+        "t.toml:10:12: task[0].estimate (task \"T\"): expected \"ewma\", \"exact\" or a time: \"guess\" is not a time: write a non-negative decimal number and a unit, e.g. \"1.5s\" or \"87us\""
+    );
+    assert_eq!(
+        errors(&with(
+            "",
+            &format!("{p}estimate_alpha = 0\nestimate_factor = -1.0")
+        )),
+        [
+            "t.toml:10:18: task[0].estimate_alpha (task \"T\"): 0 is out of range: the weight of the newest request is in (0, 1]",
+            "t.toml:11:19: task[0].estimate_factor (task \"T\"): -1 is out of range: must be > 0 (1.1 = 10% margin)",
+        ]
+    );
+    assert_eq!(
+        error(&with(
+            "",
+            &format!("{p}estimate = \"exact\"\nestimate_alpha = 0.3")
+        )),
+        "t.toml:11:18: task[0].estimate_alpha (task \"T\"): only applies with estimate = \"ewma\""
+    );
+}
+
+#[test]
+fn interactive_task_errors() {
+    assert_eq!(
+        errors(&with("", "model = \"interactive\"\nexec = \"2ms\"")),
+        [
+            "t.toml:5:1: task[0].think (task \"T\"): missing: required by this model, e.g. think = \"exp(500ms)\"",
+            "t.toml:5:1: task[0].burst (task \"T\"): missing: required by this model, e.g. burst = \"1ms..5ms\"",
+            "t.toml:8:1: task[0].exec (task \"T\"): `exec` is a key of model \"periodic\" (this task's model is \"interactive\", whose own keys are: think, burst, count)",
+        ]
+    );
+    // think may be 0 (a task that is woken again at once), burst may not.
+    assert_eq!(
+        error(&with(
+            "",
+            "model = \"interactive\"\nthink = \"0s\"\nburst = \"0s..0s\""
+        )),
+        "t.toml:9:9: task[0].burst (task \"T\"): must be > 0"
+    );
+}
+
+#[test]
+fn common_task_key_errors() {
+    assert_eq!(
+        error(&with("", "start = \"2s\"\nstop = \"2s\"")),
+        "t.toml:9:8: task[0].stop (task \"T\"): stop 2s must be after start 2s"
+    );
+    assert_eq!(
+        error(&with("", "start = \"10s\"")),
+        "t.toml:8:9: task[0].start (task \"T\"): start 10s is not before machine.duration 10s: the task would never run"
+    );
+    assert_eq!(
+        error(&with("", "share = -1")),
+        "t.toml:8:9: task[0].share (task \"T\"): -1 is out of range: expected an integer >= 0"
+    );
+    assert_eq!(
+        error(&with("", "priority = \"high\"")),
+        "t.toml:8:12: task[0].priority (task \"T\"): expected an integer, found string"
+    );
+    assert_eq!(
+        error(&with("", "priority = 3000000000")),
+        "t.toml:8:12: task[0].priority (task \"T\"): 3000000000 is out of range: expected an integer in -2147483648..=2147483647"
+    );
+    assert_eq!(
+        error(&with("", "working_set = \"1 kb\"")),
+        "t.toml:8:15: task[0].working_set (task \"T\"): unknown size unit \"kb\" in \"1 kb\": write a number and a unit: B, kB, KiB, MB, MiB, GB, GiB, TB, TiB (e.g. \"512KiB\")"
+    );
+    assert_eq!(
+        error(&with("", "timer = \"rtc:1000\"")),
+        "t.toml:8:9: task[0].timer (task \"T\"): \"rtc:1000\": the rtc rate must be a power of two from 2 to 8192 Hz, e.g. \"rtc:1024\""
+    );
+    assert_eq!(
+        error(&with("hz = 0", "timer = \"tick\"")),
+        "t.toml:8:9: task[0].timer (task \"T\"): timer = \"tick\" needs clock ticks, but machine.hz = 0 (tickless)"
+    );
+}
+
+#[test]
+fn names_must_be_present_unique_and_non_empty() {
+    let src = "[machine]\nduration = \"1s\"\n[[task]]\nname = \"\"\nmodel = \"cpu\"\n[[task]]\nname = \"b\"\nmodel = \"cpu\"\n[[task]]\nname = \"b\"\nmodel = \"cpu\"\n[[task]]\nmodel = \"cpu\"\n";
+    assert_eq!(
+        errors(src),
+        [
+            "t.toml:4:8: task[0].name: must not be empty",
+            "t.toml:10:8: task[2].name (task \"b\"): duplicate task name \"b\" (first used at line 7)",
+            "t.toml:12:1: task[3].name: missing: every task needs a unique name",
+        ]
+    );
+}
+
+#[test]
+fn model_must_be_known() {
+    assert_eq!(
+        error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"a\"\n"),
+        "t.toml:3:1: task[0].model (task \"a\"): missing: one of \"cpu\", \"periodic\", \"interactive\""
+    );
+    assert_eq!(
+        error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"a\"\nmodel = \"cpu-scan\"\n"),
+        "t.toml:5:9: task[0].model (task \"a\"): unknown value \"cpu-scan\": expected one of \"cpu\", \"periodic\", \"interactive\""
+    );
+}
+
+#[test]
+fn unknown_keys_suggest_the_closest_valid_one() {
+    assert_eq!(
+        error(&with("durration = \"5s\"", "")),
+        "t.toml:3:1: machine.durration: unknown key `durration`; did you mean `duration`?"
+    );
+    assert_eq!(
+        error(&with("[machine.overhead]\nswtich = \"1us\"", "")),
+        "t.toml:4:1: machine.overhead.swtich: unknown key `swtich`; did you mean `switch`?"
+    );
+    assert_eq!(
+        error(&with("", "priorty = 2")),
+        "t.toml:8:1: task[0].priorty (task \"T\"): unknown key `priorty`; did you mean `priority`?"
+    );
+    assert_eq!(
+        error(&with("", "latency = \"5ms\"")),
+        "t.toml:8:1: task[0].latency (task \"T\"): unknown key `latency`; did you mean `latency_tolerance`?"
+    );
+    assert_eq!(
+        error(&with("", "colour = \"red\"")),
+        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, work"
+    );
+    assert_eq!(
+        errors(&with("", "").replace("[machine]", "[machin]")),
+        [
+            "t.toml:1:1: machine.duration: missing: how long to simulate, e.g. duration = \"60s\"",
+            "t.toml:1:2: machin: unknown key `machin`; did you mean `machine`?"
+        ]
+    );
+    assert_eq!(
+        error("[machine]\nduration = \"1s\"\n[[tasks]]\nname = \"a\"\n"),
+        "t.toml:3:3: tasks: unknown key `tasks`; tasks are written [[task]]"
+    );
+    assert_eq!(
+        error("[machine]\nduration = \"1s\"\n[task]\nname = \"a\"\nmodel = \"cpu\"\n"),
+        "t.toml:3:1: task: tasks are an array of tables: write [[task]], not [task]"
+    );
+}
+
+#[test]
+fn machine_errors() {
+    assert_eq!(
+        error(&with("hz = 0\nbilling = \"tick\"", "")),
+        "t.toml:4:11: machine.billing: billing = \"tick\" needs clock ticks, but hz = 0 (tickless)"
+    );
+    assert_eq!(
+        error(&with("hz = 0\ntimer = \"tick\"", "")),
+        "t.toml:4:9: machine.timer: timer = \"tick\" needs clock ticks, but hz = 0 (tickless)"
+    );
+    assert_eq!(
+        error(&with("timer = \"rtc:4\"\nhz = 2000000", "")),
+        "t.toml:4:6: machine.hz: 2000000 is out of range: expected an integer in 0..=1000000"
+    );
+    assert_eq!(
+        error(&with("timer = \"hpet\"", "")),
+        "t.toml:3:9: machine.timer: unknown timer \"hpet\": expected \"tick\", \"hr\" or \"rtc:<Hz>\""
+    );
+    assert_eq!(
+        error(&with("hz = 1000\n[machine.overhead]\ntick = \"1ms\"", "")),
+        "t.toml:5:8: machine.overhead.tick: the clock-interrupt handler (1ms) would take the whole tick period (1ms) at hz = 1000"
+    );
+    assert_eq!(
+        error(&with("[machine.overhead]\ncache = \"1MiB\"", "")),
+        "t.toml:4:9: machine.overhead.bandwidth: missing: a cache refill cost needs a memory bandwidth, e.g. bandwidth = \"1GB/s\""
+    );
+    assert_eq!(
+        error(&with("[machine.overhead]\nbandwidth = \"1GB\"", "")),
+        "t.toml:4:13: machine.overhead.bandwidth: \"1GB\" is not a bandwidth: write a size per second, e.g. \"1GB/s\" or \"800MiB/s\""
+    );
+    assert_eq!(
+        error(&with("overhead = 3", "")),
+        "t.toml:3:12: machine.overhead: expected a table [overhead], found integer"
+    );
+    assert_eq!(
+        error(&with("seed = -1", "")),
+        "t.toml:3:8: machine.seed: -1 is out of range: expected an integer >= 0"
+    );
+    assert_eq!(
+        error(&with("", "").replace("[machine]", "[scheduler]\npolicy = \"\"\n[machine]")),
+        "t.toml:2:10: scheduler.policy: must not be empty"
+    );
+}
+
+#[test]
+fn syntax_errors_have_a_line() {
+    let e = errors("[machine]\nduration = \"1s\n[[task]]\n");
+    assert!(!e.is_empty());
+    assert!(e[0].starts_with("t.toml:2:"), "{e:?}");
+    assert!(e[0].contains("TOML syntax"), "{e:?}");
+    let e = errors("[machine]\nduration = \"1s\"\nduration = \"2s\"\n");
+    assert!(e[0].starts_with("t.toml:3:"), "{e:?}");
+}
+
+#[test]
+fn columns_count_characters_and_lines_are_one_based() {
+    // "é" is two bytes but one column.
+    let e = errors("description = \"é\"\n[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\" ; model = \"cpu\"\n");
+    assert!(e[0].starts_with("t.toml:5:12: TOML syntax"), "{e:?}");
+    let e = error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\nwork = \"0s\" # é\n");
+    assert_eq!(e, "t.toml:6:8: task[0].work (task \"é\"): must be > 0");
+    let e =
+        error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n\"ü\" = 1\n");
+    assert!(
+        e.starts_with("t.toml:6:1: task[0].ü (task \"é\"): unknown key"),
+        "{e}"
+    );
+    let e = error(
+        "[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n  é = \"x\"\n",
+    );
+    assert!(e.starts_with("t.toml:6:3: "), "{e}");
+}
+
+#[test]
+fn load_reports_an_unreadable_file() {
+    let e = load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert_eq!(e.diagnostics.len(), 1);
+    let s = e.to_string();
+    assert!(
+        s.starts_with("/nonexistent/x.toml: cannot read the scenario: "),
+        "{s}"
+    );
+}
+
+#[test]
+fn scenario_serializes_to_json_friendly_values() {
+    // The simulator echoes the scenario in reports; Exec and timers read as in the file.
+    let s = ok(include_str!("../examples/every-key.toml"));
+    let v = toml::Value::try_from(&s.tasks[0]).unwrap();
+    let t = v.as_table().unwrap();
+    let model = t["model"].as_table().unwrap();
+    assert_eq!(model["exec"].as_str(), Some("2ms..3ms"));
+    assert_eq!(t["timer"].as_str(), Some("tick"));
+}
