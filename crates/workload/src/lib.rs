@@ -11,13 +11,18 @@
 //! back to a default), and a key of another task model says which model it belongs to.
 //!
 //! Times always carry a unit (`"40ms"`, see [`parse_time`]); a bare number is refused because
-//! its unit would be a guess.
+//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]).
+//!
+//! Randomness is the caller's: [`Exec::sample`] draws from a generator it is given, and
+//! [`task_rng`] derives one `Pcg64` per task from the seed and the task's name, so a task's draws
+//! do not change when other tasks are added or reordered.
 //!
 //! Weak spots: only three task models exist so far (`cpu`, `periodic`, `interactive`; the other
 //! models named in DESIGN.md, and rt-app JSON import, are to come); policy names and
-//! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool can
-//! report its own errors at [`SchedulerCfg::key_lines`] with [`ScenarioError::single`]); the
-//! normal distribution's [`Exec::mean`] ignores its truncation at 0.
+//! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool reports
+//! its own errors at [`SchedulerCfg::key_lines`] with [`Scenario::error`]); the normal
+//! distribution's [`Exec::mean`] ignores its truncation at 0; seeded draws depend on `rand` 0.9's
+//! integer-range algorithm (pinned by a test, so an upgrade that changes them is noticed).
 //!
 //! # The format
 //!

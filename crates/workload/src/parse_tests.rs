@@ -696,3 +696,36 @@ fn helpers_for_the_simulator() {
         )
     );
 }
+
+#[test]
+fn damaged_files_give_diagnostics_not_panics() {
+    // Every prefix of a full scenario, and the scenario without each of its lines, is either
+    // valid or rejected with positioned diagnostics.
+    let src = include_str!("../examples/every-key.toml");
+    let lines: Vec<&str> = src.lines().collect();
+    let check = |text: &str| {
+        if let Err(e) = parse_str(text, "t.toml") {
+            assert!(!e.diagnostics.is_empty());
+            for d in &e.diagnostics {
+                assert!(d.line >= 1 && d.line <= lines.len() + 1, "{d}");
+                assert!(d.col >= 1, "{d}");
+            }
+        }
+    };
+    let mut rejected = 0;
+    for (i, _) in src.char_indices() {
+        check(&src[..i]);
+        rejected += usize::from(parse_str(&src[..i], "t.toml").is_err());
+    }
+    for skip in 0..lines.len() {
+        let text: Vec<&str> = (0..lines.len())
+            .filter(|&j| j != skip)
+            .map(|j| lines[j])
+            .collect();
+        check(&text.join("\n"));
+    }
+    assert!(
+        rejected > src.len() / 2,
+        "most prefixes are not valid scenarios"
+    );
+}
