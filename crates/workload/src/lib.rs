@@ -11,13 +11,18 @@
 //! back to a default), and a key of another task model says which model it belongs to.
 //!
 //! Times always carry a unit (`"40ms"`, see [`parse_time`]); a bare number is refused because
-//! its unit would be a guess.
+//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]).
+//!
+//! Randomness is the caller's: [`Exec::sample`] draws from a generator it is given, and
+//! [`task_rng`] derives one `Pcg64` per task from the seed and the task's name, so a task's draws
+//! do not change when other tasks are added or reordered.
 //!
 //! Weak spots: only three task models exist so far (`cpu`, `periodic`, `interactive`; the other
 //! models named in DESIGN.md, and rt-app JSON import, are to come); policy names and
-//! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool can
-//! report its own errors at [`SchedulerCfg::key_lines`] with [`ScenarioError::single`]); the
-//! normal distribution's [`Exec::mean`] ignores its truncation at 0.
+//! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool reports
+//! its own errors at [`SchedulerCfg::key_lines`] with [`Scenario::error`]); the normal
+//! distribution's [`Exec::mean`] ignores its truncation at 0; seeded draws depend on `rand` 0.9's
+//! integer-range algorithm (pinned by a test, so an upgrade that changes them is noticed).
 //!
 //! # The format
 //!
@@ -132,7 +137,11 @@ mod parse;
 mod time;
 
 pub use error::{Diagnostic, ScenarioError};
-pub use exec::Exec;
+pub use exec::{task_rng, Exec};
+/// The `rand` this crate samples with; use it (not another version) for [`Exec::sample`].
+pub use rand;
+/// The `rand_pcg` of [`task_rng`].
+pub use rand_pcg;
 pub use time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, Time, TimeError};
 
 /// A validated scenario: machine, scheduler and tasks. Every invariant stated on the fields
@@ -151,6 +160,20 @@ pub struct Scenario {
     pub scheduler: SchedulerCfg,
     /// The `[[task]]` entries, in file order; at least one; names unique.
     pub tasks: Vec<TaskSpec>,
+}
+
+impl Scenario {
+    /// The task named `name`.
+    pub fn task(&self, name: &str) -> Option<&TaskSpec> {
+        self.tasks.iter().find(|t| t.name == name)
+    }
+
+    /// An error about this scenario found after loading, in the same form as load errors; e.g.
+    /// an unknown policy: `s.error(s.scheduler.key_lines["policy"], "scheduler.policy", "...")`.
+    /// The column is 1 (a key at the start of its line).
+    pub fn error(&self, line: usize, field: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::single(self.path.clone(), line, 1, field, message)
+    }
 }
 
 /// `[machine]`: the simulated machine.
@@ -256,6 +279,13 @@ pub struct TaskSpec {
     pub working_set: u64,
 }
 
+impl TaskSpec {
+    /// The timer this task's wake-ups use: its own `timer`, else the machine's.
+    pub fn effective_timer(&self, machine: &Machine) -> TimerKind {
+        self.timer.unwrap_or(machine.timer)
+    }
+}
+
 /// What a task does (key `model`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "model", rename_all = "snake_case")]
@@ -309,6 +339,13 @@ pub struct Periodic {
     pub estimate: Estimate,
     /// Key `notify` (default `"asap"`): when the task wants to hear that a deadline will be missed.
     pub notify: Notify,
+}
+
+impl Periodic {
+    /// The CPU fraction this task asks for on average: mean exec / period.
+    pub fn utilization(&self) -> f64 {
+        self.exec.mean() as f64 / self.period as f64
+    }
 }
 
 /// What a periodic task does with a request whose deadline will be missed.

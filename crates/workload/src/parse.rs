@@ -11,7 +11,7 @@ use toml::Spanned;
 
 use crate::error::{Diagnostic, ScenarioError};
 use crate::exec::Exec;
-use crate::time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, TimeError};
+use crate::time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos};
 use crate::{
     Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg,
     TaskSpec, TimerKind,
@@ -62,17 +62,33 @@ const MAX_HZ: u32 = 1_000_000;
 struct Ctx<'a> {
     src: &'a str,
     file: &'a str,
+    /// Byte offset of the start of each line.
+    line_starts: Vec<usize>,
     diags: Vec<(usize, Diagnostic)>,
 }
 
 impl<'a> Ctx<'a> {
+    fn new(src: &'a str, file: &'a str) -> Ctx<'a> {
+        let line_starts = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Ctx {
+            src,
+            file,
+            line_starts,
+            diags: Vec::new(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
     fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.src.len());
-        let before = &self.src[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = before[line_start..].chars().count() + 1;
-        (line, col)
+        let mut offset = offset.min(self.src.len());
+        while !self.src.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.line_starts.partition_point(|&s| s <= offset);
+        let start = self.line_starts[line - 1];
+        (line, self.src[start..offset].chars().count() + 1)
     }
 
     fn line(&self, offset: usize) -> usize {
@@ -138,13 +154,8 @@ impl<'t, 'i> Tbl<'t, 'i> {
                     None
                 }
             },
-            DeValue::Integer(i) => {
-                let e = TimeError::MissingUnit(i.as_str().to_string());
-                cx.err(
-                    v.span().start,
-                    &field,
-                    format!("{e}; times are strings: {key} = \"{}ms\"", i.as_str()),
-                );
+            DeValue::Integer(_) | DeValue::Float(_) => {
+                cx.err(v.span().start, &field, bare_number(v, key, "ms"));
                 None
             }
             other => {
@@ -260,16 +271,8 @@ impl<'t, 'i> Tbl<'t, 'i> {
                     None
                 }
             },
-            DeValue::Integer(i) => {
-                cx.err(
-                    v.span().start,
-                    &field,
-                    format!(
-                        "\"{0}\" has no unit: times are strings with a unit, e.g. {key} = \"{0}ms\" or \"{0}ms..{1}ms\"",
-                        i.as_str(),
-                        i.as_str().parse::<u64>().map_or(0, |n| n + 1)
-                    ),
-                );
+            DeValue::Integer(_) | DeValue::Float(_) => {
+                cx.err(v.span().start, &field, bare_number(v, key, "ms"));
                 None
             }
             other => {
@@ -331,6 +334,18 @@ impl<'t, 'i> Tbl<'t, 'i> {
         );
         None
     }
+}
+
+/// The message for a time written as a bare TOML number, e.g. `period = 40`.
+fn bare_number(v: &Val, key: &str, unit: &str) -> String {
+    let n = match v.get_ref() {
+        DeValue::Integer(i) => i.to_string(),
+        DeValue::Float(f) => f.to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "{n} has no unit: times are strings with a unit, e.g. {key} = \"{n}{unit}\" (units: ns, us, ms, s, m = minutes, h)"
+    )
 }
 
 fn type_error(cx: &mut Ctx, v: &Val, field: &str, found: &DeValue, expected: &str) {
@@ -424,11 +439,7 @@ fn stem(path: &str) -> String {
 }
 
 pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
-    let mut cx = Ctx {
-        src,
-        file: path,
-        diags: Vec::new(),
-    };
+    let mut cx = Ctx::new(src, path);
     let (doc, syntax) = DeTable::parse_recoverable(src);
     if !syntax.is_empty() {
         // A broken file: report the syntax only, since a recovered tree would give confusing
@@ -551,6 +562,13 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
         cache_bytes: o.size(cx, "cache", parse_size).unwrap_or(0),
         bandwidth: o.size(cx, "bandwidth", parse_bandwidth).unwrap_or(0),
     };
+    if hz == 0 && overhead.tick > 0 {
+        cx.err(
+            o.at_value("tick"),
+            &o.field("tick"),
+            "a clock-interrupt cost, but hz = 0 (tickless): there are no clock interrupts",
+        );
+    }
     if hz > 0 && overhead.tick >= 1_000_000_000 / u64::from(hz) {
         cx.err(
             o.at_value("tick"),

@@ -362,7 +362,11 @@ fn missing_machine_and_tasks() {
 fn times_need_units_and_must_be_positive_where_it_matters() {
     assert_eq!(
         error(&with("", "").replace("\"10s\"", "10")),
-        "t.toml:2:12: machine.duration: \"10\" has no unit: write e.g. \"10ms\" (units: ns, us, ms, s, m = minutes, h); times are strings: duration = \"10ms\""
+        "t.toml:2:12: machine.duration: 10 has no unit: times are strings with a unit, e.g. duration = \"10ms\" (units: ns, us, ms, s, m = minutes, h)"
+    );
+    assert_eq!(
+        error(&with("", "").replace("\"10s\"", "1.5")),
+        "t.toml:2:12: machine.duration: 1.5 has no unit: times are strings with a unit, e.g. duration = \"1.5ms\" (units: ns, us, ms, s, m = minutes, h)"
     );
     assert_eq!(
         error(&with("", "").replace("\"10s\"", "\"0s\"")),
@@ -400,7 +404,7 @@ fn periodic_task_errors_name_the_field() {
     );
     assert_eq!(
         error(&with("", &p.replace("\"5ms\"", "5"))),
-        "t.toml:8:8: task[0].exec (task \"T\"): \"5\" has no unit: times are strings with a unit, e.g. exec = \"5ms\" or \"5ms..6ms\""
+        "t.toml:8:8: task[0].exec (task \"T\"): 5 has no unit: times are strings with a unit, e.g. exec = \"5ms\" (units: ns, us, ms, s, m = minutes, h)"
     );
     assert_eq!(
         error(&with("", &p.replace("\"5ms\"", "\"0ms\""))),
@@ -592,6 +596,10 @@ fn machine_errors() {
         "t.toml:5:8: machine.overhead.tick: the clock-interrupt handler (1ms) would take the whole tick period (1ms) at hz = 1000"
     );
     assert_eq!(
+        error(&with("hz = 0\n[machine.overhead]\ntick = \"1us\"", "")),
+        "t.toml:5:8: machine.overhead.tick: a clock-interrupt cost, but hz = 0 (tickless): there are no clock interrupts"
+    );
+    assert_eq!(
         error(&with("[machine.overhead]\ncache = \"1MiB\"", "")),
         "t.toml:4:9: machine.overhead.bandwidth: missing: a cache refill cost needs a memory bandwidth, e.g. bandwidth = \"1GB/s\""
     );
@@ -662,4 +670,62 @@ fn scenario_serializes_to_json_friendly_values() {
     let model = t["model"].as_table().unwrap();
     assert_eq!(model["exec"].as_str(), Some("2ms..3ms"));
     assert_eq!(t["timer"].as_str(), Some("tick"));
+}
+
+#[test]
+fn helpers_for_the_simulator() {
+    let s = ok(include_str!("../examples/every-key.toml"));
+    assert_eq!(s.task("batch").map(|t| t.line), Some(s.tasks[1].line));
+    assert!(s.task("nobody").is_none());
+    assert_eq!(s.tasks[0].effective_timer(&s.machine), TimerKind::Tick);
+    assert_eq!(s.tasks[1].effective_timer(&s.machine), TimerKind::Hr);
+    let Model::Periodic(p) = &s.tasks[0].model else {
+        panic!()
+    };
+    assert!((p.utilization() - 0.25).abs() < 1e-12);
+    let e = s.error(
+        s.scheduler.key_lines["policy"],
+        "scheduler.policy",
+        "unknown policy \"smrt\"",
+    );
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "t.toml:{}:1: scheduler.policy: unknown policy \"smrt\"",
+            s.scheduler.key_lines["policy"]
+        )
+    );
+}
+
+#[test]
+fn damaged_files_give_diagnostics_not_panics() {
+    // Every prefix of a full scenario, and the scenario without each of its lines, is either
+    // valid or rejected with positioned diagnostics.
+    let src = include_str!("../examples/every-key.toml");
+    let lines: Vec<&str> = src.lines().collect();
+    let check = |text: &str| {
+        if let Err(e) = parse_str(text, "t.toml") {
+            assert!(!e.diagnostics.is_empty());
+            for d in &e.diagnostics {
+                assert!(d.line >= 1 && d.line <= lines.len() + 1, "{d}");
+                assert!(d.col >= 1, "{d}");
+            }
+        }
+    };
+    let mut rejected = 0;
+    for (i, _) in src.char_indices() {
+        check(&src[..i]);
+        rejected += usize::from(parse_str(&src[..i], "t.toml").is_err());
+    }
+    for skip in 0..lines.len() {
+        let text: Vec<&str> = (0..lines.len())
+            .filter(|&j| j != skip)
+            .map(|j| lines[j])
+            .collect();
+        check(&text.join("\n"));
+    }
+    assert!(
+        rejected > src.len() / 2,
+        "most prefixes are not valid scenarios"
+    );
 }
