@@ -130,13 +130,7 @@ fn periodic_figure() -> Figure {
         }
     }
     fig.measured.push(Series::new("R1", pts));
-    fig.ideal.push(Series::new(
-        "R1",
-        vec![(0.0, 0.0), (300.0, 300_000.0 * 0.7)],
-    ));
-    fig.ideal.push(Series::new(
-        "R2",
-        vec![(0.0, 0.0), (300.0, 300_000.0 * 0.25)],
-    ));
+    fig.ideal.push(Series::new("R1", vec![(0.0, 0.0), (300.0, 300_000.0 * 0.7)]));
+    fig.ideal.push(Series::new("R2", vec![(0.0, 0.0), (300.0, 300_000.0 * 0.25)]));
     fig
 }

@@ -55,10 +55,7 @@ pub struct Series {
 impl Series {
     /// Creates a series from a name and points.
     pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        Series {
-            name: name.into(),
-            points,
-        }
+        Series { name: name.into(), points }
     }
 }
 
@@ -112,10 +109,8 @@ impl Figure {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
             // Drawing into a String cannot fail for I/O reasons; plotters only reports errors of
             // the backend, and the SVG string backend has none. A failure here is a bug.
-            self.draw(&root)
-                .unwrap_or_else(|e| panic!("report: plotting {:?} failed: {e}", self.title));
-            root.present()
-                .unwrap_or_else(|e| panic!("report: finishing SVG {:?} failed: {e}", self.title));
+            self.draw(&root).unwrap_or_else(|e| panic!("report: plotting {:?} failed: {e}", self.title));
+            root.present().unwrap_or_else(|e| panic!("report: finishing SVG {:?} failed: {e}", self.title));
         }
         svg
     }
@@ -131,16 +126,10 @@ impl Figure {
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
 
-        let measured: Vec<(&str, Vec<(f64, f64)>)> = self
-            .measured
-            .iter()
-            .map(|s| (s.name.as_str(), plot_points(&s.points)))
-            .collect();
-        let ideal: Vec<(&str, Vec<(f64, f64)>)> = self
-            .ideal
-            .iter()
-            .map(|s| (s.name.as_str(), plot_points(&s.points)))
-            .collect();
+        let measured: Vec<(&str, Vec<(f64, f64)>)> =
+            self.measured.iter().map(|s| (s.name.as_str(), plot_points(&s.points))).collect();
+        let ideal: Vec<(&str, Vec<(f64, f64)>)> =
+            self.ideal.iter().map(|s| (s.name.as_str(), plot_points(&s.points))).collect();
 
         let (x_range, y_range) = ranges(measured.iter().chain(&ideal).flat_map(|(_, p)| p));
 
@@ -185,9 +174,8 @@ impl Figure {
         // Ideal series without a measured namesake first, each with its own colour and legend
         // entry; then those with one, in its colour, sharing one "ideal" entry that comes last.
         let colour_for = |name: &str| colour_of.iter().find(|(n, _)| *n == name).map(|&(_, c)| c);
-        let (matched, unmatched): (Vec<_>, Vec<_>) = ideal
-            .iter()
-            .partition(|(name, _)| colour_for(name).is_some());
+        let (matched, unmatched): (Vec<_>, Vec<_>) =
+            ideal.iter().partition(|(name, _)| colour_for(name).is_some());
         for (k, (name, points)) in unmatched.iter().enumerate() {
             let style = PALETTE[(measured.len() + k) % PALETTE.len()].stroke_width(LINE_WIDTH);
             chart
@@ -200,8 +188,7 @@ impl Figure {
             let anno = chart.draw_series(dashed(points, colour.stroke_width(LINE_WIDTH)))?;
             if k + 1 == matched.len() {
                 let grey = RGBColor(90, 90, 90).stroke_width(LINE_WIDTH);
-                anno.label("ideal")
-                    .legend(move |(x, y)| legend_dashes(x, y, grey));
+                anno.label("ideal").legend(move |(x, y)| legend_dashes(x, y, grey));
             }
         }
 
@@ -249,19 +236,14 @@ fn legend_corner<'a>(
     let corners = [
         (SeriesLabelPosition::UpperLeft, (0.0, w, 1.0 - h, 1.0)),
         (SeriesLabelPosition::LowerRight, (1.0 - w, 1.0, 0.0, h)),
-        (
-            SeriesLabelPosition::UpperRight,
-            (1.0 - w, 1.0, 1.0 - h, 1.0),
-        ),
+        (SeriesLabelPosition::UpperRight, (1.0 - w, 1.0, 1.0 - h, 1.0)),
         (SeriesLabelPosition::LowerLeft, (0.0, w, 0.0, h)),
     ];
     let (sx, sy) = (xr.end - xr.start, yr.end - yr.start);
     let mut hits = [0usize; 4];
     for line in lines {
-        let unit: Vec<(f64, f64)> = line
-            .iter()
-            .map(|&(x, y)| ((x - xr.start) / sx, (y - yr.start) / sy))
-            .collect();
+        let unit: Vec<(f64, f64)> =
+            line.iter().map(|&(x, y)| ((x - xr.start) / sx, (y - yr.start) / sy)).collect();
         // Sample every segment so a long straight segment through a corner counts.
         let segments = unit.windows(2).map(|s| (s[0], s[1]));
         let single = (unit.len() == 1).then(|| (unit[0], unit[0]));
@@ -277,9 +259,7 @@ fn legend_corner<'a>(
             }
         }
     }
-    let best = (0..corners.len())
-        .min_by_key(|&i| (hits[i], i))
-        .unwrap_or(0);
+    let best = (0..corners.len()).min_by_key(|&i| (hits[i], i)).unwrap_or(0);
     corners[best].0.clone()
 }
 
@@ -302,18 +282,13 @@ fn legend_dashes(
 
 /// The finite points of a series, downsampled to at most [`MAX_PLOT_POINTS`].
 fn plot_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let finite: Vec<(f64, f64)> = points
-        .iter()
-        .copied()
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
+    let finite: Vec<(f64, f64)> =
+        points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
     downsample(&finite, MAX_PLOT_POINTS)
 }
 
 /// Axis ranges covering `points`, with the conventions described on [`Figure`].
-fn ranges<'a>(
-    points: impl Iterator<Item = &'a (f64, f64)>,
-) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+fn ranges<'a>(points: impl Iterator<Item = &'a (f64, f64)>) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
     let mut any = false;
     for &(x, y) in points {
@@ -365,11 +340,7 @@ fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
     let scientific = magnitude >= 1e7 || (magnitude > 0.0 && magnitude < 1e-4);
     move |v: &f64| {
         if scientific {
-            return if *v == 0.0 {
-                "0".to_string()
-            } else {
-                format!("{v:.2e}")
-            };
+            return if *v == 0.0 { "0".to_string() } else { format!("{v:.2e}") };
         }
         let s = format!("{:.*}", decimals, v);
         if s.starts_with('-') && s[1..].chars().all(|c| c == '0' || c == '.') {
@@ -384,11 +355,7 @@ fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
 /// at most a quarter of the figure.
 fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
     let fmt = tick_formatter(range);
-    let chars = [range.start, range.end]
-        .iter()
-        .map(|v| fmt(v).chars().count())
-        .max()
-        .unwrap_or(1) as u32;
+    let chars = [range.start, range.end].iter().map(|v| fmt(v).chars().count()).max().unwrap_or(1) as u32;
     // ~9 px per digit at the tick font size, plus room for the rotated axis description.
     (40 + 9 * chars).min(WIDTH / 4)
 }
@@ -421,9 +388,7 @@ pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
         let next_avg = if i + 1 < buckets {
             let r = bucket(i + 1);
             let len = r.len() as f64;
-            let (sx, sy) = points[r]
-                .iter()
-                .fold((0.0, 0.0), |(ax, ay), &(x, y)| (ax + x, ay + y));
+            let (sx, sy) = points[r].iter().fold((0.0, 0.0), |(ax, ay), &(x, y)| (ax + x, ay + y));
             (sx / len, sy / len)
         } else {
             points[n - 1]
@@ -432,8 +397,7 @@ pub fn downsample(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
         let mut best_area = -1.0;
         for j in bucket(i) {
             let (x, y) = points[j];
-            let area =
-                ((prev.0 - next_avg.0) * (y - prev.1) - (prev.0 - x) * (next_avg.1 - prev.1)).abs();
+            let area = ((prev.0 - next_avg.0) * (y - prev.1) - (prev.0 - x) * (next_avg.1 - prev.1)).abs();
             if area > best_area {
                 best_area = area;
                 best = j;
@@ -464,15 +428,9 @@ mod tests {
                 })
                 .collect();
             f.measured.push(Series::new(name, measured));
-            f.ideal.push(Series::new(
-                name,
-                vec![(0.0, 0.0), (600.0, 600.0 * share / 6.0)],
-            ));
+            f.ideal.push(Series::new(name, vec![(0.0, 0.0), (600.0, 600.0 * share / 6.0)]));
         }
-        f.ideal.push(Series::new(
-            "fair & <1/3>",
-            vec![(0.0, 0.0), (600.0, 200.0)],
-        ));
+        f.ideal.push(Series::new("fair & <1/3>", vec![(0.0, 0.0), (600.0, 200.0)]));
         f
     }
 
@@ -497,14 +455,9 @@ mod tests {
             .map(|n| n.text().unwrap_or("").trim().to_string())
             .collect();
         for name in ["C1", "C2", "C3", "ideal", "fair & <1/3>"] {
-            assert!(
-                texts.iter().any(|t| t == name),
-                "legend lacks {name}: {texts:?}"
-            );
+            assert!(texts.iter().any(|t| t == name), "legend lacks {name}: {texts:?}");
         }
-        assert!(texts
-            .iter()
-            .any(|t| t == "Execution times <shares 3:2:1> & more"));
+        assert!(texts.iter().any(|t| t == "Execution times <shares 3:2:1> & more"));
         assert!(texts.iter().any(|t| t == "wall time (s)"));
         assert!(texts.iter().any(|t| t == "cumulative execution time (s)"));
     }
@@ -512,48 +465,29 @@ mod tests {
     #[test]
     fn ideal_series_are_dashed_in_the_measured_colour() {
         let mut f = Figure::new("t", "x", "y");
-        f.measured
-            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
-        f.ideal
-            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 5.0)]));
+        f.measured.push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
+        f.ideal.push(Series::new("A", vec![(0.0, 0.0), (10.0, 5.0)]));
         let strokes = polyline_strokes(&f.to_svg());
         let blue = "#0072B2";
-        let n_blue = strokes
-            .iter()
-            .filter(|s| s.eq_ignore_ascii_case(blue))
-            .count();
+        let n_blue = strokes.iter().filter(|s| s.eq_ignore_ascii_case(blue)).count();
         // One solid polyline for the data, one for its legend sample: the rest are dashes.
-        assert!(
-            n_blue > 20,
-            "expected many dashes in {blue}, got {n_blue}: {strokes:?}"
-        );
+        assert!(n_blue > 20, "expected many dashes in {blue}, got {n_blue}: {strokes:?}");
 
         // Without the ideal series there are exactly the two solid polylines.
         f.ideal.clear();
         let strokes = polyline_strokes(&f.to_svg());
-        let n_blue = strokes
-            .iter()
-            .filter(|s| s.eq_ignore_ascii_case(blue))
-            .count();
+        let n_blue = strokes.iter().filter(|s| s.eq_ignore_ascii_case(blue)).count();
         assert_eq!(n_blue, 2, "{strokes:?}");
     }
 
     #[test]
     fn unmatched_ideal_series_gets_its_own_colour() {
         let mut f = Figure::new("t", "x", "y");
-        f.measured
-            .push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
-        f.ideal
-            .push(Series::new("B", vec![(0.0, 0.0), (10.0, 5.0)]));
+        f.measured.push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
+        f.ideal.push(Series::new("B", vec![(0.0, 0.0), (10.0, 5.0)]));
         let strokes = polyline_strokes(&f.to_svg());
         let second = "#D55E00";
-        assert!(
-            strokes
-                .iter()
-                .filter(|s| s.eq_ignore_ascii_case(second))
-                .count()
-                > 10
-        );
+        assert!(strokes.iter().filter(|s| s.eq_ignore_ascii_case(second)).count() > 10);
     }
 
     #[test]
@@ -562,10 +496,7 @@ mod tests {
         roxmltree::Document::parse(&f.to_svg()).expect("empty figure is well-formed");
         f.measured.push(Series::new("one", vec![(5.0, 5.0)]));
         f.measured.push(Series::new("none", vec![]));
-        f.measured.push(Series::new(
-            "nan",
-            vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
-        ));
+        f.measured.push(Series::new("nan", vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)]));
         roxmltree::Document::parse(&f.to_svg()).expect("degenerate figure is well-formed");
     }
 
@@ -623,9 +554,8 @@ mod tests {
         let r = (&(0.0..10.0), &(0.0..10.0));
         let rising: &[(f64, f64)] = &[(0.0, 0.0), (10.0, 10.0)];
         let falling: &[(f64, f64)] = &[(0.0, 10.0), (10.0, 0.0)];
-        let corner = |lines: Vec<&[(f64, f64)]>| {
-            format!("{:?}", legend_corner(&["a", "b"], px, r, lines.into_iter()))
-        };
+        let corner =
+            |lines: Vec<&[(f64, f64)]>| format!("{:?}", legend_corner(&["a", "b"], px, r, lines.into_iter()));
         assert_eq!(corner(vec![rising]), "UpperLeft");
         assert_eq!(corner(vec![falling]), "UpperRight");
         assert_eq!(corner(vec![rising, falling]), "UpperLeft"); // all touched once: first
@@ -638,8 +568,7 @@ mod tests {
         for (x, y) in [(1.0, 1e300), (1e-12, 1e-12), (-5.0, -1e9), (1e15, 3.0)] {
             let mut f = Figure::new("extreme", "x", "y");
             f.measured.push(Series::new("s", vec![(0.0, 0.0), (x, y)]));
-            f.ideal
-                .push(Series::new("s", vec![(0.0, 0.0), (x, y / 2.0)]));
+            f.ideal.push(Series::new("s", vec![(0.0, 0.0), (x, y / 2.0)]));
             roxmltree::Document::parse(&f.to_svg()).expect("well-formed");
         }
     }

@@ -38,21 +38,12 @@ nav ol{padding-left:1.5em}";
 impl HtmlReport {
     /// Creates an empty report with this page title (shown as `<title>` and `<h1>`).
     pub fn new(title: &str) -> Self {
-        HtmlReport {
-            title: title.to_string(),
-            sections: Vec::new(),
-        }
+        HtmlReport { title: title.to_string(), sections: Vec::new() }
     }
 
     /// Appends a section: a heading, the text (blank lines separate paragraphs; other line
     /// breaks are kept as `<br>`), then the table if any, then each figure as inline SVG.
-    pub fn section(
-        &mut self,
-        heading: &str,
-        text: &str,
-        table: Option<&Table>,
-        figures: &[&Figure],
-    ) {
+    pub fn section(&mut self, heading: &str, text: &str, table: Option<&Table>, figures: &[&Figure]) {
         let mut body = String::new();
         for para in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
             let lines: Vec<String> = para.lines().map(escape_html).collect();
@@ -86,11 +77,7 @@ impl HtmlReport {
         if self.sections.len() >= 2 {
             out.push_str("<nav><ol>\n");
             for (i, (heading, _)) in self.sections.iter().enumerate() {
-                out.push_str(&format!(
-                    "<li><a href=\"#s{}\">{}</a></li>\n",
-                    i + 1,
-                    escape_html(heading)
-                ));
+                out.push_str(&format!("<li><a href=\"#s{}\">{}</a></li>\n", i + 1, escape_html(heading)));
             }
             out.push_str("</ol></nav>\n");
         }
@@ -137,16 +124,12 @@ mod tests {
     fn sections_hold_paragraphs_tables_and_figures() {
         let mut page = HtmlReport::new("r");
         let mut f = Figure::new("fig <1>", "x", "y");
-        f.measured
-            .push(Series::new("A&B", vec![(0.0, 0.0), (1.0, 1.0)]));
+        f.measured.push(Series::new("A&B", vec![(0.0, 0.0), (1.0, 1.0)]));
         let t = Table::new(&["h"]);
         page.section("one", "first\n\nsecond\nline", Some(&t), &[&f, &f]);
         page.section("two", "", None, &[]);
         let html = page.render();
-        assert!(
-            html.contains("<p>first</p>\n<p>second<br>\nline</p>"),
-            "{html}"
-        );
+        assert!(html.contains("<p>first</p>\n<p>second<br>\nline</p>"), "{html}");
         assert_eq!(html.matches("<figure>").count(), 2);
         assert_eq!(html.matches("<svg").count(), 2);
         assert_eq!(html.matches("<table>").count(), 1);
@@ -155,9 +138,8 @@ mod tests {
         assert!(html.contains("A&amp;B") && html.contains("fig &lt;1&gt;"));
         // Everything except the doctype is well-formed XML, so an XML parser reads the page.
         let body = html.trim_start_matches("<!DOCTYPE html>\n");
-        let xml = body
-            .replace("<br>", "<br/>")
-            .replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\"/>");
+        let xml =
+            body.replace("<br>", "<br/>").replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\"/>");
         let xml = xml.replace(
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>",

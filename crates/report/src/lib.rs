@@ -70,9 +70,6 @@ mod tests {
 
     #[test]
     fn escapes_markup_characters() {
-        assert_eq!(
-            escape_html(r#"a<b>&"c"'d'"#),
-            "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;"
-        );
+        assert_eq!(escape_html(r#"a<b>&"c"'d'"#), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
     }
 }

@@ -36,10 +36,7 @@ pub struct Table {
 impl Table {
     /// Creates a table with these column headers and no rows.
     pub fn new(headers: &[&str]) -> Self {
-        Table {
-            headers: headers.iter().map(|h| h.to_string()).collect(),
-            rows: Vec::new(),
-        }
+        Table { headers: headers.iter().map(|h| h.to_string()).collect(), rows: Vec::new() }
     }
 
     /// Appends a row.
@@ -133,20 +130,10 @@ impl Table {
     pub fn to_markdown(&self) -> String {
         let cell = |s: &str| s.replace('|', "\\|").replace(['\r', '\n'], " ");
         let headers: Vec<String> = self.headers.iter().map(|h| cell(h)).collect();
-        let rows: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|c| cell(c)).collect())
-            .collect();
+        let rows: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|c| cell(c)).collect()).collect();
         let numeric = self.numeric_columns();
         let widths: Vec<usize> = (0..headers.len())
-            .map(|c| {
-                rows.iter()
-                    .map(|r| width(&r[c]))
-                    .chain([width(&headers[c]), 3])
-                    .max()
-                    .unwrap_or(3)
-            })
+            .map(|c| rows.iter().map(|r| width(&r[c])).chain([width(&headers[c]), 3]).max().unwrap_or(3))
             .collect();
         let mut out = String::new();
         let line = |out: &mut String, cells: &[String]| {
@@ -162,13 +149,7 @@ impl Table {
         let rule: Vec<String> = widths
             .iter()
             .zip(&numeric)
-            .map(|(&w, &n)| {
-                if n {
-                    format!("{}:", "-".repeat(w - 1))
-                } else {
-                    "-".repeat(w)
-                }
-            })
+            .map(|(&w, &n)| if n { format!("{}:", "-".repeat(w - 1)) } else { "-".repeat(w) })
             .collect();
         line(&mut out, &rule);
         for r in &rows {
@@ -243,18 +224,8 @@ mod tests {
     fn small() -> Table {
         let mut t = Table::new(&["task", "policy", "cpu %", "missed"]);
         t.row(vec!["R1".into(), "smart".into(), "49.5".into(), "0".into()]);
-        t.row(vec![
-            "conv-long".into(),
-            "wfq".into(),
-            "100".into(),
-            "-".into(),
-        ]);
-        t.row(vec![
-            "C".into(),
-            "edf".into(),
-            "1.25%".into(),
-            "1234".into(),
-        ]);
+        t.row(vec!["conv-long".into(), "wfq".into(), "100".into(), "-".into()]);
+        t.row(vec!["C".into(), "edf".into(), "1.25%".into(), "1234".into()]);
         t
     }
 
@@ -289,14 +260,8 @@ C          edf     1.25%    1234
         let mut t = Table::new(&["<name>", "x"]);
         t.row(vec!["a&b".into(), "3".into()]);
         let html = t.to_html();
-        assert!(
-            html.contains("<th>&lt;name&gt;</th><th class=\"num\">x</th>"),
-            "{html}"
-        );
-        assert!(
-            html.contains("<td>a&amp;b</td><td class=\"num\">3</td>"),
-            "{html}"
-        );
+        assert!(html.contains("<th>&lt;name&gt;</th><th class=\"num\">x</th>"), "{html}");
+        assert!(html.contains("<td>a&amp;b</td><td class=\"num\">3</td>"), "{html}");
     }
 
     #[test]
@@ -313,9 +278,7 @@ C          edf     1.25%    1234
 
     #[test]
     fn recognises_numbers_with_units() {
-        for s in [
-            "0", "-3.5", "+1e-6", "99.9%", "30ms", "1.5 s", "676", "NaN", "inf",
-        ] {
+        for s in ["0", "-3.5", "+1e-6", "99.9%", "30ms", "1.5 s", "676", "NaN", "inf"] {
             assert!(is_number(s), "{s}");
         }
         for s in ["R1", "e", "-", "1.2.3", "12 apples", "v2", "ms"] {

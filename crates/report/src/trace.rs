@@ -85,10 +85,7 @@ impl Trace {
     /// Creates an empty trace whose single process is named `process_name` (e.g.
     /// `"smartsim: smart, scenario fig6-1"`).
     pub fn new(process_name: &str) -> Self {
-        Trace {
-            process_name: process_name.to_string(),
-            ..Trace::default()
-        }
+        Trace { process_name: process_name.to_string(), ..Trace::default() }
     }
 
     /// Declares task `id` with a display name; its events go on track (tid) `id`. Declaring an
@@ -121,23 +118,13 @@ impl Trace {
             "report::Trace::interval: task {task} {name:?} ends at {end_ns} ns, before it starts at {start_ns} ns"
         );
         let name = self.intern(name);
-        self.events.push(Event {
-            task,
-            name,
-            start_ns,
-            dur_ns: Some(end_ns - start_ns),
-        });
+        self.events.push(Event { task, name, start_ns, dur_ns: Some(end_ns - start_ns) });
     }
 
     /// Adds an instant event (a mark on the task's track), e.g. `"deadline miss"`.
     pub fn instant(&mut self, task: u32, at_ns: u64, name: &str) {
         let name = self.intern(name);
-        self.events.push(Event {
-            task,
-            name,
-            start_ns: at_ns,
-            dur_ns: None,
-        });
+        self.events.push(Event { task, name, start_ns: at_ns, dur_ns: None });
     }
 
     /// Number of interval and instant events added (metadata not counted).
@@ -170,26 +157,10 @@ impl Trace {
             s: None,
             args: Some(args),
         };
-        emit(
-            &mut w,
-            &meta(
-                "process_name",
-                None,
-                Args::Name {
-                    name: &self.process_name,
-                },
-            ),
-        )?;
+        emit(&mut w, &meta("process_name", None, Args::Name { name: &self.process_name }))?;
         for (id, name) in &self.tasks {
             emit(&mut w, &meta("thread_name", Some(*id), Args::Name { name }))?;
-            emit(
-                &mut w,
-                &meta(
-                    "thread_sort_index",
-                    Some(*id),
-                    Args::SortIndex { sort_index: *id },
-                ),
-            )?;
+            emit(&mut w, &meta("thread_sort_index", Some(*id), Args::SortIndex { sort_index: *id }))?;
         }
         for e in &self.events {
             let name = &self.names[e.name as usize];
@@ -252,12 +223,7 @@ mod tests {
         let names: Vec<(u64, &str)> = ev
             .iter()
             .filter(|e| e["name"] == "thread_name")
-            .map(|e| {
-                (
-                    e["tid"].as_u64().unwrap(),
-                    e["args"]["name"].as_str().unwrap(),
-                )
-            })
+            .map(|e| (e["tid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap()))
             .collect();
         assert_eq!(names, vec![(1, "R1"), (2, "C <conv>")]);
 

@@ -22,9 +22,10 @@
 //! If no candidate fits, the best conventional task runs; if there is none, the most important
 //! real-time task runs although it will be late (work conservation, §4.4).
 //!
-//! A task is *real-time* for the decision while it has a time constraint whose deadline is ahead and
-//! whose cpu-estimate is not used up; otherwise it competes "in accordance with its priority and
-//! share" (§3.4.1) like a conventional task.
+//! A task is *real-time* for the decision while it has a time constraint whose deadline is ahead,
+//! whose cpu-estimate is not used up, and which the working schedule has not rejected; otherwise it
+//! competes "in accordance with its priority and share" (§3.4.1) like a conventional task. That is how
+//! a rejected task gets the CPU to handle its notification (a signal is handled when its thread runs).
 //!
 //! **Where it is weak.** The working schedule is rebuilt at every decision: O(N_R²) for N_R real-time
 //! candidates (§4.6), fine for tens of real-time tasks, slow for thousands. Estimates drive everything:
@@ -53,16 +54,19 @@ pub struct BiasLevel {
     pub next: usize,
 }
 
-/// The default bias table. The dissertation gives the mechanism, not its numbers; these are ours: a
-/// task that keeps the CPU gets longer quanta and a growing bias, reaching 250 ms after ~250 ms of CPU.
+/// The default bias table. The dissertation gives the mechanism, not its numbers; these are ours: the
+/// bias grows with each used-up quantum, to 250 ms after 50 ms of uninterrupted CPU, and the quantum
+/// stays 10 ms. The quantum matters: a conventional task picked in step 1 keeps the CPU for its whole
+/// quantum, so a quantum longer than a real-time task's slack makes that task miss (with 100 ms quanta,
+/// R1 of §6.2.3.2 loses most of its deadlines once it falls behind C1 by more than the bias).
 /// An interactive task that runs briefly between user inputs stays near level 0.
 pub const DEFAULT_BIAS_TABLE: [BiasLevel; 6] = [
     BiasLevel { bias: 0, quantum: 10 * MS, next: 1 },
-    BiasLevel { bias: 10 * MS, quantum: 20 * MS, next: 2 },
-    BiasLevel { bias: 30 * MS, quantum: 40 * MS, next: 3 },
-    BiasLevel { bias: 70 * MS, quantum: 80 * MS, next: 4 },
-    BiasLevel { bias: 150 * MS, quantum: 100 * MS, next: 5 },
-    BiasLevel { bias: 250 * MS, quantum: 100 * MS, next: 5 },
+    BiasLevel { bias: 10 * MS, quantum: 10 * MS, next: 2 },
+    BiasLevel { bias: 30 * MS, quantum: 10 * MS, next: 3 },
+    BiasLevel { bias: 70 * MS, quantum: 10 * MS, next: 4 },
+    BiasLevel { bias: 150 * MS, quantum: 10 * MS, next: 5 },
+    BiasLevel { bias: 250 * MS, quantum: 10 * MS, next: 5 },
 ];
 
 /// Configuration of SMART.
@@ -82,9 +86,13 @@ impl Default for SmartConfig {
 
 impl SmartConfig {
     /// From scenario options: `credit` (time, default 100ms), `bias` (bool, default true; false keeps
-    /// the quanta and zeroes every bias).
+    /// the quanta and zeroes every bias), `quantum` (time: the quantum of every level).
     pub fn from_options(o: &mut OptReader<'_>) -> Result<Self, PolicyError> {
         let mut c = SmartConfig { credit: o.time("credit", 100 * MS)?, ..Default::default() };
+        let q = o.time("quantum", 0)?;
+        if q > 0 {
+            c.table.iter_mut().for_each(|l| l.quantum = q);
+        }
         if !o.bool("bias", true)? {
             c.table.iter_mut().for_each(|l| l.bias = 0);
         }
@@ -101,6 +109,8 @@ struct SmartTask {
     /// The task's relative deadline, remembered for its sleep credit.
     rel_deadline: Option<Nanos>,
     notified: bool,
+    /// The scheduler found this constraint cannot be met: the task now competes by priority and share.
+    hopeless: bool,
     /// Generation of the constraint, to recognise stale timers.
     gen: u32,
     level: usize,
@@ -112,11 +122,13 @@ impl SmartTask {
     /// Returns (deadline, remaining demand).
     fn rt(&self, now: Nanos) -> Option<(Nanos, Nanos)> {
         let c = self.constraint?;
-        if c.deadline <= now {
+        if c.deadline <= now || self.hopeless {
             return None;
         }
+        // An estimate used up leaves 0: the task may still overrun, but only into the slack of the
+        // more important tasks (§3.4.1, and the dispatcher quantum of §5.3).
         let rem = match c.cpu_estimate {
-            Some(est) => est.checked_sub(self.req_exec).filter(|r| *r > 0)?,
+            Some(est) => est.saturating_sub(self.req_exec),
             None => c.deadline - now,
         };
         Some((c.deadline, rem))
@@ -347,22 +359,36 @@ impl Policy for Smart {
             let pos = self.ws.partition_point(|e| e.deadline <= deadline);
             self.ws.insert(pos, entry);
             if Self::check(&self.ws, now, 0).is_some() {
+                // From now on its future requests count too, unless they would not fit beside the
+                // more important work already in the schedule (then only its current request is in).
                 self.ws[pos].f = f;
+                if f > 0.0 && Self::check(&self.ws, now, 0).is_none() {
+                    self.ws[pos].f = 0.0;
+                }
             } else {
                 self.ws.remove(pos);
                 self.n_rejections += 1;
+                // §3.4.1: a request that cannot meet its deadline gets processing time "in accordance
+                // with its priority and share", e.g. to handle the notification: from now on it
+                // competes as a conventional task would.
+                self.tasks[t.idx()].hopeless = true;
                 // Step 4: this deadline cannot be met given more important work.
                 self.notify(t, now);
             }
         }
-        if let Some(first) = self.ws.first().copied() {
-            // The dispatcher quantum: the chosen task may overrun its estimate only by the least slack
-            // of the more important tasks in the schedule.
-            let slack = Self::check(&self.ws, now, first.rank).expect("schedule is feasible");
-            let bound = first.rem + slack;
-            let fair = self.fair_slice(first.t).unwrap_or(Nanos::MAX);
+        // Run the earliest deadline in the schedule, for no longer than the more important tasks in it
+        // can spare: its remaining estimate plus their least slack (the dispatcher quantum). A task
+        // past its estimate with no slack left to overrun into waits.
+        for k in 0..self.ws.len() {
+            let x = self.ws[k];
+            let slack = Self::check(&self.ws, now, x.rank).expect("the working schedule is feasible");
+            let bound = x.rem + slack;
+            if bound < 1.0 {
+                continue;
+            }
+            let fair = self.fair_slice(x.t).unwrap_or(Nanos::MAX);
             let slice = if bound.is_finite() { fair.min(bound.floor() as Nanos) } else { fair };
-            return self.dispatch(first.t, Some(slice));
+            return self.dispatch(x.t, Some(slice));
         }
         if let Some(t) = conventional {
             return self.dispatch(t, self.fair_slice(t));
@@ -378,6 +404,7 @@ impl Policy for Smart {
         let st = &mut self.tasks[t.idx()];
         st.gen += 1;
         st.notified = false;
+        st.hopeless = false;
         st.req_exec = 0;
         st.level = 0;
         st.constraint = c;

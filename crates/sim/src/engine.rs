@@ -22,9 +22,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use hdrhistogram::Histogram;
-use rand::SeedableRng;
-use rand_pcg::Pcg64;
 use sched::{Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use workload::rand_pcg::Pcg64;
 use workload::{Billing, Estimate, Exec, Model, Notify, OnMiss, Scenario, TimerKind};
 
 use crate::result::{SimResult, SystemStats, TaskResult, Timeline};
@@ -57,7 +56,6 @@ enum State {
 }
 
 struct TaskRt {
-    id: TaskId,
     state: State,
     /// CPU still needed by the current piece of work (request, burst, or all the work); MAX = endless.
     remaining: Nanos,
@@ -151,9 +149,7 @@ impl<'s> Sim<'s> {
         let tasks = scn
             .tasks
             .iter()
-            .enumerate()
-            .map(|(i, _)| TaskRt {
-                id: TaskId(i as u32),
+            .map(|spec| TaskRt {
                 state: State::NotStarted,
                 remaining: 0,
                 job: None,
@@ -164,7 +160,7 @@ impl<'s> Sim<'s> {
                 notified: None,
                 ready_since: None,
                 // One stream per task: adding a task does not change the draws of the others.
-                rng: Pcg64::seed_from_u64(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i as u64 + 1))),
+                rng: workload::task_rng(seed, &spec.name),
                 cpu: 0,
                 charged: 0,
                 quanta: 0,
@@ -206,7 +202,8 @@ impl<'s> Sim<'s> {
             sys: SystemStats::default(),
         };
         for (i, t) in scn.tasks.iter().enumerate() {
-            sim.push(t.start, Ev::Start, i as u32);
+            let start = t.start + if matches!(t.model, Model::Cpu { .. }) { sim.jitter(i) } else { 0 };
+            sim.push(start, Ev::Start, i as u32);
             if let Some(s) = t.stop {
                 sim.push(s, Ev::StopTime, i as u32);
             }
@@ -324,7 +321,7 @@ impl<'s> Sim<'s> {
         if self.ticks_on && tick_time(self.next_tick, self.scn.machine.hz) <= now {
             self.next_tick += 1;
             self.sys.ticks += 1;
-            if let Some(r) = self.running {
+            if self.running.is_some() {
                 self.run_ticks += self.tick_len_hint;
                 self.stall += self.scn.machine.overhead.tick;
             } else {
@@ -425,12 +422,15 @@ impl<'s> Sim<'s> {
         if spec.stop.is_some_and(|s| nominal >= s) || nominal >= self.end {
             return;
         }
-        let jitter = spec.jitter.map_or(0, |j| {
-            use rand::Rng;
-            self.tasks[i].rng.random_range(0..=j)
-        });
+        let jitter = self.jitter(i);
         let at = timer_fires(nominal + jitter, self.timer_of(i), self.scn.machine.hz);
         self.push(at, Ev::Release, i as u32);
+    }
+
+    /// A release or wake-up is late by a uniform draw in `[0, jitter]` (workload's meaning).
+    fn jitter(&mut self, i: usize) -> Nanos {
+        use workload::rand::Rng;
+        self.scn.tasks[i].jitter.map_or(0, |j| self.tasks[i].rng.random_range(0..=j))
     }
 
     fn start_burst(&mut self, i: usize) {
@@ -440,7 +440,7 @@ impl<'s> Sim<'s> {
             self.terminate(i);
             return;
         }
-        let th = think.sample(&mut self.tasks[i].rng);
+        let th = think.sample(&mut self.tasks[i].rng) + self.jitter(i);
         let at = timer_fires(self.now + th, self.timer_of(i), self.scn.machine.hz);
         if let Model::Interactive { burst, .. } = &spec.model {
             self.tasks[i].remaining = burst.sample(&mut self.tasks[i].rng).max(1);
@@ -566,8 +566,8 @@ impl<'s> Sim<'s> {
         let Model::Periodic(p) = &self.scn.tasks[i].model else { unreachable!() };
         let spec = &self.scn.tasks[i];
         let k = self.tasks[i].releases;
-        let more = !p.count.is_some_and(|c| k >= c)
-            && !spec.stop.is_some_and(|s| spec.start + k * p.period >= s)
+        let more = p.count.is_none_or(|c| k < c)
+            && spec.stop.is_none_or(|s| spec.start + k * p.period < s)
             && spec.start + k * p.period < self.end;
         if !more {
             self.exit(id.idx());
@@ -679,10 +679,24 @@ impl<'s> Sim<'s> {
                 self.stop_running(Stop::Preempted);
             }
         }
-        panic!("policy `{}` made {MAX_DECISIONS_PER_INSTANT} decisions at t={} ns without settling", self.policy.name(), self.now);
+        panic!(
+            "policy `{}` made {MAX_DECISIONS_PER_INSTANT} decisions at t={} ns without settling",
+            self.policy.name(),
+            self.now
+        );
     }
 
     fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) {
+        if std::env::var_os("SMARTSIM_DEBUG").is_some() {
+            eprintln!(
+                "{:>12} dispatch {} slice {:?} job {:?} notified {:?}",
+                self.now,
+                self.scn.tasks[t.idx()].name,
+                slice,
+                self.tasks[t.idx()].job,
+                self.tasks[t.idx()].notified
+            );
+        }
         let m = &self.scn.machine;
         let tr = &mut self.tasks[t.idx()];
         debug_assert_eq!(tr.state, State::Runnable, "policy picked a task that is not runnable");
@@ -716,19 +730,25 @@ impl<'s> Sim<'s> {
             .tasks
             .iter()
             .zip(self.tasks.iter())
-            .map(|(spec, t)| TaskResult::new(spec, duration, TaskMetrics {
-                cpu: t.cpu,
-                charged: t.charged,
-                quanta: t.quanta,
-                unbilled: t.unbilled,
-                met: t.met,
-                missed: t.missed,
-                discarded: t.discarded,
-                notifications: t.notifications,
-                finish: t.finish,
-                latency: &t.latency,
-                response: &t.response,
-            }))
+            .map(|(spec, t)| {
+                TaskResult::new(
+                    spec,
+                    duration,
+                    TaskMetrics {
+                        cpu: t.cpu,
+                        charged: t.charged,
+                        quanta: t.quanta,
+                        unbilled: t.unbilled,
+                        met: t.met,
+                        missed: t.missed,
+                        discarded: t.discarded,
+                        notifications: t.notifications,
+                        finish: t.finish,
+                        latency: &t.latency,
+                        response: &t.response,
+                    },
+                )
+            })
             .collect();
         let counters = self.policy.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         SimResult {

@@ -155,7 +155,12 @@ pub static EXPERIMENTS: &[Experiment] = &[
                 m("C1 finish s", Some(678.0), Some(676.0), r.finish_s("C1")),
                 m("C2 finish s", Some(848.0), Some(846.0), r.finish_s("C2")),
                 m("C3 finish s", Some(1018.0), Some(1014.0), r.finish_s("C3")),
-                m("C1:C3 slope, all three running", Some(3.00), Some(3.0), r.slope_ratio("C1", "C3", 10.0, 600.0)),
+                m(
+                    "C1:C3 slope, all three running",
+                    Some(3.00),
+                    Some(3.0),
+                    r.slope_ratio("C1", "C3", 10.0, 600.0),
+                ),
                 m("C2:C3 slope, after C1", Some(2.00), Some(2.0), r.slope_ratio("C2", "C3", 700.0, 800.0)),
             ]
         },
@@ -193,7 +198,10 @@ pub static EXPERIMENTS: &[Experiment] = &[
         "004 §6.2.2.2 figs. 6-4, 6-5",
         scenario!("smart-6.2.2.2.toml"),
         &[
-            Fig::Cpu { id: "fig6-4", title: "Fig. 6-4: real-time R1, R2, R3 with shares 3:2:1, overload then underload" },
+            Fig::Cpu {
+                id: "fig6-4",
+                title: "Fig. 6-4: real-time R1, R2, R3 with shares 3:2:1, overload then underload",
+            },
             Fig::Met { id: "fig6-5", title: "Fig. 6-5: deadlines met by R1, R2, R3 with shares 3:2:1" },
         ],
         |r| {
@@ -239,18 +247,12 @@ pub static EXPERIMENTS: &[Experiment] = &[
             ]
         },
     ),
-    exp(
-        "smart-6.2.3.2-tol0",
-        "004 §6.2.3.2 (no figure)",
-        scenario!("smart-6.2.3.2-tol0.toml"),
-        &[],
-        |r| {
-            vec![
-                m("R1 deadlines missed, C1 tolerance 0", Some(192.0), None, r.missed("R1")),
-                m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
-            ]
-        },
-    ),
+    exp("smart-6.2.3.2-tol0", "004 §6.2.3.2 (no figure)", scenario!("smart-6.2.3.2-tol0.toml"), &[], |r| {
+        vec![
+            m("R1 deadlines missed, C1 tolerance 0", Some(192.0), None, r.missed("R1")),
+            m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
+        ]
+    }),
     exp(
         "smart-6.2.3.2-tol100",
         "004 §6.2.3.2 (no figure)",
@@ -268,7 +270,10 @@ pub static EXPERIMENTS: &[Experiment] = &[
         "004 §6.2.3.3 figs. 6-8, 6-9",
         scenario!("smart-6.2.3.3.toml"),
         &[
-            Fig::Cpu { id: "fig6-8", title: "Fig. 6-8: real-time R1, R2 and conventional C1, equal shares, overload" },
+            Fig::Cpu {
+                id: "fig6-8",
+                title: "Fig. 6-8: real-time R1, R2 and conventional C1, equal shares, overload",
+            },
             Fig::Met { id: "fig6-9", title: "Fig. 6-9: deadlines met by R1 and R2 in overload" },
         ],
         |r| {
@@ -290,7 +295,8 @@ pub fn select(name: &str) -> Vec<&'static Experiment> {
 
 /// Parse an experiment's scenario.
 pub fn scenario(e: &Experiment) -> anyhow::Result<Scenario> {
-    workload::parse_str(e.toml, &format!("scenarios/papers/{}", e.file)).map_err(|err| anyhow::anyhow!("{err}"))
+    workload::parse_str(e.toml, &format!("scenarios/papers/{}", e.file))
+        .map_err(|err| anyhow::anyhow!("{err}"))
 }
 
 /// Run an experiment.

@@ -40,7 +40,7 @@ pub struct Percentiles {
 
 impl Percentiles {
     fn of(h: &Histogram<u64>) -> Option<Self> {
-        (h.len() > 0).then(|| Percentiles {
+        (!h.is_empty()).then(|| Percentiles {
             p50: h.value_at_quantile(0.5),
             p90: h.value_at_quantile(0.9),
             p99: h.value_at_quantile(0.99),

@@ -187,9 +187,7 @@ impl std::str::FromStr for Exec {
         if t.contains('(') {
             return Err(format!("\"{t}\" is not a distribution: write {EXEC_FORMS}"));
         }
-        parse_time(t)
-            .map(Exec::Fixed)
-            .map_err(|e| format!("{e}; an exec is {EXEC_FORMS}"))
+        parse_time(t).map(Exec::Fixed).map_err(|e| format!("{e}; an exec is {EXEC_FORMS}"))
     }
 }
 
@@ -233,38 +231,17 @@ mod tests {
         assert_eq!(p(" 28ms .. 30ms "), Exec::Uniform(28 * MS, 30 * MS));
         assert_eq!(p("30ms..30ms"), Exec::Uniform(30 * MS, 30 * MS));
         assert_eq!(p("exp(20ms)"), Exec::Exponential { mean: 20 * MS });
-        assert_eq!(
-            p("normal(20ms, 2ms)"),
-            Exec::Normal {
-                mean: 20 * MS,
-                sd: 2 * MS
-            }
-        );
-        assert_eq!(
-            p("normal(20ms,2ms)"),
-            Exec::Normal {
-                mean: 20 * MS,
-                sd: 2 * MS
-            }
-        );
+        assert_eq!(p("normal(20ms, 2ms)"), Exec::Normal { mean: 20 * MS, sd: 2 * MS });
+        assert_eq!(p("normal(20ms,2ms)"), Exec::Normal { mean: 20 * MS, sd: 2 * MS });
     }
 
     #[test]
     fn rejects_bad_forms() {
         let e = "30ms..28ms".parse::<Exec>().unwrap_err();
-        assert!(
-            e.contains("lower bound 30ms is above the upper bound 28ms"),
-            "{e}"
-        );
+        assert!(e.contains("lower bound 30ms is above the upper bound 28ms"), "{e}");
         assert!("exp(0s)".parse::<Exec>().unwrap_err().contains("> 0"));
-        assert!("normal(20ms)"
-            .parse::<Exec>()
-            .unwrap_err()
-            .contains("standard deviation"));
-        assert!("gamma(2ms)"
-            .parse::<Exec>()
-            .unwrap_err()
-            .contains("not a distribution"));
+        assert!("normal(20ms)".parse::<Exec>().unwrap_err().contains("standard deviation"));
+        assert!("gamma(2ms)".parse::<Exec>().unwrap_err().contains("not a distribution"));
         let e = "30".parse::<Exec>().unwrap_err();
         assert!(e.contains("no unit") && e.contains("a range"), "{e}");
         assert!("28..30ms".parse::<Exec>().unwrap_err().contains("no unit"));
@@ -272,13 +249,7 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in [
-            "30ms",
-            "28ms..30ms",
-            "exp(20ms)",
-            "normal(20ms, 2ms)",
-            "1.5s..2s",
-        ] {
+        for s in ["30ms", "28ms..30ms", "exp(20ms)", "normal(20ms, 2ms)", "1.5s..2s"] {
             assert_eq!(p(s).to_string(), s);
             assert_eq!(p(&p(s).to_string()), p(s));
         }
@@ -325,10 +296,8 @@ mod tests {
         // Pinned: these values must not change across versions (seeded results depend on them).
         assert_eq!(run(1, "R1")[..3], PINNED);
         let mut r = task_rng(1, "R1");
-        let pinned: Vec<Nanos> = ["exp(20ms)", "normal(20ms, 2ms)"]
-            .iter()
-            .map(|s| p(s).sample(&mut r))
-            .collect();
+        let pinned: Vec<Nanos> =
+            ["exp(20ms)", "normal(20ms, 2ms)"].iter().map(|s| p(s).sample(&mut r)).collect();
         assert_eq!(pinned, [10_583_334, 17_483_105]);
     }
 
@@ -357,10 +326,7 @@ mod tests {
             s[n / 2] as f64
         };
         // The median of an exponential is mean * ln 2.
-        assert!(
-            (median / 20e6 - std::f64::consts::LN_2).abs() < 0.02,
-            "{median}"
-        );
+        assert!((median / 20e6 - std::f64::consts::LN_2).abs() < 0.02, "{median}");
 
         let g = draws(p("normal(20ms, 2ms)"), 1, n);
         assert!((mean(&g) - 20e6).abs() < 32e3, "{}", mean(&g));

@@ -423,13 +423,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(src) => parse_str(&src, &file),
-        Err(e) => Err(ScenarioError::single(
-            file,
-            0,
-            0,
-            "",
-            format!("cannot read the scenario: {e}"),
-        )),
+        Err(e) => Err(ScenarioError::single(file, 0, 0, "", format!("cannot read the scenario: {e}"))),
     }
 }
 

@@ -13,16 +13,14 @@ use crate::error::{Diagnostic, ScenarioError};
 use crate::exec::Exec;
 use crate::time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos};
 use crate::{
-    Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg,
-    TaskSpec, TimerKind,
+    Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg, TaskSpec,
+    TimerKind,
 };
 
 type Val<'i> = Spanned<DeValue<'i>>;
 
 const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
-const MACHINE_KEYS: &[&str] = &[
-    "cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead",
-];
+const MACHINE_KEYS: &[&str] = &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
 const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth"];
 const COMMON_TASK_KEYS: &[&str] = &[
     "name",
@@ -69,15 +67,8 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(src: &'a str, file: &'a str) -> Ctx<'a> {
-        let line_starts = std::iter::once(0)
-            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        Ctx {
-            src,
-            file,
-            line_starts,
-            diags: Vec::new(),
-        }
+        let line_starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Ctx { src, file, line_starts, diags: Vec::new() }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -205,11 +196,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
                         (1, hi) if hi >= i128::from(u32::MAX) => "an integer >= 1".to_string(),
                         _ => format!("an integer in {lo}..={hi}"),
                     };
-                    cx.err(
-                        v.span().start,
-                        &field,
-                        format!("{n} is out of range: expected {range}"),
-                    );
+                    cx.err(v.span().start, &field, format!("{n} is out of range: expected {range}"));
                     return None;
                 }
                 Some(n)
@@ -225,9 +212,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
         let v = self.get(key)?;
         match v.get_ref() {
             DeValue::Float(f) => f.as_str().replace('_', "").parse().ok(),
-            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
-                .ok()
-                .map(|n| n as f64),
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix()).ok().map(|n| n as f64),
             other => {
                 type_error(cx, v, &self.field(key), other, "a number");
                 None
@@ -248,13 +233,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
             },
             DeValue::Integer(_) => self.int(cx, key, 0, i128::from(u64::MAX)).map(|n| n as u64),
             other => {
-                type_error(
-                    cx,
-                    v,
-                    &self.field(key),
-                    other,
-                    "a size such as \"512KiB\" or bytes",
-                );
+                type_error(cx, v, &self.field(key), other, "a size such as \"512KiB\" or bytes");
                 None
             }
         }
@@ -276,13 +255,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
                 None
             }
             other => {
-                type_error(
-                    cx,
-                    v,
-                    &field,
-                    other,
-                    "a time \"30ms\" or a range \"28ms..30ms\"",
-                );
+                type_error(cx, v, &field, other, "a time \"30ms\" or a range \"28ms..30ms\"");
                 None
             }
         }
@@ -297,9 +270,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
             "hr" => Some(TimerKind::Hr),
             _ => match s.strip_prefix("rtc:") {
                 Some(hz) => match hz.trim().parse::<u32>() {
-                    Ok(hz) if hz.is_power_of_two() && (2..=8192).contains(&hz) => {
-                        Some(TimerKind::Rtc(hz))
-                    }
+                    Ok(hz) if hz.is_power_of_two() && (2..=8192).contains(&hz) => Some(TimerKind::Rtc(hz)),
                     _ => {
                         cx.err(
                             at,
@@ -327,11 +298,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
         if choices.contains(&s) {
             return Some(s);
         }
-        cx.err(
-            self.at_value(key),
-            &self.field(key),
-            unknown_choice(s, choices),
-        );
+        cx.err(self.at_value(key), &self.field(key), unknown_choice(s, choices));
         None
     }
 }
@@ -349,19 +316,11 @@ fn bare_number(v: &Val, key: &str, unit: &str) -> String {
 }
 
 fn type_error(cx: &mut Ctx, v: &Val, field: &str, found: &DeValue, expected: &str) {
-    cx.err(
-        v.span().start,
-        field,
-        format!("expected {expected}, found {}", found.type_str()),
-    );
+    cx.err(v.span().start, field, format!("expected {expected}, found {}", found.type_str()));
 }
 
 fn quoted(items: &[&str]) -> String {
-    items
-        .iter()
-        .map(|c| format!("\"{c}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ")
 }
 
 fn unknown_choice(s: &str, choices: &[&str]) -> String {
@@ -386,27 +345,17 @@ fn closest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
 fn unknown_key(key: &str, allowed: &[&str]) -> String {
     match closest(key, allowed) {
         Some(best) => format!("unknown key `{key}`; did you mean `{best}`?"),
-        None => format!(
-            "unknown key `{key}`; valid keys here: {}",
-            allowed.join(", ")
-        ),
+        None => format!("unknown key `{key}`; valid keys here: {}", allowed.join(", ")),
     }
 }
 
 /// The models whose own keys include `key`.
 fn models_with_key(key: &str) -> Vec<&'static str> {
-    MODELS
-        .iter()
-        .filter(|(_, keys)| keys.contains(&key))
-        .map(|(m, _)| *m)
-        .collect()
+    MODELS.iter().filter(|(_, keys)| keys.contains(&key)).map(|(m, _)| *m).collect()
 }
 
 fn model_keys(model: &str) -> &'static [&'static str] {
-    MODELS
-        .iter()
-        .find(|(m, _)| *m == model)
-        .map_or(&[], |(_, k)| *k)
+    MODELS.iter().find(|(m, _)| *m == model).map_or(&[], |(_, k)| *k)
 }
 
 /// Converts a TOML tree value into a `toml::Value` (for scheduler options).
@@ -417,16 +366,12 @@ fn to_value(v: &DeValue) -> toml::Value {
             .map(toml::Value::Integer)
             // Out of i64 range: TOML forbids it, the parser has reported it.
             .unwrap_or(toml::Value::Integer(0)),
-        DeValue::Float(f) => {
-            toml::Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN))
-        }
+        DeValue::Float(f) => toml::Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN)),
         DeValue::Boolean(b) => toml::Value::Boolean(*b),
         DeValue::Datetime(d) => toml::Value::Datetime(*d),
         DeValue::Array(a) => toml::Value::Array(a.iter().map(|x| to_value(x.get_ref())).collect()),
         DeValue::Table(t) => toml::Value::Table(
-            t.iter()
-                .map(|(k, x)| (k.get_ref().to_string(), to_value(x.get_ref())))
-                .collect(),
+            t.iter().map(|(k, x)| (k.get_ref().to_string(), to_value(x.get_ref()))).collect(),
         ),
     }
 }
@@ -450,12 +395,7 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
         }
         return Err(finish(cx));
     }
-    let root = Tbl {
-        table: Some(doc.get_ref()),
-        at: 0,
-        prefix: String::new(),
-        suffix: String::new(),
-    };
+    let root = Tbl { table: Some(doc.get_ref()), at: 0, prefix: String::new(), suffix: String::new() };
     root.check_keys(&mut cx, TOP_KEYS, |k| {
         (k == "tasks").then(|| "unknown key `tasks`; tasks are written [[task]]".to_string())
     });
@@ -464,14 +404,7 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
     let scheduler = scheduler(&mut cx, &root);
     let tasks = tasks(&mut cx, &root, &machine);
     if cx.diags.is_empty() {
-        Ok(Scenario {
-            path: path.to_string(),
-            name: stem(path),
-            description,
-            machine,
-            scheduler,
-            tasks,
-        })
+        Ok(Scenario { path: path.to_string(), name: stem(path), description, machine, scheduler, tasks })
     } else {
         Err(finish(cx))
     }
@@ -479,31 +412,18 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
 
 fn finish(mut cx: Ctx) -> ScenarioError {
     cx.diags.sort_by_key(|(at, _)| *at);
-    ScenarioError {
-        diagnostics: cx.diags.into_iter().map(|(_, d)| d).collect(),
-    }
+    ScenarioError { diagnostics: cx.diags.into_iter().map(|(_, d)| d).collect() }
 }
 
 /// The sub-table at `key` of `parent`; reports a value that is not a table.
 fn sub_table<'t, 'i>(cx: &mut Ctx, parent: &Tbl<'t, 'i>, key: &str) -> Tbl<'t, 'i> {
     let prefix = format!("{}{key}.", parent.prefix);
-    let mut t = Tbl {
-        table: None,
-        at: parent.at,
-        prefix,
-        suffix: parent.suffix.clone(),
-    };
+    let mut t = Tbl { table: None, at: parent.at, prefix, suffix: parent.suffix.clone() };
     if let Some(v) = parent.get(key) {
         t.at = v.span().start;
         match v.get_ref() {
             DeValue::Table(table) => t.table = Some(table),
-            other => type_error(
-                cx,
-                v,
-                &parent.field(key),
-                other,
-                &format!("a table [{key}]"),
-            ),
+            other => type_error(cx, v, &parent.field(key), other, &format!("a table [{key}]")),
         }
     }
     t
@@ -514,11 +434,7 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
     m.check_keys(cx, MACHINE_KEYS, |_| None);
     let cpus = m.int(cx, "cpus", 0, i128::from(u32::MAX)).unwrap_or(1) as u32;
     if cpus != 1 {
-        cx.err(
-            m.at_value("cpus"),
-            &m.field("cpus"),
-            "only cpus = 1 is supported",
-        );
+        cx.err(m.at_value("cpus"), &m.field("cpus"), "only cpus = 1 is supported");
     }
     let hz = m.int(cx, "hz", 0, i128::from(MAX_HZ)).unwrap_or(1000) as u32;
     let billing = match m.keyword(cx, "billing", &["tick", "exact"]) {
@@ -542,11 +458,7 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
     }
     let duration = match m.get("duration") {
         None => {
-            cx.err(
-                m.at,
-                &m.field("duration"),
-                "missing: how long to simulate, e.g. duration = \"60s\"",
-            );
+            cx.err(m.at, &m.field("duration"), "missing: how long to simulate, e.g. duration = \"60s\"");
             0
         }
         Some(_) => m.positive_time(cx, "duration").unwrap_or(0),
@@ -587,27 +499,14 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
             "missing: a cache refill cost needs a memory bandwidth, e.g. bandwidth = \"1GB/s\"",
         );
     }
-    Machine {
-        cpus,
-        hz,
-        billing,
-        timer,
-        duration,
-        seed,
-        overhead,
-        sample,
-    }
+    Machine { cpus, hz, billing, timer, duration, seed, overhead, sample }
 }
 
 fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {
     let s = sub_table(cx, root, "scheduler");
     let policy = s.string(cx, "policy").unwrap_or("smart").to_string();
     if policy.trim().is_empty() {
-        cx.err(
-            s.at_value("policy"),
-            &s.field("policy"),
-            "must not be empty",
-        );
+        cx.err(s.at_value("policy"), &s.field("policy"), "must not be empty");
     }
     let mut options = BTreeMap::new();
     let mut key_lines = BTreeMap::new();
@@ -619,12 +518,7 @@ fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {
             }
         }
     }
-    SchedulerCfg {
-        policy,
-        options,
-        key_lines,
-        line: cx.line(s.at),
-    }
+    SchedulerCfg { policy, options, key_lines, line: cx.line(s.at) }
 }
 
 fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
@@ -632,21 +526,13 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
         if root.get("tasks").is_some() {
             return Vec::new(); // already reported as a misspelling
         }
-        cx.err(
-            0,
-            "task",
-            "no tasks: add at least one [[task]] with a name and a model",
-        );
+        cx.err(0, "task", "no tasks: add at least one [[task]] with a name and a model");
         return Vec::new();
     };
     let items: &[Val] = match v.get_ref() {
         DeValue::Array(a) => a,
         DeValue::Table(_) => {
-            cx.err(
-                v.span().start,
-                "task",
-                "tasks are an array of tables: write [[task]], not [task]",
-            );
+            cx.err(v.span().start, "task", "tasks are an array of tables: write [[task]], not [task]");
             return Vec::new();
         }
         other => {
@@ -655,11 +541,7 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
         }
     };
     if items.is_empty() {
-        cx.err(
-            v.span().start,
-            "task",
-            "no tasks: add at least one [[task]]",
-        );
+        cx.err(v.span().start, "task", "no tasks: add at least one [[task]]");
     }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = Vec::new();
@@ -669,9 +551,7 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
             continue;
         };
         // Names are checked for uniqueness whether or not the rest of the task is valid.
-        let name = table
-            .get("name")
-            .and_then(|n| n.get_ref().as_str().map(|s| (s, n)));
+        let name = table.get("name").and_then(|n| n.get_ref().as_str().map(|s| (s, n)));
         if let Some((name, v)) = name.filter(|(s, _)| !s.trim().is_empty()) {
             if let Some(&first) = seen.get(name) {
                 cx.err(
@@ -689,19 +569,10 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
 }
 
 fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -> Option<TaskSpec> {
-    let mut t = Tbl {
-        table: Some(table),
-        at,
-        prefix: format!("task[{i}]."),
-        suffix: String::new(),
-    };
+    let mut t = Tbl { table: Some(table), at, prefix: format!("task[{i}]."), suffix: String::new() };
     let name = match t.get("name") {
         None => {
-            cx.err(
-                at,
-                &t.field("name"),
-                "missing: every task needs a unique name",
-            );
+            cx.err(at, &t.field("name"), "missing: every task needs a unique name");
             None
         }
         Some(_) => match t.string(cx, "name") {
@@ -718,11 +589,7 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
     let model_names: Vec<&str> = MODELS.iter().map(|(m, _)| *m).collect();
     let model = match t.get("model") {
         None => {
-            cx.err(
-                at,
-                &t.field("model"),
-                format!("missing: one of {}", quoted(&model_names)),
-            );
+            cx.err(at, &t.field("model"), format!("missing: one of {}", quoted(&model_names)));
             None
         }
         Some(_) => t.keyword(cx, "model", &model_names),
@@ -733,11 +600,8 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
         Some(m) => {
             let own = model_keys(m);
             let allowed: Vec<&str> = COMMON_TASK_KEYS.iter().chain(own).copied().collect();
-            let all: Vec<&str> = COMMON_TASK_KEYS
-                .iter()
-                .chain(MODELS.iter().flat_map(|(_, k)| k.iter()))
-                .copied()
-                .collect();
+            let all: Vec<&str> =
+                COMMON_TASK_KEYS.iter().chain(MODELS.iter().flat_map(|(_, k)| k.iter())).copied().collect();
             t.check_keys(cx, &allowed, |key| {
                 let other_models = models_with_key(key);
                 if !other_models.is_empty() {
@@ -760,19 +624,14 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
         }
         None => {
             // Model unknown: check against every key, so typos are still reported.
-            let all: Vec<&str> = COMMON_TASK_KEYS
-                .iter()
-                .chain(MODELS.iter().flat_map(|(_, k)| k.iter()))
-                .copied()
-                .collect();
+            let all: Vec<&str> =
+                COMMON_TASK_KEYS.iter().chain(MODELS.iter().flat_map(|(_, k)| k.iter())).copied().collect();
             t.check_keys(cx, &all, |_| None);
         }
     }
 
     let share = t.int(cx, "share", 0, i128::from(u32::MAX)).unwrap_or(1) as u32;
-    let priority = t
-        .int(cx, "priority", i128::from(i32::MIN), i128::from(i32::MAX))
-        .unwrap_or(0) as i32;
+    let priority = t.int(cx, "priority", i128::from(i32::MIN), i128::from(i32::MAX)).unwrap_or(0) as i32;
     let latency_tolerance = t.time(cx, "latency_tolerance");
     let start = t.time(cx, "start").unwrap_or(0);
     let stop = t.time(cx, "stop");
@@ -796,11 +655,7 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
             cx.err(
                 t.at_value("stop"),
                 &t.field("stop"),
-                format!(
-                    "stop {} must be after start {}",
-                    format_time(s),
-                    format_time(start)
-                ),
+                format!("stop {} must be after start {}", format_time(s), format_time(start)),
             );
         }
     }
@@ -837,11 +692,7 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
 }
 
 fn or_list(models: &[&str]) -> String {
-    models
-        .iter()
-        .map(|m| format!("\"{m}\""))
-        .collect::<Vec<_>>()
-        .join(" or ")
+    models.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(" or ")
 }
 
 fn required<T>(
@@ -852,19 +703,14 @@ fn required<T>(
     read: impl FnOnce(&mut Ctx) -> Option<T>,
 ) -> Option<T> {
     if t.get(key).is_none() {
-        cx.err(
-            t.at,
-            &t.field(key),
-            format!("missing: required by this model, e.g. {key} = \"{example}\""),
-        );
+        cx.err(t.at, &t.field(key), format!("missing: required by this model, e.g. {key} = \"{example}\""));
         return None;
     }
     read(cx)
 }
 
 fn count(cx: &mut Ctx, t: &Tbl) -> Option<u64> {
-    t.int(cx, "count", 1, i128::from(u64::MAX))
-        .map(|n| n as u64)
+    t.int(cx, "count", 1, i128::from(u64::MAX)).map(|n| n as u64)
 }
 
 /// An exec whose mean must be > 0 (CPU per request).
@@ -895,11 +741,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
             cx.err(
                 t.at_value("jitter"),
                 &t.field("jitter"),
-                format!(
-                    "jitter {} must be shorter than the period {}",
-                    format_time(j),
-                    format_time(period)
-                ),
+                format!("jitter {} must be shorter than the period {}", format_time(j), format_time(period)),
             );
         }
     }
@@ -916,15 +758,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
             );
         }
     }
-    Some(Periodic {
-        exec,
-        period,
-        deadline,
-        count,
-        on_miss,
-        estimate: estimate?,
-        notify,
-    })
+    Some(Periodic { exec, period, deadline, count, on_miss, estimate: estimate?, notify })
 }
 
 fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
@@ -958,11 +792,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
     if kind != Some("ewma") {
         for k in ewma_keys {
             if t.get(k).is_some() {
-                cx.err(
-                    t.at_value(k),
-                    &t.field(k),
-                    "only applies with estimate = \"ewma\"",
-                );
+                cx.err(t.at_value(k), &t.field(k), "only applies with estimate = \"ewma\"");
             }
         }
     }
@@ -975,9 +805,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
                 cx.err(
                     t.at_value("estimate_alpha"),
                     &t.field("estimate_alpha"),
-                    format!(
-                        "{alpha} is out of range: the weight of the newest request is in (0, 1]"
-                    ),
+                    format!("{alpha} is out of range: the weight of the newest request is in (0, 1]"),
                 );
                 ok = false;
             }
@@ -991,11 +819,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
                 ok = false;
             }
             let initial = t.positive_time(cx, "estimate_initial");
-            ok.then_some(Estimate::Ewma {
-                alpha,
-                factor,
-                initial,
-            })
+            ok.then_some(Estimate::Ewma { alpha, factor, initial })
         }
         None => t.time(cx, "estimate").map(Estimate::Fixed),
     }
@@ -1016,7 +840,9 @@ fn notify(cx: &mut Ctx, t: &Tbl) -> Notify {
                     cx.err(
                         v.span().start,
                         &t.field("notify"),
-                        format!("expected \"asap\", \"deadline\", \"never\" or a time after the release: {e}"),
+                        format!(
+                            "expected \"asap\", \"deadline\", \"never\" or a time after the release: {e}"
+                        ),
                     );
                     Notify::Asap
                 }
@@ -1033,11 +859,7 @@ fn interactive(cx: &mut Ctx, t: &Tbl) -> Option<Model> {
     let think = required(cx, t, "think", "exp(500ms)", |cx| t.exec(cx, "think"));
     let burst = required(cx, t, "burst", "1ms..5ms", |cx| cpu_exec(cx, t, "burst"));
     let count = count(cx, t);
-    Some(Model::Interactive {
-        think: think?,
-        burst: burst?,
-        count,
-    })
+    Some(Model::Interactive { think: think?, burst: burst?, count })
 }
 
 #[cfg(test)]

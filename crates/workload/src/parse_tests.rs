@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::{
-    load, parse_str, Billing, Estimate, Exec, Machine, Model, Notify, OnMiss, Overheads, Periodic,
-    Scenario, SchedulerCfg, TaskSpec, TimerKind,
+    load, parse_str, Billing, Estimate, Exec, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario,
+    SchedulerCfg, TaskSpec, TimerKind,
 };
 
 const MS: u64 = 1_000_000;
@@ -30,11 +30,7 @@ fn error(src: &str) -> String {
 /// A valid scenario with `extra` inserted into its only task (a cpu task unless `extra` sets the
 /// model) and `machine` into `[machine]`.
 fn with(machine: &str, task: &str) -> String {
-    let model = if task.contains("model") {
-        ""
-    } else {
-        "model = \"cpu\"\n"
-    };
+    let model = if task.contains("model") { "" } else { "model = \"cpu\"\n" };
     format!("[machine]\nduration = \"10s\"\n{machine}\n\n[[task]]\nname = \"T\"\n{model}{task}\n")
 }
 
@@ -65,28 +61,18 @@ fn default_periodic(exec: Exec, period: u64) -> Periodic {
         deadline: period,
         count: None,
         on_miss: OnMiss::Discard,
-        estimate: Estimate::Ewma {
-            alpha: 0.5,
-            factor: 1.1,
-            initial: None,
-        },
+        estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
         notify: Notify::Asap,
     }
 }
 
 #[test]
 fn mix_example_parses_to_the_expected_structure() {
-    let s = load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/mix.toml"
-    )))
-    .unwrap();
+    let s = load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mix.toml"))).unwrap();
     assert_eq!(s.name, "mix");
     assert!(s.path.ends_with("examples/mix.toml"));
-    let r2 = Periodic {
-        on_miss: OnMiss::Finish,
-        ..default_periodic(Exec::Uniform(10 * MS, 14 * MS), 50 * MS)
-    };
+    let r2 =
+        Periodic { on_miss: OnMiss::Finish, ..default_periodic(Exec::Uniform(10 * MS, 14 * MS), 50 * MS) };
     let expected = Scenario {
         path: s.path.clone(),
         name: "mix".into(),
@@ -113,10 +99,7 @@ fn mix_example_parses_to_the_expected_structure() {
                 15,
                 Model::Periodic(default_periodic(Exec::Uniform(28 * MS, 30 * MS), 40 * MS)),
             ),
-            TaskSpec {
-                priority: 1,
-                ..default_task("R2", 23, Model::Periodic(r2))
-            },
+            TaskSpec { priority: 1, ..default_task("R2", 23, Model::Periodic(r2)) },
             default_task("batch", 31, Model::Cpu { work: None }),
         ],
     };
@@ -126,10 +109,7 @@ fn mix_example_parses_to_the_expected_structure() {
 #[test]
 fn every_key_example_sets_every_field() {
     let s = ok(include_str!("../examples/every-key.toml"));
-    assert_eq!(
-        s.description.as_deref(),
-        Some("two periodic tasks against a batch job")
-    );
+    assert_eq!(s.description.as_deref(), Some("two periodic tasks against a batch job"));
     assert_eq!(
         s.machine,
         Machine {
@@ -166,11 +146,7 @@ fn every_key_example_sets_every_field() {
                     deadline: 8 * MS,
                     count: Some(500),
                     on_miss: OnMiss::Discard,
-                    estimate: Estimate::Ewma {
-                        alpha: 0.5,
-                        factor: 1.1,
-                        initial: None
-                    },
+                    estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
                     notify: Notify::Asap,
                 })
             )
@@ -220,10 +196,7 @@ fn defaults_fill_a_minimal_scenario() {
     assert_eq!(s.scheduler.policy, "smart");
     assert_eq!(s.scheduler.line, 1);
     assert!(s.scheduler.options.is_empty());
-    assert_eq!(
-        s.tasks,
-        vec![default_task("a", 3, Model::Cpu { work: None })]
-    );
+    assert_eq!(s.tasks, vec![default_task("a", 3, Model::Cpu { work: None })]);
     assert_eq!(s.name, "t");
 }
 
@@ -239,9 +212,7 @@ fn alternative_spellings_of_values() {
     assert_eq!(s.machine.overhead.cache_bytes, 4096);
     assert_eq!(s.machine.overhead.bandwidth, 1_000_000);
     assert_eq!(s.tasks[0].working_set, 100);
-    let Model::Periodic(p) = &s.tasks[0].model else {
-        panic!()
-    };
+    let Model::Periodic(p) = &s.tasks[0].model else { panic!() };
     assert_eq!(p.exec, Exec::Fixed(5 * MS));
     assert_eq!(p.estimate, Estimate::Exact);
     assert_eq!(p.notify, Notify::AtDeadline);
@@ -250,34 +221,18 @@ fn alternative_spellings_of_values() {
         "",
         "model = \"periodic\"\nexec = \"normal(5ms, 1ms)\"\nperiod = \"20ms\"\nestimate = \"6ms\"\nnotify = \"15ms\"\ncount = 3\non_miss = \"finish\"",
     ));
-    let Model::Periodic(p) = &s.tasks[0].model else {
-        panic!()
-    };
+    let Model::Periodic(p) = &s.tasks[0].model else { panic!() };
     assert_eq!(
         (p.estimate, p.notify, p.count, p.on_miss),
-        (
-            Estimate::Fixed(6 * MS),
-            Notify::After(15 * MS),
-            Some(3),
-            OnMiss::Finish
-        )
+        (Estimate::Fixed(6 * MS), Notify::After(15 * MS), Some(3), OnMiss::Finish)
     );
 
     let s = ok(&with(
         "",
         "model = \"periodic\"\nexec = \"5ms\"\nperiod = \"20ms\"\nestimate_alpha = 1\nestimate_factor = 1.25\nestimate_initial = \"7ms\"\nnotify = \"never\"",
     ));
-    let Model::Periodic(p) = &s.tasks[0].model else {
-        panic!()
-    };
-    assert_eq!(
-        p.estimate,
-        Estimate::Ewma {
-            alpha: 1.0,
-            factor: 1.25,
-            initial: Some(7 * MS)
-        }
-    );
+    let Model::Periodic(p) = &s.tasks[0].model else { panic!() };
+    assert_eq!(p.estimate, Estimate::Ewma { alpha: 1.0, factor: 1.25, initial: Some(7 * MS) });
     assert_eq!(p.notify, Notify::Never);
 
     // share 0 (a legacy zero-share task) and negative priorities are allowed.
@@ -306,21 +261,13 @@ fn scheduler_options_pass_through_with_their_lines() {
     );
     assert_eq!(
         s.scheduler.key_lines,
-        BTreeMap::from([
-            ("policy".to_string(), 5),
-            ("budget".to_string(), 6),
-            ("levels".to_string(), 7)
-        ])
+        BTreeMap::from([("policy".to_string(), 5), ("budget".to_string(), 6), ("levels".to_string(), 7)])
     );
 }
 
 #[test]
 fn invalid_example_reports_every_problem_at_once() {
-    let e = parse_str(
-        include_str!("../examples/invalid.toml"),
-        "examples/invalid.toml",
-    )
-    .unwrap_err();
+    let e = parse_str(include_str!("../examples/invalid.toml"), "examples/invalid.toml").unwrap_err();
     let expected = "\
 examples/invalid.toml:6:11: machine.billing: unknown value \"ticks\": expected one of \"tick\", \"exact\"; did you mean \"tick\"?
 examples/invalid.toml:7:12: machine.duration: \"30\" has no unit: write e.g. \"30ms\" (units: ns, us, ms, s, m = minutes, h)
@@ -380,10 +327,7 @@ fn times_need_units_and_must_be_positive_where_it_matters() {
         error(&with("", "").replace("\"10s\"", "true")),
         "t.toml:2:12: machine.duration: expected a time such as \"40ms\", found boolean"
     );
-    assert_eq!(
-        error(&with("sample = \"0ms\"", "")),
-        "t.toml:3:10: machine.sample: must be > 0"
-    );
+    assert_eq!(error(&with("sample = \"0ms\"", "")), "t.toml:3:10: machine.sample: must be > 0");
 }
 
 #[test]
@@ -445,10 +389,7 @@ fn periodic_task_errors_name_the_field() {
         ]
     );
     assert_eq!(
-        error(&with(
-            "",
-            &format!("{p}estimate = \"exact\"\nestimate_alpha = 0.3")
-        )),
+        error(&with("", &format!("{p}estimate = \"exact\"\nestimate_alpha = 0.3"))),
         "t.toml:11:18: task[0].estimate_alpha (task \"T\"): only applies with estimate = \"ewma\""
     );
 }
@@ -465,10 +406,7 @@ fn interactive_task_errors() {
     );
     // think may be 0 (a task that is woken again at once), burst may not.
     assert_eq!(
-        error(&with(
-            "",
-            "model = \"interactive\"\nthink = \"0s\"\nburst = \"0s..0s\""
-        )),
+        error(&with("", "model = \"interactive\"\nthink = \"0s\"\nburst = \"0s..0s\"")),
         "t.toml:9:9: task[0].burst (task \"T\"): must be > 0"
     );
 }
@@ -634,19 +572,16 @@ fn syntax_errors_have_a_line() {
 #[test]
 fn columns_count_characters_and_lines_are_one_based() {
     // "é" is two bytes but one column.
-    let e = errors("description = \"é\"\n[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\" ; model = \"cpu\"\n");
+    let e = errors(
+        "description = \"é\"\n[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\" ; model = \"cpu\"\n",
+    );
     assert!(e[0].starts_with("t.toml:5:12: TOML syntax"), "{e:?}");
-    let e = error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\nwork = \"0s\" # é\n");
-    assert_eq!(e, "t.toml:6:8: task[0].work (task \"é\"): must be > 0");
     let e =
-        error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n\"ü\" = 1\n");
-    assert!(
-        e.starts_with("t.toml:6:1: task[0].ü (task \"é\"): unknown key"),
-        "{e}"
-    );
-    let e = error(
-        "[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n  é = \"x\"\n",
-    );
+        error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\nwork = \"0s\" # é\n");
+    assert_eq!(e, "t.toml:6:8: task[0].work (task \"é\"): must be > 0");
+    let e = error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n\"ü\" = 1\n");
+    assert!(e.starts_with("t.toml:6:1: task[0].ü (task \"é\"): unknown key"), "{e}");
+    let e = error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"é\"\nmodel = \"cpu\"\n  é = \"x\"\n");
     assert!(e.starts_with("t.toml:6:3: "), "{e}");
 }
 
@@ -655,10 +590,7 @@ fn load_reports_an_unreadable_file() {
     let e = load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
     assert_eq!(e.diagnostics.len(), 1);
     let s = e.to_string();
-    assert!(
-        s.starts_with("/nonexistent/x.toml: cannot read the scenario: "),
-        "{s}"
-    );
+    assert!(s.starts_with("/nonexistent/x.toml: cannot read the scenario: "), "{s}");
 }
 
 #[test]
@@ -679,21 +611,12 @@ fn helpers_for_the_simulator() {
     assert!(s.task("nobody").is_none());
     assert_eq!(s.tasks[0].effective_timer(&s.machine), TimerKind::Tick);
     assert_eq!(s.tasks[1].effective_timer(&s.machine), TimerKind::Hr);
-    let Model::Periodic(p) = &s.tasks[0].model else {
-        panic!()
-    };
+    let Model::Periodic(p) = &s.tasks[0].model else { panic!() };
     assert!((p.utilization() - 0.25).abs() < 1e-12);
-    let e = s.error(
-        s.scheduler.key_lines["policy"],
-        "scheduler.policy",
-        "unknown policy \"smrt\"",
-    );
+    let e = s.error(s.scheduler.key_lines["policy"], "scheduler.policy", "unknown policy \"smrt\"");
     assert_eq!(
         e.to_string(),
-        format!(
-            "t.toml:{}:1: scheduler.policy: unknown policy \"smrt\"",
-            s.scheduler.key_lines["policy"]
-        )
+        format!("t.toml:{}:1: scheduler.policy: unknown policy \"smrt\"", s.scheduler.key_lines["policy"])
     );
 }
 
@@ -718,14 +641,8 @@ fn damaged_files_give_diagnostics_not_panics() {
         rejected += usize::from(parse_str(&src[..i], "t.toml").is_err());
     }
     for skip in 0..lines.len() {
-        let text: Vec<&str> = (0..lines.len())
-            .filter(|&j| j != skip)
-            .map(|j| lines[j])
-            .collect();
+        let text: Vec<&str> = (0..lines.len()).filter(|&j| j != skip).map(|j| lines[j]).collect();
         check(&text.join("\n"));
     }
-    assert!(
-        rejected > src.len() / 2,
-        "most prefixes are not valid scenarios"
-    );
+    assert!(rejected > src.len() / 2, "most prefixes are not valid scenarios");
 }

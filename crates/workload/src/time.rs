@@ -39,7 +39,9 @@ pub enum TimeError {
         unit: String,
     },
     /// The number part is not a plain non-negative decimal number.
-    #[error("\"{0}\" is not a time: write a non-negative decimal number and a unit, e.g. \"1.5s\" or \"87us\"")]
+    #[error(
+        "\"{0}\" is not a time: write a non-negative decimal number and a unit, e.g. \"1.5s\" or \"87us\""
+    )]
     BadNumber(String),
     /// The value has digits below one nanosecond (e.g. `"0.5ns"`).
     #[error("\"{0}\" is not a whole number of nanoseconds")]
@@ -130,10 +132,7 @@ pub fn parse_time(s: &str) -> Result<Nanos, TimeError> {
         .iter()
         .find(|(u, _)| *u == unit)
         .map(|&(_, ns)| ns)
-        .ok_or_else(|| TimeError::UnknownUnit {
-            input: t.to_string(),
-            unit: unit.to_string(),
-        })?;
+        .ok_or_else(|| TimeError::UnknownUnit { input: t.to_string(), unit: unit.to_string() })?;
     scaled_decimal(num, scale, t)
 }
 
@@ -287,30 +286,12 @@ mod tests {
         assert!(matches!(parse_time("1.2.3s"), Err(TimeError::BadNumber(_))));
         assert!(matches!(parse_time("ms"), Err(TimeError::BadNumber(_))));
         assert!(matches!(parse_time("."), Err(TimeError::BadNumber(_))));
-        assert!(matches!(
-            parse_time("1e3ms"),
-            Err(TimeError::UnknownUnit { .. })
-        ));
-        assert!(matches!(
-            parse_time("0.5ns"),
-            Err(TimeError::SubNanosecond(_))
-        ));
-        assert!(matches!(
-            parse_time("1.0000000001s"),
-            Err(TimeError::SubNanosecond(_))
-        ));
-        assert!(matches!(
-            parse_time("600y"),
-            Err(TimeError::UnknownUnit { .. })
-        ));
-        assert!(matches!(
-            parse_time("6000000h"),
-            Err(TimeError::Overflow(_))
-        ));
-        assert!(matches!(
-            parse_time("99999999999999999999999ns"),
-            Err(TimeError::Overflow(_))
-        ));
+        assert!(matches!(parse_time("1e3ms"), Err(TimeError::UnknownUnit { .. })));
+        assert!(matches!(parse_time("0.5ns"), Err(TimeError::SubNanosecond(_))));
+        assert!(matches!(parse_time("1.0000000001s"), Err(TimeError::SubNanosecond(_))));
+        assert!(matches!(parse_time("600y"), Err(TimeError::UnknownUnit { .. })));
+        assert!(matches!(parse_time("6000000h"), Err(TimeError::Overflow(_))));
+        assert!(matches!(parse_time("99999999999999999999999ns"), Err(TimeError::Overflow(_))));
     }
 
     #[test]
@@ -336,9 +317,7 @@ mod tests {
         let mut samples = vec![0, u64::MAX, u64::MAX - 1, 59_999_999_999, 3_600_000_000_001];
         // A deterministic spread over all magnitudes.
         for _ in 0..2000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             samples.push(x >> (x % 64));
         }
         for ns in samples {
@@ -357,12 +336,8 @@ mod tests {
         assert_eq!(parse_size("1.5GiB"), Ok(1_610_612_736));
         assert_eq!(parse_size("64 B"), Ok(64));
         assert!(parse_size("512").unwrap_err().contains("KiB"));
-        assert!(parse_size("512kib")
-            .unwrap_err()
-            .contains("unknown size unit"));
-        assert!(parse_size("0.5B")
-            .unwrap_err()
-            .contains("whole number of bytes"));
+        assert!(parse_size("512kib").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("0.5B").unwrap_err().contains("whole number of bytes"));
         assert_eq!(parse_bandwidth("1GB/s"), Ok(1_000_000_000));
         assert_eq!(parse_bandwidth("800MiB/s"), Ok(800 << 20));
         assert!(parse_bandwidth("1GB").unwrap_err().contains("per second"));

@@ -1,0 +1,382 @@
+//! `smartsim`: run scenarios, compare policies, reproduce the papers' experiments, benchmark.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use report::{Figure, HtmlReport, Series, Table};
+use smartsim::papers::{self, Experiment, Fig, Metric, Run};
+use smartsim::{run_scenario, SimResult};
+
+#[derive(Parser)]
+#[command(
+    name = "smartsim",
+    version,
+    about = "Deterministic simulator of SMART and baseline CPU schedulers",
+    long_about = "Deterministic discrete-event simulator of SMART (Nieh 1999) and baseline CPU schedulers.\n\n\
+    A scenario (TOML, see scenarios/ and the `workload` crate) gives the machine (HZ, billing, timers,\n\
+    overheads), the policy and the tasks. The same scenario and seed always give the same output.\n\n\
+    Examples:\n  smartsim reproduce                      # the dissertation's §6.2 experiments, figures in out/\n  \
+    smartsim run scenarios/papers/smart-6.2.2.2.toml --format json\n  \
+    smartsim compare scenarios/papers/smart-6.2.2.2.toml --policies smart,wfq,edf\n  \
+    smartsim bench                          # events and jobs per second"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one scenario and print per-task results.
+    Run {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Use this policy instead of the scenario's (see `smartsim policies`).
+        #[arg(long)]
+        policy: Option<String>,
+        /// Output format: a table for people, or the JSON of the output contract.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Also write the cumulative-CPU figure (SVG) here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+    },
+    /// Run one scenario under several policies and print them side by side.
+    Compare {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Comma-separated policies.
+        #[arg(long, default_value = "smart,wfq,edf")]
+        policies: String,
+        /// Output format (json: one object per policy, one per line).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Reproduce the papers' experiments: paper vs ours, with figures.
+    Reproduce {
+        /// An experiment id (or a prefix of one), or `all`.
+        #[arg(default_value = "all")]
+        name: String,
+        /// Folder for the figures (SVG) and the HTML report.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Output format (json: one object per experiment, one per line).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// List the experiments and exit.
+        #[arg(long)]
+        list: bool,
+    },
+    /// List the policies.
+    Policies,
+    /// Benchmark the engine: simulated events and jobs per second for SMART and EDF.
+    Bench {
+        /// Task-set sizes.
+        #[arg(long, default_value = "10,20,100,1000", value_delimiter = ',')]
+        tasks: Vec<usize>,
+        /// Policies.
+        #[arg(long, default_value = "smart,edf", value_delimiter = ',')]
+        policies: Vec<String>,
+        /// Simulated seconds per run.
+        #[arg(long, default_value_t = 20)]
+        seconds: u64,
+        /// Utilisation of the task sets.
+        #[arg(long, default_value_t = 0.9)]
+        utilisation: f64,
+    },
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("smartsim: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn real_main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Run { file, policy, format, svg } => {
+            let scn = load(&file)?;
+            let r = run_scenario(&scn, policy.as_deref())?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&r.to_json())?),
+                Format::Table => print!("{}", result_table(&r)),
+            }
+            if let Some(path) = svg {
+                let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
+                let ideal = smartsim::ideal::ideal(&scn);
+                let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
+                fig.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("wrote {}", path.display());
+            }
+        }
+        Cmd::Compare { file, policies, format } => {
+            let scn = load(&file)?;
+            let results: Vec<SimResult> =
+                policies.split(',').map(|p| run_scenario(&scn, Some(p.trim()))).collect::<Result<_>>()?;
+            match format {
+                Format::Json => {
+                    for r in &results {
+                        println!("{}", serde_json::to_string(&r.to_json())?);
+                    }
+                }
+                Format::Table => print!("{}", compare_table(&results)),
+            }
+        }
+        Cmd::Reproduce { name, out, format, list } => {
+            if list {
+                for e in papers::EXPERIMENTS {
+                    println!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
+                }
+                return Ok(());
+            }
+            reproduce(&name, &out, format)?;
+        }
+        Cmd::Policies => {
+            for (n, d) in sched::POLICIES {
+                println!("{n:12} {d}");
+            }
+        }
+        Cmd::Bench { tasks, policies, seconds, utilisation } => {
+            bench(&tasks, &policies, seconds, utilisation)?
+        }
+    }
+    Ok(())
+}
+
+fn load(path: &Path) -> Result<workload::Scenario> {
+    workload::load(path).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e6)
+}
+
+fn result_table(r: &SimResult) -> String {
+    let mut t = Table::new(&[
+        "task",
+        "cpu s",
+        "share %",
+        "finish s",
+        "met",
+        "missed",
+        "notified",
+        "lat p50 ms",
+        "lat p99 ms",
+        "lat max ms",
+    ]);
+    for x in &r.tasks {
+        let d = x.deadlines.as_ref();
+        let l = x.latency_ns.as_ref();
+        t.row(vec![
+            x.name.clone(),
+            format!("{:.3}", x.cpu_ns as f64 / 1e9),
+            format!("{:.1}", 100.0 * x.cpu_share),
+            x.finish_ns.map_or("-".into(), |f| format!("{:.3}", f as f64 / 1e9)),
+            d.map_or("-".into(), |d| d.met.to_string()),
+            d.map_or("-".into(), |d| d.missed.to_string()),
+            d.map_or("-".into(), |d| d.notifications.to_string()),
+            l.map_or("-".into(), |l| ms(l.p50)),
+            l.map_or("-".into(), |l| ms(l.p99)),
+            l.map_or("-".into(), |l| ms(l.max)),
+        ]);
+    }
+    let s = &r.system;
+    format!(
+        "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %  switches {}  decisions {}  notifications {}\n",
+        r.scenario,
+        r.policy,
+        r.duration_ns as f64 / 1e9,
+        r.seed,
+        t.render(),
+        100.0 * s.idle_ns as f64 / r.duration_ns.max(1) as f64,
+        s.switches,
+        s.decisions,
+        s.notifications
+    )
+}
+
+fn compare_table(rs: &[SimResult]) -> String {
+    let mut headers = vec!["task".to_string()];
+    for r in rs {
+        headers.push(format!("{} share %", r.policy));
+        headers.push(format!("{} met/missed", r.policy));
+        headers.push(format!("{} p99 ms", r.policy));
+    }
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&h);
+    for (i, task) in rs[0].tasks.iter().enumerate() {
+        let mut row = vec![task.name.clone()];
+        for r in rs {
+            let x = &r.tasks[i];
+            row.push(format!("{:.1}", 100.0 * x.cpu_share));
+            row.push(x.deadlines.as_ref().map_or("-".into(), |d| format!("{}/{}", d.met, d.missed)));
+            row.push(x.latency_ns.as_ref().map_or("-".into(), |l| ms(l.p99)));
+        }
+        t.row(row);
+    }
+    format!("scenario {}\n{}", rs[0].scenario, t.render())
+}
+
+fn cpu_figure(title: &str, r: &SimResult, names: &[String], ideal: &smartsim::ideal::Ideal) -> Figure {
+    let mut f = Figure::new(title, "wall time (s)", "cumulative execution time (s)");
+    for (i, n) in names.iter().enumerate() {
+        let pts = r.timeline.cpu_series(i).into_iter().map(|(t, c)| (t, c / 1e3)).collect();
+        f.measured.push(Series::new(n.clone(), pts));
+        let ip = ideal.cpu[i].iter().map(|(t, c)| (*t, c / 1e3)).collect();
+        f.ideal.push(Series::new(n.clone(), ip));
+    }
+    f
+}
+
+fn figure(e: &Experiment, fig: &Fig, run: &Run) -> (String, Figure) {
+    let names: Vec<String> = run.scenario.tasks.iter().map(|t| t.name.clone()).collect();
+    match *fig {
+        Fig::Cpu { id, title } => (id.to_string(), cpu_figure(title, &run.result, &names, &run.ideal)),
+        Fig::Met { id, title } => {
+            let mut f = Figure::new(title, "wall time (s)", "deadlines met");
+            for (i, n) in names.iter().enumerate() {
+                let workload::Model::Periodic(p) = &run.scenario.tasks[i].model else { continue };
+                f.measured.push(Series::new(n.clone(), run.result.timeline.met_series(i)));
+                // Ideal: every ideal millisecond of CPU spent on requests that make it.
+                let exec = p.exec.max().unwrap_or(p.exec.mean()) as f64 / 1e6;
+                let ip = run.ideal.cpu[i].iter().map(|(t, c)| (*t, (c / exec).floor())).collect();
+                f.ideal.push(Series::new(n.clone(), ip));
+            }
+            let _ = e;
+            (id.to_string(), f)
+        }
+    }
+}
+
+fn fmt_num(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x.is_nan() => "n/a".into(),
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e9 => format!("{x:.0}"),
+        Some(x) if x.abs() < 10.0 => format!("{x:.2}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+fn metric_table(ms: &[Metric]) -> Table {
+    let mut t = Table::new(&["metric", "paper", "ideal", "ours"]);
+    for m in ms {
+        t.row(vec![m.name.clone(), fmt_num(m.paper), fmt_num(m.ideal), fmt_num(Some(m.ours))]);
+    }
+    t
+}
+
+fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
+    let exps = papers::select(name);
+    if exps.is_empty() {
+        bail!("no experiment `{name}` (see `smartsim reproduce --list`)");
+    }
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let bar = indicatif::ProgressBar::new(exps.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let mut html = HtmlReport::new("SMART (Nieh 1999) §6.2 reproduced by smartsim");
+    let mut text = String::new();
+    for e in &exps {
+        bar.set_message(e.id);
+        let t0 = Instant::now();
+        let (run, metrics) = papers::run(e)?;
+        let wall = t0.elapsed();
+        let mut figs = Vec::new();
+        for fig in e.figures {
+            let (id, f) = figure(e, fig, &run);
+            let path = out.join(format!("{}-{id}.svg", e.id));
+            f.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
+            figs.push((path, f));
+        }
+        let table = metric_table(&metrics);
+        match format {
+            Format::Json => {
+                let v = serde_json::json!({ "id": e.id, "source": e.source, "scenario": format!("scenarios/papers/{}", e.file),
+                    "metrics": metrics, "figures": figs.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>() });
+                bar.suspend(|| println!("{}", serde_json::to_string(&v).expect("serializes")));
+            }
+            Format::Table => {
+                let figs_line = if figs.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "figures: {}\n",
+                        figs.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                    )
+                };
+                let block = format!(
+                    "== {}  ({})  scenarios/papers/{}  [{:.2} s]\n{}{}\n",
+                    e.id,
+                    e.source,
+                    e.file,
+                    wall.as_secs_f64(),
+                    table.render(),
+                    figs_line
+                );
+                bar.suspend(|| print!("{block}"));
+                text.push_str(&block);
+            }
+        }
+        let desc = run.scenario.description.clone().unwrap_or_default();
+        let frefs: Vec<&Figure> = figs.iter().map(|(_, f)| f).collect();
+        html.section(&format!("{} — {}", e.id, e.source), &desc, Some(&table), &frefs);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let index = out.join("index.html");
+    html.write(&index).with_context(|| format!("writing {}", index.display()))?;
+    if format == Format::Table {
+        println!("report: {}", index.display());
+    }
+    Ok(())
+}
+
+fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64) -> Result<()> {
+    let mut t = Table::new(&["policy", "tasks", "sim s", "wall s", "jobs", "jobs/s", "events/s", "sim×real"]);
+    let mut rates: Vec<(String, usize, f64)> = Vec::new();
+    for p in policies {
+        for &n in sizes {
+            let scn = smartsim::bench::periodic_set(n, u, seconds * 1_000_000_000, p, 1);
+            let t0 = Instant::now();
+            let r = run_scenario(&scn, None)?;
+            let wall = t0.elapsed().as_secs_f64();
+            let s = &r.system;
+            let events = s.events + s.decisions + s.switches;
+            t.row(vec![
+                p.clone(),
+                n.to_string(),
+                seconds.to_string(),
+                format!("{wall:.3}"),
+                s.jobs.to_string(),
+                format!("{:.0}", s.jobs as f64 / wall),
+                format!("{:.0}", events as f64 / wall),
+                format!("{:.0}", seconds as f64 / wall),
+            ]);
+            rates.push((p.clone(), n, s.jobs as f64 / wall));
+        }
+    }
+    print!("{}", t.render());
+    // Ratios measured in this run, side by side: SMART's cost relative to EDF's at each size.
+    for &n in sizes {
+        let get = |p: &str| rates.iter().find(|r| r.0 == p && r.1 == n).map(|r| r.2);
+        if let (Some(s), Some(e)) = (get("smart"), get("edf")) {
+            println!("tasks {n}: edf/smart jobs-per-second ratio {:.2}", e / s);
+        }
+    }
+    println!("(utilisation {u}, exact estimates, deadlines = periods; `events` counts timers, decisions and switches)");
+    Ok(())
+}
