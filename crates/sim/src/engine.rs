@@ -111,6 +111,20 @@ pub struct Sim<'s> {
     next_sample: Nanos,
     timeline: Timeline,
     sys: SystemStats,
+    /// Execution intervals and marks, when asked for (Perfetto export).
+    trace: Option<TraceLog>,
+    dispatched_at: Nanos,
+    /// `SMARTSIM_DEBUG` set: print every dispatch to stderr.
+    debug: bool,
+}
+
+/// What a run did, interval by interval, for a Perfetto/Chrome trace.
+#[derive(Clone, Debug, Default)]
+pub struct TraceLog {
+    /// (task, start, end) of every stretch on the CPU.
+    pub intervals: Vec<(u32, Nanos, Nanos)>,
+    /// (task, time, what): releases, deadline misses, notifications.
+    pub marks: Vec<(u32, Nanos, &'static str)>,
 }
 
 /// Time of clock tick `k` at `hz` (exact integer arithmetic for any rate).
@@ -200,6 +214,9 @@ impl<'s> Sim<'s> {
             next_sample: 0,
             timeline: Timeline::new(scn.tasks.len()),
             sys: SystemStats::default(),
+            trace: None,
+            dispatched_at: 0,
+            debug: std::env::var_os("SMARTSIM_DEBUG").is_some(),
         };
         for (i, t) in scn.tasks.iter().enumerate() {
             let start = t.start + if matches!(t.model, Model::Cpu { .. }) { sim.jitter(i) } else { 0 };
@@ -218,6 +235,17 @@ impl<'s> Sim<'s> {
 
     fn timer_of(&self, i: usize) -> TimerKind {
         self.scn.tasks[i].timer.unwrap_or(self.scn.machine.timer)
+    }
+
+    /// Record every execution interval and mark for a trace (see [`Sim::finish_with_trace`]).
+    pub fn record_trace(&mut self) {
+        self.trace = Some(TraceLog::default());
+    }
+
+    fn mark(&mut self, i: usize, what: &'static str) {
+        if let Some(t) = &mut self.trace {
+            t.marks.push((i as u32, self.now, what));
+        }
     }
 
     /// The policy (for queries such as availability during or after a run).
@@ -537,19 +565,25 @@ impl<'s> Sim<'s> {
     fn complete_job(&mut self, i: usize, job: &Job, discarded: bool) {
         let now = self.now;
         let t = &mut self.tasks[i];
-        if discarded {
+        let what = if discarded {
             t.discarded += 1;
             t.missed += 1;
+            Some("discarded")
         } else if now <= job.deadline {
             t.met += 1;
+            None
         } else {
             t.missed += 1;
-        }
+            Some("finished late")
+        };
         if !discarded {
             let _ = t.response.record(now - job.release);
         }
         if t.notified == Some(job.deadline) {
             t.notified = None;
+        }
+        if let Some(w) = what {
+            self.mark(i, w);
         }
     }
 
@@ -606,6 +640,11 @@ impl<'s> Sim<'s> {
     /// Take the running task off the CPU, telling the policy what it is billed.
     fn stop_running(&mut self, why: Stop) {
         let Some(r) = self.running.take() else { return };
+        if let Some(tr) = &mut self.trace {
+            if self.now > self.dispatched_at {
+                tr.intervals.push((r.0, self.dispatched_at, self.now));
+            }
+        }
         let charged = match self.scn.machine.billing {
             Billing::Exact => self.run_wall,
             Billing::Tick => self.run_ticks,
@@ -626,6 +665,7 @@ impl<'s> Sim<'s> {
     fn collect_notifications(&mut self) {
         self.policy.take_notifications(&mut self.notes);
         for n in std::mem::take(&mut self.notes) {
+            self.mark(n.task.idx(), "notified");
             let t = &mut self.tasks[n.task.idx()];
             t.notifications += 1;
             self.sys.notifications += 1;
@@ -687,7 +727,7 @@ impl<'s> Sim<'s> {
     }
 
     fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) {
-        if std::env::var_os("SMARTSIM_DEBUG").is_some() {
+        if self.debug {
             eprintln!(
                 "{:>12} dispatch {} slice {:?} job {:?} notified {:?}",
                 self.now,
@@ -716,7 +756,17 @@ impl<'s> Sim<'s> {
         }
         self.last_ran = Some(t);
         self.running = Some(t);
+        self.dispatched_at = self.now;
         self.slice_end = slice.map(|s| timer_fires(self.now.saturating_add(s), m.timer, m.hz));
+    }
+
+    /// Build the result and the trace recorded (empty unless [`Sim::record_trace`] was called).
+    pub fn finish_with_trace(mut self) -> (SimResult, TraceLog) {
+        if self.running.is_some() {
+            self.stop_running(Stop::Preempted);
+        }
+        let trace = self.trace.take().unwrap_or_default();
+        (self.finish(), trace)
     }
 
     /// Build the result (call after the run).

@@ -50,9 +50,29 @@ pub fn policy_options(scn: &Scenario) -> Options {
 
 /// Run a scenario with its own policy, or with `policy` instead.
 pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimResult> {
+    Ok(Sim::new(scn, make_policy(scn, policy)?).run())
+}
+
+/// Build the scenario's policy (or `policy` instead), with errors that point into the scenario.
+pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<dyn sched::Policy>> {
     let name = policy.unwrap_or(&scn.scheduler.policy);
     // Options written for the scenario's own policy do not apply to another one.
     let opts = if name == scn.scheduler.policy { policy_options(scn) } else { Options::new() };
-    let p = sched::by_name(name, &opts).map_err(|e| anyhow::anyhow!("{}: {e}", scn.path))?;
-    Ok(Sim::new(scn, p).run())
+    let p = sched::by_name(name, &opts).map_err(|e| {
+        // Point at the line of the scenario that caused it, when it came from the scenario.
+        let (line, field) = match &e {
+            sched::PolicyError::BadOption { key, .. } => {
+                (scn.scheduler.key_lines.get(key).copied(), format!("scheduler.{key}"))
+            }
+            sched::PolicyError::Unknown(_) => (
+                scn.scheduler.key_lines.get("policy").copied().filter(|_| policy.is_none()),
+                "scheduler.policy".to_string(),
+            ),
+        };
+        match line {
+            Some(l) => anyhow::anyhow!("{}", scn.error(l, &field, e.to_string())),
+            None => anyhow::anyhow!("{e}"),
+        }
+    })?;
+    Ok(p)
 }

@@ -49,6 +49,16 @@ enum Cmd {
         /// Also write the cumulative-CPU figure (SVG) here.
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// Also write a Perfetto / Chrome trace (JSON) of every execution interval here
+        /// (open it at ui.perfetto.dev).
+        #[arg(long)]
+        perfetto: Option<PathBuf>,
+        /// Also print (and put in the JSON) each task's CPU share per window of this length, e.g. 10s.
+        #[arg(long, value_parser = parse_duration)]
+        window: Option<u64>,
+        /// Also write the cumulative-CPU timeline as CSV here (time s, then ms per task).
+        #[arg(long)]
+        timeline: Option<PathBuf>,
     },
     /// Run one scenario under several policies and print them side by side.
     Compare {
@@ -104,12 +114,62 @@ fn main() {
 
 fn real_main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policy, format, svg } => {
+        Cmd::Run { file, policy, format, svg, perfetto, window, timeline } => {
             let scn = load(&file)?;
-            let r = run_scenario(&scn, policy.as_deref())?;
+            let (r, trace) = if perfetto.is_some() {
+                let p = smartsim::make_policy(&scn, policy.as_deref())?;
+                let mut sim = smartsim::Sim::new(&scn, p);
+                sim.record_trace();
+                sim.run_until(u64::MAX);
+                sim.finish_with_trace()
+            } else {
+                (run_scenario(&scn, policy.as_deref())?, Default::default())
+            };
+            let windows = window.map(|w| windows(&r, w)).unwrap_or_default();
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&r.to_json())?),
-                Format::Table => print!("{}", result_table(&r)),
+                Format::Json => {
+                    let mut v = r.to_json();
+                    if window.is_some() {
+                        v["windows"] = serde_json::to_value(&windows)?;
+                    }
+                    println!("{}", serde_json::to_string_pretty(&v)?)
+                }
+                Format::Table => {
+                    print!("{}", result_table(&r));
+                    if window.is_some() {
+                        print!("{}", window_table(&r, &windows));
+                    }
+                }
+            }
+            if let Some(path) = perfetto {
+                let mut t = report::Trace::new(&format!("smartsim {} ({})", scn.name, r.policy));
+                for (i, task) in scn.tasks.iter().enumerate() {
+                    t.task(i as u32, &task.name);
+                }
+                for (i, a, b) in &trace.intervals {
+                    t.interval(*i, *a, *b, "run");
+                }
+                for (i, at, what) in &trace.marks {
+                    t.instant(*i, *at, what);
+                }
+                let f = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+                t.write(std::io::BufWriter::new(f))?;
+                eprintln!("wrote {} ({} events)", path.display(), t.event_count());
+            }
+            if let Some(path) = timeline {
+                let mut csv = String::from("time_s");
+                for task in &scn.tasks {
+                    csv.push_str(&format!(",{}_cpu_ms", task.name));
+                }
+                csv.push('\n');
+                for (k, at) in r.timeline.at.iter().enumerate() {
+                    csv.push_str(&format!("{:.6}", *at as f64 / 1e9));
+                    for c in &r.timeline.cpu[k] {
+                        csv.push_str(&format!(",{:.3}", *c as f64 / 1e6));
+                    }
+                    csv.push('\n');
+                }
+                fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
             }
             if let Some(path) = svg {
                 let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
@@ -151,6 +211,43 @@ fn real_main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn parse_duration(s: &str) -> Result<u64, String> {
+    workload::parse_time(s).map_err(|e| e.to_string())
+}
+
+#[derive(serde::Serialize)]
+struct Window {
+    from_ns: u64,
+    to_ns: u64,
+    shares: Vec<f64>,
+}
+
+fn windows(r: &SimResult, w: u64) -> Vec<Window> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < r.duration_ns {
+        let to = (from + w.max(1)).min(r.duration_ns);
+        if let Some(shares) = r.timeline.shares(from, to) {
+            out.push(Window { from_ns: from, to_ns: to, shares });
+        }
+        from = to;
+    }
+    out
+}
+
+fn window_table(r: &SimResult, ws: &[Window]) -> String {
+    let mut h = vec!["window s".to_string()];
+    h.extend(r.tasks.iter().map(|t| format!("{} %", t.name)));
+    let hs: Vec<&str> = h.iter().map(String::as_str).collect();
+    let mut t = Table::new(&hs);
+    for w in ws {
+        let mut row = vec![format!("{:.1}-{:.1}", w.from_ns as f64 / 1e9, w.to_ns as f64 / 1e9)];
+        row.extend(w.shares.iter().map(|s| format!("{:.1}", 100.0 * s)));
+        t.row(row);
+    }
+    t.render()
 }
 
 fn load(path: &Path) -> Result<workload::Scenario> {
@@ -298,7 +395,7 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
         let mut figs = Vec::new();
         for fig in e.figures {
             let (id, f) = figure(e, fig, &run);
-            let path = out.join(format!("{}-{id}.svg", e.id));
+            let path = out.join(format!("{id}.svg"));
             f.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
             figs.push((path, f));
         }

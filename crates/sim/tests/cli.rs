@@ -1,0 +1,95 @@
+//! The `smartsim` binary: output contract, errors, reproduce.
+
+use std::process::Command;
+
+fn smartsim(args: &[&str]) -> (i32, String, String) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_smartsim")).args(args).current_dir(root).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_json_follows_the_output_contract() {
+    let (code, out, err) = smartsim(&["run", "scenarios/papers/smart-6.2.2.2.toml", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["tool"], "smartsim");
+    assert_eq!(v["policy"], "smart");
+    assert_eq!(v["scenario"], "smart-6.2.2.2");
+    assert_eq!(v["seed"], 1);
+    assert!(v["duration_ns"].as_u64().unwrap() > 0);
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3);
+    for t in tasks {
+        for k in ["name", "cpu_ns", "cpu_share", "finish_ns", "deadlines", "latency_ns", "billing"] {
+            assert!(t.get(k).is_some(), "task lacks `{k}`: {t}");
+        }
+        for k in ["met", "missed"] {
+            assert!(t["deadlines"][k].is_u64());
+        }
+        for k in ["p50", "p90", "p99", "max"] {
+            assert!(t["latency_ns"][k].is_u64());
+        }
+        for k in ["charged_ns", "quanta", "unbilled_quanta"] {
+            assert!(t["billing"][k].is_u64());
+        }
+    }
+}
+
+#[test]
+fn compare_prints_every_policy() {
+    let (code, out, err) =
+        smartsim(&["compare", "scenarios/papers/smart-6.2.3.1-fig6-6.toml", "--policies", "smart,wfq,edf"]);
+    assert_eq!(code, 0, "{err}");
+    for p in ["smart", "wfq", "edf"] {
+        assert!(out.contains(&format!("{p} share %")), "{out}");
+    }
+}
+
+#[test]
+fn bad_scenario_names_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("smartsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(
+        &f,
+        "[machine]\nduration = \"1s\"\n\n[[task]]\nname = \"A\"\nmodel = \"cpu\"\nshare = -1\n",
+    )
+    .unwrap();
+    let (code, _, err) = smartsim(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.toml:7:"), "{err}");
+    assert!(err.contains("share"), "{err}");
+    std::fs::write(&f, "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smrt\"\n[[task]]\nname = \"A\"\nmodel = \"cpu\"\n")
+        .unwrap();
+    let (code, _, err) = smartsim(&["run", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.toml:4:") && err.contains("scheduler.policy") && err.contains("smart"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reproduce_prints_paper_and_ours_and_writes_figures() {
+    let dir = std::env::temp_dir().join(format!("smartsim-repro-{}", std::process::id()));
+    let (code, out, err) =
+        smartsim(&["reproduce", "smart-6.2.2.2", "--format", "json", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["id"], "smart-6.2.2.2");
+    assert!(v["source"].as_str().unwrap().contains("6.2.2.2"));
+    let m = &v["metrics"][0];
+    assert!(
+        m["name"].is_string() && m["paper"].is_number() && m["ideal"].is_number() && m["ours"].is_number()
+    );
+    for fig in ["fig6-4.svg", "fig6-5.svg", "index.html"] {
+        let text = std::fs::read_to_string(dir.join(fig)).unwrap();
+        assert!(text.contains("R1") && text.contains("R3"), "{fig}");
+    }
+}

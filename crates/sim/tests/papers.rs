@@ -1,0 +1,116 @@
+//! The dissertation's §6.2 microbenchmarks, each compared with the paper (Nieh 1999, ch. 6).
+//! The conditions are the ones the project set for each figure; nothing here is tuned per run.
+
+use smartsim::papers::{self, Metric, Run};
+
+fn run(id: &str) -> (Run, Vec<Metric>) {
+    let e = papers::EXPERIMENTS.iter().find(|e| e.id == id).expect("experiment exists");
+    papers::run(e).expect("experiment runs")
+}
+
+fn metric<'a>(ms: &'a [Metric], name: &str) -> &'a Metric {
+    ms.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("no metric {name}"))
+}
+
+/// Fig. 6-1: C1, C2, C3 with shares 3:2:1 finish within 1 % of the ideal 676, 846, 1014 s.
+#[test]
+fn fig_6_1_conventional_shares_finish_within_one_percent_of_ideal() {
+    let (_, ms) = run("smart-6.2.1");
+    for c in ["C1", "C2", "C3"] {
+        let m = metric(&ms, &format!("{c} finish s"));
+        let ideal = m.ideal.unwrap();
+        assert!((m.ours - ideal).abs() <= 0.01 * ideal, "{c}: finished at {} s, ideal {ideal} s", m.ours);
+    }
+    // and the slopes are 3:2:1, then 2:1
+    assert!((metric(&ms, "C1:C3 slope, all three running").ours - 3.0).abs() < 0.03);
+    assert!((metric(&ms, "C2:C3 slope, after C1").ours - 2.0).abs() < 0.02);
+}
+
+/// Fig. 6-2: R1 and R2 in underload miss no deadline.
+#[test]
+fn fig_6_2_underload_misses_no_deadline() {
+    let (run, _) = run("smart-6.2.2.1-fig6-2");
+    assert_eq!(run.missed("R1"), 0.0);
+    assert_eq!(run.missed("R2"), 0.0);
+    assert_eq!(run.met("R1"), 2000.0);
+    assert_eq!(run.met("R2"), 888.0);
+}
+
+/// Fig. 6-3: on a nearly 100 % loaded system R1 misses at most 1 % (paper: 3 of 1999), R3 none.
+#[test]
+fn fig_6_3_nearly_full_load_r1_misses_at_most_one_percent_r3_none() {
+    let (run, _) = run("smart-6.2.2.1-fig6-3");
+    assert!(run.missed("R1") <= 20.0, "R1 missed {}", run.missed("R1"));
+    assert_eq!(run.missed("R3"), 0.0);
+    assert_eq!(run.met("R3"), 1000.0);
+}
+
+/// Figs. 6-4 and 6-5: in overload, deadlines met are within 5 % of the ideal 1000/1166/1333 or between
+/// the paper's 999/1100/1331 and the ideal.
+#[test]
+fn fig_6_4_and_6_5_proportional_sharing_in_overload() {
+    let (_, ms) = run("smart-6.2.2.2");
+    for r in ["R1", "R2", "R3"] {
+        let m = metric(&ms, &format!("{r} deadlines met"));
+        let (paper, ideal) = (m.paper.unwrap(), m.ideal.unwrap());
+        let within = (m.ours - ideal).abs() <= 0.05 * ideal;
+        let between = m.ours >= paper.min(ideal) && m.ours <= paper.max(ideal);
+        assert!(within || between, "{r}: met {} (paper {paper}, ideal {ideal})", m.ours);
+    }
+    // During the overloaded first 40 s, consumption follows the shares 3:2:1 (paper 2.80 : 2.02 : 1).
+    assert!((metric(&ms, "R1:R3 slope, 0-40 s").ours - 3.0).abs() < 0.3);
+    assert!((metric(&ms, "R2:R3 slope, 0-40 s").ours - 2.0).abs() < 0.2);
+}
+
+/// Figs. 6-6 and 6-7: a real-time task asking less than its share misses nothing, and the CPU is
+/// split within 3 points of the paper's 48/52 % and 72/28 %.
+#[test]
+fn fig_6_6_and_6_7_real_time_within_its_share() {
+    for (id, rt, conv) in [("smart-6.2.3.1-fig6-6", "R1", "C1"), ("smart-6.2.3.1-fig6-7", "R2", "C2")] {
+        let (run, ms) = run(id);
+        assert_eq!(run.missed(rt), 0.0, "{id}: {rt} missed deadlines");
+        for t in [rt, conv] {
+            let m = metric(&ms, &format!("{t} CPU %"));
+            let paper = m.paper.unwrap();
+            assert!((m.ours - paper).abs() <= 3.0, "{id}: {t} got {:.1} %, paper {paper} %", m.ours);
+        }
+    }
+}
+
+/// §6.2.3.2: a latency tolerance of the conventional task does not make the real-time task miss more.
+/// (The paper's 192 → 0 misses is not reproduced: see the README and the experiment's notes.)
+#[test]
+fn section_6_2_3_2_latency_tolerance_does_not_hurt() {
+    let (tol0, _) = run("smart-6.2.3.2-tol0");
+    let (tol100, _) = run("smart-6.2.3.2-tol100");
+    assert!(tol100.missed("R1") <= tol0.missed("R1"));
+}
+
+/// Figs. 6-8 and 6-9: two overloaded real-time tasks and a conventional one with equal shares each get
+/// about a third, and the real-time ones meet about half their deadlines (ideal 1000, paper 985/998).
+#[test]
+fn fig_6_8_and_6_9_overload_with_a_conventional_task() {
+    let (run, _) = run("smart-6.2.3.3");
+    for r in ["R1", "R2"] {
+        assert!((run.met(r) - 1000.0).abs() <= 50.0, "{r} met {}", run.met(r));
+    }
+    assert!((run.finish_s("C1") - 120.0).abs() <= 6.0, "C1 finished at {}", run.finish_s("C1"));
+}
+
+/// The fluid ideal reproduces the ideals the dissertation derives in the text.
+#[test]
+fn fluid_ideal_matches_the_papers_ideals() {
+    // §6.2.1 prints 676, 846, 1014 s; exactly, the middle phase lasts (338 − 676·2/6)·3/2 = 169 s, not
+    // the 170 s the text rounds to, so C2's ideal finish is 845 s.
+    let (r, _) = run("smart-6.2.1");
+    for (c, want) in [("C1", 676.0), ("C2", 845.0), ("C3", 1014.0)] {
+        assert!((r.ideal_finish_s(c) - want).abs() < 0.5, "{c}: {}", r.ideal_finish_s(c));
+    }
+    let (r, _) = run("smart-6.2.2.2");
+    for (t, want) in [("R1", 20000.0), ("R2", 23333.0), ("R3", 26667.0)] {
+        assert!((r.ideal_cpu_ms(t) - want).abs() < 1.0, "{t}: {}", r.ideal_cpu_ms(t));
+    }
+    let (r, _) = run("smart-6.2.2.1-fig6-2");
+    assert!((r.ideal_cpu_ms("R1") - 60000.0).abs() < 1.0);
+    assert!((r.ideal_cpu_ms("R2") - 17760.0).abs() < 1.0);
+}
