@@ -1,0 +1,118 @@
+//! The machine model: tick billing, timer resolution, overheads (DESIGN.md; Etsion 2003 §3–4).
+
+use smartsim::engine::timer_fires;
+use smartsim::run_scenario;
+use workload::TimerKind;
+
+fn scn(src: &str) -> workload::Scenario {
+    workload::parse_str(src, "test.toml").expect("valid scenario")
+}
+
+#[test]
+fn timer_resolution_rounds_up_to_the_next_tick_or_rtc_period() {
+    assert_eq!(timer_fires(1_500_000, TimerKind::Hr, 100), 1_500_000);
+    assert_eq!(timer_fires(1_500_000, TimerKind::Tick, 100), 10_000_000);
+    assert_eq!(timer_fires(10_000_000, TimerKind::Tick, 100), 10_000_000);
+    assert_eq!(timer_fires(1_500_000, TimerKind::Tick, 1000), 2_000_000);
+    // 1024 Hz: periods of 976562.5 ns; the second interrupt is at 1953125 ns.
+    assert_eq!(timer_fires(1_000_000, TimerKind::Rtc(1024), 1000), 1_953_125);
+}
+
+/// A task that runs 0.4 ms right after each tick and sleeps before the next one is never billed under
+/// tick billing (the running task at a tick pays the whole tick), though it runs 40 % of the time.
+#[test]
+fn tick_billing_misses_quanta_between_ticks() {
+    let src = |billing: &str| {
+        format!(
+            r#"
+[machine]
+duration = "1s"
+hz = 1000
+billing = "{billing}"
+timer = "tick"
+[scheduler]
+policy = "fifo"
+[[task]]
+name = "short"
+model = "periodic"
+exec = "400us"
+period = "1ms"
+start = "100us"
+notify = "never"
+on_miss = "finish"
+estimate = "exact"
+"#
+        )
+    };
+    let tick = run_scenario(&scn(&src("tick")), None).unwrap();
+    let t = &tick.tasks[0];
+    assert!(t.cpu_ns > 390_000_000, "it ran {} ns", t.cpu_ns);
+    assert_eq!(t.billing.charged_ns, 0, "never running at a tick, never billed");
+    assert_eq!(t.billing.unbilled_quanta, t.billing.quanta);
+    let exact = run_scenario(&scn(&src("exact")), None).unwrap();
+    assert_eq!(exact.tasks[0].billing.charged_ns, exact.tasks[0].cpu_ns);
+    assert_eq!(exact.tasks[0].billing.unbilled_quanta, 0);
+}
+
+/// A release asked for every 1.5 ms with a 100 Hz tick timer waits for the next tick: its latency from
+/// the nominal release grows to up to 10 ms; with the exact timer it is zero.
+#[test]
+fn tick_timers_delay_releases() {
+    let src = |timer: &str| {
+        format!(
+            r#"
+[machine]
+duration = "1s"
+hz = 100
+timer = "{timer}"
+[[task]]
+name = "p"
+model = "periodic"
+exec = "100us"
+period = "1500us"
+deadline = "20ms"
+notify = "never"
+on_miss = "finish"
+"#
+        )
+    };
+    let hr = run_scenario(&scn(&src("hr")), None).unwrap();
+    assert_eq!(hr.tasks[0].latency_ns.as_ref().unwrap().max, 0);
+    let tick = run_scenario(&scn(&src("tick")), None).unwrap();
+    let l = tick.tasks[0].latency_ns.as_ref().unwrap();
+    assert!(l.max > 8_000_000 && l.max <= 10_000_000, "max latency {} ns", l.max);
+}
+
+/// Overheads are time the CPU spends before the incoming task progresses, inside the task's slice: with
+/// a 1 ms context switch, two CPU-bound tasks alternating every 10 ms progress 9 ms per slice, so their
+/// work takes 10/9 as long.
+#[test]
+fn switch_overhead_slows_progress() {
+    let src = |switch: &str| {
+        format!(
+            r#"
+[machine]
+duration = "10s"
+[machine.overhead]
+switch = "{switch}"
+[scheduler]
+policy = "rr"
+slice = "10ms"
+[[task]]
+name = "a"
+model = "cpu"
+work = "1s"
+[[task]]
+name = "b"
+model = "cpu"
+work = "1s"
+"#
+        )
+    };
+    let free = run_scenario(&scn(&src("0ns")), None).unwrap();
+    let costly = run_scenario(&scn(&src("1ms")), None).unwrap();
+    let (f, c) = (free.tasks[1].finish_ns.unwrap() as f64, costly.tasks[1].finish_ns.unwrap() as f64);
+    assert!((f - 2e9).abs() < 1e6, "without overhead both finish at 2 s, got {f}");
+    assert!((c / f - 10.0 / 9.0).abs() < 0.005, "with 1 ms per 10 ms slice: {c} vs {f}");
+    assert!(costly.system.overhead_ns > 190_000_000);
+}
