@@ -2,10 +2,7 @@
 
 use workload::rand::{Rng, SeedableRng};
 use workload::rand_pcg::Pcg64;
-use workload::{
-    Billing, Estimate, Exec, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg,
-    TaskSpec, TimerKind,
-};
+use workload::{Estimate, Exec, Model, Notify, OnMiss, Periodic, Scenario, TaskSpec};
 
 /// A scenario of `n` periodic tasks (periods 10–100 ms, total utilisation `u`, exact estimates,
 /// deadlines = periods) for `duration_ns`, on `policy`.
@@ -15,49 +12,19 @@ pub fn periodic_set(n: usize, u: f64, duration_ns: u64, policy: &str, seed: u64)
         .map(|i| {
             let period = rng.random_range(10u64..=100) * 1_000_000;
             let exec = ((u / n as f64) * period as f64) as u64;
-            TaskSpec {
-                name: format!("T{i}"),
-                line: 0,
-                model: Model::Periodic(Periodic {
-                    exec: Exec::Fixed(exec.max(1)),
-                    period,
-                    deadline: period,
-                    count: None,
-                    on_miss: OnMiss::Finish,
-                    estimate: Estimate::Exact,
-                    notify: Notify::Never,
-                }),
-                share: 1,
-                priority: 0,
-                latency_tolerance: None,
-                start: 0,
-                stop: None,
-                jitter: None,
-                timer: None,
-                working_set: 0,
-            }
+            let model = Model::Periodic(Periodic {
+                exec: Exec::Fixed(exec.max(1)),
+                period,
+                deadline: period,
+                count: None,
+                on_miss: OnMiss::Finish,
+                estimate: Estimate::Exact,
+                notify: Notify::Never,
+            });
+            TaskSpec::new(&format!("T{i}"), model)
         })
         .collect();
-    Scenario {
-        path: format!("<bench {n} tasks>"),
-        name: format!("bench-{n}"),
-        description: None,
-        machine: Machine {
-            cpus: 1,
-            hz: 1000,
-            billing: Billing::Exact,
-            timer: TimerKind::Hr,
-            duration: duration_ns,
-            seed,
-            overhead: Overheads::default(),
-            sample: Some(duration_ns),
-        },
-        scheduler: SchedulerCfg {
-            policy: policy.to_string(),
-            options: Default::default(),
-            key_lines: Default::default(),
-            line: 1,
-        },
-        tasks,
-    }
+    let mut scn = Scenario::new(&format!("bench-{n}"), duration_ns, seed, policy, tasks);
+    scn.machine.sample = Some(duration_ns);
+    scn
 }

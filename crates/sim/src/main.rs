@@ -102,6 +102,9 @@ enum Cmd {
         /// Utilisation of the task sets.
         #[arg(long, default_value_t = 0.9)]
         utilisation: f64,
+        /// Runs of each configuration; the median wall time is reported.
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
     },
 }
 
@@ -206,8 +209,8 @@ fn real_main() -> Result<()> {
                 println!("{n:12} {d}");
             }
         }
-        Cmd::Bench { tasks, policies, seconds, utilisation } => {
-            bench(&tasks, &policies, seconds, utilisation)?
+        Cmd::Bench { tasks, policies, seconds, utilisation, repeat } => {
+            bench(&tasks, &policies, seconds, utilisation, repeat.max(1))?
         }
     }
     Ok(())
@@ -442,15 +445,22 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
     Ok(())
 }
 
-fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64) -> Result<()> {
+fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64, repeat: usize) -> Result<()> {
     let mut t = Table::new(&["policy", "tasks", "sim s", "wall s", "jobs", "jobs/s", "events/s", "sim×real"]);
     let mut rates: Vec<(String, usize, f64)> = Vec::new();
     for p in policies {
         for &n in sizes {
             let scn = smartsim::bench::periodic_set(n, u, seconds * 1_000_000_000, p, 1);
-            let t0 = Instant::now();
-            let r = run_scenario(&scn, None)?;
-            let wall = t0.elapsed().as_secs_f64();
+            let mut walls = Vec::new();
+            let mut r = None;
+            for _ in 0..repeat {
+                let t0 = Instant::now();
+                r = Some(run_scenario(&scn, None)?);
+                walls.push(t0.elapsed().as_secs_f64());
+            }
+            walls.sort_by(f64::total_cmp);
+            let wall = walls[walls.len() / 2];
+            let r = r.expect("at least one run");
             let s = &r.system;
             let events = s.events + s.decisions + s.switches;
             t.row(vec![
@@ -474,6 +484,8 @@ fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64) -> Result<(
             println!("tasks {n}: edf/smart jobs-per-second ratio {:.2}", e / s);
         }
     }
-    println!("(utilisation {u}, exact estimates, deadlines = periods; `events` counts timers, decisions and switches)");
+    println!(
+        "(utilisation {u}, exact estimates, deadlines = periods; median of {repeat} runs; `events` counts timers, decisions and switches)"
+    );
     Ok(())
 }

@@ -2,53 +2,17 @@
 
 use proptest::prelude::*;
 use smartsim::run_scenario;
-use workload::{
-    Billing, Estimate, Exec, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg,
-    TaskSpec, TimerKind,
-};
+use workload::{Estimate, Exec, Model, Notify, OnMiss, Periodic, Scenario, TaskSpec};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
 fn task(name: String, model: Model, share: u32, priority: i32) -> TaskSpec {
-    TaskSpec {
-        name,
-        line: 0,
-        model,
-        share,
-        priority,
-        latency_tolerance: None,
-        start: 0,
-        stop: None,
-        jitter: None,
-        timer: None,
-        working_set: 0,
-    }
+    TaskSpec { share, priority, ..TaskSpec::new(&name, model) }
 }
 
 fn scenario(tasks: Vec<TaskSpec>, duration: u64, policy: &str, seed: u64) -> Scenario {
-    Scenario {
-        path: "<proptest>".into(),
-        name: "proptest".into(),
-        description: None,
-        machine: Machine {
-            cpus: 1,
-            hz: 1000,
-            billing: Billing::Exact,
-            timer: TimerKind::Hr,
-            duration,
-            seed,
-            overhead: Overheads::default(),
-            sample: None,
-        },
-        scheduler: SchedulerCfg {
-            policy: policy.into(),
-            options: Default::default(),
-            key_lines: Default::default(),
-            line: 1,
-        },
-        tasks,
-    }
+    Scenario::new("proptest", duration, seed, policy, tasks)
 }
 
 fn periodic(exec: u64, period: u64) -> Model {

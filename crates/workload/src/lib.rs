@@ -163,6 +163,33 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// A scenario built in code (benchmarks, property tests): `policy` without options, the machine's
+    /// defaults (1 CPU, 1000 Hz, exact billing, exact timers, no overheads) for `duration` and `seed`.
+    pub fn new(name: &str, duration: Nanos, seed: u64, policy: &str, tasks: Vec<TaskSpec>) -> Self {
+        Scenario {
+            path: format!("<{name}>"),
+            name: name.to_string(),
+            description: None,
+            machine: Machine {
+                cpus: 1,
+                hz: 1000,
+                billing: Billing::Exact,
+                timer: TimerKind::Hr,
+                duration,
+                seed,
+                overhead: Overheads::default(),
+                sample: None,
+            },
+            scheduler: SchedulerCfg {
+                policy: policy.to_string(),
+                options: BTreeMap::new(),
+                key_lines: BTreeMap::new(),
+                line: 1,
+            },
+            tasks,
+        }
+    }
+
     /// The task named `name`.
     pub fn task(&self, name: &str) -> Option<&TaskSpec> {
         self.tasks.iter().find(|t| t.name == name)
@@ -283,6 +310,25 @@ impl TaskSpec {
     /// The timer this task's wake-ups use: its own `timer`, else the machine's.
     pub fn effective_timer(&self, machine: &Machine) -> TimerKind {
         self.timer.unwrap_or(machine.timer)
+    }
+}
+
+impl TaskSpec {
+    /// A task built in code with every optional key at its default (share 1, priority 0, start 0, ...).
+    pub fn new(name: &str, model: Model) -> Self {
+        TaskSpec {
+            name: name.to_string(),
+            line: 0,
+            model,
+            share: 1,
+            priority: 0,
+            latency_tolerance: None,
+            start: 0,
+            stop: None,
+            jitter: None,
+            timer: None,
+            working_set: 0,
+        }
     }
 }
 

@@ -39,19 +39,7 @@ fn ok(src: &str) -> Scenario {
 }
 
 fn default_task(name: &str, line: usize, model: Model) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        line,
-        model,
-        share: 1,
-        priority: 0,
-        latency_tolerance: None,
-        start: 0,
-        stop: None,
-        jitter: None,
-        timer: None,
-        working_set: 0,
-    }
+    TaskSpec { line, ..TaskSpec::new(name, model) }
 }
 
 fn default_periodic(exec: Exec, period: u64) -> Periodic {
