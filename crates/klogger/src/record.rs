@@ -78,6 +78,9 @@ pub struct RecordStats {
     pub lost: u64,
     /// Bytes written.
     pub bytes: u64,
+    /// Times the sched_switch program ran (system-wide this equals the switch records written
+    /// unless some were lost: a check that no switch was dropped between tracepoint and file).
+    pub switch_calls: u64,
     /// Wall time spent recording (ns).
     pub duration_ns: u64,
     /// Why it stopped.
@@ -367,6 +370,7 @@ fn record_inner(
             .ok_or_else(|| anyhow!("BPF object has no .rodata"))?;
         ro.tick_fn = tick.as_ref().map(|t| t.0).unwrap_or(0);
         ro.filter_on = filter;
+        ro.wakeup_bytes = bb as u64 / 2;
     }
     let create_opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
         sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
@@ -506,7 +510,11 @@ fn record_inner(
     let mut last_progress = Instant::now();
     let header_bytes = 16 + serde_json::to_vec(&header)?.len() as u64;
     let stop = loop {
-        let r = rb.poll(Duration::from_millis(100));
+        // Records are submitted without wake-ups (see the BPF side): poll times out, then drain.
+        let mut r = rb.poll(Duration::from_millis(100));
+        if r.is_ok() {
+            r = rb.consume();
+        }
         if let Some(e) = io_error.borrow_mut().take() {
             return Err(e).with_context(|| format!("writing {}", opts.output.display()));
         }
@@ -562,6 +570,15 @@ fn record_inner(
         .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
         .context("reading the lost-event counters")?
         .unwrap_or_default();
+    let switch_calls: u64 = skel
+        .maps
+        .lost
+        .lookup_percpu(&1u32.to_ne_bytes(), MapFlags::ANY)
+        .context("reading the switch counters")?
+        .unwrap_or_default()
+        .iter()
+        .map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap()))
+        .sum();
     let end_ts = now_monotonic_ns();
     let mut w = writer.borrow_mut();
     let events = w.records();
@@ -581,6 +598,7 @@ fn record_inner(
     Ok(RecordStats {
         events,
         lost: lost_total,
+        switch_calls,
         bytes,
         duration_ns: started.elapsed().as_nanos() as u64,
         stop,

@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u64 tick_fn = 0;    /* address of the tick hrtimer callback, 0 = unknown */
 const volatile bool filter_on = false; /* record only tracked tasks (a process tree) */
+const volatile __u64 wakeup_bytes = 1 << 21; /* wake the consumer past this much unread data */
 
 struct inner_rb {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -45,10 +46,10 @@ struct {
 /* Events that could not be written (ring buffer full), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
-} lost SEC(".maps");
+} lost SEC(".maps"); /* [0] = events lost, [1] = sched_switch calls seen */
 
 /* Thread ids of the followed process tree (only used when filter_on). */
 struct {
@@ -68,6 +69,25 @@ static __always_inline bool current_tracked(void)
 	if (!filter_on)
 		return true;
 	return is_tracked((__u32)bpf_get_current_pid_tgid());
+}
+
+/* The ring buffer the current record was reserved in (one per CPU, so no locking needed). */
+static __always_inline void *cpu_rb(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	return bpf_map_lookup_elem(&rbs, &cpu);
+}
+
+/* Submit without waking the consumer unless its buffer is over half full: the consumer polls
+ * every 100 ms anyway (like klogger'03's export daemon). Waking it for every record would make
+ * the recorder itself the busiest source of context switches. */
+static __always_inline void submit(struct kl_event *e)
+{
+	void *rb = cpu_rb();
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
 }
 
 static __always_inline struct kl_event *reserve(void)
@@ -122,6 +142,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	__u32 one_key = 1;
+	__u64 *seen = bpf_map_lookup_elem(&lost, &one_key);
+	if (seen)
+		*seen += 1;
 	if (filter_on && !is_tracked(prev->pid) && !is_tracked(next->pid))
 		return 0;
 	struct kl_event *e = reserve();
@@ -132,7 +156,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	e->arg = prev_state;
 	fill_task(e, prev, 0);
 	fill_task(e, next, 1);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -150,7 +174,7 @@ static __always_inline int wakeup(struct task_struct *p, __u16 type)
 	e->tgid2 = id >> 32;
 	bpf_get_current_comm(e->comm2, sizeof(e->comm2));
 	e->arg = BPF_CORE_READ(p, thread_info.cpu);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -183,7 +207,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	e->type = KL_FORK;
 	fill_task(e, parent, 0);
 	fill_task(e, child, 1);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -199,7 +223,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid)
 	fill_task(e, p, 0);
 	__builtin_memset(e->comm2, 0, sizeof(e->comm2));
 	e->arg = old_pid;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -214,7 +238,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	e->type = KL_EXIT;
 	fill_task(e, p, 0);
 	__builtin_memset(e->comm2, 0, sizeof(e->comm2));
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -232,7 +256,7 @@ int BPF_PROG(on_hrtimer, struct hrtimer *timer, ktime_t *now)
 	e->type = tick ? KL_TICK : KL_HRTIMER;
 	fill_current(e);
 	e->arg = fn;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -247,7 +271,7 @@ int BPF_PROG(on_irq_entry, int irq)
 	e->type = KL_IRQ_ENTRY;
 	fill_current(e);
 	e->arg = irq;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -263,7 +287,7 @@ int BPF_PROG(on_irq_exit, int irq, struct irqaction *action, int ret)
 	fill_current(e);
 	e->arg = irq;
 	e->flags = (__u16)ret;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -278,7 +302,7 @@ int BPF_PROG(on_softirq_entry, unsigned int vec)
 	e->type = KL_SOFTIRQ_ENTRY;
 	fill_current(e);
 	e->arg = vec;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -293,6 +317,6 @@ int BPF_PROG(on_softirq_exit, unsigned int vec)
 	e->type = KL_SOFTIRQ_EXIT;
 	fill_current(e);
 	e->arg = vec;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }

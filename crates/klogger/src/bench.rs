@@ -1,0 +1,271 @@
+//! Recording overhead, measured side by side: a context-switch-heavy load (two threads
+//! ping-ponging one byte through two pipes) runs for a fixed time without recording, then with a
+//! system-wide recording, alternating `pairs` times. Each pair gives a throughput ratio
+//! (with / without); the median ratio is the result, so slow drifts of a shared, noisy machine
+//! cancel out instead of being attributed to klogger. The recorder's own consumer thread runs on
+//! the same machine, so its cost is included.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::record::{record, RecordOptions, Target};
+
+/// Options of [`run`].
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Length of each measurement.
+    pub each: Duration,
+    /// Number of (without, with) pairs.
+    pub pairs: usize,
+    /// Pin both threads to CPU 0.
+    pub pin: bool,
+    /// Progress lines on stderr.
+    pub progress: bool,
+}
+
+/// One pair of measurements.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pair {
+    /// Round trips per second without recording.
+    pub off_rt_per_s: f64,
+    /// Round trips per second while recording.
+    pub on_rt_per_s: f64,
+    /// on / off.
+    pub ratio: f64,
+    /// Events recorded per second during the recorded run.
+    pub events_per_s: f64,
+    /// Events lost in the recorded run.
+    pub lost: u64,
+}
+
+/// Result of [`run`].
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// "klogger".
+    pub tool: String,
+    /// "overhead".
+    pub bench: String,
+    /// Whether the threads were pinned to CPU 0.
+    pub pinned: bool,
+    /// Seconds per measurement.
+    pub each_s: f64,
+    /// The pairs, in order.
+    pub pairs: Vec<Pair>,
+    /// Median of the pairs' ratios.
+    pub median_ratio: f64,
+    /// 1 - median_ratio, in percent: throughput lost to recording.
+    pub overhead_pct: f64,
+    /// Median events per second while recording.
+    pub median_events_per_s: f64,
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("pipe2");
+    }
+    use std::os::fd::FromRawFd;
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn rd(fd: i32) -> bool {
+    let mut b = 0u8;
+    // SAFETY: reads one byte into b.
+    unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) == 1 }
+}
+
+fn wr(fd: i32) -> bool {
+    let b = 1u8;
+    // SAFETY: writes one byte from b.
+    unsafe { libc::write(fd, (&b as *const u8).cast(), 1) == 1 }
+}
+
+/// Runs the ping-pong for `dur`; returns round trips per second.
+pub fn pingpong(dur: Duration, pin: bool) -> Result<f64> {
+    let (a_r, a_w) = pipe()?;
+    let (b_r, b_w) = pipe()?;
+    let (a_r2, b_w2) = (a_r.as_raw_fd(), b_w.as_raw_fd());
+    // Echo thread: reads a byte from pipe A and writes it to pipe B, until pipe A closes.
+    let echo = std::thread::spawn(move || {
+        if pin {
+            pin_to_cpu(0);
+        }
+        while rd(a_r2) {
+            if !wr(b_w2) {
+                break;
+            }
+        }
+    });
+    if pin {
+        pin_to_cpu(0);
+    }
+    let t0 = Instant::now();
+    let mut n = 0u64;
+    let (aw, br) = (a_w.as_raw_fd(), b_r.as_raw_fd());
+    while t0.elapsed() < dur {
+        for _ in 0..64 {
+            if !wr(aw) || !rd(br) {
+                break;
+            }
+            n += 1;
+        }
+    }
+    let el = t0.elapsed().as_secs_f64();
+    drop(a_w); // echo thread sees EOF and exits
+    echo.join().ok();
+    if pin {
+        // Undo the pinning of the calling thread.
+        // SAFETY: a full set is valid.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in 0..libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+    drop((a_r, b_w));
+    Ok(n as f64 / el)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Runs the benchmark (needs the privileges of [`record`]).
+pub fn run(o: &BenchOptions) -> Result<BenchResult> {
+    crate::record::preflight()?;
+    let dir = std::env::temp_dir();
+    let file = dir.join(format!("klogger-bench-{}.klog", std::process::id()));
+    let mut pairs = Vec::new();
+    for i in 0..o.pairs {
+        let off = pingpong(o.each, o.pin)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new(AtomicBool::new(false));
+        let opts = RecordOptions {
+            output: file.clone(),
+            target: Target::System,
+            duration: Some(o.each * 4 + Duration::from_secs(30)),
+            buffer_bytes: 16 << 20,
+            max_bytes: 4 << 30,
+            stop: stop.clone(),
+            ready: Some(ready.clone()),
+            progress: false,
+        };
+        let rec = std::thread::spawn(move || record(&opts));
+        let t0 = Instant::now();
+        while !ready.load(Ordering::SeqCst) && !rec.is_finished() {
+            if t0.elapsed() > Duration::from_secs(30) {
+                stop.store(true, Ordering::SeqCst);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let on = if ready.load(Ordering::SeqCst) {
+            Some(pingpong(o.each, o.pin)?)
+        } else {
+            None
+        };
+        stop.store(true, Ordering::SeqCst);
+        let st = rec
+            .join()
+            .map_err(|_| anyhow::anyhow!("recorder thread panicked"))??;
+        let on = on.context("the recorder did not become ready")?;
+        let p = Pair {
+            off_rt_per_s: off,
+            on_rt_per_s: on,
+            ratio: on / off,
+            events_per_s: st.events as f64 / (st.duration_ns as f64 / 1e9),
+            lost: st.lost,
+        };
+        if o.progress {
+            eprintln!(
+                "pair {}/{}: without {:.0} rt/s, with {:.0} rt/s, ratio {:.4}, {:.0} events/s",
+                i + 1,
+                o.pairs,
+                p.off_rt_per_s,
+                p.on_rt_per_s,
+                p.ratio,
+                p.events_per_s
+            );
+        }
+        pairs.push(p);
+    }
+    let _ = std::fs::remove_file(&file);
+    let mut r: Vec<f64> = pairs.iter().map(|p| p.ratio).collect();
+    let mut e: Vec<f64> = pairs.iter().map(|p| p.events_per_s).collect();
+    let mr = median(&mut r);
+    Ok(BenchResult {
+        tool: "klogger".into(),
+        bench: "overhead".into(),
+        pinned: o.pin,
+        each_s: o.each.as_secs_f64(),
+        pairs,
+        median_ratio: mr,
+        overhead_pct: (1.0 - mr) * 100.0,
+        median_events_per_s: median(&mut e),
+    })
+}
+
+/// The result as text.
+pub fn text(r: &BenchResult) -> String {
+    let mut o = format!(
+        "klogger overhead: pipe ping-pong{}, {} pairs of {:.1} s, side by side\n\
+         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6}\n",
+        if r.pinned {
+            " (both threads on CPU 0)"
+        } else {
+            ""
+        },
+        r.pairs.len(),
+        r.each_s,
+        "pair",
+        "without rt/s",
+        "with rt/s",
+        "ratio",
+        "events/s",
+        "lost"
+    );
+    for (i, p) in r.pairs.iter().enumerate() {
+        o += &format!(
+            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6}\n",
+            i + 1,
+            p.off_rt_per_s,
+            p.on_rt_per_s,
+            p.ratio,
+            p.events_per_s,
+            p.lost
+        );
+    }
+    o += &format!(
+        "median ratio {:.4}: {:.2}% throughput lost at {:.0} events/s (goal < 2% at 100k events/s; \
+         klogger 2003: 0.63-1.18%)\n",
+        r.median_ratio, r.overhead_pct, r.median_events_per_s
+    );
+    o
+}
