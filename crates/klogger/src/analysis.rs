@@ -264,7 +264,11 @@ impl Trace {
     pub fn is_followed(&self, tid: u32) -> bool {
         match &self.followed {
             None => true,
-            Some(f) => self.tasks.get(&tid).map(|m| f.contains(&m.tgid)).unwrap_or(false),
+            Some(f) => self
+                .tasks
+                .get(&tid)
+                .map(|m| f.contains(&m.tgid))
+                .unwrap_or(false),
         }
     }
 
@@ -521,7 +525,10 @@ pub(crate) mod tests {
         assert_eq!(t5.switches_in, 2);
         let t6 = s.iter().find(|x| x.key == 6).unwrap();
         assert_eq!(t6.cpu_ns, 100);
-        assert_eq!(t6.quanta, 0, "a quantum cut by the trace end is not counted");
+        assert_eq!(
+            t6.quanta, 0,
+            "a quantum cut by the trace end is not counted"
+        );
         assert_eq!(t6.switches_in, 1);
         let idle = s.iter().find(|x| x.key == 0).unwrap();
         assert_eq!(idle.cpu_ns, 70);
@@ -544,7 +551,10 @@ pub(crate) mod tests {
     fn percentiles_nearest_rank() {
         let v: Vec<u64> = (1..=100).collect();
         let p = percentiles(&v);
-        assert_eq!((p.p50, p.p90, p.p99, p.max, p.count), (50, 90, 99, 100, 100));
+        assert_eq!(
+            (p.p50, p.p90, p.p99, p.max, p.count),
+            (50, 90, 99, 100, 100)
+        );
         assert_eq!(percentiles(&[]).count, 0);
     }
 }

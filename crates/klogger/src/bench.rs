@@ -41,6 +41,9 @@ pub struct Pair {
     pub events_per_s: f64,
     /// Events lost in the recorded run.
     pub lost: u64,
+    /// Extra time per recorded event: (1/on - 1/off) per round trip divided by events per
+    /// round trip (ns).
+    pub ns_per_event: f64,
 }
 
 /// Result of [`run`].
@@ -62,6 +65,10 @@ pub struct BenchResult {
     pub overhead_pct: f64,
     /// Median events per second while recording.
     pub median_events_per_s: f64,
+    /// Median extra time per recorded event (ns).
+    pub median_ns_per_event: f64,
+    /// That cost at 100k events/s, as a share of one CPU (%): a projection, not a measurement.
+    pub projected_pct_at_100k: f64,
 }
 
 fn pipe() -> Result<(OwnedFd, OwnedFd)> {
@@ -196,12 +203,14 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             .join()
             .map_err(|_| anyhow::anyhow!("recorder thread panicked"))??;
         let on = on.context("the recorder did not become ready")?;
+        let events_per_s = st.events as f64 / (st.duration_ns as f64 / 1e9);
         let p = Pair {
             off_rt_per_s: off,
             on_rt_per_s: on,
             ratio: on / off,
-            events_per_s: st.events as f64 / (st.duration_ns as f64 / 1e9),
+            events_per_s,
             lost: st.lost,
+            ns_per_event: (1e9 / on - 1e9 / off) / (events_per_s / on),
         };
         if o.progress {
             eprintln!(
@@ -220,6 +229,8 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     let mut r: Vec<f64> = pairs.iter().map(|p| p.ratio).collect();
     let mut e: Vec<f64> = pairs.iter().map(|p| p.events_per_s).collect();
     let mr = median(&mut r);
+    let mut c: Vec<f64> = pairs.iter().map(|p| p.ns_per_event).collect();
+    let mc = median(&mut c);
     Ok(BenchResult {
         tool: "klogger".into(),
         bench: "overhead".into(),
@@ -229,6 +240,8 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
         median_ratio: mr,
         overhead_pct: (1.0 - mr) * 100.0,
         median_events_per_s: median(&mut e),
+        median_ns_per_event: mc,
+        projected_pct_at_100k: mc * 1e5 / 1e9 * 100.0,
     })
 }
 
@@ -236,7 +249,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
 pub fn text(r: &BenchResult) -> String {
     let mut o = format!(
         "klogger overhead: pipe ping-pong{}, {} pairs of {:.1} s, side by side\n\
-         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6}\n",
+         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6} {:>10}\n",
         if r.pinned {
             " (both threads on CPU 0)"
         } else {
@@ -249,23 +262,41 @@ pub fn text(r: &BenchResult) -> String {
         "with rt/s",
         "ratio",
         "events/s",
-        "lost"
+        "lost",
+        "ns/event"
     );
     for (i, p) in r.pairs.iter().enumerate() {
         o += &format!(
-            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6}\n",
+            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6} {:>10.0}\n",
             i + 1,
             p.off_rt_per_s,
             p.on_rt_per_s,
             p.ratio,
             p.events_per_s,
-            p.lost
+            p.lost,
+            p.ns_per_event
         );
     }
+    let lo = r
+        .pairs
+        .iter()
+        .map(|p| p.ratio)
+        .fold(f64::INFINITY, f64::min);
+    let hi = r
+        .pairs
+        .iter()
+        .map(|p| p.ratio)
+        .fold(f64::NEG_INFINITY, f64::max);
+    o += &format!("pair ratios range {lo:.4} .. {hi:.4} (spread = noise of this machine)\n");
     o += &format!(
         "median ratio {:.4}: {:.2}% throughput lost at {:.0} events/s (goal < 2% at 100k events/s; \
-         klogger 2003: 0.63-1.18%)\n",
-        r.median_ratio, r.overhead_pct, r.median_events_per_s
+         klogger 2003: 0.63-1.18%)\n\
+         median cost {:.0} ns per recorded event; projected at 100k events/s: {:.2}% of one CPU\n",
+        r.median_ratio,
+        r.overhead_pct,
+        r.median_events_per_s,
+        r.median_ns_per_event,
+        r.projected_pct_at_100k
     );
     o
 }

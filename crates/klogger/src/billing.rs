@@ -202,7 +202,11 @@ mod tests {
         let p = 10 * MS;
         assert_eq!(ticks_in(MS, 9 * MS, p, 0), 0, "inside one tick interval");
         assert_eq!(ticks_in(9 * MS, 11 * MS, p, 0), 1, "spans one tick");
-        assert_eq!(ticks_in(10 * MS, 11 * MS, p, 0), 1, "tick at the start is billed");
+        assert_eq!(
+            ticks_in(10 * MS, 11 * MS, p, 0),
+            1,
+            "tick at the start is billed"
+        );
         assert_eq!(ticks_in(9 * MS, 10 * MS, p, 0), 0, "tick at the end is not");
         assert_eq!(ticks_in(0, 100 * MS, p, 0), 10);
         assert_eq!(ticks_in(5 * MS, 105 * MS, p, 0), 10);
@@ -222,7 +226,11 @@ mod tests {
             qs.push(q(1, k * 10 * MS + 2 * MS, k * 10 * MS + 3 * MS));
         }
         for k in 0..10 {
-            qs.push(q(2, 1000 * MS + k * 10 * MS + 9 * MS, 1000 * MS + k * 10 * MS + 11 * MS));
+            qs.push(q(
+                2,
+                1000 * MS + k * 10 * MS + 9 * MS,
+                1000 * MS + k * 10 * MS + 11 * MS,
+            ));
         }
         let r = replay(&qs, &[100], 0, None, |t| t);
         let (cpu1, n1, b1, _) = &r[&1];
@@ -233,7 +241,11 @@ mod tests {
         assert_eq!(b1[0].unbilled_share, Some(1.0));
         let (cpu2, _, b2, _) = &r[&2];
         assert_eq!(*cpu2, 20 * MS);
-        assert_eq!(b2[0].billed_ns, 10 * 10 * MS, "each billed one whole 10 ms tick");
+        assert_eq!(
+            b2[0].billed_ns,
+            10 * 10 * MS,
+            "each billed one whole 10 ms tick"
+        );
         assert_eq!(b2[0].billing_ratio, Some(5.0));
         assert_eq!(b2[0].unbilled_quanta, 0);
     }
@@ -284,6 +296,10 @@ mod tests {
         assert_eq!(obs.billed_ns, 10 * MS);
         assert_eq!(obs.unbilled_quanta, 1);
         let idle = rows.iter().find(|r| r.pid == 0).unwrap();
-        assert_eq!(idle.billing[0].billed_ns, 30 * MS, "ticks at 0, 20 and 30 ms");
+        assert_eq!(
+            idle.billing[0].billed_ns,
+            30 * MS,
+            "ticks at 0, 20 and 30 ms"
+        );
     }
 }

@@ -54,7 +54,10 @@ pub fn quantum_cdf_svg(trace: &Trace, group: Group, n: usize) -> Result<String> 
             .unwrap_or(1e3)
             .max(10.0);
         let mut ch = ChartBuilder::on(&root)
-            .caption("Effective quantum CDF (cf. Etsion fig. 6)", ("sans-serif", 18))
+            .caption(
+                "Effective quantum CDF (cf. Etsion fig. 6)",
+                ("sans-serif", 18),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(50)

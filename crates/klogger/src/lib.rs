@@ -58,7 +58,11 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         "ms" => 1e6,
         "us" => 1e3,
         "ns" => 1.0,
-        u => return Err(format!("bad duration unit {u:?} in {s:?}: use h, m, s, ms, us or ns")),
+        u => {
+            return Err(format!(
+                "bad duration unit {u:?} in {s:?}: use h, m, s, ms, us or ns"
+            ))
+        }
     };
     let ns = v * mult;
     if !ns.is_finite() || ns <= 0.0 {

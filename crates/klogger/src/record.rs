@@ -137,7 +137,9 @@ pub fn kernel_hz() -> Option<u32> {
     }
     let f = File::open("/proc/config.gz").ok()?;
     let mut s = String::new();
-    flate2::read::GzDecoder::new(f).read_to_string(&mut s).ok()?;
+    flate2::read::GzDecoder::new(f)
+        .read_to_string(&mut s)
+        .ok()?;
     parse(&s)
 }
 
@@ -401,7 +403,11 @@ fn record_inner(
         let fd = ring.as_fd().as_raw_fd() as u32;
         skel.maps
             .rbs
-            .update(&(cpu as u32).to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
+            .update(
+                &(cpu as u32).to_ne_bytes(),
+                &fd.to_ne_bytes(),
+                MapFlags::ANY,
+            )
             .with_context(|| format!("installing the ring buffer of CPU {cpu}"))?;
     }
     let mut pids = Vec::new();
@@ -443,8 +449,9 @@ fn record_inner(
     let mut links = Vec::new();
     for (tp, p) in progs {
         links.push(
-            p.attach()
-                .with_context(|| format!("attaching to tracepoint {tp}: does this kernel have it?"))?,
+            p.attach().with_context(|| {
+                format!("attaching to tracepoint {tp}: does this kernel have it?")
+            })?,
         );
     }
 

@@ -96,12 +96,7 @@ fn pipe_pingpong_counts_and_cpu_time() {
 
     let (p1r, p1w) = pipe();
     let (p2r, p2w) = pipe();
-    let (p1r, p1w, p2r, p2w) = (
-        Arc::new(p1r),
-        Arc::new(p1w),
-        Arc::new(p2r),
-        Arc::new(p2w),
-    );
+    let (p1r, p1w, p2r, p2w) = (Arc::new(p1r), Arc::new(p1w), Arc::new(p2r), Arc::new(p2w));
     let (r1, w2) = (p1r.clone(), p2w.clone());
     let b = std::thread::spawn(move || {
         assert!(fifo_on_cpu0(), "could not set SCHED_FIFO on CPU 0");
@@ -161,7 +156,11 @@ fn pipe_pingpong_counts_and_cpu_time() {
         );
         // Every switch-in is matched by a switch-out (the thread exited inside the recording).
         assert_eq!(s.switches_in, s.quanta, "thread {name}");
-        assert_eq!(s.quanta, blocked + s.preempted.len() as u64, "thread {name}");
+        assert_eq!(
+            s.quanta,
+            blocked + s.preempted.len() as u64,
+            "thread {name}"
+        );
         // CPU time from the switch timestamps vs the scheduler's own sum_exec_runtime. klogger's
         // quanta also hold the exit path after the schedstat read, and each of the ~2N quanta
         // boundaries is timed a few hundred ns apart from where the scheduler accounts

@@ -116,26 +116,34 @@ static __always_inline struct kl_event *reserve(void)
 	return e;
 }
 
-static __always_inline void fill_current(struct kl_event *e)
+/* tp_btf arguments are BTF-typed pointers: plain loads (checked by the verifier, relocated by
+ * CO-RE) are much cheaper than bpf_probe_read_kernel*() helper calls. comm is copied as two
+ * 8-byte words. */
+static __always_inline void copy_comm(char *dst, struct task_struct *p)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	e->pid = (__u32)id;
-	e->tgid = id >> 32;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	__builtin_memset(e->comm2, 0, sizeof(e->comm2));
+	__u64 *d = (__u64 *)dst;
+	__u64 *s = (__u64 *)p->comm;
+	d[0] = s[0];
+	d[1] = s[1];
 }
 
 static __always_inline void fill_task(struct kl_event *e, struct task_struct *p, int second)
 {
 	if (second) {
-		e->pid2 = BPF_CORE_READ(p, pid);
-		e->tgid2 = BPF_CORE_READ(p, tgid);
-		bpf_probe_read_kernel_str(e->comm2, sizeof(e->comm2), p->comm);
+		e->pid2 = p->pid;
+		e->tgid2 = p->tgid;
+		copy_comm(e->comm2, p);
 	} else {
-		e->pid = BPF_CORE_READ(p, pid);
-		e->tgid = BPF_CORE_READ(p, tgid);
-		bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
+		e->pid = p->pid;
+		e->tgid = p->tgid;
+		copy_comm(e->comm, p);
 	}
+}
+
+static __always_inline void fill_current(struct kl_event *e)
+{
+	fill_task(e, bpf_get_current_task_btf(), 0);
+	__builtin_memset(e->comm2, 0, sizeof(e->comm2));
 }
 
 SEC("tp_btf/sched_switch")
@@ -169,11 +177,8 @@ static __always_inline int wakeup(struct task_struct *p, __u16 type)
 		return 0;
 	e->type = type;
 	fill_task(e, p, 0);
-	__u64 id = bpf_get_current_pid_tgid();
-	e->pid2 = (__u32)id;
-	e->tgid2 = id >> 32;
-	bpf_get_current_comm(e->comm2, sizeof(e->comm2));
-	e->arg = BPF_CORE_READ(p, thread_info.cpu);
+	fill_task(e, bpf_get_current_task_btf(), 1);
+	e->arg = p->thread_info.cpu;
 	submit(e);
 	return 0;
 }
