@@ -21,11 +21,16 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 /// Complete quanta lengths (ns) of the `n` tasks with most CPU time (idle excluded).
-fn top_tasks(trace: &Trace, group: Group, n: usize) -> Vec<(u32, String, Vec<u64>)> {
+fn top_tasks(
+    trace: &Trace,
+    group: Group,
+    n: usize,
+    only: &[String],
+) -> Vec<(u32, String, Vec<u64>)> {
     let stats = trace.task_stats(group);
     stats
         .into_iter()
-        .filter(|s| s.key != 0 && s.quanta > 0)
+        .filter(|s| s.key != 0 && s.quanta > 0 && report::matches(&s.name, only))
         .take(n)
         .map(|s| {
             let mut all: Vec<u64> = s.preempted.iter().chain(&s.blocked).copied().collect();
@@ -40,8 +45,8 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
 }
 
 /// SVG of the effective-quantum CDFs (log x axis, µs).
-pub fn quantum_cdf_svg(trace: &Trace, group: Group, n: usize) -> Result<String> {
-    let tasks = top_tasks(trace, group, n);
+pub fn quantum_cdf_svg(trace: &Trace, group: Group, n: usize, only: &[String]) -> Result<String> {
+    let tasks = top_tasks(trace, group, n, only);
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (760, 420)).into_drawing_area();
@@ -95,9 +100,15 @@ pub fn quantum_cdf_svg(trace: &Trace, group: Group, n: usize) -> Result<String> 
 }
 
 /// SVG of effective quantum vs billed time at `hz` (ms, both axes) for the top tasks.
-pub fn billing_scatter_svg(trace: &Trace, group: Group, n: usize, hz: u32) -> Result<String> {
+pub fn billing_scatter_svg(
+    trace: &Trace,
+    group: Group,
+    n: usize,
+    hz: u32,
+    only: &[String],
+) -> Result<String> {
     let period = 1_000_000_000 / hz as u64;
-    let keys: Vec<(u32, String)> = top_tasks(trace, group, n)
+    let keys: Vec<(u32, String)> = top_tasks(trace, group, n, only)
         .into_iter()
         .map(|(k, name, _)| (k, name))
         .collect();
@@ -174,16 +185,17 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The whole HTML page.
+/// The whole HTML page (`only` filters the tasks shown by name).
 pub fn html_report(
     trace: &Trace,
     file: &str,
     hzs: &[u32],
     group: Group,
     n: usize,
+    only: &[String],
 ) -> Result<String> {
-    let r = report::report(trace, file, group, 20);
-    let b = report::billing(trace, file, hzs, 0, group);
+    let r = report::report(trace, file, group, 20, only);
+    let b = report::billing(trace, file, hzs, 0, group, only);
     let mut page = format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>klogger: {f}</title>\
          <style>body{{font-family:sans-serif;max-width:1100px;margin:auto}}pre{{font-size:12px;overflow-x:auto}}</style>\
@@ -193,11 +205,11 @@ pub fn html_report(
         f = escape(file),
         t = escape(&report::report_text(&r, 30)),
         bt = escape(&report::billing_text(&b, 30, 0)),
-        cdf = quantum_cdf_svg(trace, group, n)?,
+        cdf = quantum_cdf_svg(trace, group, n, only)?,
     );
     page += "<h2>Billing scatter (Etsion fig. 4)</h2>";
     for &hz in hzs {
-        page += &billing_scatter_svg(trace, group, n, hz)?;
+        page += &billing_scatter_svg(trace, group, n, hz, only)?;
     }
     page += "</body></html>\n";
     Ok(page)

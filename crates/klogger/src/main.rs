@@ -1,6 +1,6 @@
 //! `klogger`: command-line front end over the klogger library (see `klogger --help`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -76,6 +76,9 @@ enum Cmd {
         /// One row per thread or per process.
         #[arg(long, value_enum, default_value = "thread")]
         group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
         /// Rows in text tables and named rows in the share table.
         #[arg(long, default_value_t = 20)]
         rows: usize,
@@ -97,6 +100,9 @@ enum Cmd {
         /// One row per thread or per process.
         #[arg(long, value_enum, default_value = "thread")]
         group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
         /// Rows in the text table.
         #[arg(long, default_value_t = 20)]
         rows: usize,
@@ -128,6 +134,9 @@ enum Cmd {
         /// One curve per thread or per process.
         #[arg(long, value_enum, default_value = "process")]
         group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
         /// Tasks plotted (largest CPU time first).
         #[arg(long, default_value_t = 6)]
         tasks: usize,
@@ -223,9 +232,10 @@ fn run(cli: Cli) -> Result<()> {
             format,
             group,
             rows,
+            only,
         } => {
             let (trace, name) = load(&file)?;
-            let r = report::report(&trace, &name, group, rows);
+            let r = report::report(&trace, &name, group, rows, &only);
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
                 Format::Text => print!("{}", report::report_text(&r, rows)),
@@ -239,12 +249,13 @@ fn run(cli: Cli) -> Result<()> {
             group,
             rows,
             min_quanta,
+            only,
         } => {
             if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
                 bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
             }
             let (trace, name) = load(&file)?;
-            let b = report::billing(&trace, &name, &hz, phase_ns, group);
+            let b = report::billing(&trace, &name, &hz, phase_ns, group, &only);
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
                 Format::Text => print!("{}", report::billing_text(&b, rows, min_quanta)),
@@ -268,9 +279,10 @@ fn run(cli: Cli) -> Result<()> {
             hz,
             group,
             tasks,
+            only,
         } => {
             let (trace, name) = load(&file)?;
-            let page = html::html_report(&trace, &name, &hz, group, tasks)?;
+            let page = html::html_report(&trace, &name, &hz, group, tasks, &only)?;
             std::fs::write(&output, page)
                 .with_context(|| format!("writing {}", output.display()))?;
             eprintln!("klogger: wrote {}", output.display());
@@ -296,7 +308,7 @@ fn run(cli: Cli) -> Result<()> {
     Ok(())
 }
 
-fn load(file: &PathBuf) -> Result<(Trace, String)> {
+fn load(file: &Path) -> Result<(Trace, String)> {
     let log = Log::read(file)?;
     let name = file.display().to_string();
     if log.trailing_bytes > 0 || !log.complete {

@@ -89,10 +89,21 @@ pub struct Report {
     pub cpu_share: Vec<ShareRow>,
 }
 
-/// Builds the report of a trace. `top` bounds the share table's named rows.
-pub fn report(trace: &Trace, file: &str, group: Group, top: usize) -> Report {
+/// Whether a task name passes an `--only` filter (empty filter: every name; else a name holding
+/// any of the substrings).
+pub fn matches(name: &str, only: &[String]) -> bool {
+    only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+}
+
+/// Builds the report of a trace. `top` bounds the share table's named rows; `only` filters the
+/// task list (not the share table) by name.
+pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[String]) -> Report {
     let stats = trace.task_stats(group);
-    let tasks: Vec<TaskReport> = stats.iter().map(task_report).collect();
+    let tasks: Vec<TaskReport> = stats
+        .iter()
+        .filter(|s| matches(&s.name, only))
+        .map(task_report)
+        .collect();
     let mut share = Vec::new();
     let mut other = 0.0;
     let mut named = 0;
@@ -278,8 +289,15 @@ pub struct BillingReport {
     pub tasks: Vec<BillingRow>,
 }
 
-/// Builds the billing report.
-pub fn billing(trace: &Trace, file: &str, hzs: &[u32], phase: u64, group: Group) -> BillingReport {
+/// Builds the billing report (`only` filters tasks by name).
+pub fn billing(
+    trace: &Trace,
+    file: &str,
+    hzs: &[u32],
+    phase: u64,
+    group: Group,
+    only: &[String],
+) -> BillingReport {
     BillingReport {
         tool: "klogger".into(),
         file: file.into(),
@@ -288,7 +306,10 @@ pub fn billing(trace: &Trace, file: &str, hzs: &[u32], phase: u64, group: Group)
         phase_ns: phase,
         duration_ns: trace.duration(),
         group,
-        tasks: billing_table(trace, hzs, phase, group),
+        tasks: billing_table(trace, hzs, phase, group)
+            .into_iter()
+            .filter(|r| matches(&r.name, only))
+            .collect(),
     }
 }
 
