@@ -2,9 +2,12 @@
 //!
 //! Two threads ping-pong one byte through two pipes N times. Both are pinned to CPU 0 and run
 //! SCHED_FIFO at the same priority, so a wake-up never preempts the waker: every iteration each
-//! thread blocks exactly once in `read` and is woken exactly once by the other's `write`. The
-//! counts are then known: N blocking switch-outs and N wake-ups per thread, up to one at the start
-//! (the first `read` may find its byte already there) plus the `sched_wakeup_new` of its creation.
+//! thread blocks exactly once in `read` and is woken exactly once by the other's `write`. Between
+//! the CLOCK_MONOTONIC times each thread takes just before and after its loop, the counts are then
+//! known exactly: thread A (write, then read) blocks N times and is woken N times; thread B (read,
+//! then write) likewise, except that its first `read` may find A's byte already there (N-1).
+//! (Outside the loop a thread may block more, e.g. on the mmap lock while starting, so the
+//! counts are taken in the loop's window.)
 //! Each thread reads its own /proc/thread-self/schedstat (sum_exec_runtime) as its last action,
 //! and the CPU time klogger computes from the switches must agree with it.
 //!
@@ -17,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use klogger::analysis::{Group, Trace};
-use klogger::format::Log;
+use klogger::format::{Event, Kind, Log};
 use klogger::record::{record, RecordOptions, Target};
 
 const N: u64 = 2000;
@@ -58,11 +61,34 @@ fn fifo_on_cpu0() -> bool {
     }
 }
 
-/// (tid, sum_exec_runtime ns) read as the thread's last action.
-fn own_runtime() -> (u32, u64) {
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// What a thread reports: tid, loop start and end (CLOCK_MONOTONIC ns), and its
+/// sum_exec_runtime (ns) read as its last action.
+struct Run {
+    tid: u32,
+    t0: u64,
+    t1: u64,
+    runtime: u64,
+}
+
+fn finish(t0: u64) -> Run {
+    let t1 = monotonic_ns();
     let tid = unsafe { libc::gettid() } as u32;
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-    (tid, s.split_whitespace().next().unwrap().parse().unwrap())
+    Run {
+        tid,
+        t0,
+        t1,
+        runtime: s.split_whitespace().next().unwrap().parse().unwrap(),
+    }
 }
 
 #[test]
@@ -100,25 +126,27 @@ fn pipe_pingpong_counts_and_cpu_time() {
     let (r1, w2) = (p1r.clone(), p2w.clone());
     let b = std::thread::spawn(move || {
         assert!(fifo_on_cpu0(), "could not set SCHED_FIFO on CPU 0");
+        let t0 = monotonic_ns();
         for _ in 0..N {
             rd(r1.as_raw_fd());
             spin(Duration::from_micros(10));
             wr(w2.as_raw_fd());
         }
-        own_runtime()
+        finish(t0)
     });
     let (w1, r2) = (p1w.clone(), p2r.clone());
     let a = std::thread::spawn(move || {
         assert!(fifo_on_cpu0(), "could not set SCHED_FIFO on CPU 0");
+        let t0 = monotonic_ns();
         for _ in 0..N {
             spin(Duration::from_micros(10));
             wr(w1.as_raw_fd());
             rd(r2.as_raw_fd());
         }
-        own_runtime()
+        finish(t0)
     });
-    let (tid_a, rt_a) = a.join().unwrap();
-    let (tid_b, rt_b) = b.join().unwrap();
+    let run_a = a.join().unwrap();
+    let run_b = b.join().unwrap();
     std::thread::sleep(Duration::from_millis(50));
     stop.store(true, Ordering::SeqCst);
     let st = rec.join().unwrap().expect("recording failed");
@@ -128,43 +156,56 @@ fn pipe_pingpong_counts_and_cpu_time() {
     assert!(log.complete && log.trailing_bytes == 0);
     let trace = Trace::from_log(&log);
     let stats = trace.task_stats(Group::Thread);
-    for (tid, rt, name) in [(tid_a, rt_a, "A"), (tid_b, rt_b, "B")] {
+    for (run, name, min_n) in [(&run_a, "A", N), (&run_b, "B", N - 1)] {
+        let (tid, rt) = (run.tid, run.runtime);
+        let in_loop = |e: &&Event| e.ts >= run.t0 && e.ts <= run.t1;
+        let blocked_in_loop = log
+            .events
+            .iter()
+            .filter(in_loop)
+            .filter(|e| e.kind == Kind::Switch && e.pid == tid && e.arg != 0)
+            .count() as u64;
+        let woken_in_loop = log
+            .events
+            .iter()
+            .filter(in_loop)
+            .filter(|e| e.kind == Kind::Wakeup && e.pid == tid)
+            .count() as u64;
         let s = stats
             .iter()
             .find(|s| s.key == tid)
             .unwrap_or_else(|| panic!("thread {name} ({tid}) not in the trace"));
-        let blocked = s.blocked.len() as u64; // includes the final switch-out at exit
         eprintln!(
-            "thread {name} ({tid}): blocked {blocked}, preempted {}, switches_in {}, wakeups {}, \
+            "thread {name} ({tid}): in loop: blocked {blocked_in_loop}, woken {woken_in_loop}; \
+             whole trace: quanta {} (preempted {}, blocked {}), switches_in {}, wakeups {}, \
              klogger cpu {} ns, schedstat {} ns",
+            s.quanta,
             s.preempted.len(),
+            s.blocked.len(),
             s.switches_in,
             s.wakeups,
             s.cpu_ns,
             rt
         );
-        // N reads that block, +1 for the exit switch-out, -1 if the first read found its byte.
         assert!(
-            (N..=N + 1).contains(&blocked),
-            "thread {name}: {blocked} blocking switch-outs, expected N={N} or N+1"
+            (min_n..=N).contains(&blocked_in_loop),
+            "thread {name}: {blocked_in_loop} blocking switch-outs in the loop, expected {min_n}..={N}"
         );
-        // N wake-ups by the other thread's writes (-1 as above), +1 for sched_wakeup_new.
-        assert!(
-            (N..=N + 1).contains(&s.wakeups),
-            "thread {name}: {} wake-ups, expected N={N} or N+1",
-            s.wakeups
+        assert_eq!(
+            woken_in_loop, blocked_in_loop,
+            "thread {name}: every block in the loop is ended by exactly one wake-up"
         );
         // Every switch-in is matched by a switch-out (the thread exited inside the recording).
         assert_eq!(s.switches_in, s.quanta, "thread {name}");
         assert_eq!(
             s.quanta,
-            blocked + s.preempted.len() as u64,
+            s.blocked.len() as u64 + s.preempted.len() as u64,
             "thread {name}"
         );
         // CPU time from the switch timestamps vs the scheduler's own sum_exec_runtime. klogger's
         // quanta also hold the exit path after the schedstat read, and each of the ~2N quanta
         // boundaries is timed a few hundred ns apart from where the scheduler accounts
-        // (update_curr vs the tracepoint): allow 1 µs per quantum plus 200 µs.
+        // (update_curr vs the tracepoint): allow 1 us per quantum plus 200 us.
         let diff = s.cpu_ns.abs_diff(rt);
         let allow = s.quanta * 1000 + 200_000;
         assert!(
