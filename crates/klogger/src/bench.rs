@@ -24,6 +24,12 @@ pub struct BenchOptions {
     pub pairs: usize,
     /// Pin both threads to CPU 0.
     pub pin: bool,
+    /// Busy work (µs) the echo thread does per round trip, to bring the event rate down to a
+    /// chosen level (e.g. ~100k events/s) while staying context-switch heavy.
+    pub work_us: u64,
+    /// Time the BPF programs (BPF_ENABLE_STATS) to split the cost; this timing itself adds
+    /// overhead, so it is off for a clean throughput ratio.
+    pub bpf_stats: bool,
     /// Progress lines on stderr.
     pub progress: bool,
 }
@@ -42,8 +48,12 @@ pub struct Pair {
     /// Events lost in the recorded run.
     pub lost: u64,
     /// Extra time per recorded event: (1/on - 1/off) per round trip divided by events per
-    /// round trip (ns).
+    /// round trip (ns). Wall-clock based: as noisy as the machine.
     pub ns_per_event: f64,
+    /// Time in the BPF programs per run, as timed by the kernel (ns).
+    pub bpf_ns_per_event: f64,
+    /// CPU time of the user-space consumer per event (ns).
+    pub consumer_ns_per_event: f64,
 }
 
 /// Result of [`run`].
@@ -55,6 +65,8 @@ pub struct BenchResult {
     pub bench: String,
     /// Whether the threads were pinned to CPU 0.
     pub pinned: bool,
+    /// Busy work per round trip (µs).
+    pub work_us: u64,
     /// Seconds per measurement.
     pub each_s: f64,
     /// The pairs, in order.
@@ -65,9 +77,13 @@ pub struct BenchResult {
     pub overhead_pct: f64,
     /// Median events per second while recording.
     pub median_events_per_s: f64,
-    /// Median extra time per recorded event (ns).
+    /// Median extra time per recorded event from the throughput loss (ns).
     pub median_ns_per_event: f64,
-    /// That cost at 100k events/s, as a share of one CPU (%): a projection, not a measurement.
+    /// Median in-kernel (BPF program) plus consumer CPU time per event (ns), with `bpf_stats`:
+    /// the CPU cost of recording measured directly (NaN without `bpf_stats`).
+    pub median_cpu_ns_per_event: f64,
+    /// That CPU cost at 100k events/s, as a share of one CPU (%): a projection from the
+    /// measured cost per event, not a measurement at that rate.
     pub projected_pct_at_100k: f64,
 }
 
@@ -103,8 +119,9 @@ fn wr(fd: i32) -> bool {
     unsafe { libc::write(fd, (&b as *const u8).cast(), 1) == 1 }
 }
 
-/// Runs the ping-pong for `dur`; returns round trips per second.
-pub fn pingpong(dur: Duration, pin: bool) -> Result<f64> {
+/// Runs the ping-pong for `dur` (the echo thread busy for `work` per round trip); returns round
+/// trips per second.
+pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<f64> {
     let (a_r, a_w) = pipe()?;
     let (b_r, b_w) = pipe()?;
     let (a_r2, b_w2) = (a_r.as_raw_fd(), b_w.as_raw_fd());
@@ -114,6 +131,12 @@ pub fn pingpong(dur: Duration, pin: bool) -> Result<f64> {
             pin_to_cpu(0);
         }
         while rd(a_r2) {
+            if !work.is_zero() {
+                let t = Instant::now();
+                while t.elapsed() < work {
+                    std::hint::spin_loop();
+                }
+            }
             if !wr(b_w2) {
                 break;
             }
@@ -152,7 +175,7 @@ pub fn pingpong(dur: Duration, pin: bool) -> Result<f64> {
 }
 
 fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
         return f64::NAN;
@@ -171,7 +194,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     let file = dir.join(format!("klogger-bench-{}.klog", std::process::id()));
     let mut pairs = Vec::new();
     for i in 0..o.pairs {
-        let off = pingpong(o.each, o.pin)?;
+        let off = pingpong(o.each, o.pin, Duration::from_micros(o.work_us))?;
         let stop = Arc::new(AtomicBool::new(false));
         let ready = Arc::new(AtomicBool::new(false));
         let opts = RecordOptions {
@@ -183,6 +206,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             stop: stop.clone(),
             ready: Some(ready.clone()),
             progress: false,
+            bpf_stats: o.bpf_stats,
         };
         let rec = std::thread::spawn(move || record(&opts));
         let t0 = Instant::now();
@@ -194,7 +218,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             std::thread::sleep(Duration::from_millis(5));
         }
         let on = if ready.load(Ordering::SeqCst) {
-            Some(pingpong(o.each, o.pin)?)
+            Some(pingpong(o.each, o.pin, Duration::from_micros(o.work_us))?)
         } else {
             None
         };
@@ -211,6 +235,11 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             events_per_s,
             lost: st.lost,
             ns_per_event: (1e9 / on - 1e9 / off) / (events_per_s / on),
+            bpf_ns_per_event: st
+                .bpf_run_ns
+                .map(|(ns, n)| ns as f64 / n.max(1) as f64)
+                .unwrap_or(f64::NAN),
+            consumer_ns_per_event: st.consumer_cpu_ns as f64 / st.events.max(1) as f64,
         };
         if o.progress {
             eprintln!(
@@ -231,29 +260,44 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     let mr = median(&mut r);
     let mut c: Vec<f64> = pairs.iter().map(|p| p.ns_per_event).collect();
     let mc = median(&mut c);
+    let mut k: Vec<f64> = pairs
+        .iter()
+        .map(|p| p.bpf_ns_per_event + p.consumer_ns_per_event)
+        .collect();
+    let mk = median(&mut k);
     Ok(BenchResult {
         tool: "klogger".into(),
         bench: "overhead".into(),
         pinned: o.pin,
+        work_us: o.work_us,
         each_s: o.each.as_secs_f64(),
         pairs,
         median_ratio: mr,
         overhead_pct: (1.0 - mr) * 100.0,
         median_events_per_s: median(&mut e),
         median_ns_per_event: mc,
-        projected_pct_at_100k: mc * 1e5 / 1e9 * 100.0,
+        median_cpu_ns_per_event: mk,
+        projected_pct_at_100k: mk * 1e5 / 1e9 * 100.0,
     })
 }
 
 /// The result as text.
 pub fn text(r: &BenchResult) -> String {
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let mut o = format!(
-        "klogger overhead: pipe ping-pong{}, {} pairs of {:.1} s, side by side\n\
-         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6} {:>10}\n",
+        "klogger overhead: pipe ping-pong{}{}, {} pairs of {:.1} s, side by side\n\
+         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6} {:>10} {:>10} {:>10}\n",
         if r.pinned {
             " (both threads on CPU 0)"
         } else {
             ""
+        },
+        if r.work_us > 0 {
+            format!(" with {} us of work per round trip", r.work_us)
+        } else {
+            String::new()
         },
         r.pairs.len(),
         r.each_s,
@@ -263,18 +307,22 @@ pub fn text(r: &BenchResult) -> String {
         "ratio",
         "events/s",
         "lost",
-        "ns/event"
+        "ns/event",
+        "bpf ns/ev",
+        "user ns/ev"
     );
     for (i, p) in r.pairs.iter().enumerate() {
         o += &format!(
-            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6} {:>10.0}\n",
+            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6} {:>10.0} {:>10.0} {:>10.0}\n",
             i + 1,
             p.off_rt_per_s,
             p.on_rt_per_s,
             p.ratio,
             p.events_per_s,
             p.lost,
-            p.ns_per_event
+            p.ns_per_event,
+            p.bpf_ns_per_event,
+            p.consumer_ns_per_event
         );
     }
     let lo = r
@@ -291,12 +339,22 @@ pub fn text(r: &BenchResult) -> String {
     o += &format!(
         "median ratio {:.4}: {:.2}% throughput lost at {:.0} events/s (goal < 2% at 100k events/s; \
          klogger 2003: 0.63-1.18%)\n\
-         median cost {:.0} ns per recorded event; projected at 100k events/s: {:.2}% of one CPU\n",
+         throughput-derived cost {:.0} ns per recorded event (as noisy as the machine)\n",
         r.median_ratio,
         r.overhead_pct,
         r.median_events_per_s,
         r.median_ns_per_event,
-        r.projected_pct_at_100k
     );
+    if r.median_cpu_ns_per_event.is_finite() {
+        o += &format!(
+            "measured CPU cost {:.0} ns per event (BPF programs as timed by the kernel, with that \
+             timing's own cost, + consumer thread); projected at 100k events/s: {:.2}% of one CPU \
+             ({:.2}% of this {}-CPU machine)\n",
+            r.median_cpu_ns_per_event,
+            r.projected_pct_at_100k,
+            r.projected_pct_at_100k / ncpu as f64,
+            ncpu
+        );
+    }
     o
 }

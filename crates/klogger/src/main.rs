@@ -152,6 +152,13 @@ enum Cmd {
         /// Pin both ping-pong threads to CPU 0 (every round trip is two context switches).
         #[arg(long)]
         pin: bool,
+        /// Busy work per round trip in microseconds (lowers the event rate, e.g. to ~100k/s).
+        #[arg(long, default_value_t = 0)]
+        work_us: u64,
+        /// Also time the BPF programs (BPF_ENABLE_STATS) to split the cost per event; the timing
+        /// adds its own overhead to the "with" runs.
+        #[arg(long)]
+        bpf_stats: bool,
         /// text or json.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -199,6 +206,7 @@ fn run(cli: Cli) -> Result<()> {
                 stop,
                 ready: None,
                 progress: !quiet,
+                bpf_stats: false,
             };
             let st = record(&opts)?;
             eprintln!(
@@ -291,12 +299,16 @@ fn run(cli: Cli) -> Result<()> {
             each,
             pairs,
             pin,
+            work_us,
+            bpf_stats,
             format,
         } => {
             let r = bench::run(&bench::BenchOptions {
                 each,
                 pairs,
                 pin,
+                work_us,
+                bpf_stats,
                 progress: format == Format::Text,
             })?;
             match format {

@@ -53,6 +53,9 @@ pub struct RecordOptions {
     pub ready: Option<Arc<AtomicBool>>,
     /// Print progress to stderr every few seconds.
     pub progress: bool,
+    /// Have the kernel time every BPF program run while recording (BPF_ENABLE_STATS, undone
+    /// when recording stops) and report it in [`RecordStats::bpf_run_ns`].
+    pub bpf_stats: bool,
 }
 
 /// Why recording stopped.
@@ -81,6 +84,10 @@ pub struct RecordStats {
     /// Times the sched_switch program ran (system-wide this equals the switch records written
     /// unless some were lost: a check that no switch was dropped between tracepoint and file).
     pub switch_calls: u64,
+    /// Total time spent in the BPF programs and their number of runs, if `bpf_stats` was set.
+    pub bpf_run_ns: Option<(u64, u64)>,
+    /// CPU time of the consumer (the thread that drains the ring buffers and writes the file).
+    pub consumer_cpu_ns: u64,
     /// Wall time spent recording (ns).
     pub duration_ns: u64,
     /// Why it stopped.
@@ -318,14 +325,28 @@ impl Child {
     }
 }
 
-fn now_monotonic_ns() -> u64 {
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn now_monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// (run_time_ns, run_cnt) of a loaded program, from the kernel's bpf_prog_info.
+fn prog_run_stats(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64)> {
+    use libbpf_rs::libbpf_sys;
+    // SAFETY: bpf_prog_info is plain data; the kernel fills at most `len` bytes of it.
+    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    let r = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
+    (r == 0).then_some((info.run_time_ns, info.run_cnt))
 }
 
 /// Records until a stop condition holds; see the module documentation.
@@ -446,6 +467,22 @@ fn record_inner(
         ("irq:softirq_entry", &skel.progs.on_softirq_entry),
         ("irq:softirq_exit", &skel.progs.on_softirq_exit),
     ];
+    let stats_fd = if opts.bpf_stats {
+        // SAFETY: plain syscall wrapper; the returned fd is owned (closed on drop) below.
+        let fd = unsafe {
+            libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME)
+        };
+        if fd < 0 {
+            bail!(
+                "enabling BPF run-time statistics: {}",
+                std::io::Error::from_raw_os_error(-fd)
+            );
+        }
+        // SAFETY: fd was just returned to us and is not used elsewhere.
+        Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+    } else {
+        None
+    };
     let mut links = Vec::new();
     for (tp, p) in progs {
         links.push(
@@ -514,6 +551,7 @@ fn record_inner(
         c.release();
     }
     let started = Instant::now();
+    let cpu0 = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     let mut last_progress = Instant::now();
     let header_bytes = 16 + serde_json::to_vec(&header)?.len() as u64;
     let stop = loop {
@@ -562,6 +600,25 @@ fn record_inner(
     // Detach first so no new events arrive, then drain what is left.
     drop(links);
     let _ = rb.consume();
+    let consumer_cpu_ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    let bpf_run_ns = stats_fd.map(|_fd| {
+        let all = [
+            &skel.progs.on_switch,
+            &skel.progs.on_wakeup,
+            &skel.progs.on_wakeup_new,
+            &skel.progs.on_fork,
+            &skel.progs.on_exec,
+            &skel.progs.on_exit,
+            &skel.progs.on_hrtimer,
+            &skel.progs.on_irq_entry,
+            &skel.progs.on_irq_exit,
+            &skel.progs.on_softirq_entry,
+            &skel.progs.on_softirq_exit,
+        ];
+        all.iter()
+            .filter_map(|p| prog_run_stats(p.as_fd()))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
     let stop = match (stop, child) {
         (StopReason::CommandExited(c), _) => StopReason::CommandExited(c),
         (s, Some(c)) => {
@@ -606,6 +663,8 @@ fn record_inner(
         events,
         lost: lost_total,
         switch_calls,
+        bpf_run_ns,
+        consumer_cpu_ns,
         bytes,
         duration_ns: started.elapsed().as_nanos() as u64,
         stop,

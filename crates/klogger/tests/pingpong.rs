@@ -111,6 +111,7 @@ fn pipe_pingpong_counts_and_cpu_time() {
         stop: stop.clone(),
         ready: Some(ready.clone()),
         progress: false,
+        bpf_stats: false,
     };
     let rec = std::thread::spawn(move || record(&opts));
     let t0 = Instant::now();
