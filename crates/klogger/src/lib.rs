@@ -23,7 +23,11 @@
 //! Weak: timestamps are CLOCK_MONOTONIC ns (not cycles); the tick is identified as the
 //! `tick_nohz_handler`/`tick_sched_timer` hrtimer (a kernel running its tick in low-resolution
 //! periodic mode shows none); the `tp_btf` argument layout is that of Linux >= 5.18; recording
-//! needs root or CAP_BPF + CAP_PERFMON.
+//! needs root or CAP_BPF + CAP_PERFMON. On the development VM (Linux 6.18, Firecracker) a few
+//! switches per second never reach the sched_switch program (its call counter equals the records
+//! written, so they are not lost in the buffers): the CPU's chain of switches then breaks, and
+//! the analysis drops the quanta around the break and counts it (`broken_chains`). Recording costs
+//! about 180 ns of BPF time plus 30-50 ns of consumer time per event on that VM.
 #![deny(missing_docs)]
 
 pub mod analysis;
