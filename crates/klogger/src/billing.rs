@@ -1,0 +1,261 @@
+//! Tick-sampled billing replayed on a real trace (Etsion et al. §4, table 3).
+//!
+//! A tick sampler at `hz` fires on every CPU at `phase + k * 10^9/hz` ns of the trace clock and
+//! bills one whole tick to the task running there. Replaying the exact quanta of a trace against
+//! it gives, per task, the *billing ratio* (billed time / CPU time actually used) and the share of
+//! quanta *never billed* (no tick fell inside them). A tick exactly at a quantum's start is
+//! billed to it; one exactly at its end is billed to the next task, so a quantum is charged for
+//! the ticks in the half-open interval [start, end).
+//!
+//! The default phase is 0: Linux aligns its tick to multiples of the tick period on
+//! CLOCK_MONOTONIC (the trace clock), and `klogger report` prints the phase observed in the
+//! recorded ticks so this can be checked. Besides the synthetic samplers, the ticks the real
+//! kernel recorded give the billing the running kernel would do at its own HZ ("observed").
+//!
+//! Weak: with NO_HZ the real kernel stops the tick on idle CPUs; the synthetic sampler ticks
+//! everywhere, which only matters for the idle task's row.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::{Group, Quantum, Trace};
+
+/// Number of ticks `phase + k * period` (k any integer) in [start, end).
+pub fn ticks_in(start: u64, end: u64, period: u64, phase: u64) -> u64 {
+    if end <= start {
+        return 0;
+    }
+    let p = period as i128;
+    let f = |t: u64| (t as i128 - phase as i128 - 1).div_euclid(p);
+    (f(end) - f(start)) as u64
+}
+
+/// Billing of one task by one sampler.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Billing {
+    /// Sampler rate; 0 for the ticks the kernel actually recorded.
+    pub hz: u32,
+    /// Billed time (ns) = ticks × period.
+    pub billed_ns: u64,
+    /// billed_ns / cpu_ns (null if cpu_ns is 0).
+    pub billing_ratio: Option<f64>,
+    /// Complete quanta with no tick inside.
+    pub unbilled_quanta: u64,
+    /// unbilled_quanta / quanta (null if no quanta).
+    pub unbilled_share: Option<f64>,
+}
+
+/// One task's row of the billing table.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BillingRow {
+    /// Command name.
+    pub name: String,
+    /// Thread id or process id, as grouped.
+    pub pid: u32,
+    /// Process id.
+    pub tgid: u32,
+    /// Actual CPU time (ns).
+    pub cpu_ns: u64,
+    /// Complete quanta.
+    pub quanta: u64,
+    /// One entry per requested HZ, in order.
+    pub billing: Vec<Billing>,
+    /// Billing by the ticks the kernel recorded, at its own HZ (None if no ticks were recorded).
+    pub observed: Option<Billing>,
+}
+
+#[derive(Default)]
+struct Acc {
+    cpu_ns: u64,
+    quanta: u64,
+    ticks: Vec<u64>,
+    unbilled: Vec<u64>,
+    obs_ticks: u64,
+    obs_unbilled: u64,
+}
+
+/// Replays `quanta` against tick samplers at each of `hzs` (phase `phase_ns`) and, when
+/// `kernel_hz` is given, against the recorded ticks. `key` maps a thread to its row.
+pub fn replay(
+    quanta: &[Quantum],
+    hzs: &[u32],
+    phase_ns: u64,
+    kernel_hz: Option<u32>,
+    key: impl Fn(u32) -> u32,
+) -> BTreeMap<u32, (u64, u64, Vec<Billing>, Option<Billing>)> {
+    let mut acc: BTreeMap<u32, Acc> = BTreeMap::new();
+    for q in quanta {
+        let a = acc.entry(key(q.tid)).or_insert_with(|| Acc {
+            ticks: vec![0; hzs.len()],
+            unbilled: vec![0; hzs.len()],
+            ..Default::default()
+        });
+        a.cpu_ns += q.len();
+        if q.complete {
+            a.quanta += 1;
+        }
+        for (i, &hz) in hzs.iter().enumerate() {
+            let n = ticks_in(q.start, q.end, 1_000_000_000 / hz as u64, phase_ns);
+            a.ticks[i] += n;
+            if q.complete && n == 0 {
+                a.unbilled[i] += 1;
+            }
+        }
+        a.obs_ticks += q.observed_ticks as u64;
+        if q.complete && q.observed_ticks == 0 {
+            a.obs_unbilled += 1;
+        }
+    }
+    let mk = |hz: u32, period: u64, ticks: u64, unbilled: u64, cpu: u64, quanta: u64| {
+        let billed = ticks * period;
+        Billing {
+            hz,
+            billed_ns: billed,
+            billing_ratio: (cpu > 0).then(|| billed as f64 / cpu as f64),
+            unbilled_quanta: unbilled,
+            unbilled_share: (quanta > 0).then(|| unbilled as f64 / quanta as f64),
+        }
+    };
+    acc.into_iter()
+        .map(|(k, a)| {
+            let b = hzs
+                .iter()
+                .enumerate()
+                .map(|(i, &hz)| {
+                    mk(hz, 1_000_000_000 / hz as u64, a.ticks[i], a.unbilled[i], a.cpu_ns, a.quanta)
+                })
+                .collect();
+            let obs = kernel_hz
+                .map(|hz| mk(0, 1_000_000_000 / hz as u64, a.obs_ticks, a.obs_unbilled, a.cpu_ns, a.quanta));
+            (k, (a.cpu_ns, a.quanta, b, obs))
+        })
+        .collect()
+}
+
+/// The billing table of a trace: one row per task (followed tasks only), largest CPU time first.
+pub fn billing_table(trace: &Trace, hzs: &[u32], phase_ns: u64, group: Group) -> Vec<BillingRow> {
+    let has_ticks = trace.ticks.iter().any(|t| !t.is_empty());
+    let khz = trace.header.hz.filter(|_| has_ticks);
+    let quanta: Vec<Quantum> = trace.quanta.iter().filter(|q| trace.is_followed(q.tid)).cloned().collect();
+    let rows = replay(&quanta, hzs, phase_ns, khz, |tid| trace.key(tid, group));
+    let mut v: Vec<BillingRow> = rows
+        .into_iter()
+        .map(|(k, (cpu_ns, quanta, billing, observed))| BillingRow {
+            name: trace.name_of(k, group),
+            pid: k,
+            tgid: match group {
+                Group::Thread => trace.tasks.get(&k).map(|m| m.tgid).unwrap_or(0),
+                Group::Process => k,
+            },
+            cpu_ns,
+            quanta,
+            billing,
+            observed,
+        })
+        .collect();
+    v.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.pid.cmp(&b.pid)));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::tests::{header, sw};
+    use crate::analysis::EndKind;
+
+    const MS: u64 = 1_000_000;
+
+    fn q(tid: u32, start: u64, end: u64) -> Quantum {
+        Quantum { tid, cpu: 0, start, end, end_kind: EndKind::Blocked, complete: true, observed_ticks: 0 }
+    }
+
+    #[test]
+    fn ticks_in_half_open() {
+        // 100 Hz: ticks at 0, 10 ms, 20 ms...
+        let p = 10 * MS;
+        assert_eq!(ticks_in(MS, 9 * MS, p, 0), 0, "inside one tick interval");
+        assert_eq!(ticks_in(9 * MS, 11 * MS, p, 0), 1, "spans one tick");
+        assert_eq!(ticks_in(10 * MS, 11 * MS, p, 0), 1, "tick at the start is billed");
+        assert_eq!(ticks_in(9 * MS, 10 * MS, p, 0), 0, "tick at the end is not");
+        assert_eq!(ticks_in(0, 100 * MS, p, 0), 10);
+        assert_eq!(ticks_in(5 * MS, 105 * MS, p, 0), 10);
+        // A phase shifts the grid: ticks at 3, 13, 23 ms.
+        assert_eq!(ticks_in(0, 3 * MS, p, 3 * MS), 0);
+        assert_eq!(ticks_in(0, 3 * MS + 1, p, 3 * MS), 1);
+        assert_eq!(ticks_in(4 * MS, 13 * MS, p, 3 * MS), 0);
+        assert_eq!(ticks_in(5, 5, p, 0), 0);
+    }
+
+    #[test]
+    fn short_quantum_never_billed_spanning_one_billed_one_tick() {
+        // Task 1: 50 quanta of 1 ms, each inside a tick interval (starting 2 ms after a tick).
+        // Task 2: 10 quanta of 2 ms, each spanning a tick (from 9 ms to 11 ms after a tick).
+        let mut qs = Vec::new();
+        for k in 0..50 {
+            qs.push(q(1, k * 10 * MS + 2 * MS, k * 10 * MS + 3 * MS));
+        }
+        for k in 0..10 {
+            qs.push(q(2, 1000 * MS + k * 10 * MS + 9 * MS, 1000 * MS + k * 10 * MS + 11 * MS));
+        }
+        let r = replay(&qs, &[100], 0, None, |t| t);
+        let (cpu1, n1, b1, _) = &r[&1];
+        assert_eq!((*cpu1, *n1), (50 * MS, 50));
+        assert_eq!(b1[0].billed_ns, 0);
+        assert_eq!(b1[0].billing_ratio, Some(0.0));
+        assert_eq!(b1[0].unbilled_quanta, 50);
+        assert_eq!(b1[0].unbilled_share, Some(1.0));
+        let (cpu2, _, b2, _) = &r[&2];
+        assert_eq!(*cpu2, 20 * MS);
+        assert_eq!(b2[0].billed_ns, 10 * 10 * MS, "each billed one whole 10 ms tick");
+        assert_eq!(b2[0].billing_ratio, Some(5.0));
+        assert_eq!(b2[0].unbilled_quanta, 0);
+    }
+
+    #[test]
+    fn uniform_phase_bills_the_right_amount_on_average() {
+        // 1000 quanta of 3 ms at every phase step of 10 µs across a 10 ms tick: exactly 30% of
+        // them contain a tick, and the total billed equals the CPU time used (ratio 1).
+        let qs: Vec<Quantum> = (0..1000u64)
+            .map(|k| {
+                let s = k * 20 * MS + (k % 1000) * 10_000;
+                q(1, s, s + 3 * MS)
+            })
+            .collect();
+        let r = replay(&qs, &[100, 1000], 0, None, |t| t);
+        let b = &r[&1].2;
+        assert_eq!(b[0].unbilled_quanta, 700);
+        assert_eq!(b[0].billing_ratio, Some(1.0));
+        // At 1000 Hz every 3 ms quantum holds exactly 3 ticks.
+        assert_eq!(b[1].unbilled_quanta, 0);
+        assert_eq!(b[1].billing_ratio, Some(1.0));
+    }
+
+    #[test]
+    fn table_from_a_synthetic_trace_with_observed_ticks() {
+        // One CPU at 100 Hz: task 5 runs 8..12 ms (spans the 10 ms tick), idle 12..30 ms,
+        // task 5 runs 31..35 ms (no tick). The kernel recorded ticks at 10 ms and 20 ms.
+        let mut ev = vec![
+            sw(0, 0, 0, 0, false),
+            sw(8 * MS, 0, 0, 5, false),
+            sw(12 * MS, 0, 5, 0, true),
+            sw(31 * MS, 0, 0, 5, false),
+            sw(35 * MS, 0, 5, 0, true),
+        ];
+        for t in [10 * MS, 20 * MS] {
+            let mut e = crate::format::Event::new(t, 0, crate::format::Kind::Tick);
+            e.pid = 5;
+            ev.push(e);
+        }
+        let trace = Trace::from_events(header(1), &ev);
+        let rows = billing_table(&trace, &[100], 0, Group::Thread);
+        let r5 = rows.iter().find(|r| r.pid == 5).unwrap();
+        assert_eq!(r5.cpu_ns, 8 * MS);
+        assert_eq!(r5.quanta, 2);
+        assert_eq!(r5.billing[0].billed_ns, 10 * MS);
+        assert_eq!(r5.billing[0].unbilled_quanta, 1);
+        let obs = r5.observed.as_ref().unwrap();
+        assert_eq!(obs.billed_ns, 10 * MS);
+        assert_eq!(obs.unbilled_quanta, 1);
+        let idle = rows.iter().find(|r| r.pid == 0).unwrap();
+        assert_eq!(idle.billing[0].billed_ns, 30 * MS, "ticks at 0, 20 and 30 ms");
+    }
+}

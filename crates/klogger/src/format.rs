@@ -1,0 +1,439 @@
+//! The klogger log file: a versioned header followed by fixed-size event records.
+//!
+//! Layout (all integers little-endian):
+//!
+//! ```text
+//! offset 0   8 bytes  magic "KLOGGER\0"
+//! offset 8   u32      format version (FORMAT_VERSION)
+//! offset 12  u32      header length H in bytes
+//! offset 16  H bytes  header, UTF-8 JSON (see [`Header`]): kernel, HZ, CPUs, clock, target...
+//! then       records of RECORD_SIZE (72) bytes each:
+//!   0 u64 ts (ns, the header's clock)   8 u32 cpu    12 u16 type   14 u16 flags
+//!  16 u32 pid   20 u32 tgid   24 u32 pid2   28 u32 tgid2   32 u64 arg
+//!  40 [u8;16] comm (NUL padded)   56 [u8;16] comm2
+//! ```
+//!
+//! The record is the BPF program's `struct kl_event` (src/bpf/klogger.h) byte for byte; the
+//! recorder appends [`Kind::Lost`] records (one per CPU, `arg` = events dropped because that CPU's
+//! ring buffer was full) and one [`Kind::End`] record when it stops cleanly. A file cut short (the
+//! recorder was killed, the disk filled) stays readable up to its last complete record: the reader
+//! reports the trailing partial bytes and the missing end record instead of failing.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// First 8 bytes of every klogger file.
+pub const MAGIC: &[u8; 8] = b"KLOGGER\0";
+/// Version of the layout described in the module documentation.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size in bytes of one event record.
+pub const RECORD_SIZE: usize = 72;
+
+/// What an event record reports. Numeric values are those of `enum kl_type` in klogger.h.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// sched:sched_switch. pid = prev, pid2 = next, arg = prev_state, flags bit 0 = preempt.
+    Switch,
+    /// sched:sched_wakeup. pid = woken task, pid2 = waker, arg = target CPU.
+    Wakeup,
+    /// sched:sched_wakeup_new, as `Wakeup` for a newly created task.
+    WakeupNew,
+    /// sched:sched_process_fork. pid = parent, pid2 = child.
+    Fork,
+    /// sched:sched_process_exec. pid = task, arg = old pid, comm = new command name.
+    Exec,
+    /// sched:sched_process_exit. pid = exiting task.
+    Exit,
+    /// timer:hrtimer_expire_entry of a timer other than the tick. arg = callback address.
+    Hrtimer,
+    /// The scheduler tick (hrtimer_expire_entry of the tick_sched timer). pid = running task.
+    Tick,
+    /// irq:irq_handler_entry. arg = IRQ number.
+    IrqEntry,
+    /// irq:irq_handler_exit. arg = IRQ number.
+    IrqExit,
+    /// irq:softirq_entry. arg = vector.
+    SoftirqEntry,
+    /// irq:softirq_exit. arg = vector.
+    SoftirqExit,
+    /// Written by the recorder: arg = events lost on `cpu`.
+    Lost,
+    /// Written by the recorder when it stops cleanly: ts = stop time, arg = records written.
+    End,
+    /// A type this version does not know (kept so that newer files stay readable).
+    Unknown(u16),
+}
+
+impl Kind {
+    /// Decodes the `type` field.
+    pub fn from_u16(v: u16) -> Kind {
+        match v {
+            1 => Kind::Switch,
+            2 => Kind::Wakeup,
+            3 => Kind::WakeupNew,
+            4 => Kind::Fork,
+            5 => Kind::Exec,
+            6 => Kind::Exit,
+            7 => Kind::Hrtimer,
+            8 => Kind::Tick,
+            9 => Kind::IrqEntry,
+            10 => Kind::IrqExit,
+            11 => Kind::SoftirqEntry,
+            12 => Kind::SoftirqExit,
+            100 => Kind::Lost,
+            101 => Kind::End,
+            x => Kind::Unknown(x),
+        }
+    }
+
+    /// Encodes the `type` field.
+    pub fn to_u16(self) -> u16 {
+        match self {
+            Kind::Switch => 1,
+            Kind::Wakeup => 2,
+            Kind::WakeupNew => 3,
+            Kind::Fork => 4,
+            Kind::Exec => 5,
+            Kind::Exit => 6,
+            Kind::Hrtimer => 7,
+            Kind::Tick => 8,
+            Kind::IrqEntry => 9,
+            Kind::IrqExit => 10,
+            Kind::SoftirqEntry => 11,
+            Kind::SoftirqExit => 12,
+            Kind::Lost => 100,
+            Kind::End => 101,
+            Kind::Unknown(x) => x,
+        }
+    }
+}
+
+/// `flags` bit of a switch record: the kernel passed `preempt = true`.
+pub const FLAG_PREEMPT: u16 = 1;
+
+/// One decoded event record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Timestamp in ns of the header's clock (CLOCK_MONOTONIC).
+    pub ts: u64,
+    /// CPU the event happened on.
+    pub cpu: u32,
+    /// Event type.
+    pub kind: Kind,
+    /// Type-specific flags ([`FLAG_PREEMPT`] for switches).
+    pub flags: u16,
+    /// First task's thread id (see [`Kind`]).
+    pub pid: u32,
+    /// First task's process id.
+    pub tgid: u32,
+    /// Second task's thread id.
+    pub pid2: u32,
+    /// Second task's process id.
+    pub tgid2: u32,
+    /// Type-specific argument.
+    pub arg: u64,
+    /// First task's command name.
+    pub comm: [u8; 16],
+    /// Second task's command name.
+    pub comm2: [u8; 16],
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+/// A command name as text (up to the first NUL).
+pub fn comm_str(c: &[u8; 16]) -> String {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&c[..n]).into_owned()
+}
+
+/// A command name as the 16 NUL-padded bytes of a record (truncated to 15 bytes like the kernel).
+pub fn comm_bytes(s: &str) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    let b = s.as_bytes();
+    let n = b.len().min(15);
+    c[..n].copy_from_slice(&b[..n]);
+    c
+}
+
+impl Event {
+    /// A record with every field zero but these.
+    pub fn new(ts: u64, cpu: u32, kind: Kind) -> Event {
+        Event {
+            ts,
+            cpu,
+            kind,
+            flags: 0,
+            pid: 0,
+            tgid: 0,
+            pid2: 0,
+            tgid2: 0,
+            arg: 0,
+            comm: [0; 16],
+            comm2: [0; 16],
+        }
+    }
+
+    /// Decodes one record. `b` must hold at least [`RECORD_SIZE`] bytes.
+    pub fn from_bytes(b: &[u8]) -> Event {
+        assert!(b.len() >= RECORD_SIZE, "short record");
+        Event {
+            ts: u64_at(b, 0),
+            cpu: u32_at(b, 8),
+            kind: Kind::from_u16(u16::from_le_bytes([b[12], b[13]])),
+            flags: u16::from_le_bytes([b[14], b[15]]),
+            pid: u32_at(b, 16),
+            tgid: u32_at(b, 20),
+            pid2: u32_at(b, 24),
+            tgid2: u32_at(b, 28),
+            arg: u64_at(b, 32),
+            comm: b[40..56].try_into().unwrap(),
+            comm2: b[56..72].try_into().unwrap(),
+        }
+    }
+
+    /// Encodes this record.
+    pub fn to_bytes(&self) -> [u8; RECORD_SIZE] {
+        let mut b = [0u8; RECORD_SIZE];
+        b[0..8].copy_from_slice(&self.ts.to_le_bytes());
+        b[8..12].copy_from_slice(&self.cpu.to_le_bytes());
+        b[12..14].copy_from_slice(&self.kind.to_u16().to_le_bytes());
+        b[14..16].copy_from_slice(&self.flags.to_le_bytes());
+        b[16..20].copy_from_slice(&self.pid.to_le_bytes());
+        b[20..24].copy_from_slice(&self.tgid.to_le_bytes());
+        b[24..28].copy_from_slice(&self.pid2.to_le_bytes());
+        b[28..32].copy_from_slice(&self.tgid2.to_le_bytes());
+        b[32..40].copy_from_slice(&self.arg.to_le_bytes());
+        b[40..56].copy_from_slice(&self.comm);
+        b[56..72].copy_from_slice(&self.comm2);
+        b
+    }
+}
+
+/// The JSON header of a log file. New fields may be added; readers ignore unknown ones.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Header {
+    /// Always "klogger".
+    pub tool: String,
+    /// Same as the binary format version.
+    pub format_version: u32,
+    /// Size of one record in bytes.
+    pub record_size: u32,
+    /// `uname -r` of the recorded kernel.
+    pub kernel: String,
+    /// CONFIG_HZ of the recorded kernel, if it could be read (/proc/config.gz, /boot/config-*).
+    pub hz: Option<u32>,
+    /// Number of possible CPUs (ids in records are below this).
+    pub cpus: u32,
+    /// Clock of the `ts` fields: "CLOCK_MONOTONIC" (bpf_ktime_get_ns).
+    pub clock: String,
+    /// Clock value when recording started (ns).
+    pub start_ns: u64,
+    /// Wall-clock time when recording started (seconds since the Unix epoch).
+    pub start_unix_s: f64,
+    /// "system", "pid" or "command".
+    pub target: String,
+    /// Followed process ids (empty for system-wide recording).
+    pub pids: Vec<u32>,
+    /// The command started and followed, for target "command".
+    pub command: Vec<String>,
+    /// How the tick was identified, e.g. "timer:hrtimer_expire_entry function=tick_nohz_handler".
+    pub tick_hook: Option<String>,
+    /// Bytes of each per-CPU ring buffer.
+    pub buffer_bytes: u64,
+}
+
+/// Errors when reading a log file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a klogger log or has an unsupported version or a bad header.
+    #[error("{path}: byte {offset}: {msg}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the problem.
+        offset: u64,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+/// A whole log file in memory.
+#[derive(Clone, Debug)]
+pub struct Log {
+    /// The header.
+    pub header: Header,
+    /// Every complete record in file order (not sorted by time: CPUs' buffers interleave).
+    pub events: Vec<Event>,
+    /// Bytes after the last complete record (non-zero if the file was cut short).
+    pub trailing_bytes: usize,
+    /// Whether the file ends with an [`Kind::End`] record (clean stop).
+    pub complete: bool,
+}
+
+impl Log {
+    /// Events lost in the kernel (sum of [`Kind::Lost`] records).
+    pub fn lost(&self) -> u64 {
+        self.events.iter().filter(|e| e.kind == Kind::Lost).map(|e| e.arg).sum()
+    }
+
+    /// Reads a whole file. Fails on a bad magic, version or header; a cut-short tail is reported
+    /// in `trailing_bytes` / `complete`, not an error.
+    pub fn read(path: &Path) -> Result<Log, ReadError> {
+        let io = |source| ReadError::Io { path: path.to_path_buf(), source };
+        let fmt = |offset: u64, msg: String| ReadError::Format { path: path.to_path_buf(), offset, msg };
+        let mut r = BufReader::new(File::open(path).map_err(io)?);
+        let mut pre = [0u8; 16];
+        r.read_exact(&mut pre).map_err(|_| fmt(0, "file too short for a klogger header".into()))?;
+        if &pre[0..8] != MAGIC {
+            return Err(fmt(0, "not a klogger file (bad magic)".into()));
+        }
+        let version = u32_at(&pre, 8);
+        if version != FORMAT_VERSION {
+            return Err(fmt(
+                8,
+                format!("format version {version}, this klogger reads version {FORMAT_VERSION}"),
+            ));
+        }
+        let hlen = u32_at(&pre, 12) as usize;
+        if hlen > 1 << 20 {
+            return Err(fmt(12, format!("header length {hlen} is implausible")));
+        }
+        let mut hbuf = vec![0u8; hlen];
+        r.read_exact(&mut hbuf).map_err(|_| fmt(16, "file ends inside the header".into()))?;
+        let header: Header = serde_json::from_slice(&hbuf)
+            .map_err(|e| fmt(16 + e.column() as u64, format!("bad JSON header: {e}")))?;
+        if header.record_size as usize != RECORD_SIZE {
+            return Err(fmt(
+                16,
+                format!("record_size {} in header, expected {RECORD_SIZE}", header.record_size),
+            ));
+        }
+        let mut body = Vec::new();
+        r.read_to_end(&mut body).map_err(io)?;
+        let n = body.len() / RECORD_SIZE;
+        let events: Vec<Event> = body.chunks_exact(RECORD_SIZE).map(Event::from_bytes).collect();
+        let complete = events.last().map(|e| e.kind == Kind::End).unwrap_or(false);
+        Ok(Log { header, events, trailing_bytes: body.len() - n * RECORD_SIZE, complete })
+    }
+}
+
+/// Writes a log file: header first, then records.
+pub struct LogWriter<W: Write> {
+    out: W,
+    records: u64,
+}
+
+impl<W: Write> LogWriter<W> {
+    /// Writes the magic, version and header.
+    pub fn new(mut out: W, header: &Header) -> std::io::Result<Self> {
+        let h = serde_json::to_vec(header).map_err(std::io::Error::other)?;
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        out.write_all(&(h.len() as u32).to_le_bytes())?;
+        out.write_all(&h)?;
+        Ok(LogWriter { out, records: 0 })
+    }
+
+    /// Appends a raw record as produced by the BPF program (must be RECORD_SIZE bytes).
+    pub fn write_raw(&mut self, rec: &[u8]) -> std::io::Result<()> {
+        debug_assert_eq!(rec.len(), RECORD_SIZE);
+        self.out.write_all(&rec[..RECORD_SIZE])?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Appends a record.
+    pub fn write(&mut self, e: &Event) -> std::io::Result<()> {
+        self.write_raw(&e.to_bytes())
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Returns the underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            tool: "klogger".into(),
+            format_version: FORMAT_VERSION,
+            record_size: RECORD_SIZE as u32,
+            kernel: "test".into(),
+            hz: Some(250),
+            cpus: 2,
+            clock: "CLOCK_MONOTONIC".into(),
+            start_ns: 5,
+            start_unix_s: 0.0,
+            target: "system".into(),
+            pids: vec![],
+            command: vec![],
+            tick_hook: None,
+            buffer_bytes: 4096,
+        }
+    }
+
+    #[test]
+    fn roundtrip_and_truncation() {
+        let dir = std::env::temp_dir().join(format!("klogger-fmt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.klog");
+        let mut w = LogWriter::new(Vec::new(), &header()).unwrap();
+        let mut e = Event::new(10, 1, Kind::Switch);
+        e.pid = 7;
+        e.pid2 = 8;
+        e.comm = comm_bytes("a-very-long-command-name");
+        w.write(&e).unwrap();
+        w.write(&Event::new(20, 0, Kind::End)).unwrap();
+        let mut bytes = w.into_inner();
+        std::fs::write(&p, &bytes).unwrap();
+        let log = Log::read(&p).unwrap();
+        assert_eq!(log.header, header());
+        assert_eq!(log.events.len(), 2);
+        assert_eq!(log.events[0], e);
+        assert_eq!(comm_str(&log.events[0].comm), "a-very-long-com");
+        assert!(log.complete);
+        // Cut inside the last record: the first stays readable, the end is reported missing.
+        bytes.truncate(bytes.len() - 10);
+        std::fs::write(&p, &bytes).unwrap();
+        let log = Log::read(&p).unwrap();
+        assert_eq!(log.events.len(), 1);
+        assert_eq!(log.trailing_bytes, RECORD_SIZE - 10);
+        assert!(!log.complete);
+        // A foreign file is refused with the file name and offset.
+        std::fs::write(&p, b"hello world, not a log").unwrap();
+        let err = Log::read(&p).unwrap_err().to_string();
+        assert!(err.contains("t.klog: byte 0: not a klogger file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,99 @@
+//! klogger: scheduling events from an unmodified Linux kernel via BPF, and the clock analyses of
+//! Etsion, Tsafrir and Feitelson, *Effects of Clock Resolution on the Scheduling of Interactive and
+//! Soft Real-Time Processes* (SIGMETRICS 2003) on real traces.
+//!
+//! The 2003 klogger was a kernel patch writing 20-byte records with cycle timestamps. Here the same
+//! events come from BPF programs on BTF-enabled raw tracepoints (`tp_btf`) of an unmodified
+//! kernel, each writing one fixed-size 72-byte record into the ring buffer of its CPU:
+//!
+//! - [`record`]: loads the programs (libbpf-rs skeleton), follows the whole system, a process tree
+//!   or a started command, and drains the per-CPU ring buffers into a log file ([`format`]).
+//! - [`analysis`]: turns switches into effective quanta (preempted vs blocked), wake-up latencies
+//!   and per-task statistics; [`billing`] replays the exact quanta against tick samplers at any
+//!   HZ (Etsion §4, table 3); [`report`] prints text tables or JSON; [`export`] writes Perfetto
+//!   JSON; [`html`] draws the quantum CDFs (fig. 6) and billing scatter (fig. 4) as SVG.
+//! - [`bench`]: measures the recording overhead side by side on a pipe ping-pong.
+//!
+//! Design decision: fixed-size records and one ring buffer per CPU. Fixed records keep the BPF
+//! side trivial and the file seekable and readable up to the last complete record after a crash;
+//! per-CPU buffers avoid cross-CPU contention on the buffer lock at 100k+ events/s. The cost is
+//! space: every record carries two 16-byte command names (72 bytes per event, about 7 MB/s at 100k
+//! events/s), and the analysis loads a whole file into memory.
+//!
+//! Weak: timestamps are CLOCK_MONOTONIC ns (not cycles); the tick is identified as the
+//! `tick_nohz_handler`/`tick_sched_timer` hrtimer (a kernel running its tick in low-resolution
+//! periodic mode shows none); the `tp_btf` argument layout is that of Linux >= 5.18; recording
+//! needs root or CAP_BPF + CAP_PERFMON. On the development VM (Linux 6.18, Firecracker) a few
+//! switches per second never reach the sched_switch program (its call counter equals the records
+//! written, so they are not lost in the buffers): the CPU's chain of switches then breaks, and
+//! the analysis drops the quanta around the break and counts it (`broken_chains`). Recording costs
+//! about 180 ns of BPF time plus 30-50 ns of consumer time per event on that VM.
+#![deny(missing_docs)]
+
+pub mod analysis;
+pub mod bench;
+pub mod billing;
+pub mod export;
+pub mod format;
+pub mod html;
+pub mod record;
+pub mod report;
+
+#[allow(clippy::all, missing_docs)]
+mod skel {
+    include!(concat!(env!("OUT_DIR"), "/klogger.skel.rs"));
+}
+
+/// Parses a self-describing duration: `3m`, `1.5s`, `1020ms`, `87.0us`, `500ns` (a bare number is
+/// seconds).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("bad duration {s:?}: expected e.g. 10s, 1.5m, 500ms"))?;
+    let mult = match unit.trim() {
+        "" | "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        "ms" => 1e6,
+        "us" => 1e3,
+        "ns" => 1.0,
+        u => return Err(format!("bad duration unit {u:?} in {s:?}: use h, m, s, ms, us or ns")),
+    };
+    let ns = v * mult;
+    if !ns.is_finite() || ns <= 0.0 {
+        return Err(format!("duration {s:?} must be positive"));
+    }
+    Ok(std::time::Duration::from_nanos(ns as u64))
+}
+
+/// Parses a byte size: `4096`, `256K`, `4M`, `1G` (powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    let v: u64 = num.parse().map_err(|_| format!("bad size {s:?}: expected e.g. 4096, 256K, 4M, 1G"))?;
+    v.checked_mul(mult).filter(|&x| x > 0).ok_or_else(|| format!("size {s:?} out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_sizes() {
+        assert_eq!(parse_duration("1.5s").unwrap().as_millis(), 1500);
+        assert_eq!(parse_duration("3m").unwrap().as_secs(), 180);
+        assert_eq!(parse_duration("87.0us").unwrap().as_nanos(), 87_000);
+        assert_eq!(parse_duration("2").unwrap().as_secs(), 2);
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("0s").is_err());
+        assert_eq!(parse_size("4M").unwrap(), 4 << 20);
+        assert_eq!(parse_size("256K").unwrap(), 256 << 10);
+        assert!(parse_size("x").is_err());
+    }
+}

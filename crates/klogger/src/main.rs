@@ -1,0 +1,302 @@
+//! `klogger`: command-line front end over the klogger library (see `klogger --help`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use klogger::analysis::{Group, Trace};
+use klogger::format::Log;
+use klogger::record::{record, RecordOptions, StopReason, Target};
+use klogger::{bench, export, html, parse_duration, parse_size, report};
+
+#[derive(Parser)]
+#[command(
+    name = "klogger",
+    version,
+    about = "Scheduling events from the running kernel via BPF, and the clock analyses of Etsion et al. 2003",
+    long_about = "Records every context switch, wake-up, fork/exec/exit, timer expiry, interrupt and \
+scheduler tick of the running kernel with BPF tracepoints (no kernel change), then tells per task: \
+CPU time, effective quanta (scheduled to descheduled, preempted vs blocked), wake-up latency, CPU share \
+(Etsion et al. SIGMETRICS 2003, tables 4-5, fig. 6), and how tick-sampled billing at any HZ would have \
+charged each task (table 3, fig. 4).\n\nTypical use:\n  sudo klogger record -o run.klog -- ffmpeg ...\n  \
+klogger report run.klog\n  klogger billing run.klog --hz 100,250,1000\n  klogger export --perfetto run.klog -o run.json\n  \
+klogger html run.klog -o run.html"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Record scheduling events (needs root or CAP_BPF + CAP_PERFMON).
+    ///
+    /// System-wide by default; `--pid P` follows processes P (repeatable) and every task they
+    /// create; `-- CMD ARGS` starts CMD once recording runs, follows it and stops when it exits.
+    /// Stops on Ctrl-C, after --duration, when the command exits, or at --max-size.
+    Record {
+        /// Output file.
+        #[arg(short, long, default_value = "klogger.klog")]
+        output: PathBuf,
+        /// Stop after this long (e.g. 10s, 1.5m, 500ms). Every run is bounded: default 10m.
+        #[arg(short, long, default_value = "10m", value_parser = parse_duration)]
+        duration: std::time::Duration,
+        /// Follow this process and its descendants (repeatable).
+        #[arg(short, long, conflicts_with = "command")]
+        pid: Vec<u32>,
+        /// Size of each per-CPU ring buffer (power of two: 256K, 4M, 16M...).
+        #[arg(long, default_value = "4M", value_parser = parse_size)]
+        buffer: u64,
+        /// Stop when the file reaches this size.
+        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        max_size: u64,
+        /// No progress lines on stderr.
+        #[arg(short, long)]
+        quiet: bool,
+        /// The command to start and follow.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Per-task CPU time, quanta, quantum distributions, wake-up latency, CPU share table.
+    Report {
+        /// Log file written by `klogger record`.
+        file: PathBuf,
+        /// text or json.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// One row per thread or per process.
+        #[arg(long, value_enum, default_value = "thread")]
+        group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Rows in text tables and named rows in the share table.
+        #[arg(long, default_value_t = 20)]
+        rows: usize,
+    },
+    /// Replays the trace against tick samplers: billing ratio and never-billed quanta per HZ.
+    Billing {
+        /// Log file written by `klogger record`.
+        file: PathBuf,
+        /// Sampler rates, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "100,250,1000")]
+        hz: Vec<u32>,
+        /// Phase of the sampler's ticks on the trace clock (ns modulo the period). Linux aligns its
+        /// tick to 0; `klogger report` prints the phase observed.
+        #[arg(long, default_value_t = 0)]
+        phase_ns: u64,
+        /// text or json.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// One row per thread or per process.
+        #[arg(long, value_enum, default_value = "thread")]
+        group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Rows in the text table.
+        #[arg(long, default_value_t = 20)]
+        rows: usize,
+        /// Hide tasks with fewer complete quanta in the text table.
+        #[arg(long, default_value_t = 0)]
+        min_quanta: u64,
+    },
+    /// Exports a trace for Perfetto / chrome://tracing (Chrome trace-event JSON).
+    Export {
+        /// Write Chrome trace-event JSON (opens in ui.perfetto.dev).
+        #[arg(long, required = true)]
+        perfetto: bool,
+        /// Log file written by `klogger record`.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long, default_value = "klogger-trace.json")]
+        output: PathBuf,
+    },
+    /// HTML report with SVG plots: effective-quantum CDFs (fig. 6) and billing scatter (fig. 4).
+    Html {
+        /// Log file written by `klogger record`.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long, default_value = "klogger-report.html")]
+        output: PathBuf,
+        /// Sampler rates for the billing scatter.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+        hz: Vec<u32>,
+        /// One curve per thread or per process.
+        #[arg(long, value_enum, default_value = "process")]
+        group: Group,
+        /// Show only tasks whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Tasks plotted (largest CPU time first).
+        #[arg(long, default_value_t = 6)]
+        tasks: usize,
+    },
+    /// Overhead: pipe ping-pong throughput with and without recording, side by side.
+    Bench {
+        /// Length of each measurement.
+        #[arg(long, default_value = "2s", value_parser = parse_duration)]
+        each: std::time::Duration,
+        /// Pairs of (without, with) measurements.
+        #[arg(long, default_value_t = 5)]
+        pairs: usize,
+        /// Pin both ping-pong threads to CPU 0 (every round trip is two context switches).
+        #[arg(long)]
+        pin: bool,
+        /// Busy work per round trip in microseconds (lowers the event rate, e.g. to ~100k/s).
+        #[arg(long, default_value_t = 0)]
+        work_us: u64,
+        /// Also time the BPF programs (BPF_ENABLE_STATS) to split the cost per event; the timing
+        /// adds its own overhead to the "with" runs.
+        #[arg(long)]
+        bpf_stats: bool,
+        /// text or json.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+}
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("klogger: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Record { output, duration, pid, buffer, max_size, quiet, command } => {
+            let target = if !command.is_empty() {
+                Target::Command(command)
+            } else if !pid.is_empty() {
+                Target::Pids(pid)
+            } else {
+                Target::System
+            };
+            if buffer > u32::MAX as u64 / 2 {
+                bail!("--buffer {buffer} is too large");
+            }
+            let stop = Arc::new(AtomicBool::new(false));
+            let s2 = stop.clone();
+            ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst))
+                .context("installing the Ctrl-C handler")?;
+            let opts = RecordOptions {
+                output: output.clone(),
+                target,
+                duration: Some(duration),
+                buffer_bytes: buffer as u32,
+                max_bytes: max_size,
+                stop,
+                ready: None,
+                progress: !quiet,
+                bpf_stats: false,
+            };
+            let st = record(&opts)?;
+            eprintln!(
+                "klogger: wrote {} ({} events, {} lost, {:.1} MiB in {:.2} s; stopped: {})",
+                output.display(),
+                st.events,
+                st.lost,
+                st.bytes as f64 / (1 << 20) as f64,
+                st.duration_ns as f64 / 1e9,
+                match st.stop {
+                    StopReason::Duration => "duration reached".to_string(),
+                    StopReason::Interrupted => "interrupted".to_string(),
+                    StopReason::CommandExited(c) => format!("command exited with {c}"),
+                    StopReason::SizeLimit => "size limit reached".to_string(),
+                }
+            );
+            if st.lost > 0 {
+                eprintln!(
+                    "klogger: warning: {} events were lost (ring buffers full); use a larger --buffer",
+                    st.lost
+                );
+            }
+            if let StopReason::CommandExited(c) = st.stop {
+                if c != 0 {
+                    std::process::exit(c.min(255));
+                }
+            }
+        }
+        Cmd::Report { file, format, group, rows, only } => {
+            let (trace, name) = load(&file)?;
+            let r = report::report(&trace, &name, group, rows, &only);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+                Format::Text => print!("{}", report::report_text(&r, rows)),
+            }
+        }
+        Cmd::Billing { file, hz, phase_ns, format, group, rows, min_quanta, only } => {
+            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
+                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
+            }
+            let (trace, name) = load(&file)?;
+            let b = report::billing(&trace, &name, &hz, phase_ns, group, &only);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
+                Format::Text => print!("{}", report::billing_text(&b, rows, min_quanta)),
+            }
+        }
+        Cmd::Export { perfetto: _, file, output } => {
+            let (trace, _) = load(&file)?;
+            let f =
+                std::fs::File::create(&output).with_context(|| format!("creating {}", output.display()))?;
+            export::perfetto(&trace, std::io::BufWriter::new(f))
+                .with_context(|| format!("writing {}", output.display()))?;
+            eprintln!("klogger: wrote {}", output.display());
+        }
+        Cmd::Html { file, output, hz, group, tasks, only } => {
+            let (trace, name) = load(&file)?;
+            let page = html::html_report(&trace, &name, &hz, group, tasks, &only)?;
+            std::fs::write(&output, page).with_context(|| format!("writing {}", output.display()))?;
+            eprintln!("klogger: wrote {}", output.display());
+        }
+        Cmd::Bench { each, pairs, pin, work_us, bpf_stats, format } => {
+            let r = bench::run(&bench::BenchOptions {
+                each,
+                pairs,
+                pin,
+                work_us,
+                bpf_stats,
+                progress: format == Format::Text,
+            })?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+                Format::Text => print!("{}", bench::text(&r)),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn load(file: &Path) -> Result<(Trace, String)> {
+    let log = Log::read(file)?;
+    let name = file.display().to_string();
+    if log.trailing_bytes > 0 || !log.complete {
+        eprintln!(
+            "klogger: note: {name} was cut short (no end record{}); reading up to its last complete record",
+            if log.trailing_bytes > 0 {
+                format!(", {} trailing bytes", log.trailing_bytes)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let trace = Trace::from_log(&log);
+    if trace.lost > 0 {
+        eprintln!(
+            "klogger: warning: {} events were lost while recording; quanta around them are dropped",
+            trace.lost
+        );
+    }
+    Ok((trace, name))
+}
