@@ -1,0 +1,207 @@
+//! Short real runs (each ≤ 2 s) that check the probe's behaviour, never absolute timings.
+//! They run one at a time (a lock) so that they do not disturb each other's CPU.
+
+use hourglass::cli::{parse, Command};
+use hourglass::config::{Format, RunConfig};
+use hourglass::output::{render, to_json, to_perfetto};
+use hourglass::run::run;
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn cfg(args: &str) -> RunConfig {
+    let v: Vec<String> = args.split_whitespace().map(String::from).collect();
+    match parse(&v).expect("valid command line") {
+        Command::Run(c) => *c,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn root() -> bool {
+    hourglass::sys::can_use_rt()
+}
+
+#[test]
+fn equal_priority_cpu_threads_get_roughly_equal_time() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = run(&cfg("-n 2 -d 1s -a -p NORMAL -w CPU")).unwrap();
+    let (a, b) = (r.threads[0].cpu_ns as f64, r.threads[1].cpu_ns as f64);
+    assert!(a > 0.0 && b > 0.0);
+    let share = a / (a + b);
+    assert!(
+        (0.35..=0.65).contains(&share),
+        "thread 0 got {share:.2} of the pair's CPU"
+    );
+    // Both threads appear in the trace, and switches between them were seen.
+    assert!(r.intervals.iter().any(|i| i.thread == 0));
+    assert!(r.intervals.iter().any(|i| i.thread == 1));
+    assert!(!hourglass::output::switch_gaps(&r).is_empty());
+    // Gap-measured CPU time agrees with the kernel's accounting of the thread.
+    for t in &r.threads {
+        let ratio = t.cpu_ns as f64 / t.kernel_cpu_ns.max(1) as f64;
+        assert!(
+            (0.8..=1.05).contains(&ratio),
+            "gap cpu / kernel cpu = {ratio:.3}"
+        );
+    }
+}
+
+#[test]
+fn periodic_4ms_5ms_at_rthigh_alone_hits_99_percent() {
+    if !root() {
+        eprintln!("skipped: needs root or RLIMIT_RTPRIO");
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = run(&cfg("-n 1 -d 1s -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i HR")).unwrap();
+    let t = &r.threads[0];
+    let total = t.hits + t.misses;
+    assert!(
+        (195..=201).contains(&total),
+        "{total} periods in 1 s of 5 ms periods"
+    );
+    assert!(
+        t.hits as f64 >= 0.99 * total as f64,
+        "hit {} of {total}",
+        t.hits
+    );
+    // It blocks between jobs: roughly 4/5 of the CPU.
+    let share = t.cpu_ns as f64 / 1e9;
+    assert!((0.7..=0.9).contains(&share), "share {share:.3}");
+    let out = render(&r, Format::Text);
+    assert!(out.contains(&format!(
+        "thread 0: missed {} deadlines, hit {}",
+        t.misses, t.hits
+    )));
+}
+
+#[test]
+fn hard_reservation_receives_about_its_budget() {
+    if !root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = run(&cfg("-n 1 -d 1s -t 0 -w CPU -rh 2ms 10ms")).unwrap();
+    // 2 ms every 10 ms for 1 s = 200 ms; interrupts charged to the budget may take a little.
+    let ratio = r.threads[0].cpu_ns as f64 / 200e6;
+    assert!(
+        (0.85..=1.03).contains(&ratio),
+        "received {ratio:.3} of the budget"
+    );
+}
+
+#[test]
+fn latency_thread_prints_latlate_lines() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = run(&cfg("-n 1 -d 300ms -t 0 -w LAT 2ms -i HR")).unwrap();
+    let t = &r.threads[0];
+    // Resynchronised to each wake-up: at most 150 wake-ups of 2 ms, at least some.
+    assert!(
+        t.latencies_ns.len() > 50 && t.latencies_ns.len() <= 150,
+        "{}",
+        t.latencies_ns.len()
+    );
+    let out = render(&r, Format::Paper);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("latlate: ")).count(),
+        t.latencies_ns.len()
+    );
+    assert!(
+        r.intervals.is_empty(),
+        "LAT threads record no execution trace"
+    );
+}
+
+#[test]
+fn json_and_perfetto_outputs_parse_and_agree() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = cfg("-n 2 -d 500ms -t 0 -w CPU_PERIODIC 3ms 4ms -t 1 -w CPU --hist --trace");
+    c.format = Format::Json;
+    let r = run(&c).unwrap();
+    let text = render(&r, Format::Json);
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON output parses");
+    assert_eq!(v["tool"], "hourglass");
+    assert_eq!(v["duration_ns"], 500_000_000u64);
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 2);
+    for t in tasks {
+        assert!(t["name"].is_string());
+        assert!(t["cpu_ns"].as_u64().unwrap() > 0);
+        assert!(t["cpu_share"].as_f64().unwrap() > 0.0);
+    }
+    let d = &tasks[0]["deadlines"];
+    assert_eq!(
+        d["met"].as_u64().unwrap() + d["missed"].as_u64().unwrap(),
+        r.threads[0].hits + r.threads[0].misses
+    );
+    assert!(
+        tasks[1]["deadlines"].is_null(),
+        "a CPU thread has no deadlines"
+    );
+    assert_eq!(v["trace"].as_array().unwrap().len(), r.intervals.len());
+
+    let p: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&to_perfetto(&r)).unwrap()).unwrap();
+    let ev = p["traceEvents"].as_array().unwrap();
+    let complete: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(complete.len(), r.intervals.len());
+    assert!(complete
+        .iter()
+        .all(|e| e["dur"].as_f64().unwrap() >= 0.0 && e["ts"].is_number()));
+    let misses = ev.iter().filter(|e| e["ph"] == "i").count() as u64;
+    assert_eq!(misses, r.threads.iter().map(|t| t.misses).sum::<u64>());
+    assert_eq!(to_json(&r)["tasks"][0]["name"], "thread 0");
+}
+
+#[test]
+fn watchdog_ends_a_run_that_starves_normal_tasks() {
+    if !root() || hourglass::sys::allowed_cpus().len() < 2 {
+        eprintln!("skipped: needs root and 2 CPUs");
+        return;
+    }
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // A never-blocking RTHIGH thread on one CPU; RT throttling leaves normal tasks 5 %, in bursts
+    // far apart compared with a 100 ms starvation limit, so the watchdog must end the run.
+    let r = run(&cfg(
+        "-n 1 -d 2s -t 0 -p RTHIGH -w CPU --starve-limit 100ms",
+    ))
+    .unwrap();
+    let w = r.watchdog.as_deref().expect("the watchdog fired");
+    assert!(w.contains("did not run"), "{w}");
+    assert!(
+        r.threads[0].cpu_ns < 1_900_000_000,
+        "the run was ended early"
+    );
+}
+
+#[test]
+fn bad_options_give_a_usage_error_naming_the_option() {
+    let bin = env!("CARGO_BIN_EXE_hourglass");
+    for (args, opt) in [
+        (vec!["-n", "1", "-t", "0", "-p", "BOGUS"], "-p"),
+        (vec!["-n", "1", "-d", "10"], "-d"),
+        (vec!["-d", "1s"], "-n"),
+        (
+            vec!["-n", "1", "-t", "0", "-w", "PERIODIC", "9ms", "5ms"],
+            "-w",
+        ),
+    ] {
+        let out = std::process::Command::new(bin)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("hourglass: {opt}:")),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let out = std::process::Command::new(bin)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-rh <amount> <period>"));
+}
