@@ -239,7 +239,7 @@ fn linear_hist(g: &[u64], bin: u64, max: u64, out: &mut String) {
         let label = if i == nb {
             format!(">= {}", format_time(nb as u64 * bin))
         } else {
-            format!("{}", format_time(i as u64 * bin))
+            format_time(i as u64 * bin)
         };
         let bar = "#".repeat(((*n as f64 / peak as f64) * 50.0).ceil() as usize);
         out.push_str(&format!("  {label:>10} {n:>8} {bar}\n"));

@@ -889,12 +889,23 @@ fn model<B: Body>(
     }
 }
 
-/// Measures the bare gap loop on this machine: (median ns per iteration, smallest gap detected in
-/// `ns` of polling, gap threshold used). Used by `hourglass bench gaploop`.
-pub fn gaploop_probe(clock: &Clock, ns: u64) -> (f64, Option<u64>, u64, u64) {
+/// What polling the bare gap loop for a while saw (`hourglass bench gaploop`, `clockirq`).
+#[derive(Debug, Clone)]
+pub struct GapProbe {
+    /// Mean time per loop iteration, ns.
+    pub per_iter_ns: f64,
+    /// Gap threshold used (calibrated), ns.
+    pub threshold_ns: u64,
+    /// Every gap detected, ns, in time order.
+    pub gaps_ns: Vec<u64>,
+}
+
+/// Polls the bare gap loop (figure 2) on the calling thread for `ns` nanoseconds.
+pub fn gap_probe(clock: &Clock, ns: u64) -> GapProbe {
     let mut bare = Bare(0);
-    let (gap, med) = calibrate(clock, &mut bare);
-    let trace = TraceBuf::new(100_000);
+    let (gap, _) = calibrate(clock, &mut bare);
+    bare.0 = 0;
+    let trace = TraceBuf::new(2_000_000);
     let abort = AtomicBool::new(false);
     let mut g = Gapper {
         clock: *clock,
@@ -911,19 +922,14 @@ pub fn gaploop_probe(clock: &Clock, ns: u64) -> (f64, Option<u64>, u64, u64) {
     g.begin();
     g.spin(&mut bare, t0 + clock.to_ticks(ns), u64::MAX);
     let elapsed = clock.now() - t0;
-    let iters = bare.0.max(1);
     let (recs, _) = trace.into_records();
-    let mut smallest = None::<u64>;
-    for w in recs.windows(2) {
-        let gp = w[1].start.saturating_sub(w[0].end);
-        smallest = Some(smallest.map_or(gp, |s| s.min(gp)));
+    let gaps_ns = recs
+        .windows(2)
+        .map(|w| clock.to_ns(w[1].start.saturating_sub(w[0].end)))
+        .collect();
+    GapProbe {
+        per_iter_ns: clock.to_ns(elapsed) as f64 / bare.0.max(1) as f64,
+        threshold_ns: clock.to_ns(gap),
+        gaps_ns,
     }
-    let per_iter = clock.to_ns(elapsed) as f64 / iters as f64;
-    let _ = med;
-    (
-        per_iter,
-        smallest.map(|t| clock.to_ns(t)),
-        clock.to_ns(gap),
-        recs.len() as u64,
-    )
 }
