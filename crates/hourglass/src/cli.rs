@@ -438,6 +438,9 @@ fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
                 amount,
                 amount_max: None,
                 period,
+                deadline: None,
+                finish_late: false,
+                jitter: 0,
             }
         }
         "CPU_PERIODIC" => {

@@ -31,7 +31,8 @@ pub enum Workload {
         amount: Nanos,
     },
     /// Needs `amount` of CPU time every `period`, blocks on its timer once it has it; a period
-    /// that ends before the thread got its amount is a missed deadline (its rest is dropped).
+    /// that ends before the thread got its amount is a missed deadline (its rest is dropped, or
+    /// finished late with `finish_late`).
     Periodic {
         /// CPU time per period (an upper bound `amount_max` makes it a uniform range).
         amount: Nanos,
@@ -40,6 +41,15 @@ pub enum Workload {
         amount_max: Option<Nanos>,
         /// Period.
         period: Nanos,
+        /// Relative deadline when shorter than the period (scenario `deadline`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deadline: Option<Nanos>,
+        /// Finish a late job instead of dropping it (scenario `on_miss = "finish"`).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        finish_late: bool,
+        /// Each release is delayed by a uniform random time up to this (scenario `jitter`).
+        #[serde(skip_serializing_if = "is_zero")]
+        jitter: Nanos,
     },
     /// Never blocks: each time it has received `amount` it begins another period; a period that
     /// elapses without a completed frame is a miss.
@@ -72,6 +82,7 @@ impl Workload {
                 amount,
                 amount_max,
                 period,
+                ..
             } => match amount_max {
                 Some(m) => format!("PERIODIC {}..{} {}", t(*amount), t(*m), t(*period)),
                 None => format!("PERIODIC {} {}", t(*amount), t(*period)),
@@ -102,6 +113,10 @@ impl Workload {
     }
 }
 
+fn is_zero(x: &Nanos) -> bool {
+    *x == 0
+}
+
 /// A CPU reservation (`-rh` hard, `-rs` soft), provided by `SCHED_DEADLINE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Reservation {
@@ -130,6 +145,10 @@ pub struct ThreadSpec {
     pub start: Nanos,
     /// Stop this far into the run (`-f`); the run's end by default.
     pub finish: Option<Nanos>,
+    /// Total CPU work of a finite CPU-bound thread (scenario `work`): it ends when it has it.
+    pub work: Option<Nanos>,
+    /// Number of jobs of a periodic thread (scenario `count`).
+    pub count: Option<u64>,
 }
 
 impl ThreadSpec {
@@ -143,6 +162,8 @@ impl ThreadSpec {
             timer: TimerKind::Native,
             start: 0,
             finish: None,
+            work: None,
+            count: None,
         }
     }
 
@@ -160,7 +181,7 @@ impl ThreadSpec {
                 format_time(r.amount),
                 format_time(r.period)
             ),
-            None => self.priority.name().to_string(),
+            None => self.priority.name(),
         }
     }
 }
@@ -236,6 +257,10 @@ pub struct RunConfig {
     pub policy: String,
     /// Seed for random execution times (scenario mode).
     pub seed: Option<u64>,
+    /// The policy a scenario asked for (scenario mode).
+    pub scenario_policy: Option<String>,
+    /// What the scenario asked for that the real kernel cannot give (scenario mode).
+    pub scenario_warnings: Vec<String>,
 }
 
 impl RunConfig {
@@ -258,6 +283,8 @@ impl RunConfig {
             source: String::new(),
             policy: "linux".into(),
             seed: None,
+            scenario_policy: None,
+            scenario_warnings: Vec::new(),
         }
     }
 }

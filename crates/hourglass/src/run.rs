@@ -128,6 +128,8 @@ pub struct ThreadResult {
     pub loop_ns: f64,
     /// RTC interrupt rate, when the RTC timer was used.
     pub rtc_hz: Option<u32>,
+    /// When a finite thread (scenario `work` or `count`) finished, ns from the start of the run.
+    pub finish_ns: Option<u64>,
 }
 
 impl ThreadResult {
@@ -148,6 +150,7 @@ impl ThreadResult {
             gap_ns: 0,
             loop_ns: 0.0,
             rtc_hz: None,
+            finish_ns: None,
         }
     }
 }
@@ -444,6 +447,7 @@ struct Shared {
 /// Runs the configured threads and returns what they measured.
 pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
     let mut warnings = check_safety(cfg)?;
+    warnings.extend(cfg.scenario_warnings.iter().cloned());
     let (clock, w) = match cfg.clock {
         ClockChoice::Auto => Clock::best(Duration::from_millis(100)),
         ClockChoice::Monotonic => (Clock::monotonic(), None),
@@ -797,8 +801,12 @@ fn model<B: Body>(
     match spec.workload {
         Workload::Cpu | Workload::CpuScan { .. } => {
             g.begin();
-            g.spin(body, clock.ticks_at(finish), u64::MAX);
+            let budget = spec.work.map_or(u64::MAX, |w| clock.to_ticks(w));
+            let (_, why) = g.spin(body, clock.ticks_at(finish), budget);
             g.close(EndReason::Finish);
+            if why == Why::Budget {
+                res.finish_ns = Some(mono_ns().saturating_sub(start - spec.start));
+            }
         }
         Workload::CpuYield { amount } | Workload::CpuScanYield { amount, .. } => {
             let stop = clock.ticks_at(finish);
@@ -821,36 +829,59 @@ fn model<B: Body>(
             amount,
             amount_max,
             period,
+            deadline,
+            finish_late,
+            jitter,
         } => {
             let timer = timer.as_mut().expect("periodic threads have a timer");
-            let mut release = start;
+            let t0 = start - spec.start;
+            let rel_deadline = deadline.unwrap_or(period).min(period);
+            let mut nominal = start;
+            let mut jobs = 0u64;
             g.begin();
-            while release < finish && !g.abort.load(Relaxed) {
-                let deadline = release + period;
+            while nominal < finish && !g.abort.load(Relaxed) {
+                if spec.count.is_some_and(|c| jobs >= c) {
+                    res.finish_ns = Some(mono_ns().saturating_sub(t0));
+                    break;
+                }
+                jobs += 1;
+                let release = nominal
+                    + if jitter > 0 {
+                        uniform(rng, 0, jitter)
+                    } else {
+                        0
+                    };
+                let dl = nominal + rel_deadline;
                 if mono_ns() < release {
                     g.close(EndReason::Block);
                     timer.sleep_until(release);
                     res.latencies_ns.push(mono_ns().saturating_sub(release));
                     g.begin();
                 }
-                let want = match amount_max {
+                let want = clock.to_ticks(match amount_max {
                     Some(m) => uniform(rng, amount, m),
                     None => amount,
-                };
-                let stop = clock.ticks_at(deadline.min(finish));
-                let (_, why) = g.spin(body, stop, clock.to_ticks(want));
+                });
+                let (got, why) = g.spin(body, clock.ticks_at(dl.min(finish)), want);
                 match why {
                     Why::Budget => {
                         res.hits += 1;
-                        res.responses_ns.push(mono_ns().saturating_sub(release));
+                        res.responses_ns.push(mono_ns().saturating_sub(nominal));
                     }
-                    Why::Stop if deadline <= finish => {
+                    Why::Stop if dl <= finish => {
                         res.misses += 1;
-                        res.miss_at_ns.push(deadline - (start - spec.start));
+                        res.miss_at_ns.push(dl - t0);
+                        if finish_late {
+                            let (_, w) = g.spin(body, clock.ticks_at(finish), want - got.min(want));
+                            if w != Why::Budget {
+                                break;
+                            }
+                            res.responses_ns.push(mono_ns().saturating_sub(nominal));
+                        }
                     }
                     _ => break,
                 }
-                release = deadline;
+                nominal += period;
             }
             g.close(EndReason::Finish);
         }

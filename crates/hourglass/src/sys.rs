@@ -28,6 +28,10 @@ pub enum Priority {
     RtMed,
     /// `SCHED_FIFO` 80 (the priority cyclictest comparisons use).
     RtHigh,
+    /// `SCHED_FIFO` at this priority, 1..=98 (scenario mode: fixed-priority policies).
+    Fifo(u8),
+    /// `SCHED_OTHER` at this nice level, -20..=19 (scenario mode: shares under fair policies).
+    Nice(i8),
 }
 
 /// The `SCHED_FIFO` priority of the watchdog: above every workload priority.
@@ -49,9 +53,18 @@ impl Priority {
         })
     }
 
-    /// The appendix-A name.
-    pub fn name(self) -> &'static str {
+    /// The appendix-A name (`FIFO n` / `NICE n` for scenario-mode levels).
+    pub fn name(self) -> String {
         match self {
+            Priority::Fifo(n) => format!("FIFO {n}"),
+            Priority::Nice(n) => format!("NICE {n}"),
+            p => p.base_name().to_string(),
+        }
+    }
+
+    fn base_name(self) -> &'static str {
+        match self {
+            Priority::Fifo(_) | Priority::Nice(_) => "",
             Priority::Idle => "IDLE",
             Priority::Low => "LOW",
             Priority::Normal => "NORMAL",
@@ -65,7 +78,10 @@ impl Priority {
 
     /// True for the `SCHED_FIFO` levels.
     pub fn is_rt(self) -> bool {
-        matches!(self, Priority::RtLow | Priority::RtMed | Priority::RtHigh)
+        matches!(
+            self,
+            Priority::RtLow | Priority::RtMed | Priority::RtHigh | Priority::Fifo(_)
+        )
     }
 
     /// The Linux policy this maps to, as text (`SCHED_FIFO 80`, `SCHED_OTHER nice -10`).
@@ -82,6 +98,7 @@ impl Priority {
             Priority::RtLow => 20,
             Priority::RtMed => 50,
             Priority::RtHigh => 80,
+            Priority::Fifo(n) => n.clamp(1, 98) as i32,
             _ => 0,
         }
     }
@@ -91,6 +108,7 @@ impl Priority {
             Priority::Low => 10,
             Priority::High => -10,
             Priority::Highest => -20,
+            Priority::Nice(n) => n.clamp(-20, 19) as i32,
             _ => 0,
         }
     }
