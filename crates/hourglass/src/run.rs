@@ -579,6 +579,7 @@ fn spawn_watchdog(
     let any_rt = cfg.threads.iter().any(|t| t.is_rt());
     let n = cfg.threads.len();
     let starve_limit = cfg.starve_limit;
+    let duration = cfg.duration;
     // A canary: a normal thread on the workload CPU whose heartbeat shows that normal tasks run.
     let heartbeat = Arc::new(AtomicU64::new(mono_ns()));
     let canary_stop = Arc::new(AtomicBool::new(false));
@@ -623,7 +624,25 @@ fn spawn_watchdog(
             let grace = 1_000_000_000u64;
             let hard = 5_000_000_000u64;
             let mut fired = false;
+            // Progress for long runs, from this thread (on another CPU than the workload when
+            // there is one), to stderr only.
+            let t0 = end - duration;
+            let mut next_progress = if duration >= 30_000_000_000 {
+                t0 + 10_000_000_000
+            } else {
+                u64::MAX
+            };
             loop {
+                if mono_ns() >= next_progress && next_progress < end {
+                    eprintln!(
+                        "hourglass: {} of {} done",
+                        crate::units::format_time(
+                            (next_progress - t0) / 1_000_000_000 * 1_000_000_000
+                        ),
+                        crate::units::format_time(duration)
+                    );
+                    next_progress += 10_000_000_000;
+                }
                 std::thread::sleep(Duration::from_millis(50));
                 let done = shared.done.load(Relaxed);
                 if done == usize::MAX || done >= n {

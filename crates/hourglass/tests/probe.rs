@@ -205,3 +205,70 @@ fn bad_options_give_a_usage_error_naming_the_option() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("-rh <amount> <period>"));
 }
+
+#[test]
+fn paper_trace_lines_have_five_columns_and_the_gap_is_start_minus_previous_end() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let r = run(&cfg("-n 2 -d 200ms -a -w CPU -c")).unwrap();
+    let out = render(&r, Format::Paper);
+    let rows: Vec<Vec<f64>> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains(':'))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), r.intervals.len());
+    assert!(rows.iter().all(|c| c.len() == 5));
+    for w in rows.windows(2) {
+        // duration = end - start; gap = start - previous end (ms, 6 decimals).
+        assert!((w[1][3] - (w[1][2] - w[1][1])).abs() < 2e-6);
+        assert!((w[1][4] - (w[1][1] - w[0][2])).abs() < 2e-6);
+    }
+    // -c adds one raw line per record, in cycles.
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("cycles: ")).count(),
+        r.records.len()
+    );
+}
+
+#[test]
+fn a_scenario_runs_as_real_threads_and_prints_the_contract_json() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let src = r#"
+[machine]
+duration = "400ms"
+timer = "hr"
+[scheduler]
+policy = "cfs"
+[[task]]
+name = "R1"
+model = "periodic"
+exec = "1ms"
+period = "10ms"
+count = 20
+[[task]]
+name = "batch"
+model = "cpu"
+work = "20ms"
+"#;
+    let mut c = hourglass::scenario::load_str(src, "t.toml", RunConfig::new(0), false).unwrap();
+    c.format = Format::Json;
+    let r = run(&c).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+    assert_eq!(v["scenario"], "t.toml");
+    assert_eq!(v["policy"], "linux-fair");
+    let t = &v["tasks"][0];
+    assert_eq!(t["name"], "R1");
+    // count = 20 jobs: exactly 20 are judged, then the task ends.
+    assert_eq!(
+        t["deadlines"]["met"].as_u64().unwrap() + t["deadlines"]["missed"].as_u64().unwrap(),
+        20
+    );
+    assert!(t["finish_ns"].as_u64().is_some());
+    // A finite cpu task with 20 ms of work on a CPU it mostly has finishes, at >= 20 ms.
+    let b = &v["tasks"][1];
+    let f = b["finish_ns"]
+        .as_u64()
+        .expect("batch finished its 20 ms of work");
+    assert!(f >= 20_000_000);
+    assert!((b["cpu_ns"].as_u64().unwrap() as i64 - 20_000_000).abs() < 1_000_000);
+}
