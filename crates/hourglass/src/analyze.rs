@@ -24,10 +24,7 @@ use std::process::ExitCode;
 
 /// `hourglass analyze`.
 #[derive(Debug, Parser)]
-#[command(
-    name = "hourglass analyze",
-    about = "Analyses of Regehr 2002 §5 over hourglass output"
-)]
+#[command(name = "hourglass analyze", about = "Analyses of Regehr 2002 §5 over hourglass output")]
 pub struct AnalyzeArgs {
     #[command(subcommand)]
     cmd: Cmd,
@@ -120,8 +117,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
         let mut out = Vec::with_capacity(arr.len());
         for (i, e) in arr.iter().enumerate() {
             let g = |k: &str| {
-                e[k].as_u64()
-                    .ok_or_else(|| format!("{name}: trace[{i}].{k} missing or not an integer"))
+                e[k].as_u64().ok_or_else(|| format!("{name}: trace[{i}].{k} missing or not an integer"))
             };
             let reason = match e["reason"].as_str() {
                 Some("yield") => EndReason::Yield,
@@ -137,11 +133,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
             });
         }
         out.sort_by_key(|i| i.start_ns);
-        return Ok(Trace {
-            intervals: out,
-            reasons_known: true,
-            duration_ns: v["duration_ns"].as_u64(),
-        });
+        return Ok(Trace { intervals: out, reasons_known: true, duration_ns: v["duration_ns"].as_u64() });
     }
     let mut out = Vec::new();
     let mut all_never_block = true;
@@ -160,10 +152,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
         }
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() != 5 {
-            return Err(format!(
-                "{name}:{}: expected 'id start end duration gap', got '{l}'",
-                ln + 1
-            ));
+            return Err(format!("{name}:{}: expected 'id start end duration gap', got '{l}'", ln + 1));
         }
         let ms = |s: &str, what: &str| -> Result<u64, String> {
             s.parse::<f64>()
@@ -180,11 +169,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
         });
     }
     out.sort_by_key(|i| i.start_ns);
-    Ok(Trace {
-        intervals: out,
-        reasons_known: saw_header && all_never_block,
-        duration_ns: None,
-    })
+    Ok(Trace { intervals: out, reasons_known: saw_header && all_never_block, duration_ns: None })
 }
 
 /// §5.1 statistics of a list of gaps.
@@ -271,19 +256,10 @@ pub fn main(argv: &[String]) -> ExitCode {
 
 fn execute(cmd: Cmd) -> Result<String, String> {
     match cmd {
-        Cmd::Ctx {
-            file,
-            bin,
-            max,
-            format,
-        } => {
+        Cmd::Ctx { file, bin, max, format } => {
             let t = parse_trace(&read(&file)?, &file)?;
             let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
-            let span = t
-                .duration_ns
-                .or_else(|| t.intervals.last().map(|i| i.end_ns))
-                .unwrap_or(1)
-                .max(1);
+            let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
             let switches = vol.len() + inv.len() + unk.len();
             let low = |g: &[u64]| -> serde_json::Value {
                 let mut s = g.to_vec();
@@ -356,8 +332,8 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             let text = read(&file)?;
             let mut s: Vec<u64> = Vec::new();
             if text.trim_start().starts_with('{') {
-                let v: serde_json::Value = serde_json::from_str(&text)
-                    .map_err(|e| format!("{file}: not valid JSON: {e}"))?;
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
                 for t in v["tasks"].as_array().into_iter().flatten() {
                     if let Some(a) = t["latency_samples_ns"].as_array() {
                         s.extend(a.iter().filter_map(|x| x.as_u64()));
@@ -367,11 +343,7 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                 for (ln, l) in text.lines().enumerate() {
                     if let Some(x) = l.trim().strip_prefix("latlate:") {
                         let us: f64 = x.trim().parse().map_err(|_| {
-                            format!(
-                                "{file}:{}: latlate value '{}' is not a number",
-                                ln + 1,
-                                x.trim()
-                            )
+                            format!("{file}:{}: latlate value '{}' is not a number", ln + 1, x.trim())
                         })?;
                         s.push((us * 1e3).round() as u64);
                     }
@@ -399,7 +371,14 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             let f = |k: &str| format_time(l[k].as_f64().unwrap_or(0.0) as u64);
             let mut o = format!(
                 "dispatch latency: {} samples; min {} p50 {} p90 {} p99 {} p99.9 {} max {} mean {}\n",
-                s.len(), f("min"), f("p50"), f("p90"), f("p99"), f("p99.9"), f("max"), f("mean")
+                s.len(),
+                f("min"),
+                f("p50"),
+                f("p90"),
+                f("p99"),
+                f("p99.9"),
+                f("max"),
+                f("mean")
             );
             o.push_str(&format!(
                 "samples later than (table 1): 1 ms {}  5 ms {}  10 ms {}  50 ms {}\n",
@@ -409,22 +388,11 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                 later(50)
             ));
             for (lo, hi, c) in log2_hist(&s) {
-                o.push_str(&format!(
-                    "  {:>9} .. {:>9} {c:>8}\n",
-                    format_time(lo),
-                    format_time(hi)
-                ));
+                o.push_str(&format!("  {:>9} .. {:>9} {c:>8}\n", format_time(lo), format_time(hi)));
             }
             Ok(o)
         }
-        Cmd::Indirect {
-            sizes,
-            threads,
-            duration,
-            trials,
-            cpu,
-            format,
-        } => {
+        Cmd::Indirect { sizes, threads, duration, trials, cpu, format } => {
             let sizes: Vec<usize> = sizes
                 .split(',')
                 .map(|s| parse_size(s).map_err(|e| format!("--sizes: {e}")))
@@ -462,12 +430,10 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                         r.switches,
                         c
                     ));
-                    rows.push(
-                        json!({"size_bytes": bytes, "trial": trial + 1, "w1": r.w1, "wn": r.wn,
+                    rows.push(json!({"size_bytes": bytes, "trial": trial + 1, "w1": r.w1, "wn": r.wn,
                         "cpu1_ns": r.cpu1_ns, "cpun_ns": r.cpun_ns, "threads": threads,
                         "duration_ns": duration, "switches": r.switches,
-                        "lost_fraction": r.lost_fraction(), "cost_per_switch_ns": r.cost_ns()}),
-                    );
+                        "lost_fraction": r.lost_fraction(), "cost_per_switch_ns": r.cost_ns()}));
                 }
             }
             o.push_str("(a negative C means the contended run did more work per CPU-second: noise exceeds the effect)\n");
@@ -512,8 +478,7 @@ impl Indirect {
     }
     /// C = ((W1 − WN)/W1)(T/NN), ns per switch (negative when noise exceeds the effect).
     pub fn cost_ns(&self) -> Option<f64> {
-        (self.switches > 0)
-            .then(|| self.lost_fraction() * self.cpun_ns as f64 / self.switches as f64)
+        (self.switches > 0).then(|| self.lost_fraction() * self.cpun_ns as f64 / self.switches as f64)
     }
 }
 
@@ -542,11 +507,7 @@ pub fn indirect_once(
     };
     let r1 = run(&mk(1)).map_err(|e| e.0)?;
     let rn = run(&mk(threads)).map_err(|e| e.0)?;
-    let switches = rn
-        .intervals
-        .windows(2)
-        .filter(|w| w[0].thread != w[1].thread)
-        .count() as u64;
+    let switches = rn.intervals.windows(2).filter(|w| w[0].thread != w[1].thread).count() as u64;
     Ok(Indirect {
         w1: r1.threads[0].work,
         wn: rn.threads.iter().map(|t| t.work).sum(),
@@ -569,10 +530,7 @@ mod tests {
     #[test]
     fn paper_trace_switches_are_the_gaps_between_threads() {
         let t = parse_trace(PAPER, "x").unwrap();
-        assert!(
-            t.reasons_known,
-            "CPU threads never yield: every switch is involuntary"
-        );
+        assert!(t.reasons_known, "CPU threads never yield: every switch is involuntary");
         let (vol, inv, unk, same) = ctx_gaps(&t);
         assert!(vol.is_empty() && unk.is_empty());
         assert_eq!(inv, vec![2198, 2075]);

@@ -48,26 +48,14 @@ pub struct Report {
 
 impl Report {
     fn new(name: &str, source: &str, method: &str) -> Report {
-        Report {
-            name: name.into(),
-            source: source.into(),
-            method: method.into(),
-            figures: vec![],
-        }
+        Report { name: name.into(), source: source.into(), method: method.into(), figures: vec![] }
     }
     fn add(&mut self, label: impl Into<String>, value: f64, unit: &str) {
-        self.figures.push(Figure {
-            label: label.into(),
-            value,
-            unit: unit.into(),
-        });
+        self.figures.push(Figure { label: label.into(), value, unit: unit.into() });
     }
     /// Renders as text.
     pub fn text(&self) -> String {
-        let mut o = format!(
-            "== {} ({})\nmethod: {}\n",
-            self.name, self.source, self.method
-        );
+        let mut o = format!("== {} ({})\nmethod: {}\n", self.name, self.source, self.method);
         for f in &self.figures {
             o.push_str(&format!("  {:<48} {:>12.3} {}\n", f.label, f.value, f.unit));
         }
@@ -121,9 +109,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             }
         },
     };
-    let all = [
-        "gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq",
-    ];
+    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq"];
     let which: Vec<String> = if args.which.iter().any(|w| w == "all") {
         all.iter().map(|s| s.to_string()).collect()
     } else {
@@ -132,18 +118,11 @@ pub fn main(argv: &[String]) -> ExitCode {
     let file_size = match parse_size(&args.file_size) {
         Ok(b) if b >= 1 << 20 => b,
         _ => {
-            eprintln!(
-                "hourglass bench: --file-size: '{}' must be a size of at least 1MB",
-                args.file_size
-            );
+            eprintln!("hourglass bench: --file-size: '{}' must be a size of at least 1MB", args.file_size);
             return ExitCode::from(2);
         }
     };
-    let dir = args
-        .dir
-        .clone()
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
+    let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let (clock, _) = Clock::best(Duration::from_millis(100));
     let mut reports = Vec::new();
     for w in &which {
@@ -157,10 +136,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             "fileread" => fileread(&dir, file_size),
             "clockirq" => clockirq(cpu),
             other => {
-                eprintln!(
-                    "hourglass bench: unknown bench '{other}' (one of {}, all)",
-                    all.join(", ")
-                );
+                eprintln!("hourglass bench: unknown bench '{other}' (one of {}, all)", all.join(", "));
                 return ExitCode::from(2);
             }
         };
@@ -199,43 +175,19 @@ pub fn gaploop(clock: &Clock, cpu: Option<usize>) -> Report {
     );
     let p = crate::run::gap_probe(clock, 1_000_000_000);
     let per = p.per_iter_ns;
-    r.add(
-        format!("{:?} loop: time per iteration", clock.kind()),
-        per,
-        "ns",
-    );
-    r.add(
-        "goal: <= 50 ns per iteration (1 = met)",
-        (per <= 50.0) as u8 as f64,
-        "",
-    );
+    r.add(format!("{:?} loop: time per iteration", clock.kind()), per, "ns");
+    r.add("goal: <= 50 ns per iteration (1 = met)", (per <= 50.0) as u8 as f64, "");
     r.add("gap threshold", p.threshold_ns as f64, "ns");
     let mut g = p.gaps_ns.clone();
     g.sort_unstable();
-    r.add(
-        "smallest gap detected",
-        g.first().copied().unwrap_or(0) as f64,
-        "ns",
-    );
-    r.add(
-        "median gap",
-        crate::output::percentile(&g, 50.0) as f64,
-        "ns",
-    );
+    r.add("smallest gap detected", g.first().copied().unwrap_or(0) as f64, "ns");
+    r.add("median gap", crate::output::percentile(&g, 50.0) as f64, "ns");
     r.add("gaps detected in 1 s", g.len() as f64, "");
-    r.add(
-        "  of which longer than 1 us",
-        g.iter().filter(|&&x| x > 1000).count() as f64,
-        "",
-    );
+    r.add("  of which longer than 1 us", g.iter().filter(|&&x| x > 1000).count() as f64, "");
     let mono = Clock::monotonic();
     let pm = crate::run::gap_probe(&mono, 300_000_000).per_iter_ns;
     r.add("clock_gettime loop: time per iteration", pm, "ns");
-    r.add(
-        "clock_gettime / TSC iteration time (side by side)",
-        pm / per,
-        "x",
-    );
+    r.add("clock_gettime / TSC iteration time (side by side)", pm / per, "x");
     r
 }
 
@@ -367,18 +319,10 @@ pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
     let ops = (mono_ns() - t0) as f64 / n as f64;
     close(&p);
     let hz = clock.hz() / 1e9;
-    r.add(
-        "switch incl. one pipe write + read (Etsion's figure)",
-        per / 1e3,
-        "us",
-    );
+    r.add("switch incl. one pipe write + read (Etsion's figure)", per / 1e3, "us");
     r.add("  same in cycles", per * hz, "cycles");
     r.add("pipe write + read without a switch", ops / 1e3, "us");
-    r.add(
-        "switch alone (difference)",
-        (per - ops).max(0.0) / 1e3,
-        "us",
-    );
+    r.add("switch alone (difference)", (per - ops).max(0.0) / 1e3, "us");
     Ok(r)
 }
 
@@ -390,11 +334,8 @@ pub fn memcpy(cpu: Option<usize>) -> Report {
         "Etsion 2003 table 2 (28-4286 MB/s)",
         "memcpy between two buffers repeated for 200 ms per size; MB = 10^6 bytes",
     );
-    for (label, size) in [
-        ("16 KiB (L1)", 16 << 10),
-        ("256 KiB (L2)", 256 << 10),
-        ("64 MiB (DRAM)", 64 << 20),
-    ] {
+    for (label, size) in [("16 KiB (L1)", 16 << 10), ("256 KiB (L2)", 256 << 10), ("64 MiB (DRAM)", 64 << 20)]
+    {
         let src = vec![1u8; size];
         let mut dst = vec![0u8; size];
         let mut bytes = 0u64;
@@ -433,13 +374,7 @@ struct Shm {
 fn futex_wait(a: &std::sync::atomic::AtomicU32, v: u32) {
     // SAFETY: a points into shared memory valid in both processes.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            a.as_ptr(),
-            libc::FUTEX_WAIT,
-            v,
-            std::ptr::null::<libc::timespec>(),
-        )
+        libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAIT, v, std::ptr::null::<libc::timespec>())
     };
 }
 
@@ -465,9 +400,8 @@ fn ipc_once(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
                     let mut sv = [0i32; 2];
                     // SAFETY: valid array.
                     check(
-                        unsafe {
-                            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr())
-                        } as isize,
+                        unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) }
+                            as isize,
                         "socketpair",
                     )?;
                     ([sv[0], sv[1]], [sv[1], sv[0]])
@@ -634,14 +568,11 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     let path = dir.join(format!("hourglass-fileread-{}.dat", std::process::id()));
     {
         let mut f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let chunk: Vec<u8> = (0..1 << 20)
-            .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
-            .collect();
+        let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
         let mut left = size;
         while left > 0 {
             let n = left.min(chunk.len());
-            f.write_all(&chunk[..n])
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            f.write_all(&chunk[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
             left -= n;
         }
         f.sync_all().map_err(|e| e.to_string())?;
@@ -674,8 +605,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
         n
     };
     let stdio = |bs: usize| -> u64 {
-        let mut f =
-            std::io::BufReader::with_capacity(8192, std::fs::File::open(&path).expect("open"));
+        let mut f = std::io::BufReader::with_capacity(8192, std::fs::File::open(&path).expect("open"));
         let mut b = vec![0u8; bs];
         let mut n = 0u64;
         loop {
@@ -690,14 +620,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
         let f = std::fs::File::open(&path).expect("open");
         // SAFETY: read-only private mapping of a file of `size` bytes, unmapped below.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                f.as_raw_fd(),
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0)
         };
         if p == libc::MAP_FAILED {
             return 0;
@@ -723,10 +646,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
             if !warm {
                 evict();
             }
-            runs.push((
-                format!("block read() {} KB", bs / 1024),
-                measure(&|| block(bs)),
-            ));
+            runs.push((format!("block read() {} KB", bs / 1024), measure(&|| block(bs))));
         }
         for bs in [1024usize, 65536] {
             if !warm {
@@ -772,14 +692,8 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
     }
     let set_timer = |hz: f64| {
         let us = (1e6 / hz) as libc::suseconds_t;
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: us,
-        };
-        let it = libc::itimerval {
-            it_interval: tv,
-            it_value: tv,
-        };
+        let tv = libc::timeval { tv_sec: 0, tv_usec: us };
+        let it = libc::itimerval { it_interval: tv, it_value: tv };
         // SAFETY: valid pointer.
         unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
     };
@@ -826,14 +740,8 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
     let (s1, s2) = (stolen(f1), stolen(f2));
     let direct = (s2 - s1) / ((f2 - f1) * 0.3);
     let zero = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
+        it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+        it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
     };
     // SAFETY: disarm.
     unsafe { libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut()) };
@@ -847,28 +755,12 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
         v[v.len() / 2]
     };
     let c = med(&mut cs);
-    r.add(
-        "loop rate at f1 = 100 Hz (median)",
-        med(&mut r1s),
-        "passes/s",
-    );
-    r.add(
-        "loop rate at f2 = 10 kHz (median)",
-        med(&mut r2s),
-        "passes/s",
-    );
+    r.add("loop rate at f1 = 100 Hz (median)", med(&mut r1s), "passes/s");
+    r.add("loop rate at f2 = 10 kHz (median)", med(&mut r2s), "passes/s");
     r.add("cost per timer interrupt + empty signal", c * 1e6, "us");
-    r.add(
-        "spread of the 10 pair estimates (max - min)",
-        (cs[cs.len() - 1] - cs[0]) * 1e6,
-        "us",
-    );
+    r.add("spread of the 10 pair estimates (max - min)", (cs[cs.len() - 1] - cs[0]) * 1e6, "us");
     r.add("implied overhead of a 1 kHz clock", c * 1000.0 * 100.0, "%");
-    r.add(
-        "direct (gap detection, 300 ms each): stolen time per extra interrupt",
-        direct / 1e3,
-        "us",
-    );
+    r.add("direct (gap detection, 300 ms each): stolen time per extra interrupt", direct / 1e3, "us");
     Ok(r)
 }
 
@@ -878,10 +770,7 @@ mod tests {
 
     #[test]
     fn fit_recovers_a_line() {
-        let pts: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0]
-            .iter()
-            .map(|&n| (n, 160.0 + n / 4.0))
-            .collect();
+        let pts: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0].iter().map(|&n| (n, 160.0 + n / 4.0)).collect();
         let (a, b) = fit(&pts);
         assert!((a - 160.0).abs() < 1e-9 && (b - 0.25).abs() < 1e-12);
     }

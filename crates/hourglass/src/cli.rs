@@ -21,10 +21,7 @@ pub struct UsageError {
 }
 
 fn err(option: &str, message: impl Into<String>) -> UsageError {
-    UsageError {
-        option: option.to_string(),
-        message: message.into(),
-    }
+    UsageError { option: option.to_string(), message: message.into() }
 }
 
 /// What the command line asks for.
@@ -147,10 +144,7 @@ struct Args<'a> {
 impl<'a> Args<'a> {
     fn value(&mut self, opt: &str, what: &str) -> Result<&'a str, UsageError> {
         self.i += 1;
-        self.v
-            .get(self.i)
-            .map(|s| s.as_str())
-            .ok_or_else(|| err(opt, format!("missing {what}")))
+        self.v.get(self.i).map(|s| s.as_str()).ok_or_else(|| err(opt, format!("missing {what}")))
     }
     fn time(&mut self, opt: &str, what: &str) -> Result<Nanos, UsageError> {
         let s = self.value(opt, what)?;
@@ -178,9 +172,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             "-V" | "--version" => return Ok(Command::Version),
             "-n" => {
                 let s = a.value(o, "number of threads")?;
-                let v: usize = s
-                    .parse()
-                    .map_err(|_| err(o, format!("'{s}' is not a number of threads")))?;
+                let v: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a number of threads")))?;
                 if v == 0 || v > 1024 {
                     return Err(err(o, "the number of threads must be 1..1024"));
                 }
@@ -205,16 +197,19 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             }
             "-t" => {
                 let s = a.value(o, "thread number")?;
-                let t: usize = s
-                    .parse()
-                    .map_err(|_| err(o, format!("'{s}' is not a thread number")))?;
+                let t: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a thread number")))?;
                 target = Target::One(t);
             }
             "-a" => target = Target::All,
             "-p" => {
                 let s = a.value(o, "priority")?;
                 let p = Priority::parse(s).ok_or_else(|| {
-                    err(o, format!("unknown priority '{s}' (IDLE, LOW, NORMAL, HIGH, HIGHEST, RTLOW, RTMED, RTHIGH)"))
+                    err(
+                        o,
+                        format!(
+                            "unknown priority '{s}' (IDLE, LOW, NORMAL, HIGH, HIGHEST, RTLOW, RTMED, RTHIGH)"
+                        ),
+                    )
                 })?;
                 ops.push((target, opt.clone(), Op::Priority(p)));
             }
@@ -227,11 +222,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
                 if amount < 1024 {
                     return Err(err(o, "SCHED_DEADLINE needs an amount of at least 1024ns"));
                 }
-                let r = Reservation {
-                    amount,
-                    period,
-                    soft: o == "-rs",
-                };
+                let r = Reservation { amount, period, soft: o == "-rs" };
                 ops.push((target, opt.clone(), Op::Reserve(r)));
             }
             "-w" => {
@@ -256,15 +247,11 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
                 base.cpu = if s == "all" {
                     CpuChoice::All
                 } else {
-                    let c: usize = s
-                        .parse()
-                        .map_err(|_| err(o, format!("'{s}' is not a CPU number or 'all'")))?;
+                    let c: usize =
+                        s.parse().map_err(|_| err(o, format!("'{s}' is not a CPU number or 'all'")))?;
                     let allowed = crate::sys::allowed_cpus();
                     if !allowed.contains(&c) {
-                        return Err(err(
-                            o,
-                            format!("CPU {c} is not allowed here (allowed: {allowed:?})"),
-                        ));
+                        return Err(err(o, format!("CPU {c} is not allowed here (allowed: {allowed:?})")));
                     }
                     CpuChoice::One(c)
                 };
@@ -313,10 +300,8 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
         }
         a.i += 1;
     }
-    base.source = std::iter::once("hourglass".to_string())
-        .chain(argv.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
+    base.source =
+        std::iter::once("hourglass".to_string()).chain(argv.iter().cloned()).collect::<Vec<_>>().join(" ");
     if base.duration > MAX_DURATION && !base.force {
         return Err(err(
             "-d",
@@ -334,31 +319,25 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
                 "a scenario defines its own threads; do not combine it with -n or per-thread options",
             ));
         }
-        return Ok(Command::Scenario {
-            path,
-            base: Box::new(base),
-            duration_given,
-        });
+        return Ok(Command::Scenario { path, base: Box::new(base), duration_given });
     }
     let n = n.ok_or_else(|| err("-n", "the number of threads is mandatory, e.g. -n 1"))?;
     let mut cfg = base;
     cfg.threads = (0..n).map(ThreadSpec::new).collect();
     for (t, opt, op) in ops {
-        let idx: Vec<usize> =
-            match t {
-                Target::None => return Err(err(
+        let idx: Vec<usize> = match t {
+            Target::None => {
+                return Err(err(
                     &opt,
                     "per-thread option before any -t or -a (say which thread: -t 0, or -a for all)",
-                )),
-                Target::All => (0..n).collect(),
-                Target::One(i) if i >= n => {
-                    return Err(err(
-                        "-t",
-                        format!("thread {i} is out of range 0..{} (-n {n})", n - 1),
-                    ))
-                }
-                Target::One(i) => vec![i],
-            };
+                ))
+            }
+            Target::All => (0..n).collect(),
+            Target::One(i) if i >= n => {
+                return Err(err("-t", format!("thread {i} is out of range 0..{} (-n {n})", n - 1)))
+            }
+            Target::One(i) => vec![i],
+        };
         for i in idx {
             let th = &mut cfg.threads[i];
             match &op {
@@ -374,17 +353,11 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
     for th in &cfg.threads {
         if let Some(f) = th.finish {
             if f <= th.start {
-                return Err(err(
-                    "-f",
-                    format!("{}: finish time must be after its start time", th.name),
-                ));
+                return Err(err("-f", format!("{}: finish time must be after its start time", th.name)));
             }
         }
         if th.start >= cfg.duration {
-            return Err(err(
-                "-s",
-                format!("{}: start time is after the end of the run", th.name),
-            ));
+            return Err(err("-s", format!("{}: start time is after the end of the run", th.name)));
         }
     }
     Ok(Command::Run(Box::new(cfg)))
@@ -412,10 +385,7 @@ fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
         let amount = pos(a, "amount")?;
         let period = pos(a, "period")?;
         if amount > period {
-            return Err(err(
-                o,
-                format!("{name}: the amount must not exceed the period"),
-            ));
+            return Err(err(o, format!("{name}: the amount must not exceed the period")));
         }
         Ok((amount, period))
     };
@@ -481,26 +451,20 @@ mod tests {
         assert_eq!(c.threads[0].priority, Priority::Low);
         assert_eq!(c.threads[2].priority, Priority::High);
         let c = run("-d 60s -n 10 -a -p NORMAL -w CPU_YIELD 0.9ms");
-        assert!(c
-            .threads
-            .iter()
-            .all(|t| t.workload == Workload::CpuYield { amount: 900_000 }));
+        assert!(c.threads.iter().all(|t| t.workload == Workload::CpuYield { amount: 900_000 }));
         run("-d 60s -n 10 -a -p NORMAL -w CPU");
         let c = run("-d 6m -n 1 -t 0 -p RTHIGH -w LAT 5.3ms -i RTC");
         assert_eq!(c.threads[0].timer, TimerKind::Rtc);
         assert_eq!(c.duration, 360_000_000_000);
         run("-d 20s -n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i RTC");
-        let c = run("-n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms -i NATIVE");
+        let c =
+            run("-n 2 -t 0 -p RTMED -w PERIODIC 3ms 8ms -i HR -t 1 -p RTLOW -w PERIODIC 17ms 33ms -i NATIVE");
         assert_eq!(c.duration, DEFAULT_DURATION);
         assert_eq!(c.threads[1].timer, TimerKind::Native);
         let c = run("-n 2 -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms -t 1 -w PERIODIC 17ms 33ms -rh 17.1ms 33ms");
         assert_eq!(
             c.threads[0].reservation,
-            Some(Reservation {
-                amount: 3_100_000,
-                period: 8_000_000,
-                soft: false
-            })
+            Some(Reservation { amount: 3_100_000, period: 8_000_000, soft: false })
         );
     }
 
@@ -534,9 +498,6 @@ mod tests {
         assert_eq!(bad("-n 1 --frobnicate").option, "--frobnicate");
         assert_eq!(bad("-n 1 -d 11m").option, "-d");
         assert_eq!(bad("-n x").option, "-n");
-        assert!(matches!(
-            parse(&args("-n 1 -d 11m --force")),
-            Ok(Command::Run(_))
-        ));
+        assert!(matches!(parse(&args("-n 1 -d 11m --force")), Ok(Command::Run(_))));
     }
 }

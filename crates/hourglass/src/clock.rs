@@ -30,10 +30,7 @@ pub struct Clock {
 /// Reads `CLOCK_MONOTONIC` in nanoseconds.
 #[inline]
 pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -93,10 +90,7 @@ impl Clock {
 
     /// The monotonic clock (ticks are nanoseconds).
     pub fn monotonic() -> Clock {
-        Clock {
-            kind: ClockKind::Monotonic,
-            ticks_per_ns: 1.0,
-        }
+        Clock { kind: ClockKind::Monotonic, ticks_per_ns: 1.0 }
     }
 
     /// The TSC, calibrated against `CLOCK_MONOTONIC` over `calibration` (100 ms gives ~1 ppm).
@@ -105,10 +99,7 @@ impl Clock {
         std::thread::sleep(calibration);
         let (t1, m1) = paired_read();
         let ticks_per_ns = (t1 - t0) as f64 / (m1 - m0).max(1) as f64;
-        Clock {
-            kind: ClockKind::Tsc,
-            ticks_per_ns,
-        }
+        Clock { kind: ClockKind::Tsc, ticks_per_ns }
     }
 
     /// Which counter this clock reads.

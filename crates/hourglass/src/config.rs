@@ -78,12 +78,7 @@ impl Workload {
             Workload::CpuScanYield { bytes, amount } => {
                 format!("CPU_SCAN_YIELD {} {}", bytes / 1024, t(*amount))
             }
-            Workload::Periodic {
-                amount,
-                amount_max,
-                period,
-                ..
-            } => match amount_max {
+            Workload::Periodic { amount, amount_max, period, .. } => match amount_max {
                 Some(m) => format!("PERIODIC {}..{} {}", t(*amount), t(*m), t(*period)),
                 None => format!("PERIODIC {} {}", t(*amount), t(*period)),
             },
@@ -96,10 +91,7 @@ impl Workload {
 
     /// True for models that never block (they can monopolise a CPU at a real-time priority).
     pub fn never_blocks(&self) -> bool {
-        matches!(
-            self,
-            Workload::Cpu | Workload::CpuScan { .. } | Workload::CpuPeriodic { .. }
-        )
+        matches!(self, Workload::Cpu | Workload::CpuScan { .. } | Workload::CpuPeriodic { .. })
     }
 
     /// The period of periodic and latency models.

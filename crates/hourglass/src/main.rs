@@ -27,17 +27,15 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Command::Run(cfg) => *cfg,
-        Command::Scenario {
-            path,
-            base,
-            duration_given,
-        } => match hourglass::scenario::load(&path, *base, duration_given) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("hourglass: {e}");
-                return ExitCode::from(2);
+        Command::Scenario { path, base, duration_given } => {
+            match hourglass::scenario::load(&path, *base, duration_given) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("hourglass: {e}");
+                    return ExitCode::from(2);
+                }
             }
-        },
+        }
     };
     run_and_print(&cfg)
 }
@@ -67,10 +65,7 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
             eprintln!("hourglass: --perfetto {}: {e}", p.display());
             return ExitCode::from(1);
         }
-        eprintln!(
-            "hourglass: wrote {} (open it in ui.perfetto.dev)",
-            p.display()
-        );
+        eprintln!("hourglass: wrote {} (open it in ui.perfetto.dev)", p.display());
     }
     if r.watchdog.is_some() {
         return ExitCode::from(3);

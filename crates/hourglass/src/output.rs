@@ -56,13 +56,7 @@ fn render_hist(title: &str, samples: &[u64], out: &mut String) {
     let _ = writeln!(out, "{title} ({} samples):", samples.len());
     for (lo, hi, c) in h {
         let bar = "#".repeat(((c as f64 / peak as f64) * 50.0).ceil() as usize);
-        let _ = writeln!(
-            out,
-            "  {:>9} .. {:>9}  {:>8}  {bar}",
-            format_time(lo),
-            format_time(hi),
-            c
-        );
+        let _ = writeln!(out, "  {:>9} .. {:>9}  {:>8}  {bar}", format_time(lo), format_time(hi), c);
     }
 }
 
@@ -72,12 +66,7 @@ pub fn switch_gaps(r: &RunResult) -> Vec<(u64, bool)> {
     r.intervals
         .windows(2)
         .filter(|w| w[0].thread != w[1].thread && w[1].start_ns >= w[0].end_ns)
-        .map(|w| {
-            (
-                w[1].start_ns - w[0].end_ns,
-                matches!(w[0].reason, EndReason::Yield | EndReason::Block),
-            )
-        })
+        .map(|w| (w[1].start_ns - w[0].end_ns, matches!(w[0].reason, EndReason::Yield | EndReason::Block)))
         .collect()
 }
 
@@ -88,17 +77,11 @@ fn uname_release() -> String {
 }
 
 fn intervals_of(r: &RunResult, id: usize) -> usize {
-    r.intervals
-        .iter()
-        .filter(|i| i.thread as usize == id)
-        .count()
+    r.intervals.iter().filter(|i| i.thread as usize == id).count()
 }
 
 fn is_periodic(t: &ThreadResult) -> bool {
-    matches!(
-        t.spec.workload,
-        Workload::Periodic { .. } | Workload::CpuPeriodic { .. }
-    )
+    matches!(t.spec.workload, Workload::Periodic { .. } | Workload::CpuPeriodic { .. })
 }
 
 /// Renders the run in `fmt` (text, paper or JSON).
@@ -128,11 +111,7 @@ fn header(r: &RunResult) -> String {
 
 fn miss_lines(r: &RunResult, out: &mut String) {
     for t in r.threads.iter().filter(|t| is_periodic(t)) {
-        let _ = writeln!(
-            out,
-            "thread {}: missed {} deadlines, hit {}",
-            t.id, t.misses, t.hits
-        );
+        let _ = writeln!(out, "thread {}: missed {} deadlines, hit {}", t.id, t.misses, t.hits);
     }
 }
 
@@ -145,10 +124,7 @@ fn text(r: &RunResult) -> String {
         "id", "sched", "workload", "timer", "cpu", "share", "intervals", "gap>", "loop"
     );
     for t in &r.threads {
-        let blocking = matches!(
-            t.spec.workload,
-            Workload::Periodic { .. } | Workload::Lat { .. }
-        );
+        let blocking = matches!(t.spec.workload, Workload::Periodic { .. } | Workload::Lat { .. });
         let _ = writeln!(
             o,
             "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>6.1}% {:>9} {:>8} {:>8}",
@@ -180,10 +156,7 @@ fn text(r: &RunResult) -> String {
                 );
             }
         }
-        if matches!(
-            t.spec.workload,
-            Workload::CpuScan { .. } | Workload::CpuScanYield { .. }
-        ) {
+        if matches!(t.spec.workload, Workload::CpuScan { .. } | Workload::CpuScanYield { .. }) {
             let _ = writeln!(o, "thread {}: {} passes over its array", t.id, t.work);
         }
     }
@@ -217,11 +190,7 @@ fn text(r: &RunResult) -> String {
 fn hists(r: &RunResult, o: &mut String) {
     for t in &r.threads {
         if !t.latencies_ns.is_empty() {
-            render_hist(
-                &format!("thread {} wake-up latency", t.id),
-                &t.latencies_ns,
-                o,
-            );
+            render_hist(&format!("thread {} wake-up latency", t.id), &t.latencies_ns, o);
         }
     }
     let sw: Vec<u64> = switch_gaps(r).into_iter().map(|x| x.0).collect();
@@ -353,9 +322,7 @@ pub fn to_json(r: &RunResult) -> Value {
         "tasks": tasks,
     });
     if r.config.trace {
-        out.as_object_mut()
-            .unwrap()
-            .insert("trace".into(), json!(r.intervals));
+        out.as_object_mut().unwrap().insert("trace".into(), json!(r.intervals));
     }
     out
 }
@@ -363,27 +330,21 @@ pub fn to_json(r: &RunResult) -> Value {
 /// The Chrome trace (JSON object format) Perfetto loads: one complete (`X`) event per execution
 /// interval, an instant (`i`) event per missed deadline, thread names as metadata.
 pub fn to_perfetto(r: &RunResult) -> Value {
-    let mut ev: Vec<Value> = vec![
-        json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
-        "args": {"name": "hourglass"}}),
-    ];
+    let mut ev: Vec<Value> = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
+        "args": {"name": "hourglass"}})];
     for t in &r.threads {
         ev.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": t.id + 1,
             "args": {"name": format!("{} {} {}", t.spec.name, t.spec.sched_describe(), t.spec.workload.describe())}}));
     }
     for i in &r.intervals {
-        ev.push(
-            json!({"ph": "X", "name": "run", "cat": "cpu", "pid": 1, "tid": i.thread + 1,
+        ev.push(json!({"ph": "X", "name": "run", "cat": "cpu", "pid": 1, "tid": i.thread + 1,
             "ts": i.start_ns as f64 / 1e3, "dur": (i.end_ns - i.start_ns) as f64 / 1e3,
-            "args": {"ended_by": i.reason}}),
-        );
+            "args": {"ended_by": i.reason}}));
     }
     for t in &r.threads {
         for &m in &t.miss_at_ns {
-            ev.push(
-                json!({"ph": "i", "s": "t", "name": "deadline miss", "pid": 1, "tid": t.id + 1,
-                "ts": m as f64 / 1e3}),
-            );
+            ev.push(json!({"ph": "i", "s": "t", "name": "deadline miss", "pid": 1, "tid": t.id + 1,
+                "ts": m as f64 / 1e3}));
         }
     }
     json!({"traceEvents": ev, "displayTimeUnit": "ns",

@@ -44,12 +44,7 @@ pub struct Record {
     pub end: u64,
 }
 
-const EMPTY: Record = Record {
-    thread: 0,
-    reason: EndReason::Gap,
-    start: 0,
-    end: 0,
-};
+const EMPTY: Record = Record { thread: 0, reason: EndReason::Gap, start: 0, end: 0 };
 
 /// The preallocated trace buffer, shared by all threads.
 struct TraceBuf {
@@ -82,13 +77,7 @@ impl TraceBuf {
     }
     fn into_records(self) -> (Vec<Record>, u64) {
         let n = self.next.load(Relaxed).min(self.slots.len());
-        let recs = self
-            .slots
-            .into_vec()
-            .into_iter()
-            .take(n)
-            .map(|c| c.into_inner())
-            .collect();
+        let recs = self.slots.into_vec().into_iter().take(n).map(|c| c.into_inner()).collect();
         (recs, self.dropped.load(Relaxed))
     }
 }
@@ -200,8 +189,37 @@ pub struct RunResult {
 #[error("{0}")]
 pub struct RunError(pub String);
 
-/// Safety checks done before anything runs. Returns warnings; errors are refusals.
+/// Safety checks done before anything runs, on this machine. Returns warnings; errors are
+/// refusals.
 pub fn check_safety(cfg: &RunConfig) -> Result<Vec<String>, RunError> {
+    check_safety_on(cfg, &Machine::this())
+}
+
+/// What the safety checks need to know about a machine.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// May this process use real-time policies?
+    pub can_rt: bool,
+    /// `sched_rt_runtime_us` (-1 = throttling disabled), if readable.
+    pub rt_runtime_us: Option<i64>,
+    /// CPUs this process may use.
+    pub cpus: usize,
+}
+
+impl Machine {
+    /// The machine this process runs on.
+    pub fn this() -> Machine {
+        Machine {
+            can_rt: sys::can_use_rt(),
+            rt_runtime_us: sys::rt_throttling().map(|t| t.0),
+            cpus: sys::allowed_cpus().len(),
+        }
+    }
+}
+
+/// [`check_safety`] against a described machine (so the refusals can be tested without
+/// changing the real machine's settings).
+pub fn check_safety_on(cfg: &RunConfig, m: &Machine) -> Result<Vec<String>, RunError> {
     let mut warnings = Vec::new();
     if cfg.duration > MAX_DURATION && !cfg.force {
         return Err(RunError(format!(
@@ -212,15 +230,15 @@ pub fn check_safety(cfg: &RunConfig) -> Result<Vec<String>, RunError> {
     }
     let any_rt = cfg.threads.iter().any(|t| t.is_rt());
     if any_rt {
-        if !sys::can_use_rt() {
+        if !m.can_rt {
             return Err(RunError(
                 "real-time priorities and reservations need root or CAP_SYS_NICE (or an \
                  RLIMIT_RTPRIO); run with sudo, or use the timesharing priorities"
                     .into(),
             ));
         }
-        match sys::rt_throttling() {
-            Some((r, _)) if r < 0 && !cfg.force => {
+        match m.rt_runtime_us {
+            Some(r) if r < 0 && !cfg.force => {
                 return Err(RunError(
                     "RT throttling is disabled (/proc/sys/kernel/sched_rt_runtime_us = -1): a \
                      real-time thread could hang this machine. Restore it with `sysctl \
@@ -228,7 +246,7 @@ pub fn check_safety(cfg: &RunConfig) -> Result<Vec<String>, RunError> {
                         .into(),
                 ))
             }
-            Some((r, _)) if r < 0 => warnings.push("RT throttling is disabled (forced)".into()),
+            Some(r) if r < 0 => warnings.push("RT throttling is disabled (forced)".into()),
             _ => {}
         }
         let hogs = cfg
@@ -237,7 +255,7 @@ pub fn check_safety(cfg: &RunConfig) -> Result<Vec<String>, RunError> {
             .any(|t| t.priority.is_rt() && t.reservation.is_none() && t.workload.never_blocks());
         let covers_all = match cfg.cpu {
             CpuChoice::All => true,
-            CpuChoice::One(_) => sys::allowed_cpus().len() <= 1,
+            CpuChoice::One(_) => m.cpus <= 1,
         };
         if hogs && covers_all && !cfg.force {
             return Err(RunError(
@@ -258,11 +276,7 @@ pub fn trace_records(cfg: &RunConfig) -> usize {
     if let Some(e) = cfg.records {
         return e;
     }
-    let tracing = cfg
-        .threads
-        .iter()
-        .filter(|t| !matches!(t.workload, Workload::Lat { .. }))
-        .count();
+    let tracing = cfg.threads.iter().filter(|t| !matches!(t.workload, Workload::Lat { .. })).count();
     if tracing == 0 {
         return 1024;
     }
@@ -301,12 +315,7 @@ struct Scan {
 impl Scan {
     fn new(bytes: usize) -> Scan {
         let n = (bytes / 8).max(8);
-        Scan {
-            buf: (0..n as u64).collect(),
-            i: 0,
-            acc: 0,
-            passes: 0,
-        }
+        Scan { buf: (0..n as u64).collect(), i: 0, acc: 0, passes: 0 }
     }
 }
 impl Body for Scan {
@@ -357,12 +366,7 @@ impl Gapper<'_> {
 
     fn close(&mut self, reason: EndReason) {
         if self.open {
-            self.trace.push(Record {
-                thread: self.id,
-                reason,
-                start: self.exec_start,
-                end: self.last,
-            });
+            self.trace.push(Record { thread: self.id, reason, start: self.exec_start, end: self.last });
             self.open = false;
         }
     }
@@ -505,14 +509,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
     // The watchdog: above every workload priority when real-time threads run.
     let wd_reason = Arc::new(std::sync::Mutex::new(None::<String>));
     let wd = if errors.is_empty() {
-        Some(spawn_watchdog(
-            cfg,
-            shared.clone(),
-            tids.clone(),
-            end,
-            wd_reason.clone(),
-            &mut warnings,
-        ))
+        Some(spawn_watchdog(cfg, shared.clone(), tids.clone(), end, wd_reason.clone(), &mut warnings))
     } else {
         None
     };
@@ -533,8 +530,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         errors.dedup();
         return Err(RunError(errors.join("\n")));
     }
-    let shared =
-        Arc::try_unwrap(shared).map_err(|_| RunError("internal: trace still shared".into()))?;
+    let shared = Arc::try_unwrap(shared).map_err(|_| RunError("internal: trace still shared".into()))?;
     let (mut records, dropped) = shared.trace.into_records();
     records.sort_by_key(|r| (r.start, r.thread));
     if dropped > 0 {
@@ -590,15 +586,13 @@ fn spawn_watchdog(
     if let Some(c) = canary_cpu {
         let hb = heartbeat.clone();
         let stop = canary_stop.clone();
-        let _ = std::thread::Builder::new()
-            .name("hg-canary".into())
-            .spawn(move || {
-                let _ = sys::pin_to(c);
-                while !stop.load(Relaxed) {
-                    hb.store(mono_ns(), Relaxed);
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            });
+        let _ = std::thread::Builder::new().name("hg-canary".into()).spawn(move || {
+            let _ = sys::pin_to(c);
+            while !stop.load(Relaxed) {
+                hb.store(mono_ns(), Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
     }
     let other_cpu = match cfg.cpu {
         CpuChoice::One(c) => sys::allowed_cpus().into_iter().find(|&x| x != c),
@@ -615,9 +609,7 @@ fn spawn_watchdog(
                 let _ = sys::pin_to(c);
             }
             if rt_ok {
-                let p = libc::sched_param {
-                    sched_priority: sys::WATCHDOG_FIFO,
-                };
+                let p = libc::sched_param { sched_priority: sys::WATCHDOG_FIFO };
                 // SAFETY: valid param pointer; 0 = this thread.
                 unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
             }
@@ -627,18 +619,12 @@ fn spawn_watchdog(
             // Progress for long runs, from this thread (on another CPU than the workload when
             // there is one), to stderr only.
             let t0 = end - duration;
-            let mut next_progress = if duration >= 30_000_000_000 {
-                t0 + 10_000_000_000
-            } else {
-                u64::MAX
-            };
+            let mut next_progress = if duration >= 30_000_000_000 { t0 + 10_000_000_000 } else { u64::MAX };
             loop {
                 if mono_ns() >= next_progress && next_progress < end {
                     eprintln!(
                         "hourglass: {} of {} done",
-                        crate::units::format_time(
-                            (next_progress - t0) / 1_000_000_000 * 1_000_000_000
-                        ),
+                        crate::units::format_time((next_progress - t0) / 1_000_000_000 * 1_000_000_000),
                         crate::units::format_time(duration)
                     );
                     next_progress += 10_000_000_000;
@@ -681,9 +667,7 @@ fn spawn_watchdog(
                     }
                 }
                 if now > end + hard {
-                    eprintln!(
-                        "hourglass: watchdog: run did not end 5 s after its deadline; exiting"
-                    );
+                    eprintln!("hourglass: watchdog: run did not end 5 s after its deadline; exiting");
                     std::process::exit(3);
                 }
             }
@@ -739,10 +723,7 @@ fn thread_main(
         cpu_ticks: 0,
     };
     let cap = (cfg.duration / period.max(1)) as usize + 16;
-    if matches!(
-        spec.workload,
-        Workload::Lat { .. } | Workload::Periodic { .. }
-    ) {
+    if matches!(spec.workload, Workload::Lat { .. } | Workload::Periodic { .. }) {
         res.latencies_ns.reserve(cap.min(50_000_000));
         res.responses_ns.reserve(cap.min(50_000_000));
         res.miss_at_ns.reserve(cap.min(50_000_000));
@@ -777,12 +758,8 @@ fn thread_main(
     let cpu0 = sys::thread_cpu_ns();
     Timer::Hr.sleep_until(start);
     match (&mut scan, &spec.workload) {
-        (Some(s), _) => model(
-            &mut g, s, spec, start, finish, &mut timer, &mut res, &mut rng,
-        ),
-        (None, _) => model(
-            &mut g, &mut bare, spec, start, finish, &mut timer, &mut res, &mut rng,
-        ),
+        (Some(s), _) => model(&mut g, s, spec, start, finish, &mut timer, &mut res, &mut rng),
+        (None, _) => model(&mut g, &mut bare, spec, start, finish, &mut timer, &mut res, &mut rng),
     }
     res.kernel_cpu_ns = sys::thread_cpu_ns() - cpu0;
     res.cpu_ns = clock.to_ns(g.cpu_ticks);
@@ -844,14 +821,7 @@ fn model<B: Body>(
             }
             g.close(EndReason::Finish);
         }
-        Workload::Periodic {
-            amount,
-            amount_max,
-            period,
-            deadline,
-            finish_late,
-            jitter,
-        } => {
+        Workload::Periodic { amount, amount_max, period, deadline, finish_late, jitter } => {
             let timer = timer.as_mut().expect("periodic threads have a timer");
             let t0 = start - spec.start;
             let rel_deadline = deadline.unwrap_or(period).min(period);
@@ -864,12 +834,7 @@ fn model<B: Body>(
                     break;
                 }
                 jobs += 1;
-                let release = nominal
-                    + if jitter > 0 {
-                        uniform(rng, 0, jitter)
-                    } else {
-                        0
-                    };
+                let release = nominal + if jitter > 0 { uniform(rng, 0, jitter) } else { 0 };
                 let dl = nominal + rel_deadline;
                 if mono_ns() < release {
                     g.close(EndReason::Block);
@@ -973,13 +938,51 @@ pub fn gap_probe(clock: &Clock, ns: u64) -> GapProbe {
     g.spin(&mut bare, t0 + clock.to_ticks(ns), u64::MAX);
     let elapsed = clock.now() - t0;
     let (recs, _) = trace.into_records();
-    let gaps_ns = recs
-        .windows(2)
-        .map(|w| clock.to_ns(w[1].start.saturating_sub(w[0].end)))
-        .collect();
+    let gaps_ns = recs.windows(2).map(|w| clock.to_ns(w[1].start.saturating_sub(w[0].end))).collect();
     GapProbe {
         per_iter_ns: clock.to_ns(elapsed) as f64 / bare.0.max(1) as f64,
         threshold_ns: clock.to_ns(gap),
         gaps_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(args: &str) -> RunConfig {
+        let v: Vec<String> = args.split_whitespace().map(String::from).collect();
+        match crate::cli::parse(&v).unwrap() {
+            crate::cli::Command::Run(c) => *c,
+            _ => unreachable!(),
+        }
+    }
+
+    const OK: Machine = Machine { can_rt: true, rt_runtime_us: Some(950_000), cpus: 2 };
+
+    #[test]
+    fn realtime_runs_are_refused_when_rt_throttling_is_off_unless_forced() {
+        let off = Machine { rt_runtime_us: Some(-1), ..OK };
+        let c = cfg("-n 1 -t 0 -p RTHIGH -w LAT 1ms");
+        let e = check_safety_on(&c, &off).unwrap_err();
+        assert!(e.0.contains("sched_rt_runtime_us = -1"), "{e}");
+        assert!(check_safety_on(&cfg("-n 1 -t 0 -p RTHIGH -w LAT 1ms --force"), &off).is_ok());
+        // Timesharing runs need no throttling.
+        assert!(check_safety_on(&cfg("-n 1 -t 0 -p HIGH"), &off).is_ok());
+        assert!(check_safety_on(&c, &OK).is_ok());
+    }
+
+    #[test]
+    fn never_blocking_fifo_threads_on_every_cpu_are_refused() {
+        let one = Machine { cpus: 1, ..OK };
+        let c = cfg("-n 1 -t 0 -p RTLOW -w CPU");
+        assert!(check_safety_on(&c, &one).is_err());
+        assert!(check_safety_on(&c, &OK).is_ok(), "pinned to one CPU of two");
+        assert!(check_safety_on(&cfg("-n 1 -t 0 -p RTLOW -w CPU --cpu all"), &OK).is_err());
+        // A blocking model, or a reservation, cannot monopolise a CPU.
+        assert!(check_safety_on(&cfg("-n 1 -t 0 -p RTHIGH -w PERIODIC 4ms 5ms"), &one).is_ok());
+        assert!(check_safety_on(&cfg("-n 1 -t 0 -w CPU -rh 2ms 10ms"), &one).is_ok());
+        let no_rt = Machine { can_rt: false, ..OK };
+        assert!(check_safety_on(&c, &no_rt).unwrap_err().0.contains("root or CAP_SYS_NICE"));
     }
 }

@@ -61,8 +61,7 @@ impl Ctx<'_> {
     }
     fn err(&mut self, from: usize, key: &str, field: &str, msg: impl Into<String>) {
         let (l, c) = self.pos(from, key);
-        self.errors
-            .push(format!("{}:{l}:{c}: {field}: {}", self.file, msg.into()));
+        self.errors.push(format!("{}:{l}:{c}: {field}: {}", self.file, msg.into()));
     }
 }
 
@@ -92,35 +91,19 @@ pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunCon
 }
 
 /// [`load`] from a string (`file` names it in errors).
-pub fn load_str(
-    src: &str,
-    file: &str,
-    base: RunConfig,
-    duration_given: bool,
-) -> Result<RunConfig, String> {
+pub fn load_str(src: &str, file: &str, base: RunConfig, duration_given: bool) -> Result<RunConfig, String> {
     let root: toml::Table = src.parse().map_err(|e: toml::de::Error| {
         let (l, c) = e.span().map_or((1, 1), |s| {
             let at = s.start.min(src.len());
-            (
-                src[..at].matches('\n').count() + 1,
-                at - src[..at].rfind('\n').map_or(0, |x| x + 1) + 1,
-            )
+            (src[..at].matches('\n').count() + 1, at - src[..at].rfind('\n').map_or(0, |x| x + 1) + 1)
         });
         format!("{file}:{l}:{c}: {}", e.message())
     })?;
-    let mut cx = Ctx {
-        file: file.to_string(),
-        src,
-        errors: vec![],
-        warnings: vec![],
-    };
+    let mut cx = Ctx { file: file.to_string(), src, errors: vec![], warnings: vec![] };
     let mut cfg = base;
     cfg.source = file.to_string();
     let empty = toml::Table::new();
-    let machine = root
-        .get("machine")
-        .and_then(Value::as_table)
-        .unwrap_or(&empty);
+    let machine = root.get("machine").and_then(Value::as_table).unwrap_or(&empty);
     let moff = section_offset(src, "machine");
     let time = |cx: &mut Ctx, v: &Value, from: usize, key: &str, field: &str| -> Option<Nanos> {
         match v.as_str() {
@@ -132,12 +115,7 @@ pub fn load_str(
                 }
             },
             None => {
-                cx.err(
-                    from,
-                    key,
-                    field,
-                    "a time is a string with a unit, e.g. \"40ms\"",
-                );
+                cx.err(from, key, field, "a time is a string with a unit, e.g. \"40ms\"");
                 None
             }
         }
@@ -163,40 +141,23 @@ pub fn load_str(
                     }
                 }
             }
-            None => cx.err(
-                moff,
-                "[machine]",
-                "machine.duration",
-                "missing (e.g. duration = \"10s\")",
-            ),
+            None => cx.err(moff, "[machine]", "machine.duration", "missing (e.g. duration = \"10s\")"),
         }
     }
     if let Some(s) = machine.get("seed") {
         match s.as_integer() {
             Some(x) if x >= 0 => cfg.seed = Some(x as u64),
-            _ => cx.err(
-                moff,
-                "seed",
-                "machine.seed",
-                "must be a non-negative integer",
-            ),
+            _ => cx.err(moff, "seed", "machine.seed", "must be a non-negative integer"),
         }
     }
     for k in ["hz", "billing", "overhead", "sample"] {
         if machine.contains_key(k) {
-            cx.warnings.push(format!(
-                "machine.{k} describes the simulated machine; the real kernel's is used"
-            ));
+            cx.warnings
+                .push(format!("machine.{k} describes the simulated machine; the real kernel's is used"));
         }
     }
-    if machine
-        .get("cpus")
-        .and_then(Value::as_integer)
-        .is_some_and(|c| c > 1)
-        && cfg.cpu != CpuChoice::All
-    {
-        cx.warnings
-            .push("machine.cpus > 1: add --cpu all to let the threads use several CPUs".into());
+    if machine.get("cpus").and_then(Value::as_integer).is_some_and(|c| c > 1) && cfg.cpu != CpuChoice::All {
+        cx.warnings.push("machine.cpus > 1: add --cpu all to let the threads use several CPUs".into());
     }
     let parse_timer = |cx: &mut Ctx, v: &Value, from: usize, field: &str| -> Option<TimerKind> {
         let s = v.as_str().unwrap_or("");
@@ -212,7 +173,12 @@ pub fn load_str(
             }
             s if s.starts_with("rtc:") => Some(TimerKind::Rtc),
             _ => {
-                cx.err(from, "timer", field, format!("unknown timer {v} (\"hr\", \"tick\", \"rtc:<Hz>\", \"timerfd\", \"native\")"));
+                cx.err(
+                    from,
+                    "timer",
+                    field,
+                    format!("unknown timer {v} (\"hr\", \"tick\", \"rtc:<Hz>\", \"timerfd\", \"native\")"),
+                );
                 None
             }
         }
@@ -221,15 +187,8 @@ pub fn load_str(
         Some(v) => parse_timer(&mut cx, v, moff, "machine.timer").unwrap_or(TimerKind::Hr),
         None => TimerKind::Hr,
     };
-    let sched = root
-        .get("scheduler")
-        .and_then(Value::as_table)
-        .unwrap_or(&empty);
-    let policy = sched
-        .get("policy")
-        .and_then(Value::as_str)
-        .unwrap_or("smart")
-        .to_string();
+    let sched = root.get("scheduler").and_then(Value::as_table).unwrap_or(&empty);
+    let policy = sched.get("policy").and_then(Value::as_str).unwrap_or("smart").to_string();
     #[derive(PartialEq)]
     enum Class {
         Fifo,
@@ -272,20 +231,12 @@ pub fn load_str(
     for (i, t) in tasks.iter().enumerate() {
         let from = offs.get(i).copied().unwrap_or(0);
         let Some(t) = t.as_table() else { continue };
-        let name = t
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
         let f = |k: &str| format!("task[{i}].{k} (task \"{name}\")");
         if name.is_empty() {
             cx.err(from, "[[task]]", &format!("task[{i}].name"), "missing");
         }
-        let model = t
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or("cpu")
-            .to_string();
+        let model = t.get("model").and_then(Value::as_str).unwrap_or("cpu").to_string();
         let get_time = |cx: &mut Ctx, k: &str| t.get(k).and_then(|v| time(cx, v, from, k, &f(k)));
         let exec_range = |cx: &mut Ctx| -> Option<(Nanos, Nanos)> {
             let v = t.get("exec")?;
@@ -312,17 +263,11 @@ pub fn load_str(
                 );
                 None
             } else {
-                time(cx, v, from, "exec", &f("exec"))
-                    .filter(|&x| x > 0)
-                    .map(|x| (x, x))
+                time(cx, v, from, "exec", &f("exec")).filter(|&x| x > 0).map(|x| (x, x))
             }
         };
         let mut spec = ThreadSpec::new(i);
-        spec.name = if name.is_empty() {
-            format!("task {i}")
-        } else {
-            name.clone()
-        };
+        spec.name = if name.is_empty() { format!("task {i}") } else { name.clone() };
         spec.timer = match t.get("timer") {
             Some(v) => parse_timer(&mut cx, v, from, &f("timer")).unwrap_or(machine_timer),
             None => machine_timer,
@@ -349,12 +294,7 @@ pub fn load_str(
         });
         let need = |cx: &mut Ctx, k: &str, v: Option<Nanos>| -> Nanos {
             if v.is_none() && !t.contains_key(k) {
-                cx.err(
-                    from,
-                    "model",
-                    &f(k),
-                    format!("required by model \"{model}\""),
-                );
+                cx.err(from, "model", &f(k), format!("required by model \"{model}\""));
             }
             v.unwrap_or(1)
         };
@@ -368,12 +308,7 @@ pub fn load_str(
             }
             "cpu-scan" => Workload::CpuScan {
                 bytes: ws.unwrap_or_else(|| {
-                    cx.err(
-                        from,
-                        "model",
-                        &f("working_set"),
-                        "required by model \"cpu-scan\"",
-                    );
+                    cx.err(from, "model", &f("working_set"), "required by model \"cpu-scan\"");
                     65536
                 }),
             },
@@ -398,12 +333,7 @@ pub fn load_str(
                 }
                 let deadline = get_time(&mut cx, "deadline");
                 if deadline.is_some_and(|d| d > period || d == 0) {
-                    cx.err(
-                        from,
-                        "deadline",
-                        &f("deadline"),
-                        "hourglass needs 0 < deadline <= period",
-                    );
+                    cx.err(from, "deadline", &f("deadline"), "hourglass needs 0 < deadline <= period");
                 }
                 let finish_late = match t.get("on_miss").and_then(Value::as_str) {
                     None | Some("discard") => false,
@@ -441,9 +371,7 @@ pub fn load_str(
             }
             "latency" => {
                 let p = get_time(&mut cx, "period");
-                Workload::Lat {
-                    period: need(&mut cx, "period", p),
-                }
+                Workload::Lat { period: need(&mut cx, "period", p) }
             }
             other => {
                 cx.err(
@@ -455,10 +383,8 @@ pub fn load_str(
                 Workload::Cpu
             }
         };
-        let share = t
-            .get("share")
-            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
-            .unwrap_or(1.0);
+        let share =
+            t.get("share").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(1.0);
         let prio = t.get("priority").and_then(Value::as_integer).unwrap_or(0);
         if share < 0.0 {
             cx.err(from, "share", &f("share"), "must not be negative");
@@ -466,13 +392,7 @@ pub fn load_str(
         match class {
             Class::Fifo => spec.priority = Priority::Fifo((prio + 1).clamp(1, 98) as u8),
             Class::Deadline => {
-                if let Workload::Periodic {
-                    amount,
-                    amount_max,
-                    period,
-                    ..
-                } = spec.workload
-                {
+                if let Workload::Periodic { amount, amount_max, period, .. } = spec.workload {
                     spec.reservation = Some(crate::config::Reservation {
                         amount: amount_max.unwrap_or(amount).max(1024),
                         period,
@@ -489,10 +409,8 @@ pub fn load_str(
             }
         }
         for k in t.keys() {
-            if matches!(
-                k.as_str(),
-                "latency_tolerance" | "notify" | "think" | "burst"
-            ) || k.starts_with("estimate")
+            if matches!(k.as_str(), "latency_tolerance" | "notify" | "think" | "burst")
+                || k.starts_with("estimate")
             {
                 ignored.insert(k.clone());
             }
@@ -510,10 +428,7 @@ pub fn load_str(
     }
     for th in &threads {
         if th.start >= cfg.duration {
-            return Err(format!(
-                "{file}: task \"{}\" starts after the end of the run",
-                th.name
-            ));
+            return Err(format!("{file}: task \"{}\" starts after the end of the run", th.name));
         }
     }
     cfg.threads = threads;
@@ -573,10 +488,7 @@ working_set = "256KiB"
                 jitter: 0
             }
         );
-        assert_eq!(
-            c.threads[1].workload,
-            Workload::CpuScan { bytes: 256 * 1024 }
-        );
+        assert_eq!(c.threads[1].workload, Workload::CpuScan { bytes: 256 * 1024 });
         assert_eq!(c.threads[1].work, Some(500_000_000));
     }
 
@@ -586,14 +498,8 @@ working_set = "256KiB"
         let e = load_str(bad, "bad.toml", RunConfig::new(0), false).unwrap_err();
         let lines: Vec<&str> = e.lines().collect();
         assert_eq!(lines.len(), 2, "{e}");
-        assert!(
-            lines[0].starts_with("bad.toml:2:1: machine.duration:"),
-            "{e}"
-        );
-        assert!(
-            lines[1].starts_with("bad.toml:8:1: task[0].exec (task \"R1\"):"),
-            "{e}"
-        );
+        assert!(lines[0].starts_with("bad.toml:2:1: machine.duration:"), "{e}");
+        assert!(lines[1].starts_with("bad.toml:8:1: task[0].exec (task \"R1\"):"), "{e}");
         let e = load_str("[machine\n", "x.toml", RunConfig::new(0), false).unwrap_err();
         assert!(e.starts_with("x.toml:1:"), "{e}");
     }
@@ -604,9 +510,6 @@ working_set = "256KiB"
         let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(c.threads[0].priority, Priority::Nice(-5)); // 1.25^5 ~ 3
         assert_eq!(c.threads[1].priority, Priority::Idle);
-        assert!(c
-            .scenario_warnings
-            .iter()
-            .any(|w| w.contains("\"smart\" is not in this kernel")));
+        assert!(c.scenario_warnings.iter().any(|w| w.contains("\"smart\" is not in this kernel")));
     }
 }

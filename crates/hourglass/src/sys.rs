@@ -78,10 +78,7 @@ impl Priority {
 
     /// True for the `SCHED_FIFO` levels.
     pub fn is_rt(self) -> bool {
-        matches!(
-            self,
-            Priority::RtLow | Priority::RtMed | Priority::RtHigh | Priority::Fifo(_)
-        )
+        matches!(self, Priority::RtLow | Priority::RtMed | Priority::RtHigh | Priority::Fifo(_))
     }
 
     /// The Linux policy this maps to, as text (`SCHED_FIFO 80`, `SCHED_OTHER nice -10`).
@@ -122,8 +119,7 @@ impl Priority {
             p => {
                 set_scheduler(libc::SCHED_OTHER, 0)?;
                 // SAFETY: plain syscall wrapper; per-thread on Linux when given a tid.
-                let r =
-                    unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, p.nice()) };
+                let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, p.nice()) };
                 if r != 0 {
                     let e = io::Error::last_os_error();
                     return Err(format!(
@@ -145,9 +141,7 @@ pub fn gettid() -> i32 {
 }
 
 fn set_scheduler(policy: libc::c_int, prio: i32) -> Result<(), String> {
-    let param = libc::sched_param {
-        sched_priority: prio,
-    };
+    let param = libc::sched_param { sched_priority: prio };
     // SAFETY: valid param pointer; 0 = calling thread.
     let r = unsafe { libc::sched_setscheduler(0, policy, &param) };
     if r != 0 {
@@ -157,10 +151,7 @@ fn set_scheduler(policy: libc::c_int, prio: i32) -> Result<(), String> {
         } else {
             ""
         };
-        return Err(format!(
-            "sched_setscheduler({}) refused: {e}{hint}",
-            policy_name(policy, prio)
-        ));
+        return Err(format!("sched_setscheduler({}) refused: {e}{hint}", policy_name(policy, prio)));
     }
     Ok(())
 }
@@ -176,10 +167,7 @@ fn policy_name(policy: libc::c_int, prio: i32) -> String {
 /// Demotes thread `tid` to `SCHED_OTHER` nice 0 (used by the watchdog). Errors are ignored: the
 /// thread may already have exited.
 pub fn demote(tid: i32) {
-    let mut attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        ..Default::default()
-    };
+    let mut attr = SchedAttr { size: std::mem::size_of::<SchedAttr>() as u32, ..Default::default() };
     attr.sched_policy = libc::SCHED_OTHER as u32;
     // SAFETY: attr is a valid sched_attr of the size we state.
     unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const SchedAttr, 0) };
@@ -263,9 +251,7 @@ pub fn allowed_cpus() -> Vec<usize> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return vec![0];
         }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
     }
 }
 
@@ -309,10 +295,7 @@ pub fn can_use_rt() -> bool {
     if unsafe { libc::geteuid() } == 0 {
         return true;
     }
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: valid pointer.
     unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut rl) };
     rl.rlim_cur > 0
@@ -320,10 +303,7 @@ pub fn can_use_rt() -> bool {
 
 /// Process CPU time of the calling thread in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

@@ -33,9 +33,7 @@ impl TimerKind {
             "HR" => Ok(TimerKind::Hr),
             "TIMERFD" => Ok(TimerKind::Timerfd),
             "RTC" => Ok(TimerKind::Rtc),
-            "MM" => Err(
-                "MM (Win32 multimedia timers) does not exist on Linux; use HR or TIMERFD".into(),
-            ),
+            "MM" => Err("MM (Win32 multimedia timers) does not exist on Linux; use HR or TIMERFD".into()),
             _ => Err(format!("unknown timer '{s}' (NATIVE, HR, TIMERFD, RTC)")),
         }
     }
@@ -75,9 +73,7 @@ const RTC_IRQP_SET: libc::c_ulong = 0x4008_700c;
 
 /// The first RTC device present, if any.
 pub fn rtc_device() -> Option<&'static str> {
-    ["/dev/rtc", "/dev/rtc0"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
+    ["/dev/rtc", "/dev/rtc0"].into_iter().find(|p| std::path::Path::new(p).exists())
 }
 
 impl Timer {
@@ -148,10 +144,7 @@ impl Timer {
                     };
                     // Relative sleep, restarted with the remainder on a signal.
                     loop {
-                        let mut rem = libc::timespec {
-                            tv_sec: 0,
-                            tv_nsec: 0,
-                        };
+                        let mut rem = libc::timespec { tv_sec: 0, tv_nsec: 0 };
                         // SAFETY: valid pointers.
                         let r = unsafe { libc::nanosleep(&ts, &mut rem) };
                         if r == 0 {
@@ -182,10 +175,7 @@ impl Timer {
                     return;
                 }
                 let spec = libc::itimerspec {
-                    it_interval: libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 0,
-                    },
+                    it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
                     it_value: libc::timespec {
                         tv_sec: (target / 1_000_000_000) as libc::time_t,
                         tv_nsec: (target % 1_000_000_000) as libc::c_long,
@@ -194,12 +184,7 @@ impl Timer {
                 let mut buf = [0u8; 8];
                 // SAFETY: our own fd, valid pointers.
                 unsafe {
-                    libc::timerfd_settime(
-                        *fd,
-                        libc::TFD_TIMER_ABSTIME,
-                        &spec,
-                        std::ptr::null_mut(),
-                    );
+                    libc::timerfd_settime(*fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut());
                     while libc::read(*fd, buf.as_mut_ptr().cast(), 8) < 0
                         && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
                     {

@@ -26,9 +26,7 @@ pub enum UnitError {
 }
 
 fn split_number(s: &str) -> (&str, &str) {
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     (&s[..idx], &s[idx..])
 }
 
@@ -48,9 +46,7 @@ pub fn parse_time(text: &str) -> Result<Nanos, UnitError> {
     if num.is_empty() {
         return Err(UnitError::BadNumber(text.to_string()));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| UnitError::BadNumber(text.to_string()))?;
+    let value: f64 = num.parse().map_err(|_| UnitError::BadNumber(text.to_string()))?;
     let scale: f64 = match unit.trim() {
         "" => return Err(UnitError::NoUnit(text.to_string())),
         "h" => 3600e9,
@@ -88,10 +84,7 @@ pub fn format_time(ns: Nanos) -> String {
 fn trim(s: String) -> String {
     if s.contains('.') {
         let t = s.trim_end_matches('0');
-        let t = t
-            .strip_suffix('.')
-            .map(|x| format!("{x}.0"))
-            .unwrap_or(t.to_string());
+        let t = t.strip_suffix('.').map(|x| format!("{x}.0")).unwrap_or(t.to_string());
         t
     } else {
         s
@@ -103,9 +96,7 @@ fn trim(s: String) -> String {
 pub fn parse_size(text: &str) -> Result<usize, UnitError> {
     let s = text.trim();
     let (num, unit) = split_number(s);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| UnitError::BadSize(text.to_string()))?;
+    let value: f64 = num.parse().map_err(|_| UnitError::BadSize(text.to_string()))?;
     let scale = match unit.trim().to_ascii_uppercase().as_str() {
         "" | "K" | "KB" | "KIB" => 1024.0,
         "B" => 1.0,
@@ -137,10 +128,7 @@ mod tests {
     #[test]
     fn bad_times_are_rejected_with_reason() {
         assert!(matches!(parse_time("10"), Err(UnitError::NoUnit(_))));
-        assert!(matches!(
-            parse_time("10parsecs"),
-            Err(UnitError::BadUnit(_, _))
-        ));
+        assert!(matches!(parse_time("10parsecs"), Err(UnitError::BadUnit(_, _))));
         assert!(matches!(parse_time("ms"), Err(UnitError::BadNumber(_))));
         assert!(matches!(parse_time("-1s"), Err(UnitError::BadNumber(_))));
         assert!(matches!(parse_time(""), Err(UnitError::Empty)));
@@ -148,20 +136,8 @@ mod tests {
 
     #[test]
     fn format_round_trips() {
-        for ns in [
-            500,
-            87_000,
-            1_020_000_000,
-            1_500_000_000,
-            180_000_000_000,
-            5_300_000,
-        ] {
-            assert_eq!(
-                parse_time(&format_time(ns)).unwrap(),
-                ns,
-                "{}",
-                format_time(ns)
-            );
+        for ns in [500, 87_000, 1_020_000_000, 1_500_000_000, 180_000_000_000, 5_300_000] {
+            assert_eq!(parse_time(&format_time(ns)).unwrap(), ns, "{}", format_time(ns));
         }
         assert_eq!(format_time(87_000), "87.0us");
         assert_eq!(format_time(1_500_000_000), "1.5s");

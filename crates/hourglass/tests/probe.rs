@@ -28,10 +28,7 @@ fn equal_priority_cpu_threads_get_roughly_equal_time() {
     let (a, b) = (r.threads[0].cpu_ns as f64, r.threads[1].cpu_ns as f64);
     assert!(a > 0.0 && b > 0.0);
     let share = a / (a + b);
-    assert!(
-        (0.35..=0.65).contains(&share),
-        "thread 0 got {share:.2} of the pair's CPU"
-    );
+    assert!((0.35..=0.65).contains(&share), "thread 0 got {share:.2} of the pair's CPU");
     // Both threads appear in the trace, and switches between them were seen.
     assert!(r.intervals.iter().any(|i| i.thread == 0));
     assert!(r.intervals.iter().any(|i| i.thread == 1));
@@ -39,10 +36,7 @@ fn equal_priority_cpu_threads_get_roughly_equal_time() {
     // Gap-measured CPU time agrees with the kernel's accounting of the thread.
     for t in &r.threads {
         let ratio = t.cpu_ns as f64 / t.kernel_cpu_ns.max(1) as f64;
-        assert!(
-            (0.8..=1.05).contains(&ratio),
-            "gap cpu / kernel cpu = {ratio:.3}"
-        );
+        assert!((0.8..=1.05).contains(&ratio), "gap cpu / kernel cpu = {ratio:.3}");
     }
 }
 
@@ -56,23 +50,13 @@ fn periodic_4ms_5ms_at_rthigh_alone_hits_99_percent() {
     let r = run(&cfg("-n 1 -d 1s -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i HR")).unwrap();
     let t = &r.threads[0];
     let total = t.hits + t.misses;
-    assert!(
-        (195..=201).contains(&total),
-        "{total} periods in 1 s of 5 ms periods"
-    );
-    assert!(
-        t.hits as f64 >= 0.99 * total as f64,
-        "hit {} of {total}",
-        t.hits
-    );
+    assert!((195..=201).contains(&total), "{total} periods in 1 s of 5 ms periods");
+    assert!(t.hits as f64 >= 0.99 * total as f64, "hit {} of {total}", t.hits);
     // It blocks between jobs: roughly 4/5 of the CPU.
     let share = t.cpu_ns as f64 / 1e9;
     assert!((0.7..=0.9).contains(&share), "share {share:.3}");
     let out = render(&r, Format::Text);
-    assert!(out.contains(&format!(
-        "thread 0: missed {} deadlines, hit {}",
-        t.misses, t.hits
-    )));
+    assert!(out.contains(&format!("thread 0: missed {} deadlines, hit {}", t.misses, t.hits)));
 }
 
 #[test]
@@ -85,10 +69,7 @@ fn hard_reservation_receives_about_its_budget() {
     let r = run(&cfg("-n 1 -d 1s -t 0 -w CPU -rh 2ms 10ms")).unwrap();
     // 2 ms every 10 ms for 1 s = 200 ms; interrupts charged to the budget may take a little.
     let ratio = r.threads[0].cpu_ns as f64 / 200e6;
-    assert!(
-        (0.85..=1.03).contains(&ratio),
-        "received {ratio:.3} of the budget"
-    );
+    assert!((0.85..=1.03).contains(&ratio), "received {ratio:.3} of the budget");
 }
 
 #[test]
@@ -97,20 +78,10 @@ fn latency_thread_prints_latlate_lines() {
     let r = run(&cfg("-n 1 -d 300ms -t 0 -w LAT 2ms -i HR")).unwrap();
     let t = &r.threads[0];
     // Resynchronised to each wake-up: at most 150 wake-ups of 2 ms, at least some.
-    assert!(
-        t.latencies_ns.len() > 50 && t.latencies_ns.len() <= 150,
-        "{}",
-        t.latencies_ns.len()
-    );
+    assert!(t.latencies_ns.len() > 50 && t.latencies_ns.len() <= 150, "{}", t.latencies_ns.len());
     let out = render(&r, Format::Paper);
-    assert_eq!(
-        out.lines().filter(|l| l.starts_with("latlate: ")).count(),
-        t.latencies_ns.len()
-    );
-    assert!(
-        r.intervals.is_empty(),
-        "LAT threads record no execution trace"
-    );
+    assert_eq!(out.lines().filter(|l| l.starts_with("latlate: ")).count(), t.latencies_ns.len());
+    assert!(r.intervals.is_empty(), "LAT threads record no execution trace");
 }
 
 #[test]
@@ -135,10 +106,7 @@ fn json_and_perfetto_outputs_parse_and_agree() {
         d["met"].as_u64().unwrap() + d["missed"].as_u64().unwrap(),
         r.threads[0].hits + r.threads[0].misses
     );
-    assert!(
-        tasks[1]["deadlines"].is_null(),
-        "a CPU thread has no deadlines"
-    );
+    assert!(tasks[1]["deadlines"].is_null(), "a CPU thread has no deadlines");
     assert_eq!(v["trace"].as_array().unwrap().len(), r.intervals.len());
 
     let p: serde_json::Value =
@@ -146,9 +114,7 @@ fn json_and_perfetto_outputs_parse_and_agree() {
     let ev = p["traceEvents"].as_array().unwrap();
     let complete: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(complete.len(), r.intervals.len());
-    assert!(complete
-        .iter()
-        .all(|e| e["dur"].as_f64().unwrap() >= 0.0 && e["ts"].is_number()));
+    assert!(complete.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0 && e["ts"].is_number()));
     let misses = ev.iter().filter(|e| e["ph"] == "i").count() as u64;
     assert_eq!(misses, r.threads.iter().map(|t| t.misses).sum::<u64>());
     assert_eq!(to_json(&r)["tasks"][0]["name"], "thread 0");
@@ -163,16 +129,10 @@ fn watchdog_ends_a_run_that_starves_normal_tasks() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // A never-blocking RTHIGH thread on one CPU; RT throttling leaves normal tasks 5 %, in bursts
     // far apart compared with a 100 ms starvation limit, so the watchdog must end the run.
-    let r = run(&cfg(
-        "-n 1 -d 2s -t 0 -p RTHIGH -w CPU --starve-limit 100ms",
-    ))
-    .unwrap();
+    let r = run(&cfg("-n 1 -d 2s -t 0 -p RTHIGH -w CPU --starve-limit 100ms")).unwrap();
     let w = r.watchdog.as_deref().expect("the watchdog fired");
     assert!(w.contains("did not run"), "{w}");
-    assert!(
-        r.threads[0].cpu_ns < 1_900_000_000,
-        "the run was ended early"
-    );
+    assert!(r.threads[0].cpu_ns < 1_900_000_000, "the run was ended early");
 }
 
 #[test]
@@ -182,27 +142,15 @@ fn bad_options_give_a_usage_error_naming_the_option() {
         (vec!["-n", "1", "-t", "0", "-p", "BOGUS"], "-p"),
         (vec!["-n", "1", "-d", "10"], "-d"),
         (vec!["-d", "1s"], "-n"),
-        (
-            vec!["-n", "1", "-t", "0", "-w", "PERIODIC", "9ms", "5ms"],
-            "-w",
-        ),
+        (vec!["-n", "1", "-t", "0", "-w", "PERIODIC", "9ms", "5ms"], "-w"),
     ] {
-        let out = std::process::Command::new(bin)
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = std::process::Command::new(bin).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains(&format!("hourglass: {opt}:")),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains(&format!("hourglass: {opt}:")), "{args:?}: {err}");
         assert!(out.stdout.is_empty());
     }
-    let out = std::process::Command::new(bin)
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = std::process::Command::new(bin).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("-rh <amount> <period>"));
 }
 
@@ -224,10 +172,7 @@ fn paper_trace_lines_have_five_columns_and_the_gap_is_start_minus_previous_end()
         assert!((w[1][4] - (w[1][1] - w[0][2])).abs() < 2e-6);
     }
     // -c adds one raw line per record, in cycles.
-    assert_eq!(
-        out.lines().filter(|l| l.starts_with("cycles: ")).count(),
-        r.records.len()
-    );
+    assert_eq!(out.lines().filter(|l| l.starts_with("cycles: ")).count(), r.records.len());
 }
 
 #[test]
@@ -259,16 +204,11 @@ work = "20ms"
     let t = &v["tasks"][0];
     assert_eq!(t["name"], "R1");
     // count = 20 jobs: exactly 20 are judged, then the task ends.
-    assert_eq!(
-        t["deadlines"]["met"].as_u64().unwrap() + t["deadlines"]["missed"].as_u64().unwrap(),
-        20
-    );
+    assert_eq!(t["deadlines"]["met"].as_u64().unwrap() + t["deadlines"]["missed"].as_u64().unwrap(), 20);
     assert!(t["finish_ns"].as_u64().is_some());
     // A finite cpu task with 20 ms of work on a CPU it mostly has finishes, at >= 20 ms.
     let b = &v["tasks"][1];
-    let f = b["finish_ns"]
-        .as_u64()
-        .expect("batch finished its 20 ms of work");
+    let f = b["finish_ns"].as_u64().expect("batch finished its 20 ms of work");
     assert!(f >= 20_000_000);
     assert!((b["cpu_ns"].as_u64().unwrap() as i64 - 20_000_000).abs() < 1_000_000);
 }
