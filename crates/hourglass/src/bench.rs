@@ -115,6 +115,10 @@ pub fn main(argv: &[String]) -> ExitCode {
     } else {
         args.which.clone()
     };
+    if let Some(bad) = which.iter().find(|w| !all.contains(&w.as_str())) {
+        eprintln!("hourglass bench: unknown bench '{bad}' (one of {}, all)", all.join(", "));
+        return ExitCode::from(2);
+    }
     let file_size = match parse_size(&args.file_size) {
         Ok(b) if b >= 1 << 20 => b,
         _ => {
