@@ -175,6 +175,31 @@ fn text(r: &RunResult) -> String {
             format_time(*g.last().unwrap())
         );
     }
+    let mut same: Vec<u64> = r
+        .intervals
+        .windows(2)
+        .filter(|w| w[0].thread == w[1].thread && w[1].start_ns >= w[0].end_ns)
+        .map(|w| w[1].start_ns - w[0].end_ns)
+        .collect();
+    if !same.is_empty() {
+        same.sort_unstable();
+        let secs = r.duration_ns as f64 / 1e9;
+        let over = |t: u64| same.iter().filter(|&&x| x > t).count();
+        let _ = writeln!(
+            o,
+            "gaps where the same thread resumed (interrupts, kernel, hypervisor): {} ({:.0}/s), \
+             median {}, > 1us: {:.0}/s, > 10us: {:.0}/s, max {}",
+            same.len(),
+            same.len() as f64 / secs,
+            format_time(percentile(&same, 50.0)),
+            over(1_000) as f64 / secs,
+            over(10_000) as f64 / secs,
+            format_time(*same.last().unwrap())
+        );
+    }
+    if r.dropped > 0 {
+        let _ = writeln!(o, "trace buffer full: {} records dropped (raise -e)", r.dropped);
+    }
     if r.config.hist {
         hists(r, &mut o);
     }

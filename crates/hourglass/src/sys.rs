@@ -263,7 +263,22 @@ pub fn current_cpu() -> usize {
 }
 
 /// Locks all current and future pages into memory (§3.1: no page faults during the run).
+///
+/// Only when the lock cannot run out: as root, or with an unlimited `RLIMIT_MEMLOCK`. A limited
+/// lock with `MCL_FUTURE` would make later allocations fail; then pages are touched instead (the
+/// paper's fallback: the trace buffer is written when it is created) and an error says so.
 pub fn lock_memory() -> Result<(), String> {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) };
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 && rl.rlim_cur != libc::RLIM_INFINITY {
+        return Err(format!(
+            "memory not locked: RLIMIT_MEMLOCK is {} KiB (run as root or `ulimit -l unlimited`); \
+             the trace buffer's pages were touched instead, the paper's fallback",
+            rl.rlim_cur / 1024
+        ));
+    }
     // SAFETY: no pointers involved.
     let r = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
     if r != 0 {
