@@ -213,3 +213,19 @@ work = "20ms"
     assert!(f >= 20_000_000);
     assert!((b["cpu_ns"].as_u64().unwrap() as i64 - 20_000_000).abs() < 1_000_000);
 }
+
+#[test]
+fn yielding_threads_show_voluntary_switches_in_the_ctx_analysis() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = cfg("-n 2 -d 300ms -a -w CPU_YIELD 1ms --trace");
+    c.format = Format::Json;
+    let r = run(&c).unwrap();
+    let t = hourglass::analyze::parse_trace(&render(&r, Format::Json), "run.json").unwrap();
+    assert!(t.reasons_known);
+    let (vol, _inv, unk, _same) = hourglass::analyze::ctx_gaps(&t);
+    assert!(unk.is_empty());
+    // Every voluntary switch follows a yield, so there are no more of them than yields.
+    let yields: u64 = r.threads.iter().map(|t| t.yields).sum();
+    assert!(yields > 0);
+    assert!(!vol.is_empty() && vol.len() as u64 <= yields, "{} voluntary, {yields} yields", vol.len());
+}
