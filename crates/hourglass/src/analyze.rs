@@ -130,6 +130,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
                 start_ns: g("start_ns")?,
                 end_ns: g("end_ns")?,
                 reason,
+                cpu: e["cpu"].as_u64().unwrap_or(0) as u32,
             });
         }
         out.sort_by_key(|i| i.start_ns);
@@ -166,6 +167,7 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
             start_ns: ms(f[1], "start")?,
             end_ns: ms(f[2], "end")?,
             reason: EndReason::Gap,
+            cpu: 0,
         });
     }
     out.sort_by_key(|i| i.start_ns);
@@ -191,9 +193,9 @@ fn stats(g: &mut [u64]) -> serde_json::Value {
 /// The §5.1 analysis: (voluntary, involuntary, unclassified) switch gaps and same-thread gaps.
 pub fn ctx_gaps(t: &Trace) -> (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>) {
     let (mut vol, mut inv, mut unk, mut same) = (vec![], vec![], vec![], vec![]);
-    for w in t.intervals.windows(2) {
-        if w[1].start_ns < w[0].end_ns {
-            continue; // overlapping: different CPUs
+    for w in crate::output::by_cpu(&t.intervals).windows(2) {
+        if w[0].cpu != w[1].cpu || w[1].start_ns < w[0].end_ns {
+            continue;
         }
         let g = w[1].start_ns - w[0].end_ns;
         if w[0].thread == w[1].thread {
@@ -507,7 +509,10 @@ pub fn indirect_once(
     };
     let r1 = run(&mk(1)).map_err(|e| e.0)?;
     let rn = run(&mk(threads)).map_err(|e| e.0)?;
-    let switches = rn.intervals.windows(2).filter(|w| w[0].thread != w[1].thread).count() as u64;
+    let switches = crate::output::by_cpu(&rn.intervals)
+        .windows(2)
+        .filter(|w| w[0].cpu == w[1].cpu && w[0].thread != w[1].thread)
+        .count() as u64;
     Ok(Indirect {
         w1: r1.threads[0].work,
         wn: rn.threads.iter().map(|t| t.work).sum(),

@@ -60,11 +60,20 @@ fn render_hist(title: &str, samples: &[u64], out: &mut String) {
     }
 }
 
+/// The intervals ordered by CPU, then start: consecutive entries on one CPU are what ran one
+/// after the other there.
+pub fn by_cpu(iv: &[crate::run::Interval]) -> Vec<crate::run::Interval> {
+    let mut v = iv.to_vec();
+    v.sort_by_key(|i| (i.cpu, i.start_ns));
+    v
+}
+
 /// Gaps between consecutive intervals of the whole trace where the thread changed: the context
 /// switches §5.1 measures, ns, with whether the previous interval ended voluntarily.
 pub fn switch_gaps(r: &RunResult) -> Vec<(u64, bool)> {
-    r.intervals
+    by_cpu(&r.intervals)
         .windows(2)
+        .filter(|w| w[0].cpu == w[1].cpu)
         .filter(|w| w[0].thread != w[1].thread && w[1].start_ns >= w[0].end_ns)
         .map(|w| (w[1].start_ns - w[0].end_ns, matches!(w[0].reason, EndReason::Yield | EndReason::Block)))
         .collect()
@@ -175,10 +184,9 @@ fn text(r: &RunResult) -> String {
             format_time(*g.last().unwrap())
         );
     }
-    let mut same: Vec<u64> = r
-        .intervals
+    let mut same: Vec<u64> = by_cpu(&r.intervals)
         .windows(2)
-        .filter(|w| w[0].thread == w[1].thread && w[1].start_ns >= w[0].end_ns)
+        .filter(|w| w[0].cpu == w[1].cpu && w[0].thread == w[1].thread && w[1].start_ns >= w[0].end_ns)
         .map(|w| w[1].start_ns - w[0].end_ns)
         .collect();
     if !same.is_empty() {
@@ -337,6 +345,7 @@ pub fn to_json(r: &RunResult) -> Value {
         "scenario_policy": r.config.scenario_policy,
         "duration_ns": r.duration_ns,
         "seed": r.config.seed,
+        "t0_monotonic_ns": r.t0_monotonic_ns,
         "kernel": uname_release(),
         "clock": { "source": r.clock, "hz": r.clock_hz },
         "cpu": match r.config.cpu { CpuChoice::One(c) => json!(c), CpuChoice::All => json!("all") },
@@ -364,7 +373,7 @@ pub fn to_perfetto(r: &RunResult) -> Value {
     for i in &r.intervals {
         ev.push(json!({"ph": "X", "name": "run", "cat": "cpu", "pid": 1, "tid": i.thread + 1,
             "ts": i.start_ns as f64 / 1e3, "dur": (i.end_ns - i.start_ns) as f64 / 1e3,
-            "args": {"ended_by": i.reason}}));
+            "args": {"ended_by": i.reason, "cpu": i.cpu}}));
     }
     for t in &r.threads {
         for &m in &t.miss_at_ns {
@@ -373,7 +382,8 @@ pub fn to_perfetto(r: &RunResult) -> Value {
         }
     }
     json!({"traceEvents": ev, "displayTimeUnit": "ns",
-           "otherData": {"tool": "hourglass", "command": r.config.source}})
+           "otherData": {"tool": "hourglass", "command": r.config.source,
+                         "t0_monotonic_ns": r.t0_monotonic_ns}})
 }
 
 #[cfg(test)]

@@ -38,13 +38,15 @@ pub struct Record {
     pub thread: u32,
     /// Why it ended.
     pub reason: EndReason,
+    /// The CPU it ran on (`getcpu` when it began; a migration always shows as a gap).
+    pub cpu: u16,
     /// First clock reading of the block.
     pub start: u64,
     /// Last clock reading of the block.
     pub end: u64,
 }
 
-const EMPTY: Record = Record { thread: 0, reason: EndReason::Gap, start: 0, end: 0 };
+const EMPTY: Record = Record { thread: 0, reason: EndReason::Gap, cpu: 0, start: 0, end: 0 };
 
 /// The preallocated trace buffer, shared by all threads.
 struct TraceBuf {
@@ -155,6 +157,8 @@ pub struct Interval {
     pub end_ns: u64,
     /// Why it ended.
     pub reason: EndReason,
+    /// The CPU it ran on.
+    pub cpu: u32,
 }
 
 /// Everything a run measured.
@@ -168,6 +172,9 @@ pub struct RunResult {
     pub clock_hz: f64,
     /// Clock value at the start of the run (for `-c` raw output).
     pub t0_ticks: u64,
+    /// `CLOCK_MONOTONIC` at the start of the run, ns: every time in the outputs is relative to
+    /// it, so a trace can be aligned with kernel events (BPF's `bpf_ktime_get_ns`, klogger).
+    pub t0_monotonic_ns: u64,
     /// Run length actually covered, ns.
     pub duration_ns: u64,
     /// The execution trace in raw ticks, sorted by start.
@@ -354,10 +361,12 @@ struct Gapper<'a> {
     last: u64,
     open: bool,
     cpu_ticks: u64,
+    cpu: u16,
 }
 
 impl Gapper<'_> {
     fn begin(&mut self) {
+        self.cpu = sys::current_cpu() as u16;
         let now = self.clock.now();
         self.exec_start = now;
         self.last = now;
@@ -366,7 +375,13 @@ impl Gapper<'_> {
 
     fn close(&mut self, reason: EndReason) {
         if self.open {
-            self.trace.push(Record { thread: self.id, reason, start: self.exec_start, end: self.last });
+            self.trace.push(Record {
+                thread: self.id,
+                reason,
+                cpu: self.cpu,
+                start: self.exec_start,
+                end: self.last,
+            });
             self.open = false;
         }
     }
@@ -387,12 +402,14 @@ impl Gapper<'_> {
                 self.trace.push(Record {
                     thread: self.id,
                     reason: EndReason::Gap,
+                    cpu: self.cpu,
                     start: exec_start,
                     end: last,
                 });
                 exec_start = now;
-                // Re-read the clock: the record's store (often a cache miss) is our own overhead,
-                // not a gap, and must not be reported as the next one.
+                self.cpu = sys::current_cpu() as u16;
+                // Re-read the clock: the record's store (often a cache miss) and the getcpu are
+                // our own overhead, not a gap, and must not be reported as the next one.
                 last = self.clock.now();
             } else {
                 got += d;
@@ -546,6 +563,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
             start_ns: clock.to_ns(r.start.saturating_sub(t0_ticks)),
             end_ns: clock.to_ns(r.end.saturating_sub(t0_ticks)),
             reason: r.reason,
+            cpu: r.cpu as u32,
         })
         .collect();
     let watchdog = wd_reason.lock().map(|g| g.clone()).unwrap_or(None);
@@ -554,6 +572,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         clock: clock.kind(),
         clock_hz: clock.hz(),
         t0_ticks,
+        t0_monotonic_ns: t0,
         duration_ns: cfg.duration,
         records,
         intervals,
@@ -721,6 +740,7 @@ fn thread_main(
         last: 0,
         open: false,
         cpu_ticks: 0,
+        cpu: 0,
     };
     let cap = (cfg.duration / period.max(1)) as usize + 16;
     if matches!(spec.workload, Workload::Lat { .. } | Workload::Periodic { .. }) {
@@ -932,6 +952,7 @@ pub fn gap_probe(clock: &Clock, ns: u64) -> GapProbe {
         last: 0,
         open: false,
         cpu_ticks: 0,
+        cpu: 0,
     };
     let t0 = clock.now();
     g.begin();
