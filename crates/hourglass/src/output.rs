@@ -362,7 +362,8 @@ pub fn to_json(r: &RunResult) -> Value {
 }
 
 /// The Chrome trace (JSON object format) Perfetto loads: one complete (`X`) event per execution
-/// interval, an instant (`i`) event per missed deadline, thread names as metadata.
+/// interval, an instant (`i`) event per missed deadline, a counter (`C`) track of wake-up
+/// latencies per sleeping thread, thread names as metadata.
 pub fn to_perfetto(r: &RunResult) -> Value {
     let mut ev: Vec<Value> = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
         "args": {"name": "hourglass"}})];
@@ -376,6 +377,12 @@ pub fn to_perfetto(r: &RunResult) -> Value {
             "args": {"ended_by": i.reason, "cpu": i.cpu}}));
     }
     for t in &r.threads {
+        // A counter track per sleeping thread: the lateness of each wake-up, in microseconds.
+        let name = format!("{} wake-up latency (us)", t.spec.name);
+        for (&at, &l) in t.wake_at_ns.iter().zip(&t.latencies_ns) {
+            ev.push(json!({"ph": "C", "name": name, "pid": 1, "ts": at as f64 / 1e3,
+                "args": {"latency": l as f64 / 1e3}}));
+        }
         for &m in &t.miss_at_ns {
             ev.push(json!({"ph": "i", "s": "t", "name": "deadline miss", "pid": 1, "tid": t.id + 1,
                 "ts": m as f64 / 1e3}));

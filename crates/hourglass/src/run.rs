@@ -106,6 +106,8 @@ pub struct ThreadResult {
     /// Wake-up lateness of each timer expiry, ns (LAT: every wake-up; PERIODIC: each release
     /// the thread slept for).
     pub latencies_ns: Vec<u64>,
+    /// When each wake-up in `latencies_ns` happened, ns from the start of the run.
+    pub wake_at_ns: Vec<u64>,
     /// Response time (release to completion) of each met period, ns (PERIODIC).
     pub responses_ns: Vec<u64>,
     /// Units of work: passes over the array (scanning models), frames (CPU_PERIODIC), jobs done
@@ -135,6 +137,7 @@ impl ThreadResult {
             misses: 0,
             miss_at_ns: Vec::new(),
             latencies_ns: Vec::new(),
+            wake_at_ns: Vec::new(),
             responses_ns: Vec::new(),
             work: 0,
             yields: 0,
@@ -745,6 +748,7 @@ fn thread_main(
     let cap = (cfg.duration / period.max(1)) as usize + 16;
     if matches!(spec.workload, Workload::Lat { .. } | Workload::Periodic { .. }) {
         res.latencies_ns.reserve(cap.min(50_000_000));
+        res.wake_at_ns.reserve(cap.min(50_000_000));
         res.responses_ns.reserve(cap.min(50_000_000));
         res.miss_at_ns.reserve(cap.min(50_000_000));
     }
@@ -859,7 +863,9 @@ fn model<B: Body>(
                 if mono_ns() < release {
                     g.close(EndReason::Block);
                     timer.sleep_until(release);
-                    res.latencies_ns.push(mono_ns().saturating_sub(release));
+                    let woke = mono_ns();
+                    res.latencies_ns.push(woke.saturating_sub(release));
+                    res.wake_at_ns.push(woke.saturating_sub(t0));
                     g.begin();
                 }
                 let want = clock.to_ticks(match amount_max {
@@ -918,6 +924,7 @@ fn model<B: Body>(
                 timer.sleep_until(next);
                 let woke = mono_ns();
                 res.latencies_ns.push(woke.saturating_sub(next));
+                res.wake_at_ns.push(woke.saturating_sub(start - spec.start));
                 next = woke + period;
             }
         }

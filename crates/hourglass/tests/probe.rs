@@ -88,7 +88,8 @@ fn latency_thread_prints_latlate_lines() {
 #[test]
 fn json_and_perfetto_outputs_parse_and_agree() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = cfg("-n 2 -d 500ms -t 0 -w CPU_PERIODIC 3ms 4ms -t 1 -w CPU --hist --trace");
+    let mut c =
+        cfg("-n 3 -d 500ms -t 0 -w CPU_PERIODIC 3ms 4ms -t 1 -w CPU -t 2 -w LAT 5ms -i HR --hist --trace");
     c.format = Format::Json;
     let r = run(&c).unwrap();
     let text = render(&r, Format::Json);
@@ -96,8 +97,9 @@ fn json_and_perfetto_outputs_parse_and_agree() {
     assert_eq!(v["tool"], "hourglass");
     assert_eq!(v["duration_ns"], 500_000_000u64);
     let tasks = v["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 2);
-    for t in tasks {
+    assert_eq!(tasks.len(), 3);
+    assert!(tasks[2]["latency_ns"]["p50"].is_u64(), "a LAT thread has wake-up latencies");
+    for t in &tasks[..2] {
         assert!(t["name"].is_string());
         assert!(t["cpu_ns"].as_u64().unwrap() > 0);
         assert!(t["cpu_share"].as_f64().unwrap() > 0.0);
@@ -116,6 +118,9 @@ fn json_and_perfetto_outputs_parse_and_agree() {
     let complete: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(complete.len(), r.intervals.len());
     assert!(complete.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0 && e["ts"].is_number()));
+    let counters = ev.iter().filter(|e| e["ph"] == "C").count();
+    assert!(counters > 0);
+    assert_eq!(counters, r.threads.iter().map(|t| t.latencies_ns.len()).sum::<usize>());
     let misses = ev.iter().filter(|e| e["ph"] == "i").count() as u64;
     assert_eq!(misses, r.threads.iter().map(|t| t.misses).sum::<u64>());
     assert_eq!(to_json(&r)["tasks"][0]["name"], "thread 0");
