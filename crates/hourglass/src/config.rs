@@ -89,6 +89,19 @@ impl Workload {
         }
     }
 
+    /// The model's name in the scenario format (`cpu`, `cpu-scan`, `periodic`, `latency`...).
+    pub fn scenario_name(&self) -> &'static str {
+        match self {
+            Workload::Cpu => "cpu",
+            Workload::CpuScan { .. } => "cpu-scan",
+            Workload::CpuYield { .. } => "cpu-yield",
+            Workload::CpuScanYield { .. } => "cpu-scan-yield",
+            Workload::Periodic { .. } => "periodic",
+            Workload::CpuPeriodic { .. } => "cpu-periodic",
+            Workload::Lat { .. } => "latency",
+        }
+    }
+
     /// True for models that never block (they can monopolise a CPU at a real-time priority).
     pub fn never_blocks(&self) -> bool {
         matches!(self, Workload::Cpu | Workload::CpuScan { .. } | Workload::CpuPeriodic { .. })

@@ -304,7 +304,8 @@ pub fn to_json(r: &RunResult) -> Value {
                 "latency_ns": summary(&t.latencies_ns),
                 "id": t.id,
                 "tid": t.tid,
-                "model": t.spec.workload,
+                "model": t.spec.workload.scenario_name(),
+                "workload_params": t.spec.workload,
                 "workload": t.spec.workload.describe(),
                 "sched": t.spec.sched_describe(),
                 "sched_linux": match t.spec.reservation {
