@@ -9,6 +9,8 @@
 //!   one-thread and a ten-thread run of CPU_SCAN threads with the same working set.
 //! * `latency` (§5.3): dispatch-latency percentiles and the "samples later than 1/5/10/50 ms"
 //!   counts of table 1, from `latlate:` lines or JSON.
+//! * `render` (figures 3 and 6): an SVG execution map of a window of the trace, the picture the
+//!   paper's `render_trace` script drew.
 //!
 //! Weak: from the paper's text format the end reason of an interval is not known, so switches are
 //! classified only when the header says no thread yields or blocks; JSON with `--trace` carries it.
@@ -79,6 +81,22 @@ enum Cmd {
         /// Output format: text or json.
         #[arg(long, default_value = "text")]
         format: String,
+    },
+    /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
+    /// per interval of CPU time, red ticks at missed deadlines. From `--format json --trace`
+    /// output (or paper text, without misses); writes SVG to stdout.
+    Render {
+        /// Trace file ('-' = stdin).
+        file: String,
+        /// Start of the window.
+        #[arg(long, default_value = "0s", value_parser = parse_time)]
+        from: u64,
+        /// Length of the window (the paper shows 500 ms, 100 ms and 25 ms segments).
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        span: u64,
+        /// Width of the drawing in pixels.
+        #[arg(long, default_value_t = 1000)]
+        width: u32,
     },
 }
 
@@ -330,6 +348,30 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             }
             Ok(o)
         }
+        Cmd::Render { file, from, span, width } => {
+            let text = read(&file)?;
+            let t = parse_trace(&text, &file)?;
+            let mut names = std::collections::BTreeMap::new();
+            let mut misses: Vec<(u32, u64)> = Vec::new();
+            if text.trim_start().starts_with('{') {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    for task in v["tasks"].as_array().into_iter().flatten() {
+                        let id = task["id"].as_u64().unwrap_or(0) as u32;
+                        let label = format!(
+                            "{} ({}, {})",
+                            task["name"].as_str().unwrap_or("?"),
+                            task["sched"].as_str().unwrap_or(""),
+                            task["workload"].as_str().unwrap_or("")
+                        );
+                        names.insert(id, label);
+                        for m in task["miss_at_ns"].as_array().into_iter().flatten() {
+                            misses.push((id, m.as_u64().unwrap_or(0)));
+                        }
+                    }
+                }
+            }
+            Ok(render_svg(&t.intervals, &names, &misses, from, span.max(1), width.max(200)))
+        }
         Cmd::Latency { file, format } => {
             let text = read(&file)?;
             let mut s: Vec<u64> = Vec::new();
@@ -450,6 +492,75 @@ fn execute(cmd: Cmd) -> Result<String, String> {
     }
 }
 
+/// Draws an execution map (figures 3 and 6 of the paper) as SVG: one row per thread, a block per
+/// interval inside `[from, from + span)`, red ticks at missed deadlines, a time axis.
+pub fn render_svg(
+    iv: &[Interval],
+    names: &std::collections::BTreeMap<u32, String>,
+    misses: &[(u32, u64)],
+    from: u64,
+    span: u64,
+    width: u32,
+) -> String {
+    let mut threads: Vec<u32> = iv.iter().map(|i| i.thread).chain(names.keys().copied()).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let (left, row, top) = (30.0, 34.0, 20.0);
+    let w = width as f64 - 2.0 * left;
+    let h = top + row * threads.len() as f64 + 30.0;
+    let x = |ns: u64| left + (ns.saturating_sub(from).min(span) as f64 / span as f64) * w;
+    let mut o = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{h:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    for (k, th) in threads.iter().enumerate() {
+        let y = top + row * k as f64;
+        let label = names.get(th).cloned().unwrap_or_else(|| format!("thread {th}"));
+        o.push_str(&format!(
+            "<text x=\"{left}\" y=\"{:.1}\">{}</text>\n<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ccc\"/>\n",
+            y + 10.0,
+            label.replace('&', "&amp;").replace('<', "&lt;"),
+            left + w,
+            y + row - 4.0,
+            y + row - 4.0
+        ));
+        for i in iv.iter().filter(|i| i.thread == *th && i.end_ns >= from && i.start_ns < from + span) {
+            let (x0, x1) = (x(i.start_ns), x(i.end_ns));
+            o.push_str(&format!(
+                "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"14\" fill=\"#888\"/>\n",
+                y + 14.0,
+                (x1 - x0).max(0.3)
+            ));
+        }
+        for &(_, m) in misses.iter().filter(|(t, m)| t == th && *m >= from && *m < from + span) {
+            let xm = x(m);
+            o.push_str(&format!(
+                "<line x1=\"{xm:.2}\" x2=\"{xm:.2}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"red\" stroke-width=\"1.5\"/>\n",
+                y + 11.0,
+                y + 30.0
+            ));
+        }
+    }
+    let ya = top + row * threads.len() as f64 + 4.0;
+    o.push_str(&format!(
+        "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{ya:.1}\" y2=\"{ya:.1}\" stroke=\"black\"/>\n",
+        left + w
+    ));
+    for k in 0..=10u64 {
+        let t = from + span * k / 10;
+        let xt = x(t);
+        o.push_str(&format!(
+            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{ya:.1}\" y2=\"{:.1}\" stroke=\"black\"/>\n\
+             <text x=\"{xt:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+            ya + 4.0,
+            ya + 16.0,
+            format_time(t)
+        ));
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
 /// One §5.2 measurement.
 ///
 /// The paper ran on an otherwise idle machine, where both runs get the whole CPU for T. On a
@@ -540,6 +651,17 @@ mod tests {
         assert!(vol.is_empty() && unk.is_empty());
         assert_eq!(inv, vec![2198, 2075]);
         assert_eq!(same, vec![2183]);
+    }
+
+    #[test]
+    fn render_draws_one_block_per_interval_in_the_window() {
+        let t = parse_trace(PAPER, "x").unwrap();
+        let names = std::collections::BTreeMap::new();
+        let svg = render_svg(&t.intervals, &names, &[(0, 444_000_000)], 442_000_000, 3_000_000, 600);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // Three intervals start inside [442 ms, 445 ms), the fourth (445.027) does not.
+        assert_eq!(svg.matches("fill=\"#888\"").count(), 3);
+        assert_eq!(svg.matches("stroke=\"red\"").count(), 1);
     }
 
     #[test]
