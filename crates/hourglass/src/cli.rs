@@ -51,7 +51,7 @@ hourglass: a synthetic real-time application that maps every gap in its threads'
 
 usage: hourglass <options>
        hourglass --scenario FILE [run options]
-       hourglass analyze <ctx|indirect|latency> ...   (hourglass analyze --help)
+       hourglass analyze <ctx|indirect|latency|render> ...   (hourglass analyze --help)
        hourglass bench [ctxsw|trap|memcpy|ipc|fileread|clockirq|gaploop|all]
 
 global options:
