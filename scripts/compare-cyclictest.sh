@@ -4,7 +4,8 @@
 # on one CPU, first idle, then with a CPU hog (a SCHED_OTHER busy loop) pinned to the same CPU.
 # Both wake a SCHED_FIFO 80 thread every 1 ms with clock_nanosleep; cyclictest keeps an absolute
 # period, hourglass's LAT resynchronises to each wake-up (Regehr 2002 §3.2), which changes nothing
-# about the lateness of a single wake-up.
+# about the lateness of a single wake-up. cyclictest holds /dev/cpu_dma_latency at 0 by default (no
+# deep C-states); hourglass is given --pm-qos 0 to run under the same condition.
 #
 # usage: scripts/compare-cyclictest.sh [-d SECONDS] [-c CPU] [-b HOURGLASS_BINARY]
 # Needs root (SCHED_FIFO, mlockall). Installs rt-tests with apt-get if cyclictest is missing.
@@ -75,7 +76,7 @@ PY
 }
 
 run_hourglass() { # -> "min avg max p99 count" in us
-  "$BIN" -n 1 -d "${DUR}s" -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu "$CPU" --format json --trace >"$TMP/hg.json" 2>"$TMP/hg.err" || { cat "$TMP/hg.err" >&2; exit 1; }
+  "$BIN" -n 1 -d "${DUR}s" -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu "$CPU" --pm-qos 0 --format json --trace >"$TMP/hg.json" 2>"$TMP/hg.err" || { cat "$TMP/hg.err" >&2; exit 1; }
   python3 - "$TMP/hg.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["tasks"][0]
@@ -97,5 +98,5 @@ for cond in idle hog; do
   read -r a b c d e < <(run_hourglass);   row "hourglass LAT ($cond)" "$a" "$b" "$c" "$d" "$e"
   if [ -n "$HOG" ]; then kill "$HOG"; wait "$HOG" 2>/dev/null || true; HOG=""; fi
 done
-echo "cyclictest: -m -p 80 -i 1000 -a $CPU -t 1 -D ${DUR}s -q -h 20000 (p99 from its 1 us histogram)"
-echo "hourglass:  -n 1 -d ${DUR}s -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu $CPU --format json --trace"
+echo "cyclictest: -m -p 80 -i 1000 -a $CPU -t 1 -D ${DUR}s -q -h 20000 (p99 from its 1 us histogram; PM QoS 0)"
+echo "hourglass:  -n 1 -d ${DUR}s -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu $CPU --pm-qos 0 --format json --trace"

@@ -104,6 +104,9 @@ new options:
   --clock <auto|monotonic>  auto: invariant TSC if present, else clock_gettime
   --starve-limit <time>  the watchdog ends the run when normal tasks on the workload
                       CPU have not run for this long (default 2s)
+  --pm-qos <us>       hold /dev/cpu_dma_latency at <us> during the run (cyclictest
+                      writes 0 by default: idle CPUs stay out of deep C-states);
+                      default: leave power management as it is
   --force             allow runs that the safety checks refuse (duration over 10m,
                       real-time with RT throttling off, never-blocking RT threads
                       covering every CPU)
@@ -285,6 +288,15 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
                 };
             }
             "--starve-limit" => base.starve_limit = a.time(o, "starvation limit")?,
+            "--pm-qos" => {
+                let s = a.value(o, "latency target in microseconds")?;
+                base.pm_qos = Some(
+                    s.parse()
+                        .ok()
+                        .filter(|&v: &i32| v >= 0)
+                        .ok_or_else(|| err(o, format!("'{s}' is not a number of microseconds >= 0")))?,
+                );
+            }
             "--scenario" => scenario = Some(PathBuf::from(a.value(o, "scenario file")?)),
             "-m" => return Err(err(o, "MM timers and -m do not exist on Linux")),
             _ => {

@@ -256,6 +256,9 @@ pub struct RunConfig {
     pub trace: bool,
     /// The watchdog ends the run if normal tasks on the workload CPU starve this long.
     pub starve_limit: Nanos,
+    /// Hold `/dev/cpu_dma_latency` at this many µs during the run (`--pm-qos`; cyclictest writes 0
+    /// by default, which keeps idle CPUs out of deep C-states).
+    pub pm_qos: Option<i32>,
     /// The command line or scenario path, echoed in outputs.
     pub source: String,
     /// Scheduler policy label for JSON (`linux` unless a scenario names one).
@@ -285,6 +288,7 @@ impl RunConfig {
             hist: false,
             trace: false,
             starve_limit: 2_000_000_000,
+            pm_qos: None,
             source: String::new(),
             policy: "linux".into(),
             seed: None,

@@ -480,6 +480,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
     if let Err(e) = sys::lock_memory() {
         warnings.push(e);
     }
+    // Held open for the whole run: the PM QoS request lasts as long as the file is open.
+    let _pm_qos = match cfg.pm_qos {
+        Some(us) => Some(sys::PmQos::hold(us).map_err(RunError)?),
+        None => None,
+    };
     let n = cfg.threads.len();
     let shared = Arc::new(Shared {
         abort: AtomicBool::new(false),

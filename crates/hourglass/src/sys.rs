@@ -323,3 +323,23 @@ pub fn thread_cpu_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// A PM QoS CPU latency request (`/dev/cpu_dma_latency`), in force while this value lives.
+#[derive(Debug)]
+pub struct PmQos {
+    _file: std::fs::File,
+}
+
+impl PmQos {
+    /// Requests that no CPU enter an idle state whose exit latency exceeds `us` microseconds.
+    pub fn hold(us: i32) -> Result<PmQos, String> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency").map_err(|e| {
+            format!(
+                "--pm-qos: cannot open /dev/cpu_dma_latency: {e} (it needs root, and a kernel with PM QoS)"
+            )
+        })?;
+        f.write_all(&us.to_ne_bytes()).map_err(|e| format!("--pm-qos: writing /dev/cpu_dma_latency: {e}"))?;
+        Ok(PmQos { _file: f })
+    }
+}
