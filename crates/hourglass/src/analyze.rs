@@ -1,0 +1,687 @@
+//! The analyses of §5, over a finished trace or by running the experiment:
+//!
+//! * `ctx` (§5.1): the direct cost of a context switch is the gap between the end of one thread's
+//!   interval and the start of the next thread's. A switch after an interval that ended in
+//!   `sched_yield` or a block is voluntary; one between threads that never yield or block is an
+//!   involuntary preemption, which on a ticking kernel coincides with a clock interrupt (§4).
+//!   Gaps where the same thread resumes are interrupts and other kernel work.
+//! * `indirect` (§5.2): the cost of lost cache state per switch, C = ((W1 − W10)/W1)(T/N10), from a
+//!   one-thread and a ten-thread run of CPU_SCAN threads with the same working set.
+//! * `latency` (§5.3): dispatch-latency percentiles and the "samples later than 1/5/10/50 ms"
+//!   counts of table 1, from `latlate:` lines or JSON.
+//! * `render` (figures 3 and 6): an SVG execution map of a window of the trace, the picture the
+//!   paper's `render_trace` script drew.
+//!
+//! Weak: from the paper's text format the end reason of an interval is not known, so switches are
+//! classified only when the header says no thread yields or blocks; JSON with `--trace` carries it.
+
+use crate::config::{CpuChoice, Format, RunConfig, ThreadSpec, Workload};
+use crate::output::{log2_hist, percentile};
+use crate::run::{run, EndReason, Interval};
+use crate::sys::Priority;
+use crate::units::{format_time, parse_size, parse_time};
+use clap::{Parser, Subcommand};
+use serde_json::json;
+use std::process::ExitCode;
+
+/// `hourglass analyze`.
+#[derive(Debug, Parser)]
+#[command(name = "hourglass analyze", about = "Analyses of Regehr 2002 §5 over hourglass output")]
+pub struct AnalyzeArgs {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// §5.1 context-switch cost histogram, from `hourglass --format paper` output or
+    /// `--format json --trace` output ('-' = stdin). Run e.g.
+    /// `hourglass -d 10s -n 10 -a -w CPU_YIELD 0.9ms --format json --trace > t.json`.
+    Ctx {
+        /// Trace file.
+        file: String,
+        /// Histogram bin width.
+        #[arg(long, default_value = "2us", value_parser = parse_time)]
+        bin: u64,
+        /// Histogram range; larger gaps go to the last bin (on a shared machine another
+        /// process often runs between two hourglass threads: those gaps are not switch costs).
+        #[arg(long, default_value = "50us", value_parser = parse_time)]
+        max: u64,
+        /// Output format: text or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
+    /// §5.2 indirect cost per context switch: runs 1 and N CPU_SCAN threads of each working-set
+    /// size and computes C = ((W1 - WN)/W1)(T/N_N).
+    Indirect {
+        /// Working-set sizes (KB, or 64KB, 1MB), comma-separated.
+        #[arg(long, default_value = "4,32,128,512,2048")]
+        sizes: String,
+        /// Threads in the contended run (the paper's ten).
+        #[arg(long, default_value_t = 10)]
+        threads: usize,
+        /// Length of each run (the paper used 45 s).
+        #[arg(short = 'd', long, default_value = "3s", value_parser = parse_time)]
+        duration: u64,
+        /// Trials per size.
+        #[arg(long, default_value_t = 1)]
+        trials: usize,
+        /// CPU to pin to (default: the last allowed one).
+        #[arg(long)]
+        cpu: Option<usize>,
+        /// Output format: text or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
+    /// §5.3 dispatch-latency percentiles and table-1 counts, from `latlate:` lines or JSON with
+    /// `--trace` ('-' = stdin).
+    Latency {
+        /// File with `latlate:` lines, or hourglass JSON.
+        file: String,
+        /// Output format: text or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
+    /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
+    /// per interval of CPU time, red ticks at missed deadlines. From `--format json --trace`
+    /// output (or paper text, without misses); writes SVG to stdout.
+    Render {
+        /// Trace file ('-' = stdin).
+        file: String,
+        /// Start of the window.
+        #[arg(long, default_value = "0s", value_parser = parse_time)]
+        from: u64,
+        /// Length of the window (the paper shows 500 ms, 100 ms and 25 ms segments).
+        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        span: u64,
+        /// Width of the drawing in pixels.
+        #[arg(long, default_value_t = 1000)]
+        width: u32,
+    },
+}
+
+fn read(file: &str) -> Result<String, String> {
+    if file == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))
+    }
+}
+
+/// Intervals read back from hourglass output, with whether their end reasons are known.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Intervals in time order.
+    pub intervals: Vec<Interval>,
+    /// True when the end reason of each interval is known (JSON), or implied (no thread yields or
+    /// blocks, per the header).
+    pub reasons_known: bool,
+    /// Run length, ns, when known.
+    pub duration_ns: Option<u64>,
+}
+
+/// Parses `--format paper` text (lines `id start end duration gap` in ms) or `--format json
+/// --trace` output. Errors name the line.
+pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        let v: serde_json::Value =
+            serde_json::from_str(t).map_err(|e| format!("{name}: not valid JSON: {e}"))?;
+        let arr = v["trace"].as_array().ok_or_else(|| {
+            format!("{name}: JSON has no \"trace\" array; produce it with --format json --trace")
+        })?;
+        let mut out = Vec::with_capacity(arr.len());
+        for (i, e) in arr.iter().enumerate() {
+            let g = |k: &str| {
+                e[k].as_u64().ok_or_else(|| format!("{name}: trace[{i}].{k} missing or not an integer"))
+            };
+            let reason = match e["reason"].as_str() {
+                Some("yield") => EndReason::Yield,
+                Some("block") => EndReason::Block,
+                Some("finish") => EndReason::Finish,
+                _ => EndReason::Gap,
+            };
+            out.push(Interval {
+                thread: g("thread")? as u32,
+                start_ns: g("start_ns")?,
+                end_ns: g("end_ns")?,
+                reason,
+                cpu: e["cpu"].as_u64().unwrap_or(0) as u32,
+            });
+        }
+        out.sort_by_key(|i| i.start_ns);
+        return Ok(Trace { intervals: out, reasons_known: true, duration_ns: v["duration_ns"].as_u64() });
+    }
+    let mut out = Vec::new();
+    let mut all_never_block = true;
+    let mut saw_header = false;
+    for (ln, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix("# thread ") {
+            saw_header = true;
+            if h.contains("YIELD") || h.contains("PERIODIC") || h.contains("LAT") {
+                all_never_block = false;
+            }
+            continue;
+        }
+        if l.is_empty() || l.starts_with('#') || l.contains(':') {
+            continue;
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() != 5 {
+            return Err(format!("{name}:{}: expected 'id start end duration gap', got '{l}'", ln + 1));
+        }
+        let ms = |s: &str, what: &str| -> Result<u64, String> {
+            s.parse::<f64>()
+                .map(|x| (x * 1e6).round() as u64)
+                .map_err(|_| format!("{name}:{}: {what} '{s}' is not a number", ln + 1))
+        };
+        out.push(Interval {
+            thread: f[0]
+                .parse()
+                .map_err(|_| format!("{name}:{}: thread id '{}' is not a number", ln + 1, f[0]))?,
+            start_ns: ms(f[1], "start")?,
+            end_ns: ms(f[2], "end")?,
+            reason: EndReason::Gap,
+            cpu: 0,
+        });
+    }
+    out.sort_by_key(|i| i.start_ns);
+    Ok(Trace { intervals: out, reasons_known: saw_header && all_never_block, duration_ns: None })
+}
+
+/// §5.1 statistics of a list of gaps.
+fn stats(g: &mut [u64]) -> serde_json::Value {
+    if g.is_empty() {
+        return json!({"count": 0});
+    }
+    g.sort_unstable();
+    json!({
+        "count": g.len(),
+        "min_ns": g[0],
+        "median_ns": percentile(g, 50.0),
+        "mean_ns": g.iter().sum::<u64>() as f64 / g.len() as f64,
+        "p90_ns": percentile(g, 90.0),
+        "max_ns": g[g.len() - 1],
+    })
+}
+
+/// The §5.1 analysis: (voluntary, involuntary, unclassified) switch gaps and same-thread gaps.
+pub fn ctx_gaps(t: &Trace) -> (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>) {
+    let (mut vol, mut inv, mut unk, mut same) = (vec![], vec![], vec![], vec![]);
+    for w in crate::output::by_cpu(&t.intervals).windows(2) {
+        if w[0].cpu != w[1].cpu || w[1].start_ns < w[0].end_ns {
+            continue;
+        }
+        let g = w[1].start_ns - w[0].end_ns;
+        if w[0].thread == w[1].thread {
+            same.push(g);
+        } else if !t.reasons_known {
+            unk.push(g);
+        } else if matches!(w[0].reason, EndReason::Yield | EndReason::Block) {
+            vol.push(g);
+        } else {
+            inv.push(g);
+        }
+    }
+    (vol, inv, unk, same)
+}
+
+fn linear_hist(g: &[u64], bin: u64, max: u64, out: &mut String) {
+    if g.is_empty() {
+        return;
+    }
+    let s = g;
+    let nb = (max.div_ceil(bin.max(1))).clamp(1, 500) as usize;
+    let mut c = vec![0u64; nb + 1];
+    for &x in s.iter() {
+        c[((x / bin) as usize).min(nb)] += 1;
+    }
+    let peak = *c.iter().max().unwrap_or(&1).max(&1);
+    for (i, n) in c.iter().enumerate() {
+        let label = if i == nb {
+            format!(">= {}", format_time(nb as u64 * bin))
+        } else {
+            format_time(i as u64 * bin)
+        };
+        let bar = "#".repeat(((*n as f64 / peak as f64) * 50.0).ceil() as usize);
+        out.push_str(&format!("  {label:>10} {n:>8} {bar}\n"));
+    }
+}
+
+/// Entry point of `hourglass analyze`.
+pub fn main(argv: &[String]) -> ExitCode {
+    let args = match AnalyzeArgs::try_parse_from(
+        std::iter::once("hourglass analyze".to_string()).chain(argv.iter().cloned()),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match execute(args.cmd) {
+        Ok(s) => {
+            print!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hourglass analyze: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn execute(cmd: Cmd) -> Result<String, String> {
+    match cmd {
+        Cmd::Ctx { file, bin, max, format } => {
+            let t = parse_trace(&read(&file)?, &file)?;
+            let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
+            let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
+            let switches = vol.len() + inv.len() + unk.len();
+            let low = |g: &[u64]| -> serde_json::Value {
+                let mut s = g.to_vec();
+                s.sort_unstable();
+                match s.first() {
+                    Some(&m) => {
+                        let c: Vec<u64> = s.iter().copied().filter(|&x| x <= 3 * m).collect();
+                        json!({"count": c.len(), "median_ns": percentile(&c, 50.0)})
+                    }
+                    None => serde_json::Value::Null,
+                }
+            };
+            let clusters = json!({"voluntary": low(&vol), "involuntary": low(&inv),
+                                  "unclassified": low(&unk)});
+            let v = json!({
+                "analysis": "context-switch cost (Regehr 2002 §5.1)",
+                "near_minimum": clusters,
+                "intervals": t.intervals.len(),
+                "switches_per_s": switches as f64 / (span as f64 / 1e9),
+                "voluntary": stats(&mut vol),
+                "involuntary": stats(&mut inv),
+                "unclassified": stats(&mut unk),
+                "same_thread_gaps": stats(&mut same),
+            });
+            if format == "json" {
+                return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
+            }
+            let mut o = format!(
+                "context switches: {switches} in {} ({:.1}/s); {} intervals\n",
+                format_time(span),
+                v["switches_per_s"].as_f64().unwrap(),
+                t.intervals.len()
+            );
+            if !t.reasons_known {
+                o.push_str("(end reasons unknown in this input: switches are unclassified; use --format json --trace)\n");
+            }
+            for (name, g) in [
+                ("voluntary (after yield/block)", &vol),
+                ("involuntary (preemption)", &inv),
+                ("unclassified", &unk),
+                ("same-thread gaps (interrupts, kernel work)", &same),
+            ] {
+                if g.is_empty() {
+                    continue;
+                }
+                o.push_str(&format!(
+                    "{name}: n={} min {} median {} mean {} p90 {} max {}\n",
+                    g.len(),
+                    format_time(g[0]),
+                    format_time(percentile(g, 50.0)),
+                    format_time((g.iter().sum::<u64>() as f64 / g.len() as f64) as u64),
+                    format_time(percentile(g, 90.0)),
+                    format_time(g[g.len() - 1]),
+                ));
+                // §4: the shortest gap is the fastest path; the gaps not much longer than it are
+                // the representative switches, longer ones are contaminated by other activity.
+                let low: Vec<u64> = g.iter().copied().filter(|&x| x <= 3 * g[0]).collect();
+                o.push_str(&format!(
+                    "  cluster near the minimum (<= 3 x min): n={} median {}\n",
+                    low.len(),
+                    format_time(percentile(&low, 50.0))
+                ));
+                if !name.starts_with("same") {
+                    linear_hist(g, bin, max, &mut o);
+                }
+            }
+            Ok(o)
+        }
+        Cmd::Render { file, from, span, width } => {
+            let text = read(&file)?;
+            let t = parse_trace(&text, &file)?;
+            let mut names = std::collections::BTreeMap::new();
+            let mut misses: Vec<(u32, u64)> = Vec::new();
+            if text.trim_start().starts_with('{') {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    for task in v["tasks"].as_array().into_iter().flatten() {
+                        let id = task["id"].as_u64().unwrap_or(0) as u32;
+                        let label = format!(
+                            "{} ({}, {})",
+                            task["name"].as_str().unwrap_or("?"),
+                            task["sched"].as_str().unwrap_or(""),
+                            task["workload"].as_str().unwrap_or("")
+                        );
+                        names.insert(id, label);
+                        for m in task["miss_at_ns"].as_array().into_iter().flatten() {
+                            misses.push((id, m.as_u64().unwrap_or(0)));
+                        }
+                    }
+                }
+            }
+            Ok(render_svg(&t.intervals, &names, &misses, from, span.max(1), width.max(200)))
+        }
+        Cmd::Latency { file, format } => {
+            let text = read(&file)?;
+            let mut s: Vec<u64> = Vec::new();
+            if text.trim_start().starts_with('{') {
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
+                for t in v["tasks"].as_array().into_iter().flatten() {
+                    if let Some(a) = t["latency_samples_ns"].as_array() {
+                        s.extend(a.iter().filter_map(|x| x.as_u64()));
+                    }
+                }
+            } else {
+                for (ln, l) in text.lines().enumerate() {
+                    if let Some(x) = l.trim().strip_prefix("latlate:") {
+                        let us: f64 = x.trim().parse().map_err(|_| {
+                            format!("{file}:{}: latlate value '{}' is not a number", ln + 1, x.trim())
+                        })?;
+                        s.push((us * 1e3).round() as u64);
+                    }
+                }
+            }
+            if s.is_empty() {
+                return Err(format!(
+                    "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --trace)"
+                ));
+            }
+            s.sort_unstable();
+            let later = |ms: u64| s.iter().filter(|&&x| x > ms * 1_000_000).count();
+            let v = json!({
+                "analysis": "dispatch latency (Regehr 2002 §5.3)",
+                "samples": s.len(),
+                "latency_ns": {"min": s[0], "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0),
+                    "p99": percentile(&s, 99.0), "p99.9": percentile(&s, 99.9), "max": s[s.len()-1],
+                    "mean": s.iter().sum::<u64>() as f64 / s.len() as f64},
+                "later_than": {"1ms": later(1), "5ms": later(5), "10ms": later(10), "50ms": later(50)},
+            });
+            if format == "json" {
+                return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
+            }
+            let l = &v["latency_ns"];
+            let f = |k: &str| format_time(l[k].as_f64().unwrap_or(0.0) as u64);
+            let mut o = format!(
+                "dispatch latency: {} samples; min {} p50 {} p90 {} p99 {} p99.9 {} max {} mean {}\n",
+                s.len(),
+                f("min"),
+                f("p50"),
+                f("p90"),
+                f("p99"),
+                f("p99.9"),
+                f("max"),
+                f("mean")
+            );
+            o.push_str(&format!(
+                "samples later than (table 1): 1 ms {}  5 ms {}  10 ms {}  50 ms {}\n",
+                later(1),
+                later(5),
+                later(10),
+                later(50)
+            ));
+            for (lo, hi, c) in log2_hist(&s) {
+                o.push_str(&format!("  {:>9} .. {:>9} {c:>8}\n", format_time(lo), format_time(hi)));
+            }
+            Ok(o)
+        }
+        Cmd::Indirect { sizes, threads, duration, trials, cpu, format } => {
+            let sizes: Vec<usize> = sizes
+                .split(',')
+                .map(|s| parse_size(s).map_err(|e| format!("--sizes: {e}")))
+                .collect::<Result<_, _>>()?;
+            if threads < 2 {
+                return Err("--threads must be at least 2".into());
+            }
+            let mut rows = Vec::new();
+            let mut o = format!(
+                "indirect cost of a context switch (Regehr 2002 §5.2): C = ((W1 - W{threads})/W1)(T/N{threads}), runs of {};\nW = passes per CPU-second, T = CPU time of the {threads}-thread run (see `Indirect`)\n{:>9} {:>5} {:>12} {:>9} {:>12} {:>9} {:>9} {:>8} {:>13}\n",
+                format_time(duration), "size", "trial", "W1 passes", "cpu1", format!("W{threads} passes"), format!("cpu{threads}"), "lost %", format!("N{threads}"), "C per switch"
+            );
+            for &bytes in &sizes {
+                for trial in 0..trials {
+                    eprintln!(
+                        "hourglass analyze indirect: {} KB, trial {}/{trials}...",
+                        bytes / 1024,
+                        trial + 1
+                    );
+                    let r = indirect_once(bytes, threads, duration, cpu)?;
+                    let c = match r.cost_ns() {
+                        Some(c) if c >= 0.0 => format_time(c as u64),
+                        Some(c) => format!("-{}", format_time((-c) as u64)),
+                        None => "-".into(),
+                    };
+                    o.push_str(&format!(
+                        "{:>7}KB {:>5} {:>12} {:>9} {:>12} {:>9} {:>8.2}% {:>8} {:>13}\n",
+                        bytes / 1024,
+                        trial + 1,
+                        r.w1,
+                        format_time(r.cpu1_ns),
+                        r.wn,
+                        format_time(r.cpun_ns),
+                        100.0 * r.lost_fraction(),
+                        r.switches,
+                        c
+                    ));
+                    rows.push(json!({"size_bytes": bytes, "trial": trial + 1, "w1": r.w1, "wn": r.wn,
+                        "cpu1_ns": r.cpu1_ns, "cpun_ns": r.cpun_ns, "threads": threads,
+                        "duration_ns": duration, "switches": r.switches,
+                        "lost_fraction": r.lost_fraction(), "cost_per_switch_ns": r.cost_ns()}));
+                }
+            }
+            o.push_str("(a negative C means the contended run did more work per CPU-second: noise exceeds the effect)\n");
+            if format == "json" {
+                return Ok(serde_json::to_string_pretty(&json!({
+                    "analysis": "indirect context-switch cost (Regehr 2002 §5.2)", "rows": rows}))
+                .unwrap()
+                    + "\n");
+            }
+            Ok(o)
+        }
+    }
+}
+
+/// Draws an execution map (figures 3 and 6 of the paper) as SVG: one row per thread, a block per
+/// interval inside `[from, from + span)`, red ticks at missed deadlines, a time axis.
+pub fn render_svg(
+    iv: &[Interval],
+    names: &std::collections::BTreeMap<u32, String>,
+    misses: &[(u32, u64)],
+    from: u64,
+    span: u64,
+    width: u32,
+) -> String {
+    let mut threads: Vec<u32> = iv.iter().map(|i| i.thread).chain(names.keys().copied()).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let (left, row, top) = (30.0, 34.0, 20.0);
+    let w = width as f64 - 2.0 * left;
+    let h = top + row * threads.len() as f64 + 30.0;
+    let x = |ns: u64| left + (ns.saturating_sub(from).min(span) as f64 / span as f64) * w;
+    let mut o = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{h:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    for (k, th) in threads.iter().enumerate() {
+        let y = top + row * k as f64;
+        let label = names.get(th).cloned().unwrap_or_else(|| format!("thread {th}"));
+        o.push_str(&format!(
+            "<text x=\"{left}\" y=\"{:.1}\">{}</text>\n<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ccc\"/>\n",
+            y + 10.0,
+            label.replace('&', "&amp;").replace('<', "&lt;"),
+            left + w,
+            y + row - 4.0,
+            y + row - 4.0
+        ));
+        for i in iv.iter().filter(|i| i.thread == *th && i.end_ns >= from && i.start_ns < from + span) {
+            let (x0, x1) = (x(i.start_ns), x(i.end_ns));
+            o.push_str(&format!(
+                "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"14\" fill=\"#888\"/>\n",
+                y + 14.0,
+                (x1 - x0).max(0.3)
+            ));
+        }
+        for &(_, m) in misses.iter().filter(|(t, m)| t == th && *m >= from && *m < from + span) {
+            let xm = x(m);
+            o.push_str(&format!(
+                "<line x1=\"{xm:.2}\" x2=\"{xm:.2}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"red\" stroke-width=\"1.5\"/>\n",
+                y + 11.0,
+                y + 30.0
+            ));
+        }
+    }
+    let ya = top + row * threads.len() as f64 + 4.0;
+    o.push_str(&format!(
+        "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{ya:.1}\" y2=\"{ya:.1}\" stroke=\"black\"/>\n",
+        left + w
+    ));
+    for k in 0..=10u64 {
+        let t = from + span * k / 10;
+        let xt = x(t);
+        o.push_str(&format!(
+            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{ya:.1}\" y2=\"{:.1}\" stroke=\"black\"/>\n\
+             <text x=\"{xt:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+            ya + 4.0,
+            ya + 16.0,
+            format_time(t)
+        ));
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+/// One §5.2 measurement.
+///
+/// The paper ran on an otherwise idle machine, where both runs get the whole CPU for T. On a
+/// shared machine a one-thread run gets a smaller share of the CPU than a ten-thread run (the
+/// fair class shares by thread), so work is normalised by the CPU time each run received:
+/// W = passes per CPU-second, T = CPU time of the contended run. On an idle CPU this is the
+/// paper's formula exactly.
+#[derive(Debug, Clone, Copy)]
+pub struct Indirect {
+    /// Passes over the working set by one thread alone.
+    pub w1: u64,
+    /// Passes by all threads of the contended run together.
+    pub wn: u64,
+    /// CPU time the single thread received, ns.
+    pub cpu1_ns: u64,
+    /// CPU time all threads of the contended run received together, ns.
+    pub cpun_ns: u64,
+    /// Context switches between hourglass threads seen in the contended run.
+    pub switches: u64,
+}
+
+impl Indirect {
+    /// (W1 − WN)/W1 with W in passes per CPU-second.
+    pub fn lost_fraction(&self) -> f64 {
+        let r1 = self.w1 as f64 / self.cpu1_ns.max(1) as f64;
+        let rn = self.wn as f64 / self.cpun_ns.max(1) as f64;
+        (r1 - rn) / r1.max(f64::MIN_POSITIVE)
+    }
+    /// C = ((W1 − WN)/W1)(T/NN), ns per switch (negative when noise exceeds the effect).
+    pub fn cost_ns(&self) -> Option<f64> {
+        (self.switches > 0).then(|| self.lost_fraction() * self.cpun_ns as f64 / self.switches as f64)
+    }
+}
+
+/// Runs one §5.2 pair: one CPU_SCAN thread, then `threads` of them, pinned to one CPU.
+pub fn indirect_once(
+    bytes: usize,
+    threads: usize,
+    duration: u64,
+    cpu: Option<usize>,
+) -> Result<Indirect, String> {
+    let mk = |n: usize| {
+        let mut c = RunConfig::new(n);
+        c.duration = duration;
+        if let Some(x) = cpu {
+            c.cpu = CpuChoice::One(x);
+        }
+        c.format = Format::Json;
+        c.threads = (0..n)
+            .map(|i| ThreadSpec {
+                workload: Workload::CpuScan { bytes },
+                priority: Priority::Normal,
+                ..ThreadSpec::new(i)
+            })
+            .collect();
+        c
+    };
+    let r1 = run(&mk(1)).map_err(|e| e.0)?;
+    let rn = run(&mk(threads)).map_err(|e| e.0)?;
+    let switches = crate::output::by_cpu(&rn.intervals)
+        .windows(2)
+        .filter(|w| w[0].cpu == w[1].cpu && w[0].thread != w[1].thread)
+        .count() as u64;
+    Ok(Indirect {
+        w1: r1.threads[0].work,
+        wn: rn.threads.iter().map(|t| t.work).sum(),
+        cpu1_ns: r1.threads[0].cpu_ns,
+        cpun_ns: rn.threads.iter().map(|t| t.cpu_ns).sum(),
+        switches,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAPER: &str = "# thread 0: NORMAL CPU -i NATIVE\n# thread 1: NORMAL CPU -i NATIVE\n\
+        0 442.323192 443.222287 0.899095 0.002184\n\
+        1 443.224485 444.123644 0.899159 0.002198\n\
+        1 444.125827 445.024925 0.899098 0.002183\n\
+        0 445.027000 446.000000 0.973000 0.002075\n";
+
+    #[test]
+    fn paper_trace_switches_are_the_gaps_between_threads() {
+        let t = parse_trace(PAPER, "x").unwrap();
+        assert!(t.reasons_known, "CPU threads never yield: every switch is involuntary");
+        let (vol, inv, unk, same) = ctx_gaps(&t);
+        assert!(vol.is_empty() && unk.is_empty());
+        assert_eq!(inv, vec![2198, 2075]);
+        assert_eq!(same, vec![2183]);
+    }
+
+    #[test]
+    fn render_draws_one_block_per_interval_in_the_window() {
+        let t = parse_trace(PAPER, "x").unwrap();
+        let names = std::collections::BTreeMap::new();
+        let svg = render_svg(&t.intervals, &names, &[(0, 444_000_000)], 442_000_000, 3_000_000, 600);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // Three intervals start inside [442 ms, 445 ms), the fourth (445.027) does not.
+        assert_eq!(svg.matches("fill=\"#888\"").count(), 3);
+        assert_eq!(svg.matches("stroke=\"red\"").count(), 1);
+    }
+
+    #[test]
+    fn bad_trace_lines_are_named() {
+        let e = parse_trace("0 1.0 2.0 1.0\n", "t.txt").unwrap_err();
+        assert!(e.starts_with("t.txt:1:"), "{e}");
+        let e = parse_trace("0 1.0 x 1.0 0\n", "t.txt").unwrap_err();
+        assert!(e.contains("end 'x'"), "{e}");
+    }
+
+    #[test]
+    fn indirect_formula_matches_the_paper() {
+        // C = ((W1 - W10)/W1)(T/N10): 1 % of 45 s lost over 900 switches = 500 us each.
+        let r = Indirect {
+            w1: 10_000,
+            wn: 9_900,
+            cpu1_ns: 45_000_000_000,
+            cpun_ns: 45_000_000_000,
+            switches: 900,
+        };
+        assert!((r.cost_ns().unwrap() - 500_000.0).abs() < 1e-6);
+    }
+}

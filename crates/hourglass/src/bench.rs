@@ -1,0 +1,846 @@
+//! `hourglass bench`: the microbenchmarks of the testbed papers, each printing its figure and the
+//! method used, so today's numbers can be set beside the papers'.
+//!
+//! | bench | paper | method |
+//! |---|---|---|
+//! | `ctxsw` | Etsion 2003 table 2 | two processes on one CPU exchange a byte through two pipes |
+//! | `trap` | Etsion 2003 table 2 | repeated `getpid` system calls |
+//! | `memcpy` | Etsion 2003 table 2 | `memcpy` bandwidth for L1-, L2- and DRAM-sized buffers |
+//! | `ipc` | Dannenberg 1993 §8 | echo of 1 B..64 KiB between two processes: pipe, Unix socket, shared memory with futex or eventfd; one-way = round trip / 2, fitted to a + N/rate |
+//! | `fileread` | Dannenberg 1993 §9 | reading a file with `read`, stdio-style buffered reads, and `mmap`, cold (evicted with `posix_fadvise`) and warm |
+//! | `clockirq` | Dannenberg 1993 §6 | loop rate of a cache-flushing background loop under an extra periodic timer at two rates; solve for the per-interrupt cost |
+//! | `gaploop` | Regehr 2002 §3.1 | cost per iteration of the gap loop, smallest gap detected |
+//!
+//! Weak: on a shared or virtual machine every figure includes the neighbours and the hypervisor;
+//! run on a quiet machine and repeat. The `clockirq` bench cannot change `HZ` as Dannenberg did: it
+//! adds a timer interrupt source (`setitimer`) whose cost includes delivering an empty signal.
+
+use crate::clock::{mono_ns, Clock};
+use crate::units::parse_size;
+use clap::Parser;
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// One number a bench produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    /// What it is.
+    pub label: String,
+    /// Its value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: String,
+}
+
+/// What one bench printed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Bench name.
+    pub name: String,
+    /// The paper and table it corresponds to.
+    pub source: String,
+    /// How it was measured.
+    pub method: String,
+    /// The figures.
+    pub figures: Vec<Figure>,
+}
+
+impl Report {
+    fn new(name: &str, source: &str, method: &str) -> Report {
+        Report { name: name.into(), source: source.into(), method: method.into(), figures: vec![] }
+    }
+    fn add(&mut self, label: impl Into<String>, value: f64, unit: &str) {
+        self.figures.push(Figure { label: label.into(), value, unit: unit.into() });
+    }
+    /// Renders as text.
+    pub fn text(&self) -> String {
+        let mut o = format!("== {} ({})\nmethod: {}\n", self.name, self.source, self.method);
+        for f in &self.figures {
+            o.push_str(&format!("  {:<60} {:>12.3} {}\n", f.label, f.value, f.unit));
+        }
+        o
+    }
+}
+
+/// `hourglass bench`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hourglass bench",
+    about = "Microbenchmarks of Etsion 2003 (table 2), Dannenberg 1993 (§6, 8, 9) and the gap loop"
+)]
+pub struct BenchArgs {
+    /// ctxsw, trap, memcpy, ipc, fileread, clockirq, gaploop, or all (default).
+    #[arg(default_value = "all")]
+    which: Vec<String>,
+    /// CPU to pin to (default: the last allowed one); `all` lets the processes spread.
+    #[arg(long)]
+    cpu: Option<String>,
+    /// Output format: text or json.
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// fileread: file size.
+    #[arg(long, default_value = "64MB")]
+    file_size: String,
+    /// fileread: directory for the test file (default: the temp directory).
+    #[arg(long)]
+    dir: Option<String>,
+}
+
+/// Entry point of `hourglass bench`.
+pub fn main(argv: &[String]) -> ExitCode {
+    let args = match BenchArgs::try_parse_from(
+        std::iter::once("hourglass bench".to_string()).chain(argv.iter().cloned()),
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let cpu = match args.cpu.as_deref() {
+        None => Some(crate::config::default_cpu()),
+        Some("all") => None,
+        Some(s) => match s.parse() {
+            Ok(c) => Some(c),
+            Err(_) => {
+                eprintln!("hourglass bench: --cpu: '{s}' is not a CPU number or 'all'");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq"];
+    let which: Vec<String> = if args.which.iter().any(|w| w == "all") {
+        all.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.which.clone()
+    };
+    if let Some(bad) = which.iter().find(|w| !all.contains(&w.as_str())) {
+        eprintln!("hourglass bench: unknown bench '{bad}' (one of {}, all)", all.join(", "));
+        return ExitCode::from(2);
+    }
+    let file_size = match parse_size(&args.file_size) {
+        Ok(b) if b >= 1 << 20 => b,
+        _ => {
+            eprintln!("hourglass bench: --file-size: '{}' must be a size of at least 1MB", args.file_size);
+            return ExitCode::from(2);
+        }
+    };
+    let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let (clock, _) = Clock::best(Duration::from_millis(100));
+    let mut reports = Vec::new();
+    for w in &which {
+        eprintln!("hourglass bench: {w}...");
+        let r = match w.as_str() {
+            "gaploop" => Ok(gaploop(&clock, cpu)),
+            "trap" => Ok(trap(&clock, cpu)),
+            "ctxsw" => ctxsw(&clock, cpu),
+            "memcpy" => Ok(memcpy(cpu)),
+            "ipc" => ipc(cpu),
+            "fileread" => fileread(&dir, file_size),
+            "clockirq" => clockirq(cpu),
+            other => {
+                eprintln!("hourglass bench: unknown bench '{other}' (one of {}, all)", all.join(", "));
+                return ExitCode::from(2);
+            }
+        };
+        match r {
+            Ok(r) => {
+                if args.format != "json" {
+                    print!("{}", r.text());
+                }
+                reports.push(r);
+            }
+            Err(e) => {
+                eprintln!("hourglass bench: {w}: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if args.format == "json" {
+        println!("{}", serde_json::to_string_pretty(&reports).expect("json"));
+    }
+    ExitCode::SUCCESS
+}
+
+fn pin(cpu: Option<usize>) {
+    if let Some(c) = cpu {
+        let _ = crate::sys::pin_to(c);
+    }
+}
+
+/// The gap loop: cost per iteration with the TSC and with `clock_gettime`, smallest gap seen.
+pub fn gaploop(clock: &Clock, cpu: Option<usize>) -> Report {
+    pin(cpu);
+    let mut r = Report::new(
+        "gaploop",
+        "Regehr 2002 §3.1 (225 ns/iteration on an 850 MHz PIII)",
+        "the figure-2 loop polled for 1 s on one CPU; threshold = 2 x p99 of the loop's own iteration time",
+    );
+    let p = crate::run::gap_probe(clock, 1_000_000_000);
+    let per = p.per_iter_ns;
+    r.add(format!("{:?} loop: time per iteration", clock.kind()), per, "ns");
+    r.add("goal: <= 50 ns per iteration (1 = met)", (per <= 50.0) as u8 as f64, "");
+    r.add("gap threshold", p.threshold_ns as f64, "ns");
+    let mut g = p.gaps_ns.clone();
+    g.sort_unstable();
+    r.add("smallest gap detected", g.first().copied().unwrap_or(0) as f64, "ns");
+    r.add("median gap", crate::output::percentile(&g, 50.0) as f64, "ns");
+    r.add("gaps detected in 1 s", g.len() as f64, "");
+    r.add("  of which longer than 1 us", g.iter().filter(|&&x| x > 1000).count() as f64, "");
+    let mono = Clock::monotonic();
+    let pm = crate::run::gap_probe(&mono, 300_000_000).per_iter_ns;
+    r.add("clock_gettime loop: time per iteration", pm, "ns");
+    r.add("clock_gettime / TSC iteration time (side by side)", pm / per, "x");
+    r
+}
+
+/// Etsion table 2 "trap": repeated `getpid`.
+pub fn trap(clock: &Clock, cpu: Option<usize>) -> Report {
+    pin(cpu);
+    let mut r = Report::new(
+        "trap",
+        "Etsion 2003 table 2 (0.19-1.91 us)",
+        "1,000,000 getpid system calls (raw syscall, no libc caching)",
+    );
+    let n = 1_000_000u64;
+    let t0 = mono_ns();
+    for _ in 0..n {
+        // SAFETY: getpid has no preconditions.
+        unsafe { libc::syscall(libc::SYS_getpid) };
+    }
+    let per = (mono_ns() - t0) as f64 / n as f64;
+    r.add("time per trap", per / 1e3, "us");
+    r.add("cycles per trap", per * clock.hz() / 1e9, "cycles");
+    // Etsion reports average +- standard deviation of single calls, timed in cycles.
+    let mut v = Vec::with_capacity(100_000);
+    for _ in 0..100_000 {
+        let a = clock.now();
+        // SAFETY: as above.
+        unsafe { libc::syscall(libc::SYS_getpid) };
+        v.push(clock.now() - a);
+    }
+    let (med, m, sd) = trimmed(&v);
+    r.add("single trap timed alone: median", med, "cycles");
+    r.add("  mean +- sd of the fastest 99% (the rest hold interrupts)", m, "cycles");
+    r.add("  standard deviation of the fastest 99%", sd, "cycles");
+    r
+}
+
+/// Median, and mean and standard deviation of the fastest 99 % (the slowest 1 % of single timed
+/// operations contain interrupts and preemptions, which dominate a plain standard deviation).
+pub fn trimmed(v: &[u64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let med = s.get(s.len() / 2).copied().unwrap_or(0) as f64;
+    s.truncate((s.len() * 99).div_ceil(100));
+    let (m, sd) = mean_sd(&s);
+    (med, m, sd)
+}
+
+/// Mean and standard deviation.
+pub fn mean_sd(v: &[u64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let m = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = v.iter().map(|&x| (x as f64 - m).powi(2)).sum::<f64>() / n;
+    (m, var.sqrt())
+}
+
+fn check(r: isize, what: &str) -> Result<(), String> {
+    if r < 0 {
+        Err(format!("{what}: {}", std::io::Error::last_os_error()))
+    } else {
+        Ok(())
+    }
+}
+
+fn write_all(fd: i32, buf: &[u8]) {
+    let mut off = 0;
+    while off < buf.len() {
+        // SAFETY: valid buffer slice.
+        let w = unsafe { libc::write(fd, buf[off..].as_ptr().cast(), buf.len() - off) };
+        if w <= 0 {
+            return;
+        }
+        off += w as usize;
+    }
+}
+
+fn read_exact(fd: i32, buf: &mut [u8]) {
+    let mut off = 0;
+    while off < buf.len() {
+        // SAFETY: valid buffer slice.
+        let r = unsafe { libc::read(fd, buf[off..].as_mut_ptr().cast(), buf.len() - off) };
+        if r <= 0 {
+            return;
+        }
+        off += r as usize;
+    }
+}
+
+/// Forks; the child runs `child` and exits; the parent runs `parent` and reaps the child.
+fn fork_pair<R>(child: impl FnOnce(), parent: impl FnOnce() -> R) -> Result<R, String> {
+    // SAFETY: the child only uses raw syscalls and memory prepared before the fork, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        child();
+        // SAFETY: terminate the child without running the parent's destructors.
+        unsafe { libc::_exit(0) };
+    }
+    let r = parent();
+    let mut st = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    Ok(r)
+}
+
+fn pipe() -> Result<[i32; 2], String> {
+    let mut p = [0i32; 2];
+    // SAFETY: valid array.
+    check(unsafe { libc::pipe(p.as_mut_ptr()) } as isize, "pipe")?;
+    Ok(p)
+}
+
+fn close(fds: &[i32]) {
+    for &f in fds {
+        // SAFETY: closing fds we opened.
+        unsafe { libc::close(f) };
+    }
+}
+
+/// Etsion table 2 "context switch": two processes exchange a byte through two pipes.
+pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
+    pin(cpu);
+    let mut r = Report::new(
+        "ctxsw",
+        "Etsion 2003 table 2 (0.98-20.75 us, 1317-3792 cycles)",
+        "two processes pinned to one CPU exchange a byte via two pipes, 20000 round trips; a round \
+         trip is two switches; the pipe calls alone are measured in one process and subtracted",
+    );
+    let n = 20_000u64;
+    let a = pipe()?;
+    let b = pipe()?;
+    let per = fork_pair(
+        || {
+            let mut c = [0u8; 1];
+            for _ in 0..n {
+                read_exact(a[0], &mut c);
+                write_all(b[1], &c);
+            }
+        },
+        || {
+            let mut c = [7u8; 1];
+            let mut rt = Vec::with_capacity(n as usize);
+            let t0 = mono_ns();
+            for _ in 0..n {
+                let s = clock.now();
+                write_all(a[1], &c);
+                read_exact(b[0], &mut c);
+                rt.push((clock.now() - s) / 2);
+            }
+            ((mono_ns() - t0) as f64 / (2 * n) as f64, rt)
+        },
+    )?;
+    let (per, rt) = per;
+    let (med, m, sd) = trimmed(&rt);
+    close(&a);
+    close(&b);
+    // The pipe write + read alone, without a switch.
+    let p = pipe()?;
+    let mut c = [1u8; 1];
+    let t0 = mono_ns();
+    for _ in 0..n {
+        write_all(p[1], &c);
+        read_exact(p[0], &mut c);
+    }
+    let ops = (mono_ns() - t0) as f64 / n as f64;
+    close(&p);
+    let hz = clock.hz() / 1e9;
+    r.add("switch incl. one pipe write + read (Etsion's figure)", per / 1e3, "us");
+    r.add("  same in cycles", per * hz, "cycles");
+    r.add("  single round trip / 2: median", med, "cycles");
+    r.add("  mean +- sd of the fastest 99% (Etsion's average +- sd)", m, "cycles");
+    r.add("  standard deviation of the fastest 99%", sd, "cycles");
+    r.add("pipe write + read without a switch", ops / 1e3, "us");
+    r.add("switch alone (difference)", (per - ops).max(0.0) / 1e3, "us");
+    Ok(r)
+}
+
+/// Etsion table 2 "cache bandwidth": memcpy.
+pub fn memcpy(cpu: Option<usize>) -> Report {
+    pin(cpu);
+    let mut r = Report::new(
+        "memcpy",
+        "Etsion 2003 table 2 (28-4286 MB/s)",
+        "memcpy between two buffers repeated for 200 ms per size; MB = 10^6 bytes",
+    );
+    for (label, size) in [("16 KiB (L1)", 16 << 10), ("256 KiB (L2)", 256 << 10), ("64 MiB (DRAM)", 64 << 20)]
+    {
+        let src = vec![1u8; size];
+        let mut dst = vec![0u8; size];
+        let mut bytes = 0u64;
+        let t0 = mono_ns();
+        while mono_ns() - t0 < 200_000_000 {
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&mut dst);
+            bytes += size as u64;
+        }
+        let mbs = bytes as f64 / ((mono_ns() - t0) as f64 / 1e9) / 1e6;
+        r.add(format!("memcpy {label}"), mbs, "MB/s");
+    }
+    r
+}
+
+const SIZES: [usize; 7] = [1, 16, 256, 1024, 4096, 16384, 65536];
+const MAXB: usize = 65536;
+
+#[derive(Clone, Copy)]
+enum Ipc {
+    Pipe,
+    Unix,
+    ShmFutex,
+    ShmEventfd,
+}
+
+/// Shared region for the shared-memory methods.
+#[repr(C)]
+struct Shm {
+    req: std::sync::atomic::AtomicU32,
+    resp: std::sync::atomic::AtomicU32,
+    req_buf: [u8; MAXB],
+    resp_buf: [u8; MAXB],
+}
+
+fn futex_wait(a: &std::sync::atomic::AtomicU32, v: u32) {
+    // SAFETY: a points into shared memory valid in both processes.
+    unsafe {
+        libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAIT, v, std::ptr::null::<libc::timespec>())
+    };
+}
+
+fn futex_wake(a: &std::sync::atomic::AtomicU32) {
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAKE, 1) };
+}
+
+/// One-way time in ns for `size` bytes echoed `iters` times with `m`.
+fn ipc_once(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
+    use std::sync::atomic::Ordering::*;
+    let src = vec![5u8; size];
+    let mut buf = vec![0u8; size];
+    match m {
+        Ipc::Pipe | Ipc::Unix => {
+            let (c2s, s2c) = match m {
+                Ipc::Pipe => {
+                    let a = pipe()?;
+                    let b = pipe()?;
+                    ([a[1], a[0]], [b[1], b[0]]) // [write end, read end]
+                }
+                _ => {
+                    let mut sv = [0i32; 2];
+                    // SAFETY: valid array.
+                    check(
+                        unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) }
+                            as isize,
+                        "socketpair",
+                    )?;
+                    ([sv[0], sv[1]], [sv[1], sv[0]])
+                }
+            };
+            let mut sbuf = vec![0u8; size];
+            let t = fork_pair(
+                || {
+                    for _ in 0..iters {
+                        read_exact(c2s[1], &mut sbuf);
+                        write_all(s2c[0], &sbuf);
+                    }
+                },
+                || {
+                    let t0 = mono_ns();
+                    for _ in 0..iters {
+                        write_all(c2s[0], &src);
+                        read_exact(s2c[1], &mut buf);
+                    }
+                    mono_ns() - t0
+                },
+            )?;
+            let mut fds = vec![c2s[0], c2s[1], s2c[0], s2c[1]];
+            fds.sort_unstable();
+            fds.dedup();
+            close(&fds);
+            Ok(t as f64 / (2 * iters) as f64)
+        }
+        Ipc::ShmFutex | Ipc::ShmEventfd => {
+            let len = std::mem::size_of::<Shm>();
+            // SAFETY: anonymous shared mapping, checked below.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+            }
+            // SAFETY: the mapping is zeroed, sized and aligned for Shm (atomics of zero are valid).
+            let shm: &mut Shm = unsafe { &mut *(p as *mut Shm) };
+            let shm_ptr = p as *mut Shm;
+            // SAFETY: plain syscalls.
+            let (e1, e2) = unsafe { (libc::eventfd(0, 0), libc::eventfd(0, 0)) };
+            let use_efd = matches!(m, Ipc::ShmEventfd);
+            let notify = |fd: i32, a: &std::sync::atomic::AtomicU32| {
+                a.fetch_add(1, Release);
+                if use_efd {
+                    let one = 1u64.to_ne_bytes();
+                    write_all(fd, &one);
+                } else {
+                    futex_wake(a);
+                }
+            };
+            let wait = |fd: i32, a: &std::sync::atomic::AtomicU32, seen: u32| {
+                if use_efd {
+                    let mut v = [0u8; 8];
+                    read_exact(fd, &mut v);
+                } else {
+                    while a.load(Acquire) == seen {
+                        futex_wait(a, seen);
+                    }
+                }
+            };
+            let t = fork_pair(
+                || {
+                    // SAFETY: the same shared mapping, now in the child.
+                    let s: &mut Shm = unsafe { &mut *shm_ptr };
+                    for i in 0..iters as u32 {
+                        wait(e1, &s.req, i);
+                        s.resp_buf[..size].copy_from_slice(&s.req_buf[..size]);
+                        notify(e2, &s.resp);
+                    }
+                },
+                || {
+                    let t0 = mono_ns();
+                    for i in 0..iters as u32 {
+                        shm.req_buf[..size].copy_from_slice(&src);
+                        notify(e1, &shm.req);
+                        wait(e2, &shm.resp, i);
+                        buf.copy_from_slice(&shm.resp_buf[..size]);
+                    }
+                    mono_ns() - t0
+                },
+            )?;
+            close(&[e1, e2]);
+            // SAFETY: unmapping our mapping; no references outlive this.
+            unsafe { libc::munmap(p, len) };
+            Ok(t as f64 / (2 * iters) as f64)
+        }
+    }
+}
+
+/// Least-squares fit t = a + b·N; returns (a, b).
+pub fn fit(points: &[(f64, f64)]) -> (f64, f64) {
+    let n = points.len() as f64;
+    let sx: f64 = points.iter().map(|p| p.0).sum();
+    let sy: f64 = points.iter().map(|p| p.1).sum();
+    let sxx: f64 = points.iter().map(|p| p.0 * p.0).sum();
+    let sxy: f64 = points.iter().map(|p| p.0 * p.1).sum();
+    let b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    ((sy - b * sx) / n, b)
+}
+
+/// Dannenberg §8: data transfer between two processes.
+pub fn ipc(cpu: Option<usize>) -> Result<Report, String> {
+    pin(cpu);
+    let mut r = Report::new(
+        "ipc",
+        "Dannenberg 1993 §8 (Mach in-line IPC 0.160 ms + N/4 MB/s; socket 2.9 ms one-way for 1 B)",
+        "client sends N bytes, server copies them back; one-way = round trip / 2; both processes on \
+         one CPU unless --cpu all; median of 3 runs of ~50 ms per point; fit one-way = a + N/rate",
+    );
+    for (name, m) in [
+        ("pipe", Ipc::Pipe),
+        ("unix socket", Ipc::Unix),
+        ("shm + futex", Ipc::ShmFutex),
+        ("shm + eventfd", Ipc::ShmEventfd),
+    ] {
+        let mut pts = Vec::new();
+        for &size in &SIZES {
+            let probe = ipc_once(m, size, 20)?;
+            let iters = ((50e6 / probe.max(1.0)) as u64).clamp(20, 200_000);
+            let mut ts = [ipc_once(m, size, iters)?, ipc_once(m, size, iters)?, ipc_once(m, size, iters)?];
+            ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let t = ts[1];
+            r.add(format!("{name} one-way {size} B"), t / 1e3, "us");
+            pts.push((size as f64, t));
+        }
+        let (a, b) = fit(&pts);
+        r.add(format!("{name} fit: per-message overhead a"), a / 1e3, "us");
+        r.add(
+            format!("{name} fit: transfer rate 1/b"),
+            if b > 0.0 { 1e3 / b } else { f64::INFINITY },
+            "MB/s",
+        );
+    }
+    Ok(r)
+}
+
+fn rusage_cpu_ns() -> u64 {
+    // SAFETY: valid pointer.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Dannenberg §9: reading a file by `read`, buffered (stdio-style) reads and `mmap`.
+pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
+    use std::io::{Read, Write};
+    use std::os::unix::io::AsRawFd;
+    let mut r = Report::new(
+        "fileread",
+        "Dannenberg 1993 §9 table 2 (stdio 450-840 KB/s, block 440-940, mmap 420-660 on a 33 MHz 486)",
+        "a file of --file-size is read whole; cold = evicted from the page cache with \
+         posix_fadvise(DONTNEED) first (what a 30 MB file on a 16 MB machine gave the paper), warm = \
+         cached; CPU% = process user+system time / wall time; mmap touches one byte per page; \
+         KB = 1024 bytes",
+    );
+    let path = dir.join(format!("hourglass-fileread-{}.dat", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            f.write_all(&chunk[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
+            left -= n;
+        }
+        f.sync_all().map_err(|e| e.to_string())?;
+    }
+    let evict = || {
+        if let Ok(f) = std::fs::File::open(&path) {
+            // SAFETY: plain syscall on our fd.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    };
+    let measure = |f: &dyn Fn() -> u64| -> (f64, f64) {
+        let c0 = rusage_cpu_ns();
+        let t0 = mono_ns();
+        let got = f();
+        let wall = (mono_ns() - t0) as f64;
+        let cpu = (rusage_cpu_ns() - c0) as f64;
+        std::hint::black_box(got);
+        (size as f64 / 1024.0 / (wall / 1e9), 100.0 * cpu / wall)
+    };
+    let block = |bs: usize| -> u64 {
+        let mut f = std::fs::File::open(&path).expect("open");
+        let mut b = vec![0u8; bs];
+        let mut n = 0u64;
+        loop {
+            match f.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => n += k as u64,
+            }
+        }
+        n
+    };
+    let stdio = |bs: usize| -> u64 {
+        let mut f = std::io::BufReader::with_capacity(8192, std::fs::File::open(&path).expect("open"));
+        let mut b = vec![0u8; bs];
+        let mut n = 0u64;
+        loop {
+            match f.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => n += k as u64,
+            }
+        }
+        n
+    };
+    let mapped = || -> u64 {
+        let f = std::fs::File::open(&path).expect("open");
+        // SAFETY: read-only private mapping of a file of `size` bytes, unmapped below.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0)
+        };
+        if p == libc::MAP_FAILED {
+            return 0;
+        }
+        // SAFETY: advisory only.
+        unsafe { libc::madvise(p, size, libc::MADV_SEQUENTIAL) };
+        let mut s = 0u64;
+        let base = p as *const u8;
+        let mut off = 0;
+        while off < size {
+            // SAFETY: off < size, inside the mapping.
+            s = s.wrapping_add(unsafe { std::ptr::read_volatile(base.add(off)) } as u64);
+            off += 4096;
+        }
+        // SAFETY: our mapping.
+        unsafe { libc::munmap(p, size) };
+        s
+    };
+    for warm in [false, true] {
+        let tag = if warm { "warm" } else { "cold" };
+        let mut runs: Vec<(String, (f64, f64))> = Vec::new();
+        for bs in [1024usize, 8192, 65536, 1 << 20] {
+            if !warm {
+                evict();
+            }
+            runs.push((format!("block read() {} KB", bs / 1024), measure(&|| block(bs))));
+        }
+        for bs in [1024usize, 65536] {
+            if !warm {
+                evict();
+            }
+            runs.push((
+                format!("stdio-style 8 KB buffer, {} KB requests", bs / 1024),
+                measure(&|| stdio(bs)),
+            ));
+        }
+        if !warm {
+            evict();
+        }
+        runs.push(("memory-mapped (whole file)".into(), measure(&mapped)));
+        for (label, (kbs, cpu)) in runs {
+            r.add(format!("{tag} {label}"), kbs, "KB/s");
+            r.add(format!("{tag} {label} CPU"), cpu, "%");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(r)
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {}
+
+/// Dannenberg §6: clock-interrupt cost from loop rates at two interrupt frequencies.
+pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
+    pin(cpu);
+    let mut r = Report::new(
+        "clockirq",
+        "Dannenberg 1993 §6 (67 us per clock interrupt on Mach 3.0: 1530 loops/s at 100 Hz, 1333.6 at 2000 Hz)",
+        "a background loop that scans 1 MiB (to disturb the caches, as the paper's did) counts passes \
+         in 100 ms windows, alternating an extra periodic timer (setitimer, empty SIGALRM handler) at \
+         f1 = 100 Hz and f2 = 10 kHz, 10 pairs, SCHED_FIFO when allowed; per pair c = (r1 - r2) / \
+         (r1 f2 - r2 f1); the median is reported. Cross-check: the gap loop under the same timers \
+         sees the direct time each interrupt takes (without the cache refill the scan suffers)",
+    );
+    // SAFETY: installing a handler that does nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as *const () as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+    }
+    let set_timer = |hz: f64| {
+        let us = (1e6 / hz) as libc::suseconds_t;
+        let tv = libc::timeval { tv_sec: 0, tv_usec: us };
+        let it = libc::itimerval { it_interval: tv, it_value: tv };
+        // SAFETY: valid pointer.
+        unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
+    };
+    let rt = cpu.is_some() && crate::sys::allowed_cpus().len() > 1 && crate::sys::can_use_rt();
+    if rt {
+        let p = libc::sched_param { sched_priority: 10 };
+        // SAFETY: valid pointer.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+    }
+    let buf: Vec<u64> = (0..(1 << 17)).collect();
+    let window = |hz: f64| -> f64 {
+        set_timer(hz);
+        std::thread::sleep(Duration::from_millis(2));
+        let t0 = mono_ns();
+        let mut passes = 0u64;
+        let mut acc = 0u64;
+        while mono_ns() - t0 < 100_000_000 {
+            for i in (0..buf.len()).step_by(8) {
+                acc = acc.wrapping_add(buf[i]);
+            }
+            passes += 1;
+        }
+        std::hint::black_box(acc);
+        passes as f64 / ((mono_ns() - t0) as f64 / 1e9)
+    };
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let (f1, f2) = (100.0, 10_000.0);
+    let mut cs = Vec::new();
+    let (mut r1s, mut r2s) = (Vec::new(), Vec::new());
+    for _ in 0..10 {
+        let r1 = window(f1);
+        let r2 = window(f2);
+        r1s.push(r1);
+        r2s.push(r2);
+        cs.push((r1 - r2) / (r1 * f2 - r2 * f1));
+    }
+    // Cross-check by gap detection: the CPU time the extra interrupts take, seen directly.
+    let (clock, _) = Clock::best(Duration::from_millis(50));
+    // Gaps over 200 us are other tasks or the hypervisor, not an interrupt handler: clipped.
+    let stolen = |hz: f64| -> f64 {
+        set_timer(hz);
+        std::thread::sleep(Duration::from_millis(2));
+        let p = crate::run::gap_probe(&clock, 200_000_000);
+        p.gaps_ns.iter().map(|&g| g.min(200_000)).sum::<u64>() as f64
+    };
+    let mut direct: Vec<f64> = (0..5)
+        .map(|_| {
+            let (s1, s2) = (stolen(f1), stolen(f2));
+            (s2 - s1) / ((f2 - f1) * 0.2)
+        })
+        .collect();
+    let direct = med(&mut direct);
+    let zero = libc::itimerval {
+        it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
+        it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
+    };
+    // SAFETY: disarm.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut()) };
+    if rt {
+        let p = libc::sched_param { sched_priority: 0 };
+        // SAFETY: valid pointer.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+    }
+    let c = med(&mut cs);
+    r.add("loop rate at f1 = 100 Hz (median)", med(&mut r1s), "passes/s");
+    r.add("loop rate at f2 = 10 kHz (median)", med(&mut r2s), "passes/s");
+    r.add("cost per timer interrupt + empty signal", c * 1e6, "us");
+    r.add("spread of the 10 pair estimates (max - min)", (cs[cs.len() - 1] - cs[0]) * 1e6, "us");
+    r.add("implied overhead of a 1 kHz clock", c * 1000.0 * 100.0, "%");
+    r.add("direct (gap detection, median of 5 x 200 ms pairs): time per extra interrupt", direct / 1e3, "us");
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimmed_statistics_drop_the_slowest_percent() {
+        let mut v = vec![100u64; 99];
+        v.push(1_000_000);
+        let (med, m, sd) = trimmed(&v);
+        assert_eq!((med, m, sd), (100.0, 100.0, 0.0));
+    }
+
+    #[test]
+    fn fit_recovers_a_line() {
+        let pts: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0].iter().map(|&n| (n, 160.0 + n / 4.0)).collect();
+        let (a, b) = fit(&pts);
+        assert!((a - 160.0).abs() < 1e-9 && (b - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ipc_methods_move_the_data_and_return() {
+        // Every method completes an echo of the largest size (no deadlock, no short transfer).
+        for m in [Ipc::Pipe, Ipc::Unix, Ipc::ShmFutex, Ipc::ShmEventfd] {
+            let t = ipc_once(m, MAXB, 3).unwrap();
+            assert!(t > 0.0);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! # hourglass — what the kernel does to real-time work, seen from user space
+//!
+//! A modern Linux implementation of Hourglass (John Regehr, *Inferring Scheduling Behavior with
+//! Hourglass*, FREENIX 2002): a synthetic real-time application whose threads poll the cycle
+//! counter and record every gap in their own execution, so that a map of who ran when, context
+//! switch costs, dispatch latency and missed deadlines can be inferred without touching the kernel.
+//! It also carries the microbenchmarks of the papers this project builds on (Etsion et al. 2003
+//! table 2; Dannenberg et al. 1993 §§6, 8, 9).
+//!
+//! The design decision that shapes it: **measure in the hot loop, think afterwards.** The probe
+//! ([`run`]) does nothing in its loop but read the clock, compare with a per-thread calibrated
+//! threshold and, on a gap, claim a slot of a preallocated buffer; everything else — the paper's
+//! text formats, JSON, Perfetto traces, histograms ([`output`]) and the analyses of §5
+//! ([`analyze`]) — works on the finished trace.
+//!
+//! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`clock`] (invariant TSC
+//! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
+//! reservations, affinity, `mlockall`, RT throttling), [`run`] (thread models, gap detection,
+//! watchdog), [`output`], [`analyze`], [`bench`], [`scenario`] (simulator scenarios as real threads).
+//!
+//! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
+//! that); on a VM a gap may be the hypervisor; threads pinned to one CPU reproduce the paper's
+//! uniprocessor, while `--cpu all` gives a trace whose gaps mix CPUs; reservations cannot be
+//! pinned (Linux refuses `SCHED_DEADLINE` on a partial affinity mask); the RTC timer is untested
+//! where no `/dev/rtc` exists.
+
+#![deny(missing_docs)]
+
+pub mod analyze;
+pub mod bench;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod output;
+pub mod run;
+pub mod scenario;
+pub mod sys;
+pub mod timer;
+pub mod units;

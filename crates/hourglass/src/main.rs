@@ -1,0 +1,74 @@
+//! `hourglass`: thin binary over the library (see `hourglass --help`).
+
+use hourglass::cli::{self, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    match argv.first().map(|s| s.as_str()) {
+        Some("analyze") => return hourglass::analyze::main(&argv[1..]),
+        Some("bench") => return hourglass::bench::main(&argv[1..]),
+        _ => {}
+    }
+    let cmd = match cli::parse(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hourglass: {e}\nTry 'hourglass --help'.");
+            return ExitCode::from(2);
+        }
+    };
+    let cfg = match cmd {
+        Command::Help => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Command::Version => {
+            println!("hourglass {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Command::Run(cfg) => *cfg,
+        Command::Scenario { path, base, duration_given } => {
+            match hourglass::scenario::load(&path, *base, duration_given) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("hourglass: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    run_and_print(&cfg)
+}
+
+fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
+    if cfg.format != hourglass::config::Format::Json {
+        eprintln!(
+            "hourglass: running {} thread(s) for {} (nothing is printed until the end)...",
+            cfg.threads.len(),
+            hourglass::units::format_time(cfg.duration)
+        );
+    }
+    let r = match hourglass::run::run(cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hourglass: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    for w in &r.warnings {
+        eprintln!("hourglass: warning: {w}");
+    }
+    print!("{}", hourglass::output::render(&r, cfg.format));
+    if let Some(p) = &cfg.perfetto {
+        let s = serde_json::to_string(&hourglass::output::to_perfetto(&r)).expect("json");
+        if let Err(e) = std::fs::write(p, s) {
+            eprintln!("hourglass: --perfetto {}: {e}", p.display());
+            return ExitCode::from(1);
+        }
+        eprintln!("hourglass: wrote {} (open it in ui.perfetto.dev)", p.display());
+    }
+    if r.watchdog.is_some() {
+        return ExitCode::from(3);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,417 @@
+//! Printing a run: the one-screen summary, the paper's formats (trace lines in ms, `latlate:` lines
+//! in µs, `thread N: missed X deadlines, hit Y`), the project's JSON output contract (DESIGN.md), a
+//! Chrome trace for Perfetto, and text histograms.
+
+use crate::config::{CpuChoice, Format, Workload};
+use crate::run::{EndReason, RunResult, ThreadResult};
+use crate::units::format_time;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Nearest-rank percentile of sorted samples.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// p50/p90/p99/max of samples, as the JSON contract's `latency_ns` object.
+pub fn summary(samples: &[u64]) -> Option<Value> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut s = samples.to_vec();
+    s.sort_unstable();
+    Some(json!({
+        "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0),
+        "p99": percentile(&s, 99.0), "max": *s.last().unwrap(),
+        "mean": s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
+        "count": s.len(),
+    }))
+}
+
+/// Log2 histogram buckets from 1 µs: `(lo_ns, hi_ns, count)`; the first bucket is [0, 1 µs).
+pub fn log2_hist(samples: &[u64]) -> Vec<(u64, u64, u64)> {
+    let mut b: Vec<(u64, u64, u64)> = Vec::new();
+    let max = samples.iter().copied().max().unwrap_or(0);
+    let mut lo = 0u64;
+    let mut hi = 1000u64;
+    loop {
+        let c = samples.iter().filter(|&&x| x >= lo && x < hi).count() as u64;
+        b.push((lo, hi, c));
+        if hi > max {
+            break;
+        }
+        lo = hi;
+        hi *= 2;
+    }
+    b
+}
+
+fn render_hist(title: &str, samples: &[u64], out: &mut String) {
+    let h = log2_hist(samples);
+    let peak = h.iter().map(|x| x.2).max().unwrap_or(1).max(1);
+    let _ = writeln!(out, "{title} ({} samples):", samples.len());
+    for (lo, hi, c) in h {
+        let bar = "#".repeat(((c as f64 / peak as f64) * 50.0).ceil() as usize);
+        let _ = writeln!(out, "  {:>9} .. {:>9}  {:>8}  {bar}", format_time(lo), format_time(hi), c);
+    }
+}
+
+/// The intervals ordered by CPU, then start: consecutive entries on one CPU are what ran one
+/// after the other there.
+pub fn by_cpu(iv: &[crate::run::Interval]) -> Vec<crate::run::Interval> {
+    let mut v = iv.to_vec();
+    v.sort_by_key(|i| (i.cpu, i.start_ns));
+    v
+}
+
+/// Gaps between consecutive intervals of the whole trace where the thread changed: the context
+/// switches §5.1 measures, ns, with whether the previous interval ended voluntarily.
+pub fn switch_gaps(r: &RunResult) -> Vec<(u64, bool)> {
+    by_cpu(&r.intervals)
+        .windows(2)
+        .filter(|w| w[0].cpu == w[1].cpu)
+        .filter(|w| w[0].thread != w[1].thread && w[1].start_ns >= w[0].end_ns)
+        .map(|w| (w[1].start_ns - w[0].end_ns, matches!(w[0].reason, EndReason::Yield | EndReason::Block)))
+        .collect()
+}
+
+fn uname_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn intervals_of(r: &RunResult, id: usize) -> usize {
+    r.intervals.iter().filter(|i| i.thread as usize == id).count()
+}
+
+fn is_periodic(t: &ThreadResult) -> bool {
+    matches!(t.spec.workload, Workload::Periodic { .. } | Workload::CpuPeriodic { .. })
+}
+
+/// Renders the run in `fmt` (text, paper or JSON).
+pub fn render(r: &RunResult, fmt: Format) -> String {
+    match fmt {
+        Format::Json => serde_json::to_string_pretty(&to_json(r)).expect("json") + "\n",
+        Format::Paper => paper(r),
+        Format::Text => text(r),
+    }
+}
+
+fn header(r: &RunResult) -> String {
+    let cpu = match r.config.cpu {
+        CpuChoice::One(c) => format!("CPU {c}"),
+        CpuChoice::All => "all CPUs".into(),
+    };
+    format!(
+        "hourglass: {} thread{} for {} on {cpu}; clock {:?} {:.3} GHz; Linux {}",
+        r.threads.len(),
+        if r.threads.len() == 1 { "" } else { "s" },
+        format_time(r.duration_ns),
+        r.clock,
+        r.clock_hz / 1e9,
+        uname_release()
+    )
+}
+
+fn miss_lines(r: &RunResult, out: &mut String) {
+    for t in r.threads.iter().filter(|t| is_periodic(t)) {
+        let _ = writeln!(out, "thread {}: missed {} deadlines, hit {}", t.id, t.misses, t.hits);
+    }
+}
+
+fn text(r: &RunResult) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", header(r));
+    let _ = writeln!(
+        o,
+        "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>7} {:>9} {:>8} {:>8}",
+        "id", "sched", "workload", "timer", "cpu", "share", "intervals", "gap>", "loop"
+    );
+    for t in &r.threads {
+        let blocking = matches!(t.spec.workload, Workload::Periodic { .. } | Workload::Lat { .. });
+        let _ = writeln!(
+            o,
+            "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>6.1}% {:>9} {:>8} {:>8}",
+            t.id,
+            t.spec.sched_describe(),
+            t.spec.workload.describe(),
+            if blocking { t.spec.timer.name() } else { "-" },
+            format_time(t.cpu_ns),
+            100.0 * t.cpu_ns as f64 / r.duration_ns.max(1) as f64,
+            intervals_of(r, t.id),
+            format_time(t.gap_ns),
+            format!("{:.1}ns", t.loop_ns),
+        );
+    }
+    miss_lines(r, &mut o);
+    for t in &r.threads {
+        if matches!(t.spec.workload, Workload::Lat { .. }) || !t.latencies_ns.is_empty() {
+            if let Some(s) = summary(&t.latencies_ns) {
+                let f = |k: &str| format_time(s[k].as_u64().unwrap_or(0));
+                let _ = writeln!(
+                    o,
+                    "thread {}: wake-up latency n={} p50 {} p90 {} p99 {} max {}",
+                    t.id,
+                    s["count"],
+                    f("p50"),
+                    f("p90"),
+                    f("p99"),
+                    f("max")
+                );
+            }
+        }
+        if matches!(t.spec.workload, Workload::CpuScan { .. } | Workload::CpuScanYield { .. }) {
+            let _ = writeln!(o, "thread {}: {} passes over its array", t.id, t.work);
+        }
+    }
+    let sw = switch_gaps(r);
+    if !sw.is_empty() {
+        let mut g: Vec<u64> = sw.iter().map(|x| x.0).collect();
+        g.sort_unstable();
+        let _ = writeln!(
+            o,
+            "switches between threads: {} ({:.1}/s), gap min {} median {} p90 {} max {}",
+            g.len(),
+            g.len() as f64 / (r.duration_ns as f64 / 1e9),
+            format_time(g[0]),
+            format_time(percentile(&g, 50.0)),
+            format_time(percentile(&g, 90.0)),
+            format_time(*g.last().unwrap())
+        );
+    }
+    let mut same: Vec<u64> = by_cpu(&r.intervals)
+        .windows(2)
+        .filter(|w| w[0].cpu == w[1].cpu && w[0].thread == w[1].thread && w[1].start_ns >= w[0].end_ns)
+        .map(|w| w[1].start_ns - w[0].end_ns)
+        .collect();
+    if !same.is_empty() {
+        same.sort_unstable();
+        let secs = r.duration_ns as f64 / 1e9;
+        let over = |t: u64| same.iter().filter(|&&x| x > t).count();
+        let _ = writeln!(
+            o,
+            "gaps where the same thread resumed (interrupts, kernel, hypervisor): {} ({:.0}/s), \
+             median {}, > 1us: {:.0}/s, > 10us: {:.0}/s, max {}",
+            same.len(),
+            same.len() as f64 / secs,
+            format_time(percentile(&same, 50.0)),
+            over(1_000) as f64 / secs,
+            over(10_000) as f64 / secs,
+            format_time(*same.last().unwrap())
+        );
+    }
+    if r.dropped > 0 {
+        let _ = writeln!(o, "trace buffer full: {} records dropped (raise -e)", r.dropped);
+    }
+    if r.config.hist {
+        hists(r, &mut o);
+    }
+    if r.config.raw_cycles {
+        cycles(r, &mut o);
+    }
+    if let Some(w) = &r.watchdog {
+        let _ = writeln!(o, "{w}");
+    }
+    o
+}
+
+fn hists(r: &RunResult, o: &mut String) {
+    for t in &r.threads {
+        if !t.latencies_ns.is_empty() {
+            render_hist(&format!("thread {} wake-up latency", t.id), &t.latencies_ns, o);
+        }
+    }
+    let sw: Vec<u64> = switch_gaps(r).into_iter().map(|x| x.0).collect();
+    if !sw.is_empty() {
+        render_hist("gaps at switches between threads", &sw, o);
+    }
+}
+
+fn cycles(r: &RunResult, o: &mut String) {
+    for rec in &r.records {
+        let _ = writeln!(o, "cycles: {} {} {}", rec.thread, rec.start, rec.end);
+    }
+}
+
+fn paper(r: &RunResult) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# {}", header(r));
+    let _ = writeln!(o, "# {}", r.config.source);
+    for t in &r.threads {
+        let _ = writeln!(
+            o,
+            "# thread {}: {} {} -i {} gap threshold {} loop {:.1}ns cpu {}",
+            t.id,
+            t.spec.sched_describe(),
+            t.spec.workload.describe(),
+            t.spec.timer.name(),
+            format_time(t.gap_ns),
+            t.loop_ns,
+            format_time(t.cpu_ns)
+        );
+    }
+    let mut prev_end: Option<u64> = None;
+    for i in &r.intervals {
+        let gap = prev_end.map_or(0, |e| i.start_ns.saturating_sub(e));
+        let _ = writeln!(
+            o,
+            "{} {:.6} {:.6} {:.6} {:.6}",
+            i.thread,
+            i.start_ns as f64 / 1e6,
+            i.end_ns as f64 / 1e6,
+            (i.end_ns - i.start_ns) as f64 / 1e6,
+            gap as f64 / 1e6
+        );
+        prev_end = Some(i.end_ns);
+    }
+    if r.config.raw_cycles {
+        cycles(r, &mut o);
+    }
+    for t in &r.threads {
+        if matches!(t.spec.workload, Workload::Lat { .. }) {
+            for l in &t.latencies_ns {
+                let _ = writeln!(o, "latlate: {:.6}", *l as f64 / 1e3);
+            }
+        }
+    }
+    miss_lines(r, &mut o);
+    if r.config.hist {
+        hists(r, &mut o);
+    }
+    if let Some(w) = &r.watchdog {
+        let _ = writeln!(o, "# {w}");
+    }
+    o
+}
+
+/// The JSON output contract of DESIGN.md, with hourglass's own fields added.
+pub fn to_json(r: &RunResult) -> Value {
+    let tasks: Vec<Value> = r
+        .threads
+        .iter()
+        .map(|t| {
+            let mut v = json!({
+                "name": t.spec.name,
+                "cpu_ns": t.cpu_ns,
+                "cpu_share": t.cpu_ns as f64 / r.duration_ns.max(1) as f64,
+                "finish_ns": t.finish_ns,
+                "deadlines": if is_periodic(t) { json!({"met": t.hits, "missed": t.misses}) } else { Value::Null },
+                "latency_ns": summary(&t.latencies_ns),
+                "id": t.id,
+                "tid": t.tid,
+                "model": t.spec.workload.scenario_name(),
+                "workload_params": t.spec.workload,
+                "workload": t.spec.workload.describe(),
+                "sched": t.spec.sched_describe(),
+                "sched_linux": match t.spec.reservation {
+                    Some(rv) => format!("SCHED_DEADLINE{}", if rv.soft { " RECLAIM" } else { "" }),
+                    None => t.spec.priority.describe(),
+                },
+                "timer": t.spec.timer.name(),
+                "kernel_cpu_ns": t.kernel_cpu_ns,
+                "intervals": intervals_of(r, t.id),
+                "work": t.work,
+                "yields": t.yields,
+                "gap_threshold_ns": t.gap_ns,
+                "loop_ns": t.loop_ns,
+                "response_ns": summary(&t.responses_ns),
+                "rtc_hz": t.rtc_hz,
+            });
+            let o = v.as_object_mut().unwrap();
+            if r.config.hist && !t.latencies_ns.is_empty() {
+                o.insert(
+                    "latency_hist".into(),
+                    log2_hist(&t.latencies_ns)
+                        .into_iter()
+                        .map(|(lo, hi, c)| json!({"lo_ns": lo, "hi_ns": hi, "count": c}))
+                        .collect(),
+                );
+            }
+            if r.config.trace {
+                o.insert("latency_samples_ns".into(), json!(t.latencies_ns));
+                o.insert("miss_at_ns".into(), json!(t.miss_at_ns));
+            }
+            v
+        })
+        .collect();
+    let mut out = json!({
+        "tool": "hourglass",
+        "scenario": r.config.source,
+        "policy": r.config.policy,
+        "scenario_policy": r.config.scenario_policy,
+        "duration_ns": r.duration_ns,
+        "seed": r.config.seed,
+        "t0_monotonic_ns": r.t0_monotonic_ns,
+        "kernel": uname_release(),
+        "clock": { "source": r.clock, "hz": r.clock_hz },
+        "cpu": match r.config.cpu { CpuChoice::One(c) => json!(c), CpuChoice::All => json!("all") },
+        "trace_records": r.intervals.len(),
+        "trace_dropped": r.dropped,
+        "watchdog": r.watchdog,
+        "warnings": r.warnings,
+        "tasks": tasks,
+    });
+    if r.config.trace {
+        out.as_object_mut().unwrap().insert("trace".into(), json!(r.intervals));
+    }
+    out
+}
+
+/// The Chrome trace (JSON object format) Perfetto loads: one complete (`X`) event per execution
+/// interval, an instant (`i`) event per missed deadline, a counter (`C`) track of wake-up
+/// latencies per sleeping thread, thread names as metadata.
+pub fn to_perfetto(r: &RunResult) -> Value {
+    let mut ev: Vec<Value> = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
+        "args": {"name": "hourglass"}})];
+    for t in &r.threads {
+        ev.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": t.id + 1,
+            "args": {"name": format!("{} {} {}", t.spec.name, t.spec.sched_describe(), t.spec.workload.describe())}}));
+    }
+    for i in &r.intervals {
+        ev.push(json!({"ph": "X", "name": "run", "cat": "cpu", "pid": 1, "tid": i.thread + 1,
+            "ts": i.start_ns as f64 / 1e3, "dur": (i.end_ns - i.start_ns) as f64 / 1e3,
+            "args": {"ended_by": i.reason, "cpu": i.cpu}}));
+    }
+    for t in &r.threads {
+        // A counter track per sleeping thread: the lateness of each wake-up, in microseconds.
+        let name = format!("{} wake-up latency (us)", t.spec.name);
+        for (&at, &l) in t.wake_at_ns.iter().zip(&t.latencies_ns) {
+            ev.push(json!({"ph": "C", "name": name, "pid": 1, "ts": at as f64 / 1e3,
+                "args": {"latency": l as f64 / 1e3}}));
+        }
+        for &m in &t.miss_at_ns {
+            ev.push(json!({"ph": "i", "s": "t", "name": "deadline miss", "pid": 1, "tid": t.id + 1,
+                "ts": m as f64 / 1e3}));
+        }
+    }
+    json!({"traceEvents": ev, "displayTimeUnit": "ns",
+           "otherData": {"tool": "hourglass", "command": r.config.source,
+                         "t0_monotonic_ns": r.t0_monotonic_ns}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let s: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&s, 50.0), 50);
+        assert_eq!(percentile(&s, 99.0), 99);
+        assert_eq!(percentile(&s, 100.0), 100);
+        assert_eq!(percentile(&[7], 90.0), 7);
+    }
+
+    #[test]
+    fn histogram_counts_every_sample() {
+        let s = [0, 500, 1500, 3000, 70_000];
+        let h = log2_hist(&s);
+        assert_eq!(h.iter().map(|x| x.2).sum::<u64>(), 5);
+        assert_eq!(h[0], (0, 1000, 2));
+    }
+}
