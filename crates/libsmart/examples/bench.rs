@@ -135,7 +135,9 @@ fn main() {
     cmd_tx.send("quit").unwrap();
     app.join().unwrap();
     lat.sort_unstable();
-    let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or(0);
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or(0)
+    };
     let (p50, p99) = (pct(0.5), pct(0.99));
     let frac = |ns: u64| lat.iter().filter(|&&l| l <= ns).count() as f64 / lat.len().max(1) as f64;
     let (under_1us, under_10us) = (frac(1_000), frac(10_000));

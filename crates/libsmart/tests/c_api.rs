@@ -45,7 +45,8 @@ fn the_header_constants_match_the_rust_layout() {
     assert_eq!(define(&h, "SMART_FLAG_PRIORITY"), format!("{}u", libsmart::layout::FLAG_PRIORITY));
     assert_eq!(define(&h, "SMART_FLAG_SHARE"), format!("{}u", libsmart::layout::FLAG_SHARE));
     // Every function the header declares is exported by the shared library.
-    let so = std::fs::read(artifact_dir().join("liblibsmart.so")).expect("liblibsmart.so built with the tests");
+    let so =
+        std::fs::read(artifact_dir().join("liblibsmart.so")).expect("liblibsmart.so built with the tests");
     let decls: Vec<&str> = h
         .lines()
         .filter(|l| (l.starts_with("int smart_") || l.starts_with("uint64_t smart_")) && l.contains('('))
@@ -53,7 +54,8 @@ fn the_header_constants_match_the_rust_layout() {
     assert_eq!(decls.len(), 11, "{decls:?}");
     for l in decls {
         let name = l.split('(').next().unwrap().rsplit(' ').next().unwrap();
-        let found = so.windows(name.len() + 1).any(|w| &w[..name.len()] == name.as_bytes() && w[name.len()] == 0);
+        let found =
+            so.windows(name.len() + 1).any(|w| &w[..name.len()] == name.as_bytes() && w[name.len()] == 0);
         assert!(found, "{name} is declared in smart.h but not exported by liblibsmart.so");
     }
 }
@@ -89,7 +91,8 @@ fn a_c_program_registers_sets_a_constraint_and_is_notified() {
     let mut kv = |key: &str| -> i64 {
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
-        let (k, v) = line.trim().split_once(' ').unwrap_or_else(|| panic!("C program said {line:?}, expected {key}"));
+        let (k, v) =
+            line.trim().split_once(' ').unwrap_or_else(|| panic!("C program said {line:?}, expected {key}"));
         assert_eq!(k, key, "C program said {line:?}");
         v.parse().unwrap()
     };
@@ -99,7 +102,10 @@ fn a_c_program_registers_sets_a_constraint_and_is_notified() {
     let tid = kv("tid") as u32;
     assert!(server.wait_until(Duration::from_secs(1), move |r| r.is_registered(tid)));
     let c = server.with(move |r| r.constraint(tid)).expect("the C program's constraint");
-    assert_eq!((c.deadline, c.cpu_estimate, c.notify_time, c.period), (deadline, Some(5_000_000), Some(0), None));
+    assert_eq!(
+        (c.deadline, c.cpu_estimate, c.notify_time, c.period),
+        (deadline, Some(5_000_000), Some(0), None)
+    );
 
     assert!(server.with(move |r| r.notify(tid, deadline, true).unwrap()));
     writeln!(stdin, "go").unwrap();

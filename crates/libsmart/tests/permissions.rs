@@ -103,14 +103,25 @@ fn child_forger(victim: u32) {
 
 // ---- the parent's tests -------------------------------------------------------------------------------
 
-fn spawn_child(server: &Server, args: &[&str], drop_cap_sys_nice: bool) -> (Child, BufReader<std::process::ChildStdout>) {
+fn spawn_child(
+    server: &Server,
+    args: &[&str],
+    drop_cap_sys_nice: bool,
+) -> (Child, BufReader<std::process::ChildStdout>) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(args).env("SMART_SOCKET", &server.path).stdin(Stdio::piped()).stdout(Stdio::piped());
     if drop_cap_sys_nice {
         // SAFETY: prctl is async-signal-safe; runs in the child between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_CAPBSET_DROP, libsmart::server::CAP_SYS_NICE as libc::c_ulong, 0, 0, 0) != 0 {
+                if libc::prctl(
+                    libc::PR_CAPBSET_DROP,
+                    libsmart::server::CAP_SYS_NICE as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
@@ -162,8 +173,9 @@ fn unprivileged() {
 
 fn forger() {
     let server = Server::start();
-    let smart = Smart::register_with(Options { socket: Some(server.path.clone()), slots: 4, ..Options::default() })
-        .expect("parent: register");
+    let smart =
+        Smart::register_with(Options { socket: Some(server.path.clone()), slots: 4, ..Options::default() })
+            .expect("parent: register");
     let me = smart.attach_thread().unwrap();
     let deadline = libsmart::now() + 5_000_000_000;
     smart.set_time_constraint(deadline, Some(1_000_000), None).unwrap();

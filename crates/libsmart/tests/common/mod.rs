@@ -56,7 +56,11 @@ impl Server {
     }
 
     /// Poll until `pred` holds, for at most `limit`. Returns whether it held.
-    pub fn wait_until(&self, limit: Duration, pred: impl Fn(&mut Registry) -> bool + Send + Clone + 'static) -> bool {
+    pub fn wait_until(
+        &self,
+        limit: Duration,
+        pred: impl Fn(&mut Registry) -> bool + Send + Clone + 'static,
+    ) -> bool {
         let t0 = Instant::now();
         while t0.elapsed() < limit {
             let p = pred.clone();
