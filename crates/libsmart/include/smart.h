@@ -88,6 +88,7 @@ uint64_t smart_now(void);
 
 #define SMART_MAGIC 0x4d48535452414d53ULL /* "SMARTSHM" little-endian */
 #define SMART_LAYOUT_VERSION 1u
+#define SMART_TID_CLAIMING 0x80000000u /* in tid while a thread claims the slot: treat as free */
 #define SMART_FLAG_CONSTRAINT 1u
 #define SMART_FLAG_PRIORITY 2u
 #define SMART_FLAG_SHARE 4u
@@ -108,7 +109,7 @@ struct smart_header {
 struct smart_slot {
 	/* written by the owning thread (seqlock) */
 	uint32_t seq;          /*  0 odd while writing */
-	uint32_t tid;          /*  4 owner, 0 = free */
+	uint32_t tid;          /*  4 owner, 0 = free (| SMART_TID_CLAIMING while claiming) */
 	uint32_t generation;   /*  8 bumped per new owner */
 	uint32_t flags;        /* 12 SMART_FLAG_* */
 	uint64_t deadline;     /* 16 absolute ns */

@@ -1,7 +1,8 @@
 //! The C ABI (`include/smart.h`). Every function returns 0 (or a count) on success and a negative
 //! errno on failure, and also sets `errno` to it; none unwinds into C (a panic becomes `-EIO`).
-//! None is async-signal-safe except [`smart_take_notification`]'s underlying loads; call them from
-//! normal thread context.
+//! None is async-signal-safe (a thread's first call claims a slot); call them from normal thread
+//! context, and react to notifications from a handler registered with [`smart_on_notify`] by setting
+//! a flag.
 
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -243,17 +243,23 @@ impl Smart {
                 let i = (start + k) % n;
                 let s = self.region.slot(i);
                 let cur = s.tid.load(Ordering::Relaxed);
-                if cur != 0 {
-                    // Second pass: take back slots of threads that died without running destructors.
-                    if pass == 0 || Path::new(&format!("/proc/self/task/{cur}")).exists() {
-                        continue;
-                    }
-                    if s.tid.compare_exchange(cur, 0, Ordering::AcqRel, Ordering::Relaxed).is_err() {
-                        continue;
-                    }
-                }
-                if s.tid.compare_exchange(0, tid, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                let expect = if cur == 0 {
+                    0
+                } else if pass == 1
+                    && cur & layout::TID_CLAIMING == 0
+                    && !Path::new(&format!("/proc/self/task/{cur}")).exists()
+                {
+                    // Second pass: take over slots of threads that died without running destructors.
+                    cur
+                } else {
+                    continue;
+                };
+                let claiming = tid | layout::TID_CLAIMING;
+                if s.tid.compare_exchange(expect, claiming, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                    // While `tid` has the CLAIMING bit the scheduler treats the slot as free; the
+                    // plain id is published together with the cleared fields and the new generation.
                     s.write(|s| {
+                        s.tid.store(tid, Ordering::Relaxed);
                         s.generation.fetch_add(1, Ordering::Relaxed);
                         s.flags.store(0, Ordering::Relaxed);
                         s.notify_time.store(NEVER, Ordering::Relaxed);

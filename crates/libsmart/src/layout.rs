@@ -7,9 +7,11 @@
 //! ## Who writes what
 //!
 //! * Slot bytes 0..64 (one cache line) belong to the **application**: only the thread that claimed the
-//!   slot writes them, under the slot's seqlock `seq` (odd while a write is in progress). The one
-//!   exception is `tid`, which a thread claims with a compare-and-swap from 0, and `taken`, a
-//!   counter private to the application (how many notifications it has consumed).
+//!   slot writes them, under the slot's seqlock `seq` (odd while a write is in progress). To claim a
+//!   slot a thread swaps `tid` from 0 (or from a dead thread's id) to its own id with [`TID_CLAIMING`]
+//!   set, then in one seqlock write stores its plain id, a new `generation`, and cleared fields; it
+//!   frees the slot by clearing `flags` (seqlock write) and then storing `tid = 0`. `taken` is private
+//!   to the application (how many notifications it has consumed).
 //! * Slot bytes 64..128 belong to the **scheduler**: notification counter, last notified deadline,
 //!   availability, and the last sequence number it read. Each is a single atomic word (the two rates
 //!   share one 64-bit word), so they need no seqlock.
@@ -36,6 +38,11 @@ pub const MAX_SLOTS: u32 = 16384;
 pub const NEVER: u64 = u64::MAX;
 /// `availability` before the scheduler ever wrote it (two NaN halves).
 pub const NO_AVAILABILITY: u64 = u64::MAX;
+
+/// High bit of `tid` while a thread is claiming the slot (between winning it and publishing its
+/// fields): the scheduler treats such a slot as free, so a new owner is never seen with the previous
+/// owner's fields. Linux thread ids are below 2^22.
+pub const TID_CLAIMING: u32 = 1 << 31;
 
 /// `flags` bit: a time constraint is set (`deadline`, `cpu_estimate`, `notify_time`, `period` are valid).
 pub const FLAG_CONSTRAINT: u32 = 1;
@@ -78,7 +85,7 @@ pub struct Header {
 pub struct Slot {
     /// Seqlock sequence: odd while the owning thread writes the fields below.
     pub seq: AtomicU32,
-    /// Owner thread id (`gettid()`), 0 = free.
+    /// Owner thread id (`gettid()`), 0 = free, with [`TID_CLAIMING`] set while being claimed.
     pub tid: AtomicU32,
     /// Bumped each time the slot gets a new owner.
     pub generation: AtomicU32,
@@ -172,7 +179,13 @@ impl Slot {
     /// being written (or being rewritten under our feet) every time. A hostile writer can only make
     /// its own slot unreadable; readers never wait for it longer than `tries` loops.
     pub fn snapshot(&self, tries: u32) -> Option<SlotValues> {
-        for _ in 0..tries.max(1) {
+        self.snapshot_counted(tries).0
+    }
+
+    /// [`Slot::snapshot`], also returning how many attempts found a write in progress (for tests
+    /// and statistics: it shows that reader and writer actually overlapped).
+    pub fn snapshot_counted(&self, tries: u32) -> (Option<SlotValues>, u32) {
+        for k in 0..tries.max(1) {
             let s1 = self.seq.load(Ordering::Acquire);
             if s1 & 1 == 1 {
                 std::hint::spin_loop();
@@ -193,10 +206,10 @@ impl Slot {
             // Orders the field loads before the second `seq` load.
             fence(Ordering::Acquire);
             if self.seq.load(Ordering::Relaxed) == s1 {
-                return Some(v);
+                return (Some(v), k);
             }
         }
-        None
+        (None, tries.max(1))
     }
 
     /// Availability as the scheduler last wrote it: (consumption rate, allocation rate), percent.
@@ -285,18 +298,18 @@ mod tests {
                     d += 10;
                     slot.write(|s| {
                         s.deadline.store(d, Ordering::Relaxed);
+                        // Widen the window in which a broken reader would tear.
+                        for _ in 0..20 {
+                            std::hint::spin_loop();
+                        }
                         s.cpu_estimate.store(d + 1, Ordering::Relaxed);
                         s.notify_time.store(d + 2, Ordering::Relaxed);
                         s.period.store(d + 3, Ordering::Relaxed);
                         s.priority.store(d as i32, Ordering::Relaxed);
                         s.share.store(d as u32 + 5, Ordering::Relaxed);
                     });
-                    // Every 4th write, pause briefly (as a real thread does between constraints); the
-                    // others come back to back, the hardest case for readers.
-                    if d % 40 == 0 {
-                        for _ in 0..200 {
-                            std::hint::spin_loop();
-                        }
+                    for _ in 0..40 {
+                        std::hint::spin_loop();
                     }
                 }
                 d
@@ -304,8 +317,9 @@ mod tests {
         };
         let t0 = std::time::Instant::now();
         let (mut good, mut distinct, mut last) = (0u64, 0u64, u64::MAX);
-        // Until the reader saw the writer move 200 times (bounded: the test machine may be loaded).
-        while distinct < 200 && t0.elapsed() < std::time::Duration::from_millis(1500) {
+        // One second of reading: the threads share a loaded 2-CPU machine and overlap only part of
+        // the time. (With the seqlock's second check removed, this test failed 5 runs out of 5.)
+        while t0.elapsed() < std::time::Duration::from_millis(1000) {
             if let Some(v) = slot.snapshot(1000) {
                 let d = v.deadline;
                 assert_eq!(v.seq & 1, 0);
@@ -320,7 +334,7 @@ mod tests {
         }
         stop.store(true, Ordering::Relaxed);
         let writes = w.join().unwrap() / 10;
-        // The reader must have seen the writer make progress, not one value over and over.
+        // Not vacuous: the reader saw the writer make progress, not one value over and over.
         assert!(distinct >= 20, "snapshots {good}, distinct {distinct}, writes {writes}");
         assert_eq!(slot.seq.load(Ordering::Relaxed) & 1, 0);
     }

@@ -396,7 +396,10 @@ impl Registry {
         let Some(mut pr) = self.procs[p].take() else { return 0 };
         pr.claims_seen = claims;
         for i in 0..pr.region.nslots() {
-            let Some(v) = pr.region.slot(i).snapshot(SNAPSHOT_TRIES) else { continue };
+            let Some(mut v) = pr.region.slot(i).snapshot(SNAPSHOT_TRIES) else { continue };
+            if v.tid & layout::TID_CLAIMING != 0 {
+                v.tid = 0; // being claimed: free until its owner publishes it
+            }
             let (old_tid, old_gen, old_indexed) = pr.known[i as usize];
             if (v.tid, v.generation) == (old_tid, old_gen) {
                 continue;

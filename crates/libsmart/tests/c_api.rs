@@ -41,6 +41,7 @@ fn the_header_constants_match_the_rust_layout() {
     let magic = u64::from_str_radix(magic.trim_start_matches("0x").trim_end_matches("ULL"), 16).unwrap();
     assert_eq!(magic, libsmart::layout::MAGIC);
     assert_eq!(define(&h, "SMART_LAYOUT_VERSION"), format!("{}u", libsmart::layout::VERSION));
+    assert_eq!(define(&h, "SMART_TID_CLAIMING"), format!("{:#x}u", libsmart::layout::TID_CLAIMING));
     assert_eq!(define(&h, "SMART_FLAG_CONSTRAINT"), format!("{}u", libsmart::layout::FLAG_CONSTRAINT));
     assert_eq!(define(&h, "SMART_FLAG_PRIORITY"), format!("{}u", libsmart::layout::FLAG_PRIORITY));
     assert_eq!(define(&h, "SMART_FLAG_SHARE"), format!("{}u", libsmart::layout::FLAG_SHARE));
