@@ -5,7 +5,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -88,6 +88,12 @@ static REGISTERING: Mutex<()> = Mutex::new(());
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
 static SIGNAL_DEADLINE: AtomicU64 = AtomicU64::new(0);
 static USER_HANDLER: AtomicUsize = AtomicUsize::new(0);
+// Set in a child after fork(): the region and the thread's slot index are the parent's.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn after_fork_in_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
 
 /// A notification handler: called in signal context with the deadline, so it must be
 /// async-signal-safe (store into an atomic, write to a pipe; no locks, no allocation).
@@ -137,6 +143,9 @@ struct ThreadSlot(Cell<Option<u32>>);
 
 impl Drop for ThreadSlot {
     fn drop(&mut self) {
+        if FORKED.load(Ordering::Relaxed) {
+            return;
+        }
         if let (Some(i), Some(s)) = (self.0.get(), SMART.get()) {
             s.release(i);
         }
@@ -171,7 +180,12 @@ impl Smart {
         if let Some(s) = SMART.get() {
             return Ok(s);
         }
+        if FORKED.load(Ordering::Relaxed) {
+            return Err(Error::NotRegistered);
+        }
         let s = Smart::connect(&opts)?;
+        // SAFETY: registering a fork handler that only stores into an atomic.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
         Ok(SMART.get_or_init(|| s))
     }
 
@@ -285,8 +299,12 @@ impl Smart {
         self.region.header().claims.fetch_add(1, Ordering::Release);
     }
 
-    /// The calling thread's slot, claimed on first use.
+    /// The calling thread's slot, claimed on first use. In a child process after `fork()` there is
+    /// none: the region is the parent's, and writing it would change the parent's threads.
     fn my_slot(&self) -> Result<&Slot, Error> {
+        if FORKED.load(Ordering::Relaxed) {
+            return Err(Error::NotRegistered);
+        }
         MY_SLOT.with(|m| {
             let i = match m.0.get() {
                 Some(i) => i,
@@ -302,6 +320,9 @@ impl Smart {
 
     /// Give up the calling thread's slot now (it is also given back when the thread exits).
     pub fn release_thread(&self) {
+        if FORKED.load(Ordering::Relaxed) {
+            return;
+        }
         MY_SLOT.with(|m| {
             if let Some(i) = m.0.take() {
                 self.release(i);

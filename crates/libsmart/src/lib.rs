@@ -75,6 +75,8 @@
 //!   thread was killed without running destructors); the window is until the process's next slot
 //!   change or exit, and the reuse must land in the same process to pass the check.
 //! * Priority and share are per thread, as the paper's tasks; there is no per-process default yet.
+//! * After `fork()` the child is not registered (every call fails with `ENOTCONN`): the region it
+//!   inherited is its parent's, and a process registers once. A child that needs the API must `exec`.
 //! * x86-64 and aarch64 Linux only (the siginfo layout and 64-bit `si_value` carrying the deadline).
 //! * The library's file name is `liblibsmart.*` (Cargo's naming); link with `-llibsmart`.
 

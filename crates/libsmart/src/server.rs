@@ -35,6 +35,8 @@ pub const SNAPSHOT_TRIES: u32 = 64;
 pub const MAX_SHARE: u32 = 10_000;
 /// Most processes registered at once; later ones are refused with `EAGAIN`.
 pub const MAX_PROCESSES: usize = 4096;
+/// Most connections waiting to send their registration; more are closed at once.
+pub const MAX_PENDING: usize = 256;
 /// How long a connection may take to send its registration before it is dropped.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
 /// `CAP_SYS_NICE`, the capability to raise scheduling importance (capability.h).
@@ -258,6 +260,10 @@ impl Registry {
                         Ok(c) => c,
                         Err(_) => continue,
                     };
+                    if self.pending.len() >= MAX_PENDING {
+                        self.stats.refused += 1;
+                        continue;
+                    }
                     if stream.set_nonblocking(true).is_ok() {
                         self.pending.push(Pending { stream, cred, since: Instant::now() });
                     }

@@ -293,3 +293,33 @@ fn a_second_scheduler_cannot_steal_the_socket_and_no_scheduler_is_a_clear_error(
     let msg = libsmart::Error::Connect("/nonexistent/smart.sock".into(), e).to_string();
     assert!(msg.contains("/nonexistent/smart.sock") && msg.contains("SMART_SOCKET"), "{msg}");
 }
+
+#[test]
+fn a_forked_child_cannot_write_its_parents_slots() {
+    let (server, smart) = setup();
+    std::thread::spawn(move || {
+        let tid = smart.attach_thread().unwrap();
+        let d = libsmart::now() + 1_000_000_000;
+        smart.set_time_constraint(d, None, None).unwrap();
+        wait_registered(server, tid);
+        // The child inherits the mapping and this thread's slot index; its calls must fail instead of
+        // overwriting the parent's slot. (Only atomics and _exit in the child: it was forked from a
+        // multithreaded process.)
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let r = smart.set_time_constraint(1, None, None);
+            let code = match r {
+                Err(e) if e.errno() == libc::ENOTCONN => 0,
+                _ => 1,
+            };
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child status {status:#x}");
+        assert_eq!(server.with(move |r| r.constraint(tid)).map(|c| c.deadline), Some(d));
+    })
+    .join()
+    .unwrap();
+}
