@@ -93,6 +93,12 @@ uint64_t smart_now(void);
 #define SMART_FLAG_PRIORITY 2u
 #define SMART_FLAG_SHARE 4u
 
+#ifdef __cplusplus
+#define SMART_STATIC_ASSERT static_assert
+#else
+#define SMART_STATIC_ASSERT _Static_assert
+#endif
+
 struct smart_header {
 	uint64_t magic;        /*  0 SMART_MAGIC */
 	uint32_t version;      /*  8 SMART_LAYOUT_VERSION */
@@ -134,17 +140,17 @@ struct smart_slot {
 	uint64_t reserved[4];  /* 96 */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct smart_header) == 128, "smart_header size");
-_Static_assert(sizeof(struct smart_slot) == 128, "smart_slot size");
-_Static_assert(offsetof(struct smart_header, claims) == 32, "smart_header.claims");
-_Static_assert(offsetof(struct smart_header, privileged) == 36, "smart_header.privileged");
-_Static_assert(offsetof(struct smart_slot, deadline) == 16, "smart_slot.deadline");
-_Static_assert(offsetof(struct smart_slot, priority) == 48, "smart_slot.priority");
-_Static_assert(offsetof(struct smart_slot, taken) == 56, "smart_slot.taken");
-_Static_assert(offsetof(struct smart_slot, notifications) == 64, "smart_slot.notifications");
-_Static_assert(offsetof(struct smart_slot, availability) == 80, "smart_slot.availability");
-_Static_assert(offsetof(struct smart_slot, seen_seq) == 88, "smart_slot.seen_seq");
-_Static_assert(offsetof(struct smart_slot, last_passed) == 92, "smart_slot.last_passed");
+SMART_STATIC_ASSERT(sizeof(struct smart_header) == 128, "smart_header size");
+SMART_STATIC_ASSERT(sizeof(struct smart_slot) == 128, "smart_slot size");
+SMART_STATIC_ASSERT(offsetof(struct smart_header, claims) == 32, "smart_header.claims");
+SMART_STATIC_ASSERT(offsetof(struct smart_header, privileged) == 36, "smart_header.privileged");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, deadline) == 16, "smart_slot.deadline");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, priority) == 48, "smart_slot.priority");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, taken) == 56, "smart_slot.taken");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, notifications) == 64, "smart_slot.notifications");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, availability) == 80, "smart_slot.availability");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, seen_seq) == 88, "smart_slot.seen_seq");
+SMART_STATIC_ASSERT(offsetof(struct smart_slot, last_passed) == 92, "smart_slot.last_passed");
 
 #ifdef __cplusplus
 }

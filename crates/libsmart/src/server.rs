@@ -6,6 +6,41 @@
 //! process when nothing happens), and [`Registry::constraint`] / [`Registry::lookup`] whenever a decision
 //! about a task needs them (a hash lookup and a seqlock read: no system call).
 //!
+//! ## How `scx_smart` uses it
+//!
+//! ```no_run
+//! # use libsmart::server::Registry;
+//! # fn policy_task(_tid: u32) -> sched::TaskId { sched::TaskId(0) }
+//! # let mut policy = sched::by_name("smart", &Default::default()).unwrap();
+//! # let now: sched::Nanos = libsmart::now(); // CLOCK_MONOTONIC ns, as bpf_ktime_get_ns()
+//! let mut reg = Registry::bind_default()?;   // $SMART_SOCKET or /run/smart/scx_smart.sock
+//! # let (tid, mut last_seq) = (0u32, 0u32);
+//! loop {
+//!     reg.poll();                              // once per loop iteration: registrations, exits
+//!     // ... for a task the kernel reports runnable or stopped (its pid in the kernel is the tid):
+//!     if let Some(q) = reg.lookup(tid) {
+//!         if q.seq != last_seq {               // the thread changed something since last time
+//!             last_seq = q.seq;
+//!             policy.set_time_constraint(policy_task(tid), q.constraint, now);
+//!             policy.set_params(policy_task(tid), &q.params(&sched::TaskParams::default()), now);
+//!         }
+//!     }
+//!     // ... after decisions: notifications and availability go back to the threads.
+//!     let mut out = Vec::new();
+//!     policy.take_notifications(&mut out);
+//!     for n in out {
+//!         # let tid_of = |_t: sched::TaskId| 0u32;
+//!         let _ = reg.notify(tid_of(n.task), n.deadline, n.passed);
+//!     }
+//!     reg.set_availability(tid, &policy.availability(policy_task(tid), now));
+//!     # break;
+//! }
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! Times in constraints are `CLOCK_MONOTONIC` nanoseconds, the clock of `bpf_ktime_get_ns()`, so the
+//! scheduler can compare them with its own `now` directly.
+//!
 //! ## Trust
 //!
 //! The region's contents are written by the application at any moment, so everything read from it is
