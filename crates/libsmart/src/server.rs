@@ -510,6 +510,11 @@ impl Registry {
         self.lookup(tid)?.constraint
     }
 
+    /// The threads with a verified slot (for writing every registered thread's availability).
+    pub fn registered_tids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.index.keys().copied()
+    }
+
     /// Whether `tid` has a verified slot.
     pub fn is_registered(&self, tid: u32) -> bool {
         self.index.contains_key(&tid)

@@ -189,6 +189,7 @@ fn availability_written_by_the_scheduler_is_read_by_the_thread() {
         let tid = smart.attach_thread().unwrap();
         wait_registered(server, tid);
         assert_eq!(smart.availability().unwrap(), None);
+        assert!(server.with(move |r| r.registered_tids().any(|t| t == tid)));
         let a = sched::Availability { consumption_rate: 55.0, allocation_rate: 50.0 };
         assert!(server.with(move |r| r.set_availability(tid, &a)));
         let got = smart.availability().unwrap().unwrap();
