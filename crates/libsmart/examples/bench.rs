@@ -18,6 +18,17 @@ use libsmart::{Options, Smart};
 
 const N: u32 = 1_000_000;
 
+/// Pin the calling thread to `cpu` (best effort: the visibility measurement wants the writer and
+/// the reader on different CPUs at the same time).
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t filled with CPU_SET, passed with its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
 fn per_op(mut f: impl FnMut(), n: u32) -> f64 {
     for _ in 0..n / 10 {
         f();
@@ -68,6 +79,7 @@ fn main() {
                     done_tx.send((set, clear)).unwrap();
                 }
                 "stream" => {
+                    pin(1);
                     // Publish "now" as the deadline every ~20 µs until told to stop.
                     while !stop2.load(Ordering::Relaxed) {
                         smart.set_time_constraint(libsmart::now(), None, None).unwrap();
@@ -116,6 +128,7 @@ fn main() {
     );
 
     // Visibility: the scheduler spins on the slot; each new deadline is the writer's clock at the store.
+    pin(0);
     cmd_tx.send("stream").unwrap();
     let mut lat = Vec::with_capacity(20_000);
     let (mut last, t0) = (0u64, Instant::now());
