@@ -77,6 +77,12 @@
 //! * Priority and share are per thread, as the paper's tasks; there is no per-process default yet.
 //! * After `fork()` the child is not registered (every call fails with `ENOTCONN`): the region it
 //!   inherited is its parent's, and a process registers once. A child that needs the API must `exec`.
+//! * The notification signal is a hint, not proof: any process allowed to signal this one (same uid)
+//!   can send the same signal. The slot's counter, which only the scheduler and this process can
+//!   write, is what [`Smart::take_notification`] reports. The handler is installed with `SA_RESTART`,
+//!   so a notification does not make blocking calls fail with `EINTR`.
+//! * The scheduler learns that a process is gone when its socket closes; a child forked without
+//!   `exec` keeps the socket open, so the (idle) region stays registered until the child exits too.
 //! * x86-64 and aarch64 Linux only (the siginfo layout and 64-bit `si_value` carrying the deadline).
 //! * The library's file name is `liblibsmart.*` (Cargo's naming); link with `-llibsmart`.
 
