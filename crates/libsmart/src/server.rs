@@ -1,0 +1,624 @@
+//! The scheduler side: [`Registry`] accepts registrations, maps the regions, and answers "what does
+//! thread `tid` ask for" from shared memory; it writes availability and sends notifications.
+//!
+//! It is driven from the scheduler's own loop and never blocks: call [`Registry::poll`] often (every
+//! iteration, or at least every millisecond; it costs one `poll(2)` plus a memory load per registered
+//! process when nothing happens), and [`Registry::constraint`] / [`Registry::lookup`] whenever a decision
+//! about a task needs them (a hash lookup and a seqlock read: no system call).
+//!
+//! ## How `scx_smart` uses it
+//!
+//! ```no_run
+//! # use libsmart::server::Registry;
+//! # fn policy_task(_tid: u32) -> sched::TaskId { sched::TaskId(0) }
+//! # let mut policy = sched::by_name("smart", &Default::default()).unwrap();
+//! # let now: sched::Nanos = libsmart::now(); // CLOCK_MONOTONIC ns, as bpf_ktime_get_ns()
+//! let mut reg = Registry::bind_default()?;   // $SMART_SOCKET or /run/smart/scx_smart.sock
+//! # let (tid, mut last_seq) = (0u32, 0u32);
+//! loop {
+//!     reg.poll();                              // once per loop iteration: registrations, exits
+//!     // ... for a task the kernel reports runnable or stopped (its pid in the kernel is the tid):
+//!     if let Some(q) = reg.lookup(tid) {
+//!         if q.seq != last_seq {               // the thread changed something since last time
+//!             last_seq = q.seq;
+//!             policy.set_time_constraint(policy_task(tid), q.constraint, now);
+//!             policy.set_params(policy_task(tid), &q.params(&sched::TaskParams::default()), now);
+//!         }
+//!     }
+//!     // ... after decisions: notifications and availability go back to the threads.
+//!     let mut out = Vec::new();
+//!     policy.take_notifications(&mut out);
+//!     for n in out {
+//!         # let tid_of = |_t: sched::TaskId| 0u32;
+//!         let _ = reg.notify(tid_of(n.task), n.deadline, n.passed);
+//!     }
+//!     reg.set_availability(tid, &policy.availability(policy_task(tid), now));
+//!     # break;
+//! }
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! Times in constraints are `CLOCK_MONOTONIC` nanoseconds, the clock of `bpf_ktime_get_ns()`, so the
+//! scheduler can compare them with its own `now` directly.
+//!
+//! ## Trust
+//!
+//! The region's contents are written by the application at any moment, so everything read from it is
+//! validated each time: snapshots are bounded (a slot held mid-write reads as "no request"), a thread id
+//! is served only after the kernel confirmed it belongs to the registering process
+//! (`/proc/<pid>/task/<tid>` for the pid `SO_PEERCRED` gave), and priority/share requests above the
+//! defaults are clamped unless that process held `CAP_SYS_NICE` when it connected.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::layout;
+use crate::proto::{self, Hello, Reply, HELLO_MAGIC};
+use crate::region::Region;
+use crate::{DEFAULT_PRIORITY, DEFAULT_SHARE};
+
+/// Tries of a seqlock snapshot before a slot is treated as "no request" for this decision.
+pub const SNAPSHOT_TRIES: u32 = 64;
+/// Largest share a privileged process may ask for (larger requests are clamped to it).
+pub const MAX_SHARE: u32 = 10_000;
+/// Most processes registered at once; later ones are refused with `EAGAIN`.
+pub const MAX_PROCESSES: usize = 4096;
+/// Most connections waiting to send their registration; more are closed at once.
+pub const MAX_PENDING: usize = 256;
+/// How long a connection may take to send its registration before it is dropped.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+/// `CAP_SYS_NICE`, the capability to raise scheduling importance (capability.h).
+pub const CAP_SYS_NICE: u32 = 23;
+
+/// Whether a process with effective capability set `cap_eff` may raise priority or share above the
+/// defaults: exactly when it holds `CAP_SYS_NICE`, as for `nice(2)` or `sched_setscheduler(2)`. Root
+/// without that capability (dropped) may not.
+pub fn may_raise(cap_eff: u64) -> bool {
+    cap_eff & (1u64 << CAP_SYS_NICE) != 0
+}
+
+/// The `CapEff:` field of a `/proc/<pid>/status` text.
+pub fn parse_cap_eff(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("CapEff:"))?;
+    u64::from_str_radix(line["CapEff:".len()..].trim(), 16).ok()
+}
+
+/// Clamp a request to what the process may have: unprivileged processes may only lower their
+/// importance (priority ≤ default, share ≤ default); nobody gets more than [`MAX_SHARE`].
+pub fn clamp_params(priority: i32, share: u32, privileged: bool) -> (i32, u32) {
+    if privileged {
+        (priority, share.min(MAX_SHARE))
+    } else {
+        (priority.min(DEFAULT_PRIORITY), share.min(DEFAULT_SHARE))
+    }
+}
+
+/// What a thread asks for, as read from its slot (already clamped to what its process may have).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The process (its pid as `SO_PEERCRED` gave it).
+    pub pid: u32,
+    /// Seqlock sequence of the snapshot: changes whenever the thread changed anything.
+    pub seq: u32,
+    /// The time constraint, if one is set.
+    pub constraint: Option<sched::TimeConstraint>,
+    /// The priority it asked for (clamped), if it asked.
+    pub priority: Option<i32>,
+    /// The share it asked for (clamped), if it asked.
+    pub share: Option<u32>,
+}
+
+impl Request {
+    /// `base` with this request's priority and share applied.
+    pub fn params(&self, base: &sched::TaskParams) -> sched::TaskParams {
+        let mut p = base.clone();
+        if let Some(pr) = self.priority {
+            p.priority = pr;
+        }
+        if let Some(s) = self.share {
+            p.share = s;
+        }
+        p
+    }
+}
+
+/// A registered process, as [`Registry::processes`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Pid (`SO_PEERCRED`).
+    pub pid: u32,
+    /// Uid (`SO_PEERCRED`).
+    pub uid: u32,
+    /// Whether it may raise priority/share.
+    pub privileged: bool,
+    /// Notification signal (0 = none).
+    pub signal: i32,
+    /// Threads with a verified slot.
+    pub threads: Vec<u32>,
+}
+
+/// Counters, for the scheduler's statistics.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Registrations accepted.
+    pub registered: u64,
+    /// Registrations refused (bad message, bad region, bad signal, too many).
+    pub refused: u64,
+    /// Processes dropped because their socket closed (they exited or unregistered).
+    pub exited: u64,
+    /// Slots naming a thread that is not the registering process's (never served).
+    pub foreign_tids: u64,
+    /// Lookups that found a slot being rewritten for all [`SNAPSHOT_TRIES`] tries.
+    pub torn_reads: u64,
+    /// Requests above the defaults clamped because the process lacks `CAP_SYS_NICE`.
+    pub clamped: u64,
+    /// Notifications counted in a slot.
+    pub notifications: u64,
+    /// Notification signals that failed to send (the thread exited meanwhile).
+    pub signal_errors: u64,
+}
+
+struct Pending {
+    stream: UnixStream,
+    cred: libc::ucred,
+    since: Instant,
+}
+
+struct Proc {
+    pid: u32,
+    uid: u32,
+    privileged: bool,
+    signal: i32,
+    region: Region,
+    stream: UnixStream,
+    claims_seen: u32,
+    /// Per slot: the (tid, generation) last examined, and whether it was verified and indexed.
+    known: Vec<(u32, u32, bool)>,
+}
+
+#[derive(Copy, Clone)]
+struct Entry {
+    proc: usize,
+    slot: u32,
+    generation: u32,
+}
+
+/// The scheduler's end: a listening socket and the regions of the registered processes.
+pub struct Registry {
+    path: PathBuf,
+    listener: UnixListener,
+    pending: Vec<Pending>,
+    procs: Vec<Option<Proc>>,
+    index: HashMap<u32, Entry>,
+    stats: Stats,
+    torn: Cell<u64>,
+    clamped: Cell<u64>,
+    pollfds: Vec<libc::pollfd>,
+}
+
+fn tid_belongs_to(tid: u32, pid: u32) -> bool {
+    tid != 0 && Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
+fn process_may_raise(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| parse_cap_eff(&s))
+        .is_some_and(may_raise)
+}
+
+/// The siginfo the kernel copies to the target for `rt_tgsigqueueinfo` (x86-64/aarch64 layout:
+/// 128 bytes; `si_pid`, `si_uid`, `si_value` of the `_rt` member).
+#[repr(C)]
+struct RtSigInfo {
+    signo: i32,
+    errno: i32,
+    code: i32,
+    _pad: i32,
+    pid: i32,
+    uid: u32,
+    value: u64,
+    _rest: [u64; 12],
+}
+const _: () = assert!(std::mem::size_of::<RtSigInfo>() == 128);
+
+impl Registry {
+    /// Listen at `$SMART_SOCKET`, or [`crate::DEFAULT_SOCKET`].
+    pub fn bind_default() -> io::Result<Registry> {
+        Registry::bind(crate::client::socket_path())
+    }
+
+    /// Listen at `path`: create its directory (mode 0755) if needed, replace a stale socket (refuse
+    /// with `AddrInUse` if another scheduler still answers on it), and make the socket mode 0666 so
+    /// every user's processes can register.
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<Registry> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                std::fs::create_dir_all(dir)?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+            }
+        }
+        if let Ok(md) = std::fs::symlink_metadata(&path) {
+            if !md.file_type().is_socket() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} exists and is not a socket", path.display()),
+                ));
+            }
+            if UnixStream::connect(&path).is_ok() {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("another scheduler listens on {}", path.display()),
+                ));
+            }
+            std::fs::remove_file(&path)?;
+        }
+        let listener = UnixListener::bind(&path)?;
+        listener.set_nonblocking(true)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666))?;
+        Ok(Registry {
+            path,
+            listener,
+            pending: Vec::new(),
+            procs: Vec::new(),
+            index: HashMap::new(),
+            stats: Stats::default(),
+            torn: Cell::new(0),
+            clamped: Cell::new(0),
+            pollfds: Vec::new(),
+        })
+    }
+
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Do the pending work, without blocking: accept connections, answer registrations, drop
+    /// processes whose socket closed, and index threads that claimed or released slots. Returns how
+    /// many registrations, exits and slot changes it handled.
+    pub fn poll(&mut self) -> usize {
+        let mut events = 0;
+        // New connections.
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let cred = match proto::peer_cred(&stream) {
+                        Ok(c) => c,
+                        Err(_) => continue,
+                    };
+                    if self.pending.len() >= MAX_PENDING {
+                        self.stats.refused += 1;
+                        continue;
+                    }
+                    if stream.set_nonblocking(true).is_ok() {
+                        self.pending.push(Pending { stream, cred, since: Instant::now() });
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break, // WouldBlock, or a transient error (EMFILE): try again next poll
+            }
+        }
+        // Registrations.
+        let mut i = 0;
+        while i < self.pending.len() {
+            let fd = self.pending[i].stream.as_raw_fd();
+            match proto::recv::<Hello>(fd, libc::MSG_DONTWAIT) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.pending[i].since.elapsed() > HELLO_TIMEOUT {
+                        self.pending.swap_remove(i);
+                        self.stats.refused += 1;
+                    } else {
+                        i += 1;
+                    }
+                }
+                Ok(Some((hello, region_fd))) => {
+                    let p = self.pending.swap_remove(i);
+                    self.register(p, hello, region_fd);
+                    events += 1;
+                }
+                Ok(None) | Err(_) => {
+                    self.pending.swap_remove(i);
+                    self.stats.refused += 1;
+                }
+            }
+        }
+        events += self.reap();
+        // Slot changes.
+        for p in 0..self.procs.len() {
+            let Some(pr) = &self.procs[p] else { continue };
+            let claims = pr.region.header().claims.load(Ordering::Acquire);
+            if claims != pr.claims_seen {
+                events += self.rescan(p, claims);
+            }
+        }
+        events
+    }
+
+    fn register(&mut self, p: Pending, hello: Hello, fd: Option<OwnedFd>) {
+        let (pid, uid) = (p.cred.pid as u32, p.cred.uid);
+        let result = (|| {
+            if hello.magic != HELLO_MAGIC || hello.version != layout::VERSION {
+                return Err(libc::EPROTO);
+            }
+            if self.procs.iter().flatten().count() >= MAX_PROCESSES {
+                return Err(libc::EAGAIN);
+            }
+            let region = Region::from_fd(fd.ok_or(libc::EBADF)?).map_err(|e| e.errno())?;
+            let signal = region.header().signal.load(Ordering::Relaxed) as i32;
+            if signal != 0 && !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&signal) {
+                return Err(libc::EINVAL);
+            }
+            Ok((region, signal))
+        })();
+        match result {
+            Err(errno) => {
+                self.stats.refused += 1;
+                let _ = proto::send(p.stream.as_raw_fd(), &Reply { status: errno, privileged: 0 }, None);
+            }
+            Ok((region, signal)) => {
+                let privileged = process_may_raise(pid);
+                region.header().privileged.store(privileged as u32, Ordering::Relaxed);
+                let reply = Reply { status: 0, privileged: privileged as u32 };
+                if proto::send(p.stream.as_raw_fd(), &reply, None).is_err() {
+                    self.stats.refused += 1;
+                    return;
+                }
+                let known = vec![(0, 0, false); region.nslots() as usize];
+                let pr =
+                    Proc { pid, uid, privileged, signal, region, stream: p.stream, claims_seen: 0, known };
+                let idx = match self.procs.iter().position(Option::is_none) {
+                    Some(i) => i,
+                    None => {
+                        self.procs.push(None);
+                        self.procs.len() - 1
+                    }
+                };
+                let claims = pr.region.header().claims.load(Ordering::Acquire);
+                self.procs[idx] = Some(pr);
+                self.stats.registered += 1;
+                self.rescan(idx, claims);
+            }
+        }
+    }
+
+    /// Drop processes whose socket reports hang-up or sends anything (the protocol has nothing after
+    /// the registration). One `poll(2)` over all of them.
+    fn reap(&mut self) -> usize {
+        self.pollfds.clear();
+        let mut which = Vec::new();
+        for (i, p) in self.procs.iter().enumerate() {
+            if let Some(p) = p {
+                self.pollfds.push(libc::pollfd {
+                    fd: p.stream.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+                which.push(i);
+            }
+        }
+        if self.pollfds.is_empty() {
+            return 0;
+        }
+        // SAFETY: poll over a vector of valid pollfd entries, timeout 0.
+        let n = unsafe { libc::poll(self.pollfds.as_mut_ptr(), self.pollfds.len() as libc::nfds_t, 0) };
+        if n <= 0 {
+            return 0;
+        }
+        let gone: Vec<usize> =
+            self.pollfds.iter().zip(&which).filter(|(f, _)| f.revents != 0).map(|(_, &i)| i).collect();
+        for &i in &gone {
+            self.drop_proc(i);
+            self.stats.exited += 1;
+        }
+        gone.len()
+    }
+
+    fn drop_proc(&mut self, i: usize) {
+        if let Some(p) = self.procs[i].take() {
+            for &(tid, _, indexed) in &p.known {
+                if indexed && self.index.get(&tid).is_some_and(|e| e.proc == i) {
+                    self.index.remove(&tid);
+                }
+            }
+        }
+    }
+
+    fn rescan(&mut self, p: usize, claims: u32) -> usize {
+        let mut changes = 0;
+        let Some(mut pr) = self.procs[p].take() else { return 0 };
+        pr.claims_seen = claims;
+        for i in 0..pr.region.nslots() {
+            let Some(mut v) = pr.region.slot(i).snapshot(SNAPSHOT_TRIES) else { continue };
+            if v.tid & layout::TID_CLAIMING != 0 {
+                v.tid = 0; // being claimed: free until its owner publishes it
+            }
+            let (old_tid, old_gen, old_indexed) = pr.known[i as usize];
+            if (v.tid, v.generation) == (old_tid, old_gen) {
+                continue;
+            }
+            changes += 1;
+            if old_indexed && self.index.get(&old_tid).is_some_and(|e| e.proc == p && e.slot == i) {
+                self.index.remove(&old_tid);
+            }
+            let mut indexed = false;
+            if v.tid != 0 {
+                let ok = tid_belongs_to(v.tid, pr.pid);
+                let taken = match self.index.get(&v.tid) {
+                    None => false,
+                    // Another slot claims it too: the one that is still the kernel's truth wins; a
+                    // stale entry of a process whose thread exited and whose tid was reused loses.
+                    Some(e) if e.proc == p => true,
+                    Some(e) => self.procs[e.proc].as_ref().is_some_and(|o| tid_belongs_to(v.tid, o.pid)),
+                };
+                if ok && !taken {
+                    self.index.insert(v.tid, Entry { proc: p, slot: i, generation: v.generation });
+                    indexed = true;
+                } else {
+                    self.stats.foreign_tids += 1;
+                }
+            }
+            pr.known[i as usize] = (v.tid, v.generation, indexed);
+        }
+        self.procs[p] = Some(pr);
+        changes
+    }
+
+    fn slot_of(&self, tid: u32) -> Option<(&Proc, &layout::Slot, u32)> {
+        let e = self.index.get(&tid)?;
+        let p = self.procs[e.proc].as_ref()?;
+        Some((p, p.region.slot(e.slot), e.generation))
+    }
+
+    /// Everything thread `tid` asks for, or `None` if it is not registered (or its slot changed owner
+    /// since the last [`Registry::poll`], or was being rewritten for every try).
+    pub fn lookup(&self, tid: u32) -> Option<Request> {
+        let (p, s, generation) = self.slot_of(tid)?;
+        let Some(v) = s.snapshot(SNAPSHOT_TRIES) else {
+            self.torn.set(self.torn.get() + 1);
+            return None;
+        };
+        if v.tid != tid || v.generation != generation {
+            return None;
+        }
+        s.seen_seq.store(v.seq, Ordering::Release);
+        let (prio, share) = clamp_params(v.priority, v.share, p.privileged);
+        let want_p = v.flags & layout::FLAG_PRIORITY != 0;
+        let want_s = v.flags & layout::FLAG_SHARE != 0;
+        if (want_p && prio != v.priority) || (want_s && share != v.share) {
+            self.clamped.set(self.clamped.get() + 1);
+        }
+        Some(Request {
+            pid: p.pid,
+            seq: v.seq,
+            constraint: v.constraint(),
+            priority: want_p.then_some(prio),
+            share: want_s.then_some(share),
+        })
+    }
+
+    /// The time constraint thread `tid` has set, if any. Call it on every decision about the task.
+    pub fn constraint(&self, tid: u32) -> Option<sched::TimeConstraint> {
+        self.lookup(tid)?.constraint
+    }
+
+    /// The threads with a verified slot (for writing every registered thread's availability).
+    pub fn registered_tids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.index.keys().copied()
+    }
+
+    /// Whether `tid` has a verified slot.
+    pub fn is_registered(&self, tid: u32) -> bool {
+        self.index.contains_key(&tid)
+    }
+
+    /// Publish thread `tid`'s availability (percent of one CPU). `false` if it has no slot.
+    pub fn set_availability(&self, tid: u32, a: &sched::Availability) -> bool {
+        let Some((_, s, _)) = self.slot_of(tid) else { return false };
+        s.availability.store(
+            layout::pack_rates(a.consumption_rate as f32, a.allocation_rate as f32),
+            Ordering::Release,
+        );
+        true
+    }
+
+    /// Notify thread `tid` that the constraint with `deadline` will be (`passed == false`) or was
+    /// (`passed == true`) missed: count it in the slot, then send the process's signal to that thread
+    /// with the deadline as `si_value` (`rt_tgsigqueueinfo`, `si_code = SI_QUEUE`). `Ok(false)` if the
+    /// thread has no slot; an error if the signal could not be sent (the count stays).
+    pub fn notify(&mut self, tid: u32, deadline: u64, passed: bool) -> io::Result<bool> {
+        let Some((p, s, _)) = self.slot_of(tid) else { return Ok(false) };
+        s.last_notified_deadline.store(deadline, Ordering::Relaxed);
+        s.last_passed.store(passed as u32, Ordering::Relaxed);
+        s.notifications.fetch_add(1, Ordering::Release);
+        let (pid, sig) = (p.pid, p.signal);
+        self.stats.notifications += 1;
+        if sig == 0 {
+            return Ok(true);
+        }
+        let info = RtSigInfo {
+            signo: sig,
+            errno: 0,
+            code: libc::SI_QUEUE,
+            _pad: 0,
+            // SAFETY: getpid/getuid cannot fail.
+            pid: unsafe { libc::getpid() },
+            uid: unsafe { libc::getuid() },
+            value: deadline,
+            _rest: [0; 12],
+        };
+        // SAFETY: the raw syscall with a fully initialised 128-byte siginfo.
+        let r = unsafe {
+            libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid as libc::pid_t, tid as libc::pid_t, sig, &info)
+        };
+        if r < 0 {
+            self.stats.signal_errors += 1;
+            return Err(io::Error::last_os_error());
+        }
+        Ok(true)
+    }
+
+    /// The registered processes.
+    pub fn processes(&self) -> Vec<ProcessInfo> {
+        self.procs
+            .iter()
+            .flatten()
+            .map(|p| ProcessInfo {
+                pid: p.pid,
+                uid: p.uid,
+                privileged: p.privileged,
+                signal: p.signal,
+                threads: p.known.iter().filter(|k| k.2).map(|k| k.0).collect(),
+            })
+            .collect()
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        Stats { torn_reads: self.torn.get(), clamped: self.clamped.get(), ..self.stats }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_parsing_and_the_raise_rule() {
+        let status = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\nCapBnd:\t0\n";
+        let eff = parse_cap_eff(status).unwrap();
+        assert!(may_raise(eff));
+        assert!(!may_raise(eff & !(1 << CAP_SYS_NICE)));
+        assert_eq!(parse_cap_eff("Name:\tx\n"), None);
+        // Unprivileged: lowering passes, raising is clamped to the default.
+        assert_eq!(clamp_params(-3, 0, false), (-3, 0));
+        assert_eq!(clamp_params(5, 7, false), (DEFAULT_PRIORITY, DEFAULT_SHARE));
+        // Privileged: anything, share bounded.
+        assert_eq!(clamp_params(5, 7, true), (5, 7));
+        assert_eq!(clamp_params(5, u32::MAX, true), (5, MAX_SHARE));
+    }
+
+    #[test]
+    fn the_running_test_process_has_the_capability_it_reports() {
+        // This host runs tests as root with full capabilities; the check must agree with /proc.
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        let pid = std::process::id();
+        assert_eq!(process_may_raise(pid), may_raise(parse_cap_eff(&s).unwrap()));
+        assert!(tid_belongs_to(pid, pid));
+        assert!(!tid_belongs_to(1, pid) || pid == 1);
+    }
+}
