@@ -12,7 +12,7 @@ sched_pid=$!
 wait_scx_state enabled 20
 ops=$(scx_ops)
 log "state=$(scx_state) ops=$ops switch_all=$(cat $SCX/switch_all)"
-[ "$ops" = simple ] || fail "root/ops is '$ops', expected 'simple'"
+scx_ops_is simple || fail "root/ops is '$ops', expected 'simple'"
 
 start_mixed_load 30
 log "mixed load started:$LOAD_PIDS"

@@ -14,6 +14,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 scx_state() { cat "$SCX/state" 2>/dev/null || echo "missing"; }
 scx_ops() { cat "$SCX/root/ops" 2>/dev/null || echo ""; }
+# scx_ops_is NAME: true if the loaded scheduler is NAME; schedulers built on scx_rustland_core register as
+# NAME_<version>_<target> (e.g. smart_0.1.0_x86_64_unknown_linux_gnu), so NAME_* matches too.
+scx_ops_is() {
+  case "$(scx_ops)" in "$1"|"$1"_*) return 0 ;; *) return 1 ;; esac
+}
 
 # wait_scx_state STATE SECONDS: poll until /sys/kernel/sched_ext/state is STATE; fails on timeout.
 wait_scx_state() {
