@@ -7,7 +7,7 @@ pkgs=(
   linux-source-6.12                     # kernel source tarball in /usr/src
   build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod xz-utils zstd rsync python3
   qemu-system-x86 busybox-static        # the guest
-  clang-19 lld-19 llvm-19 libclang1-19 libzstd-dev zlib1g-dev pkg-config   # BPF: tools/sched_ext, bpftool, libbpf
+  clang-19 llvm-19 libclang1-19 libzstd-dev zlib1g-dev pkg-config   # BPF: tools/sched_ext, bpftool, libbpf
   libseccomp-dev                        # scx_rustland_core (seccomp crate) for user-space schedulers
 )
 missing=()
