@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the sched_ext guest needs (scripts/vm/): the Debian 6.12 kernel source and its build tools,
-# QEMU, a static busybox for the initramfs, and clang/lld 19 for the BPF side of sched_ext schedulers.
+# QEMU, a static busybox for the initramfs, clang 19 for the BPF side of sched_ext schedulers (Debian 12 main
+# has clang-19 and clang-16; its default clang is 14, too old for sched_ext), libseccomp for scx_rustland_core.
 # Idempotent: returns at once when everything is already installed.
 set -euo pipefail
 pkgs=(
