@@ -1,0 +1,84 @@
+# Helpers for guest tests (busybox sh). Sourced by every test as `. /tests/lib.sh`.
+#
+# A guest test is a shell script in scripts/vm/guest-tests/ named NN-name.sh. It runs as root inside the guest,
+# with the binaries it names on a `# needs:` line in /usr/local/bin, and passes by exiting 0. Header lines the
+# runner (scripts/vm/run-guest-tests) reads:
+#   # needs: scx_simple other_binary     binaries to put into the guest (see run-guest-tests --help)
+#   # timeout: 120                        wall-time limit in seconds for boot + test (default 180)
+# Print what you measured: the output is shown when the test fails, and with run-guest-tests --verbose.
+
+SCX=/sys/kernel/sched_ext
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+scx_state() { cat "$SCX/state" 2>/dev/null || echo "missing"; }
+scx_ops() { cat "$SCX/root/ops" 2>/dev/null || echo ""; }
+# scx_ops_is NAME: true if the loaded scheduler is NAME; schedulers built on scx_rustland_core register as
+# NAME_<version>_<target> (e.g. smart_0.1.0_x86_64_unknown_linux_gnu), so NAME_* matches too.
+scx_ops_is() {
+  case "$(scx_ops)" in "$1"|"$1"_*) return 0 ;; *) return 1 ;; esac
+}
+
+# wait_scx_state STATE SECONDS: poll until /sys/kernel/sched_ext/state is STATE; fails on timeout.
+wait_scx_state() {
+  _want=$1 _n=$(( $2 * 10 ))
+  while [ "$_n" -gt 0 ]; do
+    [ "$(scx_state)" = "$_want" ] && return 0
+    usleep 100000
+    _n=$((_n - 1))
+  done
+  fail "sched_ext state is '$(scx_state)', waited $2 s for '$_want'"
+}
+
+# on_scx PID: prints 1 if the task runs in the sched_ext class, 0 if not, nothing if it is gone
+# (/proc/PID/sched's ext.enabled, present with CONFIG_SCHED_DEBUG).
+on_scx() { awk '/^ext.enabled/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
+
+# count_on_scx: "N M": N tasks (threads of all processes) in the sched_ext class out of M.
+count_on_scx() {
+  _on=0 _all=0
+  for _f in /proc/[0-9]*/task/[0-9]*/sched; do
+    _v=$(awk '/^ext.enabled/ {print $3}' "$_f" 2>/dev/null)
+    [ -n "$_v" ] || continue
+    _all=$((_all + 1))
+    [ "$_v" = 1 ] && _on=$((_on + 1))
+  done
+  echo "$_on $_all"
+}
+
+# not_on_scx: "comm(policy)" of the tasks outside the sched_ext class (stopper and RT kernel threads in full
+# mode; everything after unloading).
+not_on_scx() {
+  for _d in /proc/[0-9]*/task/[0-9]*; do
+    [ "$(awk '/^ext.enabled/ {print $3}' "$_d/sched" 2>/dev/null)" = 0 ] || continue
+    printf '%s(%s) ' "$(cat "$_d/comm" 2>/dev/null)" "$(awk '/^policy/ {print $3}' "$_d/sched" 2>/dev/null)"
+  done
+  echo
+}
+
+# start_mixed_load SECONDS: CPU hogs, a fast sleeper, a forker and a pipe, each bounded by SECONDS (busybox
+# timeout kills it even if the test dies). Sets LOAD_PIDS.
+start_mixed_load() {
+  _s=$1
+  LOAD_PIDS=
+  timeout -s KILL "$_s" sh -c 'while :; do :; done' & LOAD_PIDS="$LOAD_PIDS $!"
+  timeout -s KILL "$_s" sh -c 'while :; do :; done' & LOAD_PIDS="$LOAD_PIDS $!"
+  timeout -s KILL "$_s" sh -c 'while :; do usleep 1000; done' & LOAD_PIDS="$LOAD_PIDS $!"
+  timeout -s KILL "$_s" sh -c 'while :; do /bin/true; done' & LOAD_PIDS="$LOAD_PIDS $!"
+  timeout -s KILL "$_s" sh -c 'while :; do dd if=/dev/zero bs=4k count=256 2>/dev/null | cat >/dev/null; done' &
+  LOAD_PIDS="$LOAD_PIDS $!"
+}
+
+# stop_load: kill what start_mixed_load started (and their children) and wait for them.
+stop_load() {
+  for _p in $LOAD_PIDS; do kill -KILL "$_p" 2>/dev/null; done
+  wait 2>/dev/null
+  LOAD_PIDS=
+}
+
+# kernel_scx_errors: sched_ext lines from the kernel log that tell of trouble: a scheduler disabled for any
+# reason but its own user-space unregistration (watchdog ejection: "runnable task stall", BPF errors), errors.
+kernel_scx_errors() {
+  dmesg | grep 'sched_ext: ' | grep -v 'unregistered from user space' | grep -E 'disabled|error|stall|Failed' || true
+}
