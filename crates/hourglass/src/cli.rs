@@ -416,14 +416,7 @@ fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
         }
         "PERIODIC" => {
             let (amount, period) = amount_period(a)?;
-            Workload::Periodic {
-                amount,
-                amount_max: None,
-                period,
-                deadline: None,
-                finish_late: false,
-                jitter: 0,
-            }
+            Workload::Periodic { exec: workload::Exec::Fixed(amount), period, deadline: None, finish_late: false }
         }
         "CPU_PERIODIC" => {
             let (amount, period) = amount_period(a)?;

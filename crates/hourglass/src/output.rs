@@ -133,7 +133,10 @@ fn text(r: &RunResult) -> String {
         "id", "sched", "workload", "timer", "cpu", "share", "intervals", "gap>", "loop"
     );
     for t in &r.threads {
-        let blocking = matches!(t.spec.workload, Workload::Periodic { .. } | Workload::Lat { .. });
+        let blocking = matches!(
+            t.spec.workload,
+            Workload::Periodic { .. } | Workload::Lat { .. } | Workload::Interactive { .. }
+        );
         let _ = writeln!(
             o,
             "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>6.1}% {:>9} {:>8} {:>8}",
@@ -341,9 +344,11 @@ pub fn to_json(r: &RunResult) -> Value {
         .collect();
     let mut out = json!({
         "tool": "hourglass",
-        "scenario": r.config.source,
+        "scenario": r.config.scenario_name.as_ref().unwrap_or(&r.config.source),
+        "source": r.config.source,
         "policy": r.config.policy,
         "scenario_policy": r.config.scenario_policy,
+        "mapping": r.config.scenario_mapping,
         "duration_ns": r.duration_ns,
         "seed": r.config.seed,
         "t0_monotonic_ns": r.t0_monotonic_ns,
