@@ -271,10 +271,13 @@ pub fn from_scenario(
         machine_keys.push("sample");
     }
     if !machine_keys.is_empty() {
-        warnings.push(format!(
-            "machine.{{{}}} describe the simulated machine; this kernel's own are used",
-            machine_keys.join(", ")
-        ));
+        warnings.push(match machine_keys.as_slice() {
+            [k] => format!("machine.{k} describes the simulated machine; this kernel's own is used"),
+            ks => format!(
+                "machine.{{{}}} describe the simulated machine; this kernel's own are used",
+                ks.join(", ")
+            ),
+        });
     }
 
     let (levels, ranked) = rt_levels(&scn.tasks.iter().map(|t| t.priority).collect::<Vec<_>>());

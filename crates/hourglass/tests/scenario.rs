@@ -9,14 +9,17 @@ use std::sync::Mutex;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Two periodic tasks well under capacity (10 % + ~12.5 %) and a CPU-bound task of lower priority.
+/// Two periodic tasks well under capacity (10 % + ~12.5 %) and a CPU-bound task below them: under
+/// EDF a task without a time constraint runs only when no request is pending. On Linux the periodic
+/// tasks are `SCHED_DEADLINE` reservations and the batch task `SCHED_OTHER`, so the result does not
+/// depend on the other work of a shared machine (under the fair class it would).
 const LIGHT: &str = r#"
 [machine]
 duration = "1s"
 seed = 3
 
 [scheduler]
-policy = "smart"
+policy = "edf"
 
 [[task]]
 name = "audio"
@@ -91,9 +94,21 @@ fn met_fraction(t: &Value) -> f64 {
     m as f64 / (m + x) as f64
 }
 
+/// Real-time classes need root (or CAP_SYS_NICE); CI runs as root.
+fn root() -> bool {
+    if !hourglass::sys::can_use_rt() {
+        eprintln!("skipped: needs real-time priorities (root or CAP_SYS_NICE)");
+        return false;
+    }
+    true
+}
+
 #[test]
 fn one_scenario_simulated_and_measured_gives_the_same_contract() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !root() {
+        return;
+    }
     let (sim, hg) = both(LIGHT, "light.toml");
     check_contract(&sim, "smartsim", &["audio", "video"]);
     check_contract(&hg, "hourglass", &["audio", "video"]);
@@ -111,20 +126,33 @@ fn one_scenario_simulated_and_measured_gives_the_same_contract() {
             let f = met_fraction(task(v, name));
             assert!(f >= 0.95, "{} {name}: {:.1} % of deadlines met", v["tool"], 100.0 * f);
         }
-        assert!(task(v, "batch")["cpu_share"].as_f64().unwrap() > 0.3, "{}: batch starved", v["tool"]);
+        assert!(task(v, "batch")["cpu_ns"].as_u64().unwrap() > 0, "{}: batch never ran", v["tool"]);
     }
-    // Hourglass says what it mapped: the batch task's lower priority became SCHED_IDLE.
+    // The simulated CPU is never idle while the batch task wants it (the real one is shared).
+    let share = |name| task(&sim, name)["cpu_share"].as_f64().unwrap();
+    assert!((share("audio") + share("video") + share("batch") - 1.0).abs() < 1e-9);
+    // Hourglass says what it mapped.
     let mapping: Vec<&str> = hg["mapping"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(mapping.iter().any(|l| l.starts_with("task \"batch\": cpu → CPU, SCHED_IDLE")), "{mapping:?}");
+    assert!(mapping
+        .iter()
+        .any(|l| l.starts_with("task \"audio\": periodic → PERIODIC 1.0ms 10.0ms, SCHED_DEADLINE")));
+    assert!(
+        mapping.iter().any(|l| l.starts_with("task \"batch\": cpu → CPU, SCHED_OTHER nice 0")),
+        "{mapping:?}"
+    );
 }
 
 /// Execution times of every distribution, jitter and interactive bursts, each request finished
 /// (on_miss = "finish", a count): if hourglass drew other values than the simulator, the CPU each
-/// task needs would differ by several percent (for the exponential, ~25 %).
+/// task needs would differ by several percent (for the exponential, ~25 %). Fixed priorities (every
+/// task blocks, so none can monopolise the CPU) keep other load from delaying the work past the run.
 const DRAWS: &str = r#"
 [machine]
 duration = "1500ms"
 seed = 11
+
+[scheduler]
+policy = "fifo"
 
 [[task]]
 name = "decoder"
@@ -155,6 +183,9 @@ count = 30
 #[test]
 fn real_threads_draw_the_simulators_execution_times() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !root() {
+        return;
+    }
     let (sim, hg) = both(DRAWS, "draws.toml");
     for name in ["decoder", "mixer", "editor"] {
         let (s, h) = (task(&sim, name), task(&hg, name));
