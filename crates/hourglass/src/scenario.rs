@@ -31,10 +31,11 @@
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
 //! notifies (SMART) and, under policies that never notify, finishes it late; `notify = "never"`
-//! finishes late in both. `estimate*`, `latency_tolerance` and the machine's `hz`, `billing`,
-//! overheads and `sample` describe the simulated scheduler and machine and have no kernel
-//! counterpart (the run warns when they are set). An RTC timer runs at the rate hourglass picks from
-//! the period, not the scenario's.
+//! finishes late in both. `estimate*`, `notify` times, `latency_tolerance` and the machine's `hz`,
+//! `billing`, overheads and `sample` describe the simulated scheduler and machine and have no
+//! kernel counterpart (the mapping says so for periodic tasks; the run warns about
+//! `latency_tolerance` and machine keys that differ from their defaults). An RTC timer runs at
+//! the rate hourglass picks from the period, not the scenario's.
 
 use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION};
 use crate::sys::Priority;
