@@ -124,7 +124,8 @@ pub struct ThreadResult {
     pub loop_ns: f64,
     /// RTC interrupt rate, when the RTC timer was used.
     pub rtc_hz: Option<u32>,
-    /// When a finite thread (scenario `work` or `count`) finished, ns from the start of the run.
+    /// Scenario mode: when the task left (its work done, its last request or burst, its stop
+    /// time), ns from the start of the run, as `smartsim` reports it; `None` for appendix-A threads.
     pub finish_ns: Option<u64>,
 }
 
@@ -584,8 +585,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         clock_hz: clock.hz(),
         t0_ticks,
         t0_monotonic_ns: t0,
-        // As in the simulator, a run in which every thread finished (its work, its requests, its
-        // stop time) ends when the last one did.
+        // As in the simulator, a scenario run in which every task left (its work, its requests, its
+        // stop time) ends when the last one did (appendix-A threads have no finish time).
         duration_ns: threads
             .iter()
             .map(|t| t.finish_ns)
@@ -812,9 +813,14 @@ fn thread_main(
     }
     res.kernel_cpu_ns = sys::thread_cpu_ns() - cpu0;
     res.cpu_ns = clock.to_ns(g.cpu_ticks);
-    // A thread that reaches its stop time (scenario `stop`) leaves then, as in the simulator.
-    if res.finish_ns.is_none() && !sh.abort.load(SeqCst) {
-        res.finish_ns = spec.finish.filter(|&f| f < cfg.duration);
+    if cfg.scenario_name.is_some() {
+        // A task that reaches its stop time leaves then, as in the simulator.
+        if res.finish_ns.is_none() && !sh.abort.load(SeqCst) {
+            res.finish_ns = spec.finish.filter(|&f| f < cfg.duration);
+        }
+    } else {
+        // Appendix-A threads belong to the whole run (`-f` ends one early): no finish time.
+        res.finish_ns = None;
     }
     res.work = match (&scan, &spec.workload) {
         (Some(s), _) => s.passes(),
