@@ -32,10 +32,10 @@
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
 //! notifies (SMART) and, under policies that never notify, finishes it late; `notify = "never"`
 //! finishes late in both. `estimate*`, `notify` times, `latency_tolerance` and the machine's `hz`,
-//! `billing`, overheads and `sample` describe the simulated scheduler and machine and have no
-//! kernel counterpart (the mapping says so for periodic tasks; the run warns about
-//! `latency_tolerance` and machine keys that differ from their defaults). An RTC timer runs at
-//! the rate hourglass picks from the period, not the scenario's.
+//! `billing` and overheads describe the simulated scheduler and machine and have no kernel
+//! counterpart (the mapping says so for periodic tasks; the run warns about `latency_tolerance`
+//! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
+//! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
 use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION};
 use crate::sys::Priority;
@@ -267,9 +267,6 @@ pub fn from_scenario(
     }
     if m.overhead != Overheads::default() {
         machine_keys.push("overhead");
-    }
-    if m.sample.is_some() {
-        machine_keys.push("sample");
     }
     if !machine_keys.is_empty() {
         warnings.push(match machine_keys.as_slice() {
