@@ -305,6 +305,9 @@ pub fn to_json(r: &RunResult) -> Value {
                 "finish_ns": t.finish_ns,
                 "deadlines": if is_periodic(t) { json!({"met": t.hits, "missed": t.misses}) } else { Value::Null },
                 "latency_ns": summary(&t.latencies_ns),
+                // What the kernel billed: its own CPU accounting and dispatch count (whether a
+                // dispatch was billed nothing is not visible from user space).
+                "billing": {"charged_ns": t.kernel_cpu_ns, "quanta": t.dispatches, "unbilled_quanta": null},
                 "id": t.id,
                 "tid": t.tid,
                 "model": t.spec.workload.scenario_name(),

@@ -100,6 +100,9 @@ pub struct ThreadResult {
     pub cpu_ns: u64,
     /// CPU time the kernel accounted to the thread (`CLOCK_THREAD_CPUTIME_ID`), for comparison.
     pub kernel_cpu_ns: u64,
+    /// Times the kernel dispatched the thread during the run (`/proc/thread-self/schedstat`), if
+    /// the kernel keeps the count.
+    pub dispatches: Option<u64>,
     /// Deadlines met (periodic models).
     pub hits: u64,
     /// Deadlines missed (periodic models).
@@ -137,6 +140,7 @@ impl ThreadResult {
             tid: 0,
             cpu_ns: 0,
             kernel_cpu_ns: 0,
+            dispatches: None,
             hits: 0,
             misses: 0,
             miss_at_ns: Vec::new(),
@@ -806,12 +810,14 @@ fn thread_main(
     let start = t0 + spec.start;
     let finish = t0 + spec.finish.unwrap_or(cfg.duration).min(cfg.duration);
     let cpu0 = sys::thread_cpu_ns();
+    let dispatches0 = sys::thread_dispatches();
     Timer::Hr.sleep_until(start);
     match (&mut scan, &spec.workload) {
         (Some(s), _) => model(&mut g, s, spec, start, finish, &mut timer, &mut res, &mut rng),
         (None, _) => model(&mut g, &mut bare, spec, start, finish, &mut timer, &mut res, &mut rng),
     }
     res.kernel_cpu_ns = sys::thread_cpu_ns() - cpu0;
+    res.dispatches = dispatches0.zip(sys::thread_dispatches()).map(|(a, b)| b.saturating_sub(a));
     res.cpu_ns = clock.to_ns(g.cpu_ticks);
     if cfg.scenario_name.is_some() {
         // A task that reaches its stop time leaves then, as in the simulator.

@@ -333,6 +333,13 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread's dispatch count: the third field of `/proc/thread-self/schedstat` (times
+/// the kernel switched to the thread, `CONFIG_SCHED_INFO`); `None` where the file is absent.
+pub fn thread_dispatches() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().nth(2)?.parse().ok()
+}
+
 /// A PM QoS CPU latency request (`/dev/cpu_dma_latency`), in force while this value lives.
 #[derive(Debug)]
 pub struct PmQos {

@@ -76,6 +76,11 @@ fn check_contract(v: &Value, tool: &str, periodic: &[&str]) {
         } else {
             assert!(t["deadlines"].is_null(), "{tool} {name}: a cpu task has no deadlines");
         }
+        let b = &t["billing"];
+        assert!(
+            b["charged_ns"].is_u64() && (b["quanta"].is_u64() || b["quanta"].is_null()),
+            "{tool} {name}: {b}"
+        );
         let l = &t["latency_ns"];
         assert!(
             l.is_null() || ["p50", "p90", "p99", "max"].iter().all(|k| l[k].is_u64()),
