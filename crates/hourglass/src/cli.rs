@@ -110,7 +110,10 @@ new options:
   --force             allow runs that the safety checks refuse (duration over 10m,
                       real-time with RT throttling off, never-blocking RT threads
                       covering every CPU)
-  --scenario <file>   run the tasks of a simulator scenario (TOML) as real threads
+  --scenario <file>   run the tasks of a simulator scenario (TOML) as real threads:
+                      read and checked as smartsim reads it, the same random draws;
+                      the policy runs as the nearest Linux class (the run prints how
+                      each task was mapped); -d overrides its duration
   -h, --help          this text;  -V, --version
 
 Safety: every run is bounded; a SCHED_FIFO 99 watchdog ends runs that starve the
@@ -416,14 +419,7 @@ fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
         }
         "PERIODIC" => {
             let (amount, period) = amount_period(a)?;
-            Workload::Periodic {
-                amount,
-                amount_max: None,
-                period,
-                deadline: None,
-                finish_late: false,
-                jitter: 0,
-            }
+            Workload::Periodic { exec: workload::Exec::Fixed(amount), period, deadline: None, finish_late: false }
         }
         "CPU_PERIODIC" => {
             let (amount, period) = amount_period(a)?;

@@ -6,6 +6,7 @@ use crate::sys::Priority;
 use crate::timer::TimerKind;
 use crate::units::{format_time, Nanos};
 use std::path::PathBuf;
+use workload::Exec;
 
 /// A thread execution model (§3.2).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -30,26 +31,30 @@ pub enum Workload {
         /// CPU time between yields.
         amount: Nanos,
     },
-    /// Needs `amount` of CPU time every `period`, blocks on its timer once it has it; a period
-    /// that ends before the thread got its amount is a missed deadline (its rest is dropped, or
-    /// finished late with `finish_late`).
+    /// Needs `exec` of CPU time every `period` (a fixed time, or a distribution drawn per request,
+    /// as the simulator draws it), blocks on its timer once it has it; a request not done by its
+    /// deadline is a missed deadline (its rest is dropped, or finished late with `finish_late`).
     Periodic {
-        /// CPU time per period (an upper bound `amount_max` makes it a uniform range).
-        amount: Nanos,
-        /// Largest CPU time per period when the amount is a range (scenario `exec = "a..b"`).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        amount_max: Option<Nanos>,
+        /// CPU time per request (`PERIODIC amount period`: fixed; scenario `exec`: any [`Exec`]).
+        exec: Exec,
         /// Period.
         period: Nanos,
-        /// Relative deadline when shorter than the period (scenario `deadline`).
+        /// Relative deadline when it is not the period (scenario `deadline`; may exceed the
+        /// period, then requests queue behind a late one as in the simulator).
         #[serde(skip_serializing_if = "Option::is_none")]
         deadline: Option<Nanos>,
-        /// Finish a late job instead of dropping it (scenario `on_miss = "finish"`).
+        /// Finish a late request instead of dropping it at its deadline (scenario
+        /// `on_miss = "finish"`, or `notify = "never"`).
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         finish_late: bool,
-        /// Each release is delayed by a uniform random time up to this (scenario `jitter`).
-        #[serde(skip_serializing_if = "is_zero")]
-        jitter: Nanos,
+    },
+    /// Sleeps a `think` time (the user), then runs a `burst` of CPU; again and again (scenario
+    /// model `interactive`). Each wake-up's lateness is a latency sample.
+    Interactive {
+        /// Time between the end of a burst and the next wake-up.
+        think: Exec,
+        /// CPU per interaction.
+        burst: Exec,
     },
     /// Never blocks: each time it has received `amount` it begins another period; a period that
     /// elapses without a completed frame is a miss.
@@ -78,10 +83,11 @@ impl Workload {
             Workload::CpuScanYield { bytes, amount } => {
                 format!("CPU_SCAN_YIELD {} {}", bytes / 1024, t(*amount))
             }
-            Workload::Periodic { amount, amount_max, period, .. } => match amount_max {
-                Some(m) => format!("PERIODIC {}..{} {}", t(*amount), t(*m), t(*period)),
-                None => format!("PERIODIC {} {}", t(*amount), t(*period)),
+            Workload::Periodic { exec, period, .. } => match exec {
+                Exec::Fixed(a) => format!("PERIODIC {} {}", t(*a), t(*period)),
+                e => format!("PERIODIC {e} {}", t(*period)),
             },
+            Workload::Interactive { think, burst } => format!("INTERACTIVE {think} {burst}"),
             Workload::CpuPeriodic { amount, period } => {
                 format!("CPU_PERIODIC {} {}", t(*amount), t(*period))
             }
@@ -97,6 +103,7 @@ impl Workload {
             Workload::CpuYield { .. } => "cpu-yield",
             Workload::CpuScanYield { .. } => "cpu-scan-yield",
             Workload::Periodic { .. } => "periodic",
+            Workload::Interactive { .. } => "interactive",
             Workload::CpuPeriodic { .. } => "cpu-periodic",
             Workload::Lat { .. } => "latency",
         }
@@ -116,10 +123,6 @@ impl Workload {
             _ => None,
         }
     }
-}
-
-fn is_zero(x: &Nanos) -> bool {
-    *x == 0
 }
 
 /// A CPU reservation (`-rh` hard, `-rs` soft), provided by `SCHED_DEADLINE`.
@@ -152,8 +155,12 @@ pub struct ThreadSpec {
     pub finish: Option<Nanos>,
     /// Total CPU work of a finite CPU-bound thread (scenario `work`): it ends when it has it.
     pub work: Option<Nanos>,
-    /// Number of jobs of a periodic thread (scenario `count`).
+    /// Number of requests of a periodic thread, or of bursts of an interactive one (scenario
+    /// `count`).
     pub count: Option<u64>,
+    /// Scenario `jitter`: every release (a periodic request, an interactive wake-up, a CPU
+    /// thread's start) is late by a uniform draw in `[0, jitter]`, as in the simulator.
+    pub jitter: Option<Nanos>,
 }
 
 impl ThreadSpec {
@@ -169,6 +176,7 @@ impl ThreadSpec {
             finish: None,
             work: None,
             count: None,
+            jitter: None,
         }
     }
 
@@ -263,12 +271,18 @@ pub struct RunConfig {
     pub source: String,
     /// Scheduler policy label for JSON (`linux` unless a scenario names one).
     pub policy: String,
-    /// Seed for random execution times (scenario mode).
+    /// Seed of the random draws (execution times, jitter): each thread draws from
+    /// `workload::task_rng(seed, name)`, the simulator's per-task stream (1 when absent).
     pub seed: Option<u64>,
     /// The policy a scenario asked for (scenario mode).
     pub scenario_policy: Option<String>,
+    /// The scenario's short name, its file stem, as `smartsim` reports it (scenario mode).
+    pub scenario_name: Option<String>,
     /// What the scenario asked for that the real kernel cannot give (scenario mode).
     pub scenario_warnings: Vec<String>,
+    /// How the scenario was mapped onto Linux, one line per decision (scenario mode): printed
+    /// before the run and in the JSON output as `mapping`.
+    pub scenario_mapping: Vec<String>,
 }
 
 impl RunConfig {
@@ -293,7 +307,9 @@ impl RunConfig {
             policy: "linux".into(),
             seed: None,
             scenario_policy: None,
+            scenario_name: None,
             scenario_warnings: Vec::new(),
+            scenario_mapping: Vec::new(),
         }
     }
 }

@@ -16,7 +16,8 @@
 //! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`clock`] (invariant TSC
 //! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
 //! reservations, affinity, `mlockall`, RT throttling), [`run`] (thread models, gap detection,
-//! watchdog), [`output`], [`analyze`], [`bench`], [`scenario`] (simulator scenarios as real threads).
+//! watchdog), [`output`], [`analyze`], [`bench`], [`scenario`] (simulator scenarios, read by the
+//! `workload` crate, as real threads).
 //!
 //! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
 //! that); on a VM a gap may be the hypervisor; threads pinned to one CPU reproduce the paper's

@@ -41,6 +41,9 @@ fn main() -> ExitCode {
 }
 
 fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
+    for m in &cfg.scenario_mapping {
+        eprintln!("hourglass: scenario: {m}");
+    }
     if cfg.format != hourglass::config::Format::Json {
         eprintln!(
             "hourglass: running {} thread(s) for {} (nothing is printed until the end)...",

@@ -133,7 +133,10 @@ fn text(r: &RunResult) -> String {
         "id", "sched", "workload", "timer", "cpu", "share", "intervals", "gap>", "loop"
     );
     for t in &r.threads {
-        let blocking = matches!(t.spec.workload, Workload::Periodic { .. } | Workload::Lat { .. });
+        let blocking = matches!(
+            t.spec.workload,
+            Workload::Periodic { .. } | Workload::Lat { .. } | Workload::Interactive { .. }
+        );
         let _ = writeln!(
             o,
             "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>6.1}% {:>9} {:>8} {:>8}",
@@ -302,6 +305,9 @@ pub fn to_json(r: &RunResult) -> Value {
                 "finish_ns": t.finish_ns,
                 "deadlines": if is_periodic(t) { json!({"met": t.hits, "missed": t.misses}) } else { Value::Null },
                 "latency_ns": summary(&t.latencies_ns),
+                // What the kernel billed: its own CPU accounting and dispatch count (whether a
+                // dispatch was billed nothing is not visible from user space).
+                "billing": {"charged_ns": t.kernel_cpu_ns, "quanta": t.dispatches, "unbilled_quanta": null},
                 "id": t.id,
                 "tid": t.tid,
                 "model": t.spec.workload.scenario_name(),
@@ -341,9 +347,11 @@ pub fn to_json(r: &RunResult) -> Value {
         .collect();
     let mut out = json!({
         "tool": "hourglass",
-        "scenario": r.config.source,
+        "scenario": r.config.scenario_name.as_ref().unwrap_or(&r.config.source),
+        "source": r.config.source,
         "policy": r.config.policy,
         "scenario_policy": r.config.scenario_policy,
+        "mapping": r.config.scenario_mapping,
         "duration_ns": r.duration_ns,
         "seed": r.config.seed,
         "t0_monotonic_ns": r.t0_monotonic_ns,

@@ -11,10 +11,13 @@ use crate::clock::{mono_ns, Clock, ClockKind};
 use crate::config::*;
 use crate::sys;
 use crate::timer::Timer;
+use crate::units::Nanos;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
+use workload::rand::Rng;
+use workload::rand_pcg::Pcg64;
 
 /// Why an execution interval ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -97,6 +100,9 @@ pub struct ThreadResult {
     pub cpu_ns: u64,
     /// CPU time the kernel accounted to the thread (`CLOCK_THREAD_CPUTIME_ID`), for comparison.
     pub kernel_cpu_ns: u64,
+    /// Times the kernel dispatched the thread during the run (`/proc/thread-self/schedstat`), if
+    /// the kernel keeps the count.
+    pub dispatches: Option<u64>,
     /// Deadlines met (periodic models).
     pub hits: u64,
     /// Deadlines missed (periodic models).
@@ -121,7 +127,8 @@ pub struct ThreadResult {
     pub loop_ns: f64,
     /// RTC interrupt rate, when the RTC timer was used.
     pub rtc_hz: Option<u32>,
-    /// When a finite thread (scenario `work` or `count`) finished, ns from the start of the run.
+    /// Scenario mode: when the task left (its work done, its last request or burst, its stop
+    /// time), ns from the start of the run, as `smartsim` reports it; `None` for appendix-A threads.
     pub finish_ns: Option<u64>,
 }
 
@@ -133,6 +140,7 @@ impl ThreadResult {
             tid: 0,
             cpu_ns: 0,
             kernel_cpu_ns: 0,
+            dispatches: None,
             hits: 0,
             misses: 0,
             miss_at_ns: Vec::new(),
@@ -581,7 +589,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         clock_hz: clock.hz(),
         t0_ticks,
         t0_monotonic_ns: t0,
-        duration_ns: cfg.duration,
+        // As in the simulator, a scenario run in which every task left (its work, its requests, its
+        // stop time) ends when the last one did (appendix-A threads have no finish time).
+        duration_ns: threads
+            .iter()
+            .map(|t| t.finish_ns)
+            .collect::<Option<Vec<_>>>()
+            .and_then(|f| f.into_iter().max())
+            .map_or(cfg.duration, |f| f.min(cfg.duration)),
         records,
         intervals,
         dropped,
@@ -730,7 +745,13 @@ fn thread_main(
     }
     let period = spec.workload.period().unwrap_or(1_000_000);
     let mut timer = match spec.workload {
-        Workload::Periodic { .. } | Workload::Lat { .. } => match Timer::open(spec.timer, period) {
+        Workload::Periodic { .. } | Workload::Lat { .. } | Workload::Interactive { .. } => match Timer::open(
+            spec.timer,
+            match &spec.workload {
+                Workload::Interactive { think, .. } => think.mean().max(1_000),
+                _ => period,
+            },
+        ) {
             Ok(t) => Some(t),
             Err(e) => return fail(e, res),
         },
@@ -751,7 +772,10 @@ fn thread_main(
         cpu: 0,
     };
     let cap = (cfg.duration / period.max(1)) as usize + 16;
-    if matches!(spec.workload, Workload::Lat { .. } | Workload::Periodic { .. }) {
+    if matches!(
+        spec.workload,
+        Workload::Lat { .. } | Workload::Periodic { .. } | Workload::Interactive { .. }
+    ) {
         res.latencies_ns.reserve(cap.min(50_000_000));
         res.wake_at_ns.reserve(cap.min(50_000_000));
         res.responses_ns.reserve(cap.min(50_000_000));
@@ -774,7 +798,8 @@ fn thread_main(
         s.passes = 0;
     }
     bare.0 = 0;
-    let mut rng = cfg.seed.unwrap_or(1) ^ ((id as u64 + 1) * 0x9E37_79B9_7F4A_7C15);
+    // The simulator's per-task stream: the same seed and name give the same draws in both tools.
+    let mut rng = workload::task_rng(cfg.seed.unwrap_or(1), &spec.name);
     let _ = tx.send(Ok(res.tid));
     drop(tx);
     sh.barrier.wait();
@@ -785,30 +810,38 @@ fn thread_main(
     let start = t0 + spec.start;
     let finish = t0 + spec.finish.unwrap_or(cfg.duration).min(cfg.duration);
     let cpu0 = sys::thread_cpu_ns();
+    let dispatches0 = sys::thread_dispatches();
     Timer::Hr.sleep_until(start);
     match (&mut scan, &spec.workload) {
         (Some(s), _) => model(&mut g, s, spec, start, finish, &mut timer, &mut res, &mut rng),
         (None, _) => model(&mut g, &mut bare, spec, start, finish, &mut timer, &mut res, &mut rng),
     }
     res.kernel_cpu_ns = sys::thread_cpu_ns() - cpu0;
+    res.dispatches = dispatches0.zip(sys::thread_dispatches()).map(|(a, b)| b.saturating_sub(a));
     res.cpu_ns = clock.to_ns(g.cpu_ticks);
+    if cfg.scenario_name.is_some() {
+        // A task that reaches its stop time leaves then, as in the simulator.
+        if res.finish_ns.is_none() && !sh.abort.load(SeqCst) {
+            res.finish_ns = spec.finish.filter(|&f| f < cfg.duration);
+        }
+    } else {
+        // Appendix-A threads belong to the whole run (`-f` ends one early): no finish time.
+        res.finish_ns = None;
+    }
     res.work = match (&scan, &spec.workload) {
         (Some(s), _) => s.passes(),
         (None, Workload::Periodic { .. } | Workload::CpuPeriodic { .. }) => res.hits,
+        (None, Workload::Interactive { .. }) => res.work,
         _ => bare.passes(),
     };
     sh.done.fetch_add(1, SeqCst);
     res
 }
 
-fn uniform(rng: &mut u64, lo: u64, hi: u64) -> u64 {
-    // splitmix64
-    *rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *rng;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    lo + z % (hi - lo + 1)
+/// The delay of one release: a uniform draw in `[0, jitter]` from the task's stream, drawn exactly
+/// when and as the simulator draws it (nothing is drawn without `jitter`).
+fn jitter(spec: &ThreadSpec, rng: &mut Pcg64) -> Nanos {
+    spec.jitter.map_or(0, |j| rng.random_range(0..=j))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -820,11 +853,15 @@ fn model<B: Body>(
     finish: u64,
     timer: &mut Option<Timer>,
     res: &mut ThreadResult,
-    rng: &mut u64,
+    rng: &mut Pcg64,
 ) {
     let clock = g.clock;
     match spec.workload {
         Workload::Cpu | Workload::CpuScan { .. } => {
+            let j = jitter(spec, rng);
+            if j > 0 {
+                Timer::Hr.sleep_until(start + j);
+            }
             g.begin();
             let budget = spec.work.map_or(u64::MAX, |w| clock.to_ticks(w));
             let (_, why) = g.spin(body, clock.ticks_at(finish), budget);
@@ -850,20 +887,29 @@ fn model<B: Body>(
             }
             g.close(EndReason::Finish);
         }
-        Workload::Periodic { amount, amount_max, period, deadline, finish_late, jitter } => {
+        Workload::Periodic { exec, period, deadline, finish_late } => {
+            // The simulator's periodic task: request k is released at start + k * period (late by
+            // its jitter draw), needs an `exec` draw of CPU, and is due `deadline` after its
+            // nominal release; requests queue behind a late one. Draw order per request: jitter,
+            // then exec, as in the simulator.
             let timer = timer.as_mut().expect("periodic threads have a timer");
             let t0 = start - spec.start;
-            let rel_deadline = deadline.unwrap_or(period).min(period);
+            let rel_deadline = deadline.unwrap_or(period);
             let mut nominal = start;
             let mut jobs = 0u64;
             g.begin();
-            while nominal < finish && !g.abort.load(Relaxed) {
-                if spec.count.is_some_and(|c| jobs >= c) {
+            loop {
+                if g.abort.load(Relaxed) {
+                    break;
+                }
+                if spec.count.is_some_and(|c| jobs >= c) || nominal >= finish {
+                    // No more requests: the task leaves after its last one.
                     res.finish_ns = Some(mono_ns().saturating_sub(t0));
                     break;
                 }
                 jobs += 1;
-                let release = nominal + if jitter > 0 { uniform(rng, 0, jitter) } else { 0 };
+                let release = nominal + jitter(spec, rng);
+                let want = clock.to_ticks(exec.sample(rng).max(1));
                 let dl = nominal + rel_deadline;
                 if mono_ns() < release {
                     g.close(EndReason::Block);
@@ -873,10 +919,6 @@ fn model<B: Body>(
                     res.wake_at_ns.push(woke.saturating_sub(t0));
                     g.begin();
                 }
-                let want = clock.to_ticks(match amount_max {
-                    Some(m) => uniform(rng, amount, m),
-                    None => amount,
-                });
                 let (got, why) = g.spin(body, clock.ticks_at(dl.min(finish)), want);
                 match why {
                     Why::Budget => {
@@ -898,6 +940,47 @@ fn model<B: Body>(
                 }
                 nominal += period;
             }
+            g.close(EndReason::Finish);
+        }
+        Workload::Interactive { think, burst } => {
+            // The simulator's interactive task: think (sleep), then a burst of CPU; the next
+            // think starts when the burst ends. Draw order per interaction: think, jitter, burst.
+            let timer = timer.as_mut().expect("interactive threads have a timer");
+            let t0 = start - spec.start;
+            let mut from = start;
+            let mut bursts = 0u64;
+            g.begin();
+            loop {
+                if g.abort.load(Relaxed) {
+                    break;
+                }
+                if spec.count.is_some_and(|c| bursts >= c) {
+                    res.finish_ns = Some(mono_ns().saturating_sub(t0));
+                    break;
+                }
+                let th = think.sample(rng) + jitter(spec, rng);
+                let want = clock.to_ticks(burst.sample(rng).max(1));
+                let wake = from + th;
+                if wake >= finish {
+                    break;
+                }
+                if mono_ns() < wake {
+                    g.close(EndReason::Block);
+                    timer.sleep_until(wake);
+                    let woke = mono_ns();
+                    res.latencies_ns.push(woke.saturating_sub(wake));
+                    res.wake_at_ns.push(woke.saturating_sub(t0));
+                    g.begin();
+                }
+                let (_, why) = g.spin(body, clock.ticks_at(finish), want);
+                if why != Why::Budget {
+                    break;
+                }
+                bursts += 1;
+                from = mono_ns();
+                res.responses_ns.push(from.saturating_sub(wake));
+            }
+            res.work = bursts;
             g.close(EndReason::Finish);
         }
         Workload::CpuPeriodic { amount, period } => {

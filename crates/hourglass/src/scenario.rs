@@ -1,439 +1,409 @@
-//! Scenario mode: the tasks of a simulator scenario (the TOML of DESIGN.md) run as real Hourglass
-//! threads, so one workload can be simulated and measured and the two JSON outputs compared.
+//! Scenario mode: the tasks of a simulator scenario run as real Hourglass threads, so one workload
+//! can be simulated (`smartsim run FILE`) and measured (`hourglass --scenario FILE`) and the two
+//! JSON outputs compared.
 //!
-//! This is a small reader for the contract keys only, kept behind this module so that it can be
-//! replaced by the project's `workload` crate (the full parser and validator) without touching the
-//! rest of hourglass: [`load`] is the whole interface.
+//! The design decision: **one reader for both tools.** The file is read and validated by the
+//! project's `workload` crate, the simulator's own, so a scenario means the same in both: same keys,
+//! same defaults, same errors (`file:line:col: field: message`, every problem at once), and the
+//! policy name and `[scheduler]` options are checked by the `sched` registry as `smartsim` checks
+//! them. Random draws too: each thread draws from `workload::task_rng(seed, name)` in the
+//! simulator's order (periodic: jitter then `exec` per request; interactive: think, jitter, burst;
+//! cpu: the start's jitter), so a task's execution times are the simulator's, request by request.
 //!
-//! Mapping onto the real kernel (which cannot run the simulator's policies):
+//! What a real kernel cannot be told is mapped, and the run says how (the `mapping` lines, on
+//! stderr before the run and in the JSON output):
 //!
-//! | `scheduler.policy` | Linux class |
+//! | `scheduler.policy` | Linux |
 //! |---|---|
-//! | `fifo`, `rr`, `svr4-rt`, `fixed-priority` | `SCHED_FIFO`, priority + 1 (1..=98) |
-//! | `cbs`, `edf` | periodic tasks `SCHED_DEADLINE` (runtime = largest `exec`, period), others fair |
-//! | anything else (`smart`, `cfs`, `eevdf`, `wfq`, ...) | fair class, nice = −log₁.₂₅(share); share 0 = `SCHED_IDLE` |
+//! | `fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
+//! | `rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
+//! | `edf`, `cbs` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
+//! | `smart`, `wfq`, `wfq-credit`, `cfs`, `eevdf` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
 //!
-//! Models: `cpu` (with `work`: finite; with `working_set`: scanning), `cpu-scan`, `cpu-yield`
-//! (`exec` = CPU between yields), `periodic` (`exec` fixed or `a..b`, `deadline`, `count`,
-//! `on_miss`, `jitter`), `cpu-periodic`, `latency` (`period`). Timers: `hr` → HR, `rtc:<Hz>` →
-//! RTC, `tick` → NATIVE (Linux has no tick-aligned user timers), `timerfd`, `native`.
+//! `cfs`, `eevdf` and `cbs` are Linux's own classes (DESIGN.md lists them as simulator policies to
+//! come): hourglass accepts them although `smartsim` does not have them yet.
 //!
-//! Weak: `interactive` tasks and distributions other than fixed and uniform are refused; the
-//! machine's `hz`, `billing` and overheads describe a simulated machine and are ignored (reported
-//! as warnings); SMART-only keys (`estimate*`, `notify`, `latency_tolerance`) have no kernel
-//! counterpart and are ignored with a warning.
+//! Models: `cpu` (`work`: finite; `working_set`: the thread scans an array that size),
+//! `periodic` (every key: `exec` of any distribution, `deadline` also beyond the period, `count`,
+//! `on_miss`, `jitter`), `interactive` (sleeps `think`, then runs a `burst`). Timers: `hr` → HR,
+//! `tick` → NATIVE (Linux has no tick-aligned user timers), `rtc:<Hz>` → RTC.
+//!
+//! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
+//! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
+//! notifies (SMART) and, under policies that never notify, finishes it late; `notify = "never"`
+//! finishes late in both. `estimate*`, `notify` times, `latency_tolerance` and the machine's `hz`,
+//! `billing` and overheads describe the simulated scheduler and machine and have no kernel
+//! counterpart (the mapping says so for periodic tasks; the run warns about `latency_tolerance`
+//! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
+//! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{CpuChoice, RunConfig, ThreadSpec, Workload, MAX_DURATION};
+use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
-use crate::units::{parse_size, parse_time, Nanos};
+
 use std::path::Path;
-use toml::Value;
+use workload::{format_time, Diagnostic, Exec, Model, Notify, OnMiss, Overheads, Scenario, ScenarioError};
 
-struct Ctx<'a> {
-    file: String,
-    src: &'a str,
-    errors: Vec<String>,
-    warnings: Vec<String>,
+/// The Linux scheduling class a scenario's policy runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// `SCHED_FIFO`, priorities from the tasks' `priority`.
+    Fifo,
+    /// `SCHED_RR`, priorities from the tasks' `priority`.
+    Rr,
+    /// Periodic tasks in `SCHED_DEADLINE`, the others in `SCHED_OTHER`.
+    Deadline,
+    /// The fair class (`SCHED_OTHER`/`SCHED_IDLE`), nice levels from the shares.
+    Fair,
 }
 
-impl Ctx<'_> {
-    /// Line:col of the first occurrence of `key =` after byte `from` (the TOML value API has no
-    /// spans; this finds the key textually, which is exact for the simple files scenarios are).
-    fn pos(&self, from: usize, key: &str) -> (usize, usize) {
-        let mut off = None;
-        let mut search = from.min(self.src.len());
-        while let Some(i) = self.src[search..].find(key) {
-            let at = search + i;
-            let line_start = self.src[..at].rfind('\n').map_or(0, |x| x + 1);
-            let before = self.src[line_start..at].trim();
-            let after = self.src[at + key.len()..].trim_start();
-            if before.is_empty() && after.starts_with('=') {
-                off = Some(at);
-                break;
-            }
-            search = at + key.len();
-        }
-        let at = off.unwrap_or(from.min(self.src.len()));
-        let line = self.src[..at].matches('\n').count() + 1;
-        let col = at - self.src[..at].rfind('\n').map_or(0, |x| x + 1) + 1;
-        (line, col)
-    }
-    fn err(&mut self, from: usize, key: &str, field: &str, msg: impl Into<String>) {
-        let (l, c) = self.pos(from, key);
-        self.errors.push(format!("{}:{l}:{c}: {field}: {}", self.file, msg.into()));
-    }
-}
+/// Every policy name hourglass accepts and the class it runs under. Every policy of the `sched`
+/// registry is here (a test checks it), plus Linux's own `cfs`, `eevdf` and `cbs`.
+pub const POLICY_CLASSES: &[(&str, Class)] = &[
+    ("smart", Class::Fair),
+    ("wfq", Class::Fair),
+    ("wfq-credit", Class::Fair),
+    ("edf", Class::Deadline),
+    ("fifo", Class::Fifo),
+    ("rr", Class::Rr),
+    ("cfs", Class::Fair),
+    ("eevdf", Class::Fair),
+    ("cbs", Class::Deadline),
+];
 
-/// Byte offsets of each `[[task]]` header, to place errors.
-fn task_offsets(src: &str) -> Vec<usize> {
-    let mut v = Vec::new();
-    let mut off = 0;
-    for line in src.split_inclusive('\n') {
-        if line.trim_start().starts_with("[[task]]") {
-            v.push(off);
-        }
-        off += line.len();
-    }
-    v
-}
-
-fn section_offset(src: &str, name: &str) -> usize {
-    src.find(&format!("[{name}]")).unwrap_or(0)
-}
-
-/// Loads a scenario into a run configuration. `base` carries the command line's run options;
-/// `duration_given` makes its duration override the scenario's. Every problem is listed.
-pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunConfig, String> {
-    let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
-    load_str(&src, &file, base, duration_given)
+/// Reads a scenario file and maps it onto threads. `base` carries the command line's run options;
+/// `duration_given` makes its duration override the scenario's. Errors list every problem, each
+/// as `file:line:col: field: message`.
+pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunConfig, ScenarioError> {
+    from_scenario(&workload::load(path)?, base, duration_given)
 }
 
 /// [`load`] from a string (`file` names it in errors).
-pub fn load_str(src: &str, file: &str, base: RunConfig, duration_given: bool) -> Result<RunConfig, String> {
-    let root: toml::Table = src.parse().map_err(|e: toml::de::Error| {
-        let (l, c) = e.span().map_or((1, 1), |s| {
-            let at = s.start.min(src.len());
-            (src[..at].matches('\n').count() + 1, at - src[..at].rfind('\n').map_or(0, |x| x + 1) + 1)
-        });
-        format!("{file}:{l}:{c}: {}", e.message())
-    })?;
-    let mut cx = Ctx { file: file.to_string(), src, errors: vec![], warnings: vec![] };
-    let mut cfg = base;
-    cfg.source = file.to_string();
-    let empty = toml::Table::new();
-    let machine = root.get("machine").and_then(Value::as_table).unwrap_or(&empty);
-    let moff = section_offset(src, "machine");
-    let time = |cx: &mut Ctx, v: &Value, from: usize, key: &str, field: &str| -> Option<Nanos> {
-        match v.as_str() {
-            Some(s) => match parse_time(s) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    cx.err(from, key, field, e.to_string());
-                    None
-                }
-            },
-            None => {
-                cx.err(from, key, field, "a time is a string with a unit, e.g. \"40ms\"");
-                None
+pub fn load_str(
+    src: &str,
+    file: &str,
+    base: RunConfig,
+    duration_given: bool,
+) -> Result<RunConfig, ScenarioError> {
+    from_scenario(&workload::parse_str(src, file)?, base, duration_given)
+}
+
+/// The policy options of `[scheduler]` as the `sched` registry takes them (strings that are times
+/// become durations), converted as `smartsim` converts them.
+fn policy_options(scn: &Scenario) -> sched::Options {
+    scn.scheduler
+        .options
+        .iter()
+        .map(|(k, v)| {
+            let o = match v {
+                toml::Value::Boolean(b) => sched::OptValue::Bool(*b),
+                toml::Value::Integer(i) => sched::OptValue::Int(*i),
+                toml::Value::String(s) => match workload::parse_time(s) {
+                    Ok(t) => sched::OptValue::Time(t),
+                    Err(_) => sched::OptValue::Str(s.clone()),
+                },
+                other => sched::OptValue::Str(other.to_string()),
+            };
+            (k.clone(), o)
+        })
+        .collect()
+}
+
+/// Checks the policy and its options as the simulator does; returns its Linux class.
+fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
+    let name = scn.scheduler.policy.as_str();
+    let line = |key: &str| scn.scheduler.key_lines.get(key).copied().unwrap_or(scn.scheduler.line);
+    let Some(&(_, class)) = POLICY_CLASSES.iter().find(|(n, _)| *n == name) else {
+        let names: Vec<&str> = POLICY_CLASSES.iter().map(|(n, _)| *n).collect();
+        return Err(scn.error(
+            line("policy"),
+            "scheduler.policy",
+            format!("unknown policy \"{name}\" (hourglass runs: {})", names.join(", ")),
+        ));
+    };
+    if sched::POLICIES.iter().any(|(n, _)| *n == name) {
+        sched::by_name(name, &policy_options(scn)).map(drop).map_err(|e| match &e {
+            sched::PolicyError::BadOption { key, .. } => {
+                scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
             }
+            sched::PolicyError::Unknown(_) => scn.error(line("policy"), "scheduler.policy", e.to_string()),
+        })?;
+    } else if let Some(key) = scn.scheduler.options.keys().next() {
+        return Err(scn.error(
+            line(key),
+            &format!("scheduler.{key}"),
+            format!("\"{name}\" is Linux's own class here; it takes no options"),
+        ));
+    }
+    Ok(class)
+}
+
+/// `SCHED_FIFO`/`SCHED_RR` levels for the scenario's priorities: priority + 1 when every priority
+/// is in 0..=97, else the rank of the priority among the distinct ones (order kept, at most 98).
+fn rt_levels(priorities: &[i32]) -> (Vec<u8>, bool) {
+    if priorities.iter().all(|p| (0..=97).contains(p)) {
+        return (priorities.iter().map(|&p| (p + 1) as u8).collect(), false);
+    }
+    let mut distinct = priorities.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let rank = |p: i32| (distinct.binary_search(&p).unwrap_or(0) + 1).min(98) as u8;
+    (priorities.iter().map(|&p| rank(p)).collect(), true)
+}
+
+/// `SCHED_OTHER` nice level for a share: share 1 is nice 0, each factor 1.25 one level (the
+/// kernel's weight step), clamped to -20..=19.
+fn nice_of(share: u32) -> i8 {
+    (-(f64::from(share).ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
+}
+
+/// The largest CPU a request needs, as far as a reservation can plan for it: the largest `exec`;
+/// for unbounded distributions their 99th percentile (exp: mean · ln 100; normal: mean + 2.33 sd).
+fn exec_bound(exec: &Exec) -> u64 {
+    match *exec {
+        Exec::Fixed(t) | Exec::Uniform(_, t) => t,
+        Exec::Exponential { mean } => (mean as f64 * 100f64.ln()).round() as u64,
+        Exec::Normal { mean, sd } => mean + (sd as f64 * 2.33).round() as u64,
+    }
+}
+
+/// The runtime of a `SCHED_DEADLINE` reservation for a request of at most `bound`: the bound plus
+/// 5 % and 100 µs for what the kernel charges the thread beyond its own work (its wake-up, the
+/// interrupts it is billed for; with the bound alone, a request that needs all of it is throttled
+/// and misses), at most the deadline, at least 1024 ns (the kernel's minimum).
+fn reservation_budget(bound: u64, deadline: u64) -> u64 {
+    (bound + bound / 20 + 100_000).min(deadline).max(1024)
+}
+
+fn timer_of(t: workload::TimerKind) -> TimerKind {
+    match t {
+        workload::TimerKind::Hr => TimerKind::Hr,
+        workload::TimerKind::Tick => TimerKind::Native,
+        workload::TimerKind::Rtc(_) => TimerKind::Rtc,
+    }
+}
+
+/// Maps a validated scenario onto a run: one thread per task, the policy's Linux class, the
+/// scenario's duration (unless `duration_given`) and seed. Fails on what cannot run here (an
+/// unknown policy or option, a duration over the 10 min cap without `--force`, a task starting
+/// after a shortened run), pointing into the scenario.
+pub fn from_scenario(
+    scn: &Scenario,
+    base: RunConfig,
+    duration_given: bool,
+) -> Result<RunConfig, ScenarioError> {
+    let mut cfg = base;
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let class = match policy_class(scn) {
+        Ok(c) => c,
+        Err(e) => {
+            errors.extend(e.diagnostics);
+            Class::Fair
         }
     };
     if !duration_given {
-        match machine.get("duration") {
-            Some(v) => {
-                if let Some(d) = time(&mut cx, v, moff, "duration", "machine.duration") {
-                    if d == 0 {
-                        cx.err(moff, "duration", "machine.duration", "must be positive");
-                    } else if d > MAX_DURATION && !cfg.force {
-                        cx.err(
-                            moff,
-                            "duration",
-                            "machine.duration",
-                            format!(
-                                "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
-                                crate::units::format_time(d)
-                            ),
-                        );
-                    } else {
-                        cfg.duration = d;
-                    }
-                }
-            }
-            None => cx.err(moff, "[machine]", "machine.duration", "missing (e.g. duration = \"10s\")"),
+        if scn.machine.duration > MAX_DURATION && !cfg.force {
+            errors.extend(
+                scn.error(
+                    0,
+                    "machine.duration",
+                    format!(
+                        "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
+                        format_time(scn.machine.duration)
+                    ),
+                )
+                .diagnostics,
+            );
         }
+        cfg.duration = scn.machine.duration;
     }
-    if let Some(s) = machine.get("seed") {
-        match s.as_integer() {
-            Some(x) if x >= 0 => cfg.seed = Some(x as u64),
-            _ => cx.err(moff, "seed", "machine.seed", "must be a non-negative integer"),
-        }
-    }
-    for k in ["hz", "billing", "overhead", "sample"] {
-        if machine.contains_key(k) {
-            cx.warnings
-                .push(format!("machine.{k} describes the simulated machine; the real kernel's is used"));
-        }
-    }
-    if machine.get("cpus").and_then(Value::as_integer).is_some_and(|c| c > 1) && cfg.cpu != CpuChoice::All {
-        cx.warnings.push("machine.cpus > 1: add --cpu all to let the threads use several CPUs".into());
-    }
-    let parse_timer = |cx: &mut Ctx, v: &Value, from: usize, field: &str| -> Option<TimerKind> {
-        let s = v.as_str().unwrap_or("");
-        match s {
-            "hr" => Some(TimerKind::Hr),
-            "native" => Some(TimerKind::Native),
-            "timerfd" => Some(TimerKind::Timerfd),
-            "tick" => {
-                cx.warnings.push(format!(
-                    "{field} = \"tick\": Linux has no tick-aligned user timers; NATIVE (relative nanosleep) is used"
-                ));
-                Some(TimerKind::Native)
-            }
-            s if s.starts_with("rtc:") => Some(TimerKind::Rtc),
-            _ => {
-                cx.err(
-                    from,
-                    "timer",
-                    field,
-                    format!("unknown timer {v} (\"hr\", \"tick\", \"rtc:<Hz>\", \"timerfd\", \"native\")"),
-                );
-                None
-            }
-        }
-    };
-    let machine_timer = match machine.get("timer") {
-        Some(v) => parse_timer(&mut cx, v, moff, "machine.timer").unwrap_or(TimerKind::Hr),
-        None => TimerKind::Hr,
-    };
-    let sched = root.get("scheduler").and_then(Value::as_table).unwrap_or(&empty);
-    let policy = sched.get("policy").and_then(Value::as_str).unwrap_or("smart").to_string();
-    #[derive(PartialEq)]
-    enum Class {
-        Fifo,
-        Deadline,
-        Fair,
-    }
-    let class = match policy.as_str() {
-        "fifo" | "rr" | "svr4-rt" | "fixed-priority" => Class::Fifo,
-        "cbs" | "edf" => Class::Deadline,
-        _ => Class::Fair,
-    };
-    if !matches!(policy.as_str(), "cfs" | "eevdf" | "fifo" | "cbs") {
-        cx.warnings.push(format!(
-            "policy \"{policy}\" is not in this kernel: tasks run under Linux's {}",
-            match class {
-                Class::Fifo => "SCHED_FIFO (the closest fixed-priority class)",
-                Class::Deadline => "SCHED_DEADLINE (EDF with CBS budgets)",
-                Class::Fair => "fair class (EEVDF) with nice levels from the shares",
-            }
-        ));
-    }
+    cfg.seed = Some(scn.machine.seed);
+    cfg.source = scn.path.clone();
+    cfg.scenario_name = Some(scn.name.clone());
+    cfg.scenario_policy = Some(scn.scheduler.policy.clone());
     cfg.policy = format!(
         "linux-{}",
         match class {
             Class::Fifo => "fifo",
+            Class::Rr => "rr",
             Class::Deadline => "deadline",
             Class::Fair => "fair",
         }
     );
-    let tasks = match root.get("task").and_then(Value::as_array) {
-        Some(t) if !t.is_empty() => t.clone(),
-        _ => {
-            cx.err(0, "[[task]]", "task", "no [[task]] in the scenario");
-            vec![]
-        }
-    };
-    let offs = task_offsets(src);
-    let mut threads = Vec::new();
-    let mut ignored = std::collections::BTreeSet::new();
-    for (i, t) in tasks.iter().enumerate() {
-        let from = offs.get(i).copied().unwrap_or(0);
-        let Some(t) = t.as_table() else { continue };
-        let name = t.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-        let f = |k: &str| format!("task[{i}].{k} (task \"{name}\")");
-        if name.is_empty() {
-            cx.err(from, "[[task]]", &format!("task[{i}].name"), "missing");
-        }
-        let model = t.get("model").and_then(Value::as_str).unwrap_or("cpu").to_string();
-        let get_time = |cx: &mut Ctx, k: &str| t.get(k).and_then(|v| time(cx, v, from, k, &f(k)));
-        let exec_range = |cx: &mut Ctx| -> Option<(Nanos, Nanos)> {
-            let v = t.get("exec")?;
-            let s = v.as_str().unwrap_or("");
-            if let Some((a, b)) = s.split_once("..") {
-                let (a, b) = (parse_time(a), parse_time(b));
-                match (a, b) {
-                    (Ok(a), Ok(b)) if a <= b && b > 0 => Some((a, b)),
-                    (Ok(_), Ok(_)) => {
-                        cx.err(from, "exec", &f("exec"), "need 0 < a <= b in \"a..b\"");
-                        None
-                    }
-                    (Err(e), _) | (_, Err(e)) => {
-                        cx.err(from, "exec", &f("exec"), e.to_string());
-                        None
-                    }
-                }
-            } else if s.contains('(') {
-                cx.err(
-                    from,
-                    "exec",
-                    &f("exec"),
-                    format!("hourglass runs fixed and uniform (\"a..b\") execution times, not {s}"),
-                );
-                None
-            } else {
-                time(cx, v, from, "exec", &f("exec")).filter(|&x| x > 0).map(|x| (x, x))
+
+    let mut mapping = Vec::new();
+    let mut warnings = Vec::new();
+    let policy = &scn.scheduler.policy;
+    let top = scn.tasks.iter().map(|t| t.priority).max().unwrap_or(0);
+    mapping.push(format!(
+        "policy \"{policy}\"{} runs as {}",
+        if sched::POLICIES.iter().any(|(n, _)| n == policy) { " (simulated)" } else { "" },
+        match class {
+            Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
+            Class::Rr => "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
+            Class::Deadline => {
+                "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
+                    .to_string()
             }
-        };
-        let mut spec = ThreadSpec::new(i);
-        spec.name = if name.is_empty() { format!("task {i}") } else { name.clone() };
-        spec.timer = match t.get("timer") {
-            Some(v) => parse_timer(&mut cx, v, from, &f("timer")).unwrap_or(machine_timer),
-            None => machine_timer,
-        };
-        if let Some(s) = get_time(&mut cx, "start") {
-            spec.start = s;
+            Class::Fair => format!(
+                "Linux's fair class: nice = -log1.25(share); share 0 and priorities below {top} run as SCHED_IDLE"
+            ),
         }
-        spec.finish = get_time(&mut cx, "stop");
-        let ws = t.get("working_set").and_then(|v| match v {
-            Value::Integer(b) if *b > 0 => Some(*b as usize),
-            Value::String(s) => match parse_size(&s.replace("KiB", "KB").replace("MiB", "MB")) {
-                Ok(b) if b >= 64 => Some(b),
-                _ => {
-                    cx.err(
-                        from,
-                        "working_set",
-                        &f("working_set"),
-                        format!("'{s}' is not a size like \"256KiB\""),
-                    );
-                    None
-                }
-            },
-            _ => None,
+    ));
+    if !scn.scheduler.options.is_empty() {
+        let keys: Vec<&str> = scn.scheduler.options.keys().map(String::as_str).collect();
+        warnings.push(format!(
+            "scheduler options ({}) configure the simulated policy; Linux's class is used as it is",
+            keys.join(", ")
+        ));
+    }
+    let m = &scn.machine;
+    let mut machine_keys = Vec::new();
+    if m.hz != 1000 {
+        machine_keys.push("hz");
+    }
+    if m.billing != workload::Billing::Exact {
+        machine_keys.push("billing");
+    }
+    if m.overhead != Overheads::default() {
+        machine_keys.push("overhead");
+    }
+    if !machine_keys.is_empty() {
+        warnings.push(match machine_keys.as_slice() {
+            [k] => format!("machine.{k} describes the simulated machine; this kernel's own is used"),
+            ks => format!(
+                "machine.{{{}}} describe the simulated machine; this kernel's own are used",
+                ks.join(", ")
+            ),
         });
-        let need = |cx: &mut Ctx, k: &str, v: Option<Nanos>| -> Nanos {
-            if v.is_none() && !t.contains_key(k) {
-                cx.err(from, "model", &f(k), format!("required by model \"{model}\""));
+    }
+
+    let (levels, ranked) = rt_levels(&scn.tasks.iter().map(|t| t.priority).collect::<Vec<_>>());
+    if ranked && matches!(class, Class::Fifo | Class::Rr) {
+        mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
+    }
+    let mut ignored = std::collections::BTreeSet::new();
+    let mut threads = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        let mut spec = ThreadSpec::new(i);
+        spec.name = t.name.clone();
+        spec.start = t.start;
+        spec.finish = t.stop;
+        spec.jitter = t.jitter;
+        let timer = t.effective_timer(m);
+        spec.timer = timer_of(timer);
+        let mut notes = Vec::new();
+        match timer {
+            workload::TimerKind::Tick => {
+                notes.push("for timer \"tick\": Linux has no tick-aligned user timers")
             }
-            v.unwrap_or(1)
-        };
-        spec.workload = match model.as_str() {
-            "cpu" => {
-                spec.work = get_time(&mut cx, "work");
-                match ws {
-                    Some(bytes) => Workload::CpuScan { bytes },
-                    None => Workload::Cpu,
-                }
-            }
-            "cpu-scan" => Workload::CpuScan {
-                bytes: ws.unwrap_or_else(|| {
-                    cx.err(from, "model", &f("working_set"), "required by model \"cpu-scan\"");
-                    65536
-                }),
-            },
-            "cpu-yield" => {
-                let e = exec_range(&mut cx).map(|x| x.0);
-                let amount = need(&mut cx, "exec", e);
-                match ws {
-                    Some(bytes) => Workload::CpuScanYield { bytes, amount },
-                    None => Workload::CpuYield { amount },
-                }
-            }
-            "periodic" | "cpu-periodic" => {
-                let e = exec_range(&mut cx);
-                let p = get_time(&mut cx, "period");
-                let period = need(&mut cx, "period", p);
-                let (lo, hi) = e.unwrap_or_else(|| {
-                    need(&mut cx, "exec", None);
-                    (1, 1)
-                });
-                if hi > period {
-                    cx.err(from, "exec", &f("exec"), "exceeds the period");
-                }
-                let deadline = get_time(&mut cx, "deadline");
-                if deadline.is_some_and(|d| d > period || d == 0) {
-                    cx.err(from, "deadline", &f("deadline"), "hourglass needs 0 < deadline <= period");
-                }
-                let finish_late = match t.get("on_miss").and_then(Value::as_str) {
-                    None | Some("discard") => false,
-                    Some("finish") => true,
-                    Some(o) => {
-                        cx.err(
-                            from,
-                            "on_miss",
-                            &f("on_miss"),
-                            format!("\"{o}\" is not \"discard\" or \"finish\""),
-                        );
-                        false
-                    }
-                };
-                spec.count = match t.get("count") {
-                    None => None,
-                    Some(Value::Integer(c)) if *c > 0 => Some(*c as u64),
-                    Some(_) => {
-                        cx.err(from, "count", &f("count"), "must be a positive integer");
-                        None
-                    }
-                };
-                if model == "periodic" {
-                    Workload::Periodic {
-                        amount: lo,
-                        amount_max: (hi != lo).then_some(hi),
-                        period,
-                        deadline,
-                        finish_late,
-                        jitter: get_time(&mut cx, "jitter").unwrap_or(0),
-                    }
+            workload::TimerKind::Rtc(_) => notes.push("RTC at the rate hourglass picks from the period"),
+            workload::TimerKind::Hr => {}
+        }
+        if t.latency_tolerance.is_some() {
+            ignored.insert("latency_tolerance");
+        }
+        match &t.model {
+            Model::Cpu { work } => {
+                spec.work = *work;
+                spec.workload = if t.working_set > 0 {
+                    Workload::CpuScan { bytes: t.working_set.max(64) as usize }
                 } else {
-                    Workload::CpuPeriodic { amount: hi, period }
+                    Workload::Cpu
+                };
+            }
+            Model::Periodic(p) => {
+                let finish_late = p.on_miss == OnMiss::Finish || p.notify == Notify::Never;
+                if !finish_late {
+                    notes.push("a request not done by its deadline is dropped there");
                 }
+                spec.workload = Workload::Periodic {
+                    exec: p.exec,
+                    period: p.period,
+                    deadline: (p.deadline != p.period).then_some(p.deadline),
+                    finish_late,
+                };
+                spec.count = p.count;
             }
-            "latency" => {
-                let p = get_time(&mut cx, "period");
-                Workload::Lat { period: need(&mut cx, "period", p) }
+            Model::Interactive { think, burst, count } => {
+                spec.workload = Workload::Interactive { think: *think, burst: *burst };
+                spec.count = *count;
             }
-            other => {
-                cx.err(
-                    from,
-                    "model",
-                    &f("model"),
-                    format!("model \"{other}\" cannot run as an hourglass thread (cpu, cpu-scan, cpu-yield, periodic, cpu-periodic, latency)"),
-                );
-                Workload::Cpu
-            }
-        };
-        let share =
-            t.get("share").and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64))).unwrap_or(1.0);
-        let prio = t.get("priority").and_then(Value::as_integer).unwrap_or(0);
-        if share < 0.0 {
-            cx.err(from, "share", &f("share"), "must not be negative");
+        }
+        if t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }) {
+            ignored.insert("working_set (of periodic and interactive tasks)");
         }
         match class {
-            Class::Fifo => spec.priority = Priority::Fifo((prio + 1).clamp(1, 98) as u8),
+            Class::Fifo => spec.priority = Priority::Fifo(levels[i]),
+            Class::Rr => spec.priority = Priority::Rr(levels[i]),
             Class::Deadline => {
-                if let Workload::Periodic { amount, amount_max, period, .. } = spec.workload {
-                    spec.reservation = Some(crate::config::Reservation {
-                        amount: amount_max.unwrap_or(amount).max(1024),
-                        period,
-                        soft: false,
-                    });
+                if let Model::Periodic(p) = &t.model {
+                    let bound = exec_bound(&p.exec);
+                    let amount = reservation_budget(bound, p.deadline.min(p.period));
+                    if p.exec.max().is_none_or(|x| x > amount) {
+                        notes.push("its budget does not cover every exec draw");
+                    }
+                    spec.reservation = Some(Reservation { amount, period: p.period, soft: false });
                 }
             }
             Class::Fair => {
-                spec.priority = if share == 0.0 {
+                spec.priority = if t.share == 0 || t.priority < top {
                     Priority::Idle
                 } else {
-                    Priority::Nice((-(share.ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8)
-                }
+                    Priority::Nice(nice_of(t.share))
+                };
             }
         }
-        for k in t.keys() {
-            if matches!(k.as_str(), "latency_tolerance" | "notify" | "think" | "burst")
-                || k.starts_with("estimate")
-            {
-                ignored.insert(k.clone());
-            }
+        if spec.start >= cfg.duration {
+            errors.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].start (task \"{}\")", t.name),
+                message: format!(
+                    "starts at {}, after the end of the run ({})",
+                    format_time(spec.start),
+                    format_time(cfg.duration)
+                ),
+            });
         }
+        let sched_linux = match spec.reservation {
+            Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
+            None => spec.priority.describe(),
+        };
+        mapping.push(format!(
+            "task \"{}\": {} → {}, {}, timer {}{}{}",
+            t.name,
+            t.model.name(),
+            spec.workload.describe(),
+            sched_linux,
+            spec.timer.name(),
+            if notes.is_empty() { "" } else { "; " },
+            notes.join("; ")
+        ));
         threads.push(spec);
     }
+    if scn.tasks.iter().any(|t| matches!(t.model, Model::Periodic(_))) {
+        mapping.push(
+            "periodic tasks: Linux takes no time constraint (estimate, notify): a task learns of a miss \
+             itself, at the deadline; on_miss = \"discard\" drops the request then, \"finish\" (or \
+             notify = \"never\") completes it late"
+                .into(),
+        );
+    }
     if !ignored.is_empty() {
-        cx.warnings.push(format!(
-            "keys with no kernel counterpart are ignored: {}",
+        warnings.push(format!(
+            "no kernel counterpart, ignored: {}",
             ignored.into_iter().collect::<Vec<_>>().join(", ")
         ));
     }
-    if !cx.errors.is_empty() {
-        return Err(cx.errors.join("\n"));
-    }
-    for th in &threads {
-        if th.start >= cfg.duration {
-            return Err(format!("{file}: task \"{}\" starts after the end of the run", th.name));
-        }
+    if !errors.is_empty() {
+        errors.sort_by_key(|d| (d.line, d.col));
+        return Err(ScenarioError { diagnostics: errors });
     }
     cfg.threads = threads;
-    cfg.scenario_warnings = cx.warnings;
-    cfg.scenario_policy = Some(policy);
+    cfg.scenario_warnings = warnings;
+    cfg.scenario_mapping = mapping;
     Ok(cfg)
 }
 
@@ -460,56 +430,199 @@ deadline = "8ms"
 count = 50
 on_miss = "finish"
 priority = 2
+jitter = "1ms"
 
 [[task]]
 name = "batch"
 model = "cpu"
 work = "500ms"
 working_set = "256KiB"
+
+[[task]]
+name = "editor"
+model = "interactive"
+think = "exp(50ms)"
+burst = "normal(2ms, 500us)"
+count = 10
 "#;
 
+    fn load_good() -> RunConfig {
+        load_str(GOOD, "good.toml", RunConfig::new(0), false).unwrap()
+    }
+
     #[test]
-    fn contract_keys_map_onto_threads() {
-        let c = load_str(GOOD, "good.toml", RunConfig::new(0), false).unwrap();
+    fn every_model_maps_onto_a_thread() {
+        let c = load_good();
         assert_eq!(c.duration, 2_000_000_000);
         assert_eq!(c.seed, Some(7));
         assert_eq!(c.policy, "linux-fifo");
-        assert_eq!(c.threads[0].name, "audio");
-        assert_eq!(c.threads[0].priority, Priority::Fifo(3));
-        assert_eq!(c.threads[0].count, Some(50));
+        assert_eq!(c.scenario_name.as_deref(), Some("good"));
+        let a = &c.threads[0];
+        assert_eq!(a.name, "audio");
+        assert_eq!(a.priority, Priority::Fifo(3));
+        assert_eq!(a.count, Some(50));
+        assert_eq!(a.jitter, Some(1_000_000));
         assert_eq!(
-            c.threads[0].workload,
+            a.workload,
             Workload::Periodic {
-                amount: 2_000_000,
-                amount_max: Some(3_000_000),
+                exec: Exec::Uniform(2_000_000, 3_000_000),
                 period: 10_000_000,
                 deadline: Some(8_000_000),
                 finish_late: true,
-                jitter: 0
             }
         );
         assert_eq!(c.threads[1].workload, Workload::CpuScan { bytes: 256 * 1024 });
         assert_eq!(c.threads[1].work, Some(500_000_000));
+        assert_eq!(c.threads[1].priority, Priority::Fifo(1));
+        assert_eq!(
+            c.threads[2].workload,
+            Workload::Interactive {
+                think: Exec::Exponential { mean: 50_000_000 },
+                burst: Exec::Normal { mean: 2_000_000, sd: 500_000 }
+            }
+        );
+        assert_eq!(c.threads[2].count, Some(10));
+        // The mapping says what each task became.
+        assert!(
+            c.scenario_mapping[0].contains("policy \"fifo\" (simulated) runs as SCHED_FIFO"),
+            "{:?}",
+            c.scenario_mapping
+        );
+        assert!(
+            c.scenario_mapping
+                .iter()
+                .any(|l| l.starts_with("task \"audio\": periodic → PERIODIC 2ms..3ms 10.0ms, SCHED_FIFO 3")),
+            "{:?}",
+            c.scenario_mapping
+        );
     }
 
     #[test]
-    fn every_error_names_file_line_and_field() {
-        let bad = "[machine]\nduration = \"10\"\n\n[[task]]\nname = \"R1\"\nmodel = \"periodic\"\nperiod = \"40ms\"\nexec = \"exp(2ms)\"\n";
+    fn defaults_are_the_workload_crates() {
+        let s = "[machine]\nduration = \"1s\"\n[[task]]\nname = \"R\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n";
+        let c = load_str(s, "d.toml", RunConfig::new(0), false).unwrap();
+        // seed 1, policy smart, deadline = period, on_miss discard, hr timer, no jitter, no count.
+        assert_eq!(c.seed, Some(1));
+        assert_eq!(c.scenario_policy.as_deref(), Some("smart"));
+        assert_eq!(c.policy, "linux-fair");
+        let t = &c.threads[0];
+        assert_eq!(
+            t.workload,
+            Workload::Periodic {
+                exec: Exec::Fixed(1_000_000),
+                period: 10_000_000,
+                deadline: None,
+                finish_late: false
+            }
+        );
+        assert_eq!(t.timer, TimerKind::Hr);
+        assert_eq!((t.jitter, t.count, t.start, t.finish), (None, None, 0, None));
+        assert_eq!(t.priority, Priority::Nice(0));
+    }
+
+    #[test]
+    fn errors_are_the_workload_crates_with_file_line_and_field() {
+        // Validation is the simulator's: every problem at once, file:line:col: field: message.
+        let bad = "[machine]\nduration = \"10\"\n\n[[task]]\nname = \"R1\"\nmodel = \"periodic\"\nperoid = \"40ms\"\nexec = \"gamma(2ms)\"\n";
         let e = load_str(bad, "bad.toml", RunConfig::new(0), false).unwrap_err();
-        let lines: Vec<&str> = e.lines().collect();
-        assert_eq!(lines.len(), 2, "{e}");
-        assert!(lines[0].starts_with("bad.toml:2:1: machine.duration:"), "{e}");
-        assert!(lines[1].starts_with("bad.toml:8:1: task[0].exec (task \"R1\"):"), "{e}");
-        let e = load_str("[machine\n", "x.toml", RunConfig::new(0), false).unwrap_err();
-        assert!(e.starts_with("x.toml:1:"), "{e}");
+        assert_eq!(e, workload::parse_str(bad, "bad.toml").unwrap_err());
+        let text = e.to_string();
+        assert!(text.lines().any(|l| l.starts_with("bad.toml:2:12: machine.duration:")), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("bad.toml:7:1: task[0].peroid (task \"R1\"):")), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("bad.toml:8:8: task[0].exec (task \"R1\"):")), "{text}");
+        assert!(load_str("[machine\n", "x.toml", RunConfig::new(0), false)
+            .unwrap_err()
+            .to_string()
+            .starts_with("x.toml:1:"));
     }
 
     #[test]
-    fn fair_policies_use_nice_from_share() {
-        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 3\n[[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 0\n";
+    fn policy_and_options_are_checked_as_the_simulator_checks_them() {
+        let base = "[machine]\nduration = \"1s\"\n[scheduler]\n";
+        let task = "[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
+        let e = load_str(&format!("{base}policy = \"lottery\"\n{task}"), "p.toml", RunConfig::new(0), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("p.toml:4:1: scheduler.policy: unknown policy \"lottery\""), "{e}");
+        let e = load_str(
+            &format!("{base}policy = \"rr\"\nslise = \"10ms\"\n{task}"),
+            "p.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("p.toml:5:1: scheduler.slise:"), "{e}");
+        let c = load_str(
+            &format!("{base}policy = \"rr\"\nslice = \"10ms\"\n{task}"),
+            "p.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.threads[0].priority, Priority::Rr(1));
+        assert!(c.scenario_warnings.iter().any(|w| w.contains("scheduler options (slice)")));
+        // Linux's own classes are accepted, without options.
+        assert_eq!(
+            load_str(&format!("{base}policy = \"cfs\"\n{task}"), "p.toml", RunConfig::new(0), false)
+                .unwrap()
+                .policy,
+            "linux-fair"
+        );
+    }
+
+    #[test]
+    fn every_simulator_policy_has_a_linux_class() {
+        for (name, _) in sched::POLICIES {
+            assert!(
+                POLICY_CLASSES.iter().any(|(n, _)| n == name),
+                "policy {name} has no mapping in hourglass"
+            );
+        }
+    }
+
+    #[test]
+    fn fair_policies_use_nice_from_share_and_idle_below_the_top_priority() {
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 3\npriority = 1\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 0\npriority = 1\n\
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\npriority = 0\n";
         let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(c.threads[0].priority, Priority::Nice(-5)); // 1.25^5 ~ 3
         assert_eq!(c.threads[1].priority, Priority::Idle);
-        assert!(c.scenario_warnings.iter().any(|w| w.contains("\"smart\" is not in this kernel")));
+        assert_eq!(c.threads[2].priority, Priority::Idle);
+        assert!(c.scenario_mapping[0].contains("fair class"));
+    }
+
+    #[test]
+    fn deadline_policies_reserve_the_largest_exec() {
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n\
+                 [[task]]\nname = \"u\"\nmodel = \"periodic\"\nexec = \"1ms..2ms\"\nperiod = \"10ms\"\n\
+                 [[task]]\nname = \"e\"\nmodel = \"periodic\"\nexec = \"exp(1ms)\"\nperiod = \"10ms\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\n";
+        let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
+        assert_eq!(
+            c.threads[0].reservation,
+            Some(Reservation { amount: 2_200_000, period: 10_000_000, soft: false })
+        );
+        // 2ms + 5 % + 100us; exp(1ms): mean * ln 100 = 4.605170ms, + 5 % + 100us.
+        assert_eq!(c.threads[1].reservation.unwrap().amount, 4_605_170 + 230_258 + 100_000);
+        assert_eq!(c.threads[2].reservation, None);
+        assert_eq!(c.threads[2].priority, Priority::Normal);
+    }
+
+    #[test]
+    fn fifo_levels_keep_the_order_of_any_priorities() {
+        assert_eq!(rt_levels(&[0, 5, 97]), (vec![1, 6, 98], false));
+        assert_eq!(rt_levels(&[-10, 200, 3, 200]), (vec![1, 3, 2, 3], true));
+    }
+
+    #[test]
+    fn a_task_after_a_shortened_run_is_an_error_naming_its_line() {
+        let s = "[machine]\nduration = \"10s\"\n[[task]]\nname = \"late\"\nmodel = \"cpu\"\nstart = \"5s\"\n";
+        let mut base = RunConfig::new(0);
+        base.duration = 1_000_000_000;
+        let e = load_str(s, "l.toml", base, true).unwrap_err().to_string();
+        assert!(e.starts_with("l.toml:3:1: task[0].start (task \"late\"): starts at 5s"), "{e}");
     }
 }

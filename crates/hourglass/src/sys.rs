@@ -32,6 +32,8 @@ pub enum Priority {
     Fifo(u8),
     /// `SCHED_OTHER` at this nice level, -20..=19 (scenario mode: shares under fair policies).
     Nice(i8),
+    /// `SCHED_RR` at this priority, 1..=98 (scenario mode: policy `rr`).
+    Rr(u8),
 }
 
 /// The `SCHED_FIFO` priority of the watchdog: above every workload priority.
@@ -58,13 +60,14 @@ impl Priority {
         match self {
             Priority::Fifo(n) => format!("FIFO {n}"),
             Priority::Nice(n) => format!("NICE {n}"),
+            Priority::Rr(n) => format!("RR {n}"),
             p => p.base_name().to_string(),
         }
     }
 
     fn base_name(self) -> &'static str {
         match self {
-            Priority::Fifo(_) | Priority::Nice(_) => "",
+            Priority::Fifo(_) | Priority::Nice(_) | Priority::Rr(_) => "",
             Priority::Idle => "IDLE",
             Priority::Low => "LOW",
             Priority::Normal => "NORMAL",
@@ -76,15 +79,19 @@ impl Priority {
         }
     }
 
-    /// True for the `SCHED_FIFO` levels.
+    /// True for the `SCHED_FIFO` and `SCHED_RR` levels.
     pub fn is_rt(self) -> bool {
-        matches!(self, Priority::RtLow | Priority::RtMed | Priority::RtHigh | Priority::Fifo(_))
+        matches!(
+            self,
+            Priority::RtLow | Priority::RtMed | Priority::RtHigh | Priority::Fifo(_) | Priority::Rr(_)
+        )
     }
 
     /// The Linux policy this maps to, as text (`SCHED_FIFO 80`, `SCHED_OTHER nice -10`).
     pub fn describe(self) -> String {
         match self {
             Priority::Idle => "SCHED_IDLE".into(),
+            Priority::Rr(_) => format!("SCHED_RR {}", self.fifo()),
             p if p.is_rt() => format!("SCHED_FIFO {}", p.fifo()),
             p => format!("SCHED_OTHER nice {}", p.nice()),
         }
@@ -95,7 +102,7 @@ impl Priority {
             Priority::RtLow => 20,
             Priority::RtMed => 50,
             Priority::RtHigh => 80,
-            Priority::Fifo(n) => n.clamp(1, 98) as i32,
+            Priority::Fifo(n) | Priority::Rr(n) => n.clamp(1, 98) as i32,
             _ => 0,
         }
     }
@@ -115,6 +122,7 @@ impl Priority {
         let tid = gettid();
         match self {
             Priority::Idle => set_scheduler(libc::SCHED_IDLE, 0),
+            Priority::Rr(_) => set_scheduler(libc::SCHED_RR, self.fifo()),
             p if p.is_rt() => set_scheduler(libc::SCHED_FIFO, p.fifo()),
             p => {
                 set_scheduler(libc::SCHED_OTHER, 0)?;
@@ -159,6 +167,7 @@ fn set_scheduler(policy: libc::c_int, prio: i32) -> Result<(), String> {
 fn policy_name(policy: libc::c_int, prio: i32) -> String {
     match policy {
         libc::SCHED_FIFO => format!("SCHED_FIFO {prio}"),
+        libc::SCHED_RR => format!("SCHED_RR {prio}"),
         libc::SCHED_IDLE => "SCHED_IDLE".into(),
         _ => "SCHED_OTHER".into(),
     }
@@ -322,6 +331,13 @@ pub fn thread_cpu_ns() -> u64 {
     // SAFETY: valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The calling thread's dispatch count: the third field of `/proc/thread-self/schedstat` (times
+/// the kernel switched to the thread, `CONFIG_SCHED_INFO`); `None` where the file is absent.
+pub fn thread_dispatches() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// A PM QoS CPU latency request (`/dev/cpu_dma_latency`), in force while this value lives.

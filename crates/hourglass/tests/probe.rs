@@ -205,7 +205,8 @@ work = "20ms"
     c.format = Format::Json;
     let r = run(&c).unwrap();
     let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
-    assert_eq!(v["scenario"], "t.toml");
+    assert_eq!(v["scenario"], "t");
+    assert_eq!(v["source"], "t.toml");
     assert_eq!(v["policy"], "linux-fair");
     let t = &v["tasks"][0];
     assert_eq!(t["name"], "R1");

@@ -1,0 +1,204 @@
+//! One scenario, simulated (`smartsim`) and run as real threads (`hourglass --scenario`): both
+//! read it with the `workload` crate and print the output contract of DESIGN.md. Short real runs
+//! (≤ 2 s each) asserting behaviour, never timings; one at a time (a lock).
+
+use hourglass::config::{Format, RunConfig};
+use hourglass::output::render;
+use serde_json::Value;
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Two periodic tasks well under capacity (10 % + ~12.5 %) and a CPU-bound task below them: under
+/// EDF a task without a time constraint runs only when no request is pending. On Linux the periodic
+/// tasks are `SCHED_DEADLINE` reservations and the batch task `SCHED_OTHER`, so the result does not
+/// depend on the other work of a shared machine (under the fair class it would).
+const LIGHT: &str = r#"
+[machine]
+duration = "1s"
+seed = 3
+
+[scheduler]
+policy = "edf"
+
+[[task]]
+name = "audio"
+model = "periodic"
+exec = "1ms"
+period = "10ms"
+priority = 1
+
+[[task]]
+name = "video"
+model = "periodic"
+exec = "2ms..3ms"
+period = "20ms"
+jitter = "1ms"
+priority = 1
+
+[[task]]
+name = "batch"
+model = "cpu"
+priority = 0
+"#;
+
+/// Runs `src` in the simulator library and in hourglass; returns both JSON outputs.
+fn both(src: &str, file: &str) -> (Value, Value) {
+    let scn = workload::parse_str(src, file).expect("a valid scenario");
+    let sim = smartsim::run_scenario(&scn, None).expect("the simulator runs it").to_json();
+    let mut cfg =
+        hourglass::scenario::from_scenario(&scn, RunConfig::new(0), false).expect("hourglass maps it");
+    cfg.format = Format::Json;
+    let r = hourglass::run::run(&cfg).expect("hourglass runs it");
+    assert!(r.watchdog.is_none(), "{:?}", r.watchdog);
+    // The JSON as printed, parsed back.
+    let hg: Value = serde_json::from_str(&render(&r, Format::Json)).expect("hourglass prints JSON");
+    (sim, hg)
+}
+
+/// The contract's fields, with their types; `periodic` tasks have deadlines, the others none.
+fn check_contract(v: &Value, tool: &str, periodic: &[&str]) {
+    assert_eq!(v["tool"], tool);
+    assert!(v["scenario"].is_string() && v["policy"].is_string(), "{tool}: {v}");
+    assert!(v["duration_ns"].as_u64().is_some_and(|d| d > 0), "{tool}: duration_ns");
+    assert!(v["seed"].is_u64(), "{tool}: seed");
+    for t in v["tasks"].as_array().expect("tasks") {
+        let name = t["name"].as_str().expect("name");
+        assert!(t["cpu_ns"].is_u64(), "{tool} {name}: cpu_ns");
+        assert!(
+            t["cpu_share"].as_f64().is_some_and(|s| (0.0..=1.0).contains(&s)),
+            "{tool} {name}: cpu_share"
+        );
+        let o = t.as_object().unwrap();
+        assert!(o.contains_key("finish_ns") && (t["finish_ns"].is_null() || t["finish_ns"].is_u64()));
+        if periodic.contains(&name) {
+            assert!(t["deadlines"]["met"].is_u64() && t["deadlines"]["missed"].is_u64(), "{tool} {name}");
+        } else {
+            assert!(t["deadlines"].is_null(), "{tool} {name}: a cpu task has no deadlines");
+        }
+        let b = &t["billing"];
+        assert!(
+            b["charged_ns"].is_u64() && (b["quanta"].is_u64() || b["quanta"].is_null()),
+            "{tool} {name}: {b}"
+        );
+        let l = &t["latency_ns"];
+        assert!(
+            l.is_null() || ["p50", "p90", "p99", "max"].iter().all(|k| l[k].is_u64()),
+            "{tool} {name}: latency_ns {l}"
+        );
+    }
+}
+
+fn task<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["tasks"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()
+}
+
+fn met_fraction(t: &Value) -> f64 {
+    let (m, x) = (t["deadlines"]["met"].as_u64().unwrap(), t["deadlines"]["missed"].as_u64().unwrap());
+    assert!(m + x > 0, "no request was judged: {t}");
+    m as f64 / (m + x) as f64
+}
+
+/// Real-time classes need root (or CAP_SYS_NICE); CI runs as root.
+fn root() -> bool {
+    if !hourglass::sys::can_use_rt() {
+        eprintln!("skipped: needs real-time priorities (root or CAP_SYS_NICE)");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn one_scenario_simulated_and_measured_gives_the_same_contract() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !root() {
+        return;
+    }
+    let (sim, hg) = both(LIGHT, "light.toml");
+    check_contract(&sim, "smartsim", &["audio", "video"]);
+    check_contract(&hg, "hourglass", &["audio", "video"]);
+    let names =
+        |v: &Value| v["tasks"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect::<Vec<_>>();
+    assert_eq!(names(&sim), names(&hg));
+    assert_eq!(sim["scenario"], "light");
+    assert_eq!(hg["scenario"], sim["scenario"]);
+    assert_eq!(hg["seed"], sim["seed"]);
+    assert_eq!(hg["scenario_policy"], sim["policy"]);
+    // Well under capacity, the periodic tasks meet their deadlines, simulated and for real; the
+    // batch task of lower priority gets the rest.
+    for v in [&sim, &hg] {
+        for name in ["audio", "video"] {
+            let f = met_fraction(task(v, name));
+            assert!(f >= 0.95, "{} {name}: {:.1} % of deadlines met", v["tool"], 100.0 * f);
+        }
+        assert!(task(v, "batch")["cpu_ns"].as_u64().unwrap() > 0, "{}: batch never ran", v["tool"]);
+    }
+    // The simulated CPU is never idle while the batch task wants it (the real one is shared).
+    let share = |name| task(&sim, name)["cpu_share"].as_f64().unwrap();
+    assert!((share("audio") + share("video") + share("batch") - 1.0).abs() < 1e-9);
+    // Hourglass says what it mapped.
+    let mapping: Vec<&str> = hg["mapping"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(mapping
+        .iter()
+        .any(|l| l.starts_with("task \"audio\": periodic → PERIODIC 1.0ms 10.0ms, SCHED_DEADLINE")));
+    assert!(
+        mapping.iter().any(|l| l.starts_with("task \"batch\": cpu → CPU, SCHED_OTHER nice 0")),
+        "{mapping:?}"
+    );
+}
+
+/// Execution times of every distribution, jitter and interactive bursts, each request finished
+/// (on_miss = "finish", a count): if hourglass drew other values than the simulator, the CPU each
+/// task needs would differ by several percent (for the exponential, ~25 %). Fixed priorities (every
+/// task blocks, so none can monopolise the CPU) keep other load from delaying the work past the run.
+const DRAWS: &str = r#"
+[machine]
+duration = "1500ms"
+seed = 11
+
+[scheduler]
+policy = "fifo"
+
+[[task]]
+name = "decoder"
+model = "periodic"
+exec = "exp(2ms)"
+period = "20ms"
+jitter = "3ms"
+count = 30
+on_miss = "finish"
+
+[[task]]
+name = "mixer"
+model = "periodic"
+exec = "normal(2ms, 1ms)"
+period = "25ms"
+count = 20
+on_miss = "finish"
+
+[[task]]
+name = "editor"
+model = "interactive"
+think = "exp(10ms)"
+burst = "normal(1ms, 500us)"
+jitter = "2ms"
+count = 30
+"#;
+
+#[test]
+fn real_threads_draw_the_simulators_execution_times() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !root() {
+        return;
+    }
+    let (sim, hg) = both(DRAWS, "draws.toml");
+    for name in ["decoder", "mixer", "editor"] {
+        let (s, h) = (task(&sim, name), task(&hg, name));
+        assert!(h["finish_ns"].is_u64(), "hourglass {name} did not finish its requests: {h}");
+        assert!(s["finish_ns"].is_u64(), "smartsim {name} did not finish: {s}");
+        let (cs, ch) = (s["cpu_ns"].as_u64().unwrap() as f64, h["cpu_ns"].as_u64().unwrap() as f64);
+        // The same draws: the same CPU, up to the loop's overshoot (tens of ns per request).
+        assert!((ch / cs - 1.0).abs() < 0.005, "{name}: smartsim {cs} ns of CPU, hourglass {ch} ns");
+    }
+    assert_eq!(task(&hg, "editor")["work"], 30, "30 bursts");
+}
