@@ -88,27 +88,6 @@ pub fn load_str(
     from_scenario(&workload::parse_str(src, file)?, base, duration_given)
 }
 
-/// The policy options of `[scheduler]` as the `sched` registry takes them (strings that are times
-/// become durations), converted as `smartsim` converts them.
-fn policy_options(scn: &Scenario) -> sched::Options {
-    scn.scheduler
-        .options
-        .iter()
-        .map(|(k, v)| {
-            let o = match v {
-                toml::Value::Boolean(b) => sched::OptValue::Bool(*b),
-                toml::Value::Integer(i) => sched::OptValue::Int(*i),
-                toml::Value::String(s) => match workload::parse_time(s) {
-                    Ok(t) => sched::OptValue::Time(t),
-                    Err(_) => sched::OptValue::Str(s.clone()),
-                },
-                other => sched::OptValue::Str(other.to_string()),
-            };
-            (k.clone(), o)
-        })
-        .collect()
-}
-
 /// Checks the policy and its options as the simulator does; returns its Linux class.
 fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
     let name = scn.scheduler.policy.as_str();
@@ -122,7 +101,7 @@ fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
         ));
     };
     if sched::POLICIES.iter().any(|(n, _)| *n == name) {
-        sched::by_name(name, &policy_options(scn)).map(drop).map_err(|e| match &e {
+        sched::by_name(name, &scn.scheduler.policy_options()).map(drop).map_err(|e| match &e {
             sched::PolicyError::BadOption { key, .. } => {
                 scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
             }

@@ -24,29 +24,8 @@ pub mod result;
 pub use engine::Sim;
 pub use result::SimResult;
 
-use sched::{OptValue, Options};
+use sched::Options;
 use workload::Scenario;
-
-/// The policy options of a scenario's `[scheduler]` table, as the policy registry takes them:
-/// strings that are times (`"100ms"`) become durations.
-pub fn policy_options(scn: &Scenario) -> Options {
-    scn.scheduler
-        .options
-        .iter()
-        .map(|(k, v)| {
-            let o = match v {
-                toml::Value::Boolean(b) => OptValue::Bool(*b),
-                toml::Value::Integer(i) => OptValue::Int(*i),
-                toml::Value::String(s) => match workload::parse_time(s) {
-                    Ok(t) => OptValue::Time(t),
-                    Err(_) => OptValue::Str(s.clone()),
-                },
-                other => OptValue::Str(other.to_string()),
-            };
-            (k.clone(), o)
-        })
-        .collect()
-}
 
 /// Run a scenario with its own policy, or with `policy` instead.
 pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimResult> {
@@ -57,7 +36,7 @@ pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimR
 pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<dyn sched::Policy>> {
     let name = policy.unwrap_or(&scn.scheduler.policy);
     // Options written for the scenario's own policy do not apply to another one.
-    let opts = if name == scn.scheduler.policy { policy_options(scn) } else { Options::new() };
+    let opts = if name == scn.scheduler.policy { scn.scheduler.policy_options() } else { Options::new() };
     let p = sched::by_name(name, &opts).map_err(|e| {
         // Point at the line of the scenario that caused it, when it came from the scenario.
         let (line, field) = match &e {

@@ -278,6 +278,28 @@ pub struct SchedulerCfg {
     pub line: usize,
 }
 
+impl SchedulerCfg {
+    /// The options of `[scheduler]` as the policy registry (`sched::by_name`) takes them: strings that are
+    /// times (`"100ms"`) become durations, booleans and integers stay what they are.
+    pub fn policy_options(&self) -> sched::Options {
+        self.options
+            .iter()
+            .map(|(k, v)| {
+                let o = match v {
+                    toml::Value::Boolean(b) => sched::OptValue::Bool(*b),
+                    toml::Value::Integer(i) => sched::OptValue::Int(*i),
+                    toml::Value::String(s) => match parse_time(s) {
+                        Ok(t) => sched::OptValue::Time(t),
+                        Err(_) => sched::OptValue::Str(s.clone()),
+                    },
+                    other => sched::OptValue::Str(other.to_string()),
+                };
+                (k.clone(), o)
+            })
+            .collect()
+    }
+}
+
 /// One `[[task]]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskSpec {
