@@ -1,0 +1,378 @@
+//! The mapping from what sched_ext (through scx_rustland_core) tells user space onto the [`Policy`]
+//! trait, the same calls the simulator makes. Nothing here touches BPF, so it is unit-tested.
+//!
+//! What the kernel tells us, and what we make of it:
+//!
+//! * **A task was queued to user space** (`QueuedTask`): its pid (a thread id), the enqueue flags, the
+//!   start and stop timestamps of its last stretch on a CPU, its weight (from its nice value).
+//!   - A pid we have not seen: [`Policy::admit`] then [`Policy::wake`].
+//!   - `SCX_ENQ_WAKEUP` set: it had blocked and woke up: [`Policy::stop`] with `Blocked` for the stretch
+//!     it ran since we dispatched it, then [`Policy::wake`].
+//!   - Otherwise it was preempted or its slice ended (we cannot tell which from the flags: we call it
+//!     `SliceEnd` when it ran at least 90 % of the slice we gave, else `Preempted`).
+//!   - The CPU it is billed is `stop_ts − start_ts` of its last stretch, counted once (rustland queues a
+//!     task at every stop, so there is one stretch per dispatch). `sum_exec_runtime` itself is not in the
+//!     record; reading `/proc/<pid>/schedstat` per event would cost a system call per decision.
+//! * **Exits are not reported.** A task that exits simply never comes back; [`Driver::reap`] asks the
+//!   caller whether each known pid still exists (once a second) and calls [`Policy::exit`] for the gone.
+//! * **Time constraints and user parameters** come from libsmart's shared memory, read whenever a task is
+//!   queued (a seqlock read, no system call), so a constraint set just before blocking is seen at the
+//!   wake-up that starts the request.
+//! * **Several CPUs.** The policies model one CPU; here up to one task per CPU is dispatched at once.
+//!   A policy's own idea of "the running task" is then the last one dispatched; its accounting (virtual
+//!   times, budgets) stays right because every stretch is billed when the task comes back.
+
+use std::collections::HashMap;
+
+use sched::{Availability, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+
+/// The longest slice given to a task working on a time constraint.
+pub const RT_SLICE_MAX: Nanos = 100_000_000;
+
+/// One `QueuedTask` as far as the policy is concerned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Queued {
+    /// Thread id.
+    pub pid: i32,
+    /// `SCX_ENQ_WAKEUP` was set: the task blocked and woke up.
+    pub wakeup: bool,
+    /// Start of its last stretch on a CPU (CLOCK_MONOTONIC ns).
+    pub start_ts: u64,
+    /// End of its last stretch on a CPU.
+    pub stop_ts: u64,
+    /// Weight from its nice value, 100 = nice 0.
+    pub weight: u64,
+}
+
+/// What libsmart says a thread asks for (see `libsmart::server::Request`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Asked {
+    /// Changes whenever the thread changed anything.
+    pub seq: u32,
+    /// Its time constraint.
+    pub constraint: Option<TimeConstraint>,
+    /// Priority asked for.
+    pub priority: Option<i32>,
+    /// Share asked for (libsmart units: 1 = default).
+    pub share: Option<u32>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum St {
+    /// Known to the policy, runnable, waiting for a decision.
+    Runnable,
+    /// Handed to the kernel to run.
+    Dispatched,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    pid: i32,
+    st: St,
+    last_stop: u64,
+    slice: Nanos,
+    seen_seq: Option<u32>,
+    params: TaskParams,
+    /// Deadline of its time constraint, if it has one.
+    deadline: Option<Nanos>,
+}
+
+/// Counters for statistics.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Tasks admitted.
+    pub admitted: u64,
+    /// Tasks found gone.
+    pub exited: u64,
+    /// Queued events.
+    pub queued: u64,
+    /// Decisions that dispatched a task.
+    pub dispatched: u64,
+    /// Notifications produced.
+    pub notifications: u64,
+}
+
+/// The state between the kernel's events and a policy.
+pub struct Driver {
+    policy: Box<dyn Policy>,
+    ids: HashMap<i32, TaskId>,
+    slots: Vec<Option<Slot>>,
+    free: Vec<TaskId>,
+    notes: Vec<Notification>,
+    runnable: usize,
+    /// Counters.
+    pub counters: Counters,
+}
+
+/// Policy share of a task: its kernel weight (100 at nice 0), or libsmart's share × 100, so that nice
+/// values and SMART shares compose.
+pub fn share_of(weight: u64, asked: Option<u32>) -> u32 {
+    match asked {
+        Some(s) => s.saturating_mul(100),
+        None => weight.clamp(1, 10_000) as u32,
+    }
+}
+
+impl Driver {
+    /// A driver for `policy`.
+    pub fn new(policy: Box<dyn Policy>) -> Self {
+        Driver {
+            policy,
+            ids: HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            notes: Vec::new(),
+            runnable: 0,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Tasks waiting for a decision.
+    pub fn runnable(&self) -> usize {
+        self.runnable
+    }
+
+    /// Tasks known.
+    pub fn known(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn apply_asked(&mut self, t: TaskId, asked: Option<Asked>, weight: u64, now: Nanos) {
+        let slot = self.slots[t.idx()].as_mut().expect("known task");
+        let (seq, constraint, priority, share) = match asked {
+            Some(a) => (Some(a.seq), a.constraint, a.priority, a.share),
+            None => (None, None, None, None),
+        };
+        let params = TaskParams {
+            priority: priority.unwrap_or(0),
+            share: share_of(weight, share),
+            latency_tolerance: None,
+        };
+        if params != slot.params {
+            slot.params = params.clone();
+            self.policy.set_params(t, &params, now);
+        }
+        if seq != slot.seen_seq {
+            slot.seen_seq = seq;
+            slot.deadline = constraint.map(|c| c.deadline);
+            self.policy.set_time_constraint(t, constraint, now);
+        }
+    }
+
+    /// A task was queued to user space. `asked` is what libsmart says its thread asks for.
+    pub fn queued(&mut self, q: &Queued, asked: Option<Asked>, now: Nanos) {
+        self.counters.queued += 1;
+        match self.ids.get(&q.pid).copied() {
+            None => {
+                let t = self.free.pop().unwrap_or(TaskId(self.slots.len() as u32));
+                if t.idx() == self.slots.len() {
+                    self.slots.push(None);
+                }
+                let params = TaskParams { share: share_of(q.weight, None), ..TaskParams::default() };
+                self.slots[t.idx()] = Some(Slot {
+                    pid: q.pid,
+                    st: St::Runnable,
+                    last_stop: q.stop_ts,
+                    slice: 0,
+                    seen_seq: None,
+                    params: params.clone(),
+                    deadline: None,
+                });
+                self.ids.insert(q.pid, t);
+                self.counters.admitted += 1;
+                self.policy.admit(t, &params, now);
+                self.apply_asked(t, asked, q.weight, now);
+                self.policy.wake(t, now);
+                self.runnable += 1;
+            }
+            Some(t) => {
+                let slot = self.slots[t.idx()].as_mut().expect("known task");
+                if slot.st == St::Runnable {
+                    // Queued again before we dispatched it (the kernel moved it): nothing ran.
+                    self.apply_asked(t, asked, q.weight, now);
+                    return;
+                }
+                let ran = if q.stop_ts != slot.last_stop { q.stop_ts.saturating_sub(q.start_ts) } else { 0 };
+                slot.last_stop = q.stop_ts;
+                slot.st = St::Runnable;
+                let why = if q.wakeup {
+                    Stop::Blocked
+                } else if ran >= slot.slice / 10 * 9 {
+                    Stop::SliceEnd
+                } else {
+                    Stop::Preempted
+                };
+                self.policy.stop(t, ran, why, now);
+                self.apply_asked(t, asked, q.weight, now);
+                if why == Stop::Blocked {
+                    self.policy.wake(t, now);
+                }
+                self.runnable += 1;
+            }
+        }
+    }
+
+    /// The policy's next choice: (pid, slice). `None` = nothing to run. A task working on a time
+    /// constraint gets the slice the policy chose (up to [`RT_SLICE_MAX`]); others at most `max_slice`,
+    /// because a wake-up cannot preempt them from user space: `max_slice` bounds how long an urgent
+    /// wake-up waits.
+    pub fn pick(&mut self, now: Nanos, max_slice: Nanos) -> Option<(i32, Nanos)> {
+        let d = self.policy.pick_next(now)?;
+        let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
+        debug_assert_eq!(slot.st, St::Runnable);
+        slot.st = St::Dispatched;
+        let cap = if slot.deadline.is_some_and(|dl| dl > now) { RT_SLICE_MAX } else { max_slice };
+        let slice = d.slice.unwrap_or(cap).clamp(1, cap);
+        slot.slice = slice;
+        self.runnable -= 1;
+        self.counters.dispatched += 1;
+        Some((slot.pid, slice))
+    }
+
+    /// Policy timers due by `now` (sleep-credit expiry, notify-times).
+    pub fn timers(&mut self, now: Nanos) {
+        if self.policy.next_timer().is_some_and(|t| t <= now) {
+            self.policy.timer(now);
+        }
+    }
+
+    /// Notifications produced since the last call, as (pid, deadline, passed).
+    pub fn notifications(&mut self) -> Vec<(i32, u64, bool)> {
+        self.policy.take_notifications(&mut self.notes);
+        self.counters.notifications += self.notes.len() as u64;
+        let out = self
+            .notes
+            .iter()
+            .filter_map(|n| self.slots[n.task.idx()].as_ref().map(|s| (s.pid, n.deadline, n.passed)))
+            .collect();
+        self.notes.clear();
+        out
+    }
+
+    /// Availability of a thread, if known.
+    pub fn availability(&self, pid: i32, now: Nanos) -> Option<Availability> {
+        self.ids.get(&pid).map(|t| self.policy.availability(*t, now))
+    }
+
+    /// Forget the tasks for which `alive(pid)` is false (exits are not reported by the kernel).
+    pub fn reap(&mut self, now: Nanos, alive: impl Fn(i32) -> bool) {
+        let gone: Vec<(i32, TaskId)> =
+            self.ids.iter().filter(|(p, _)| !alive(**p)).map(|(p, t)| (*p, *t)).collect();
+        for (pid, t) in gone {
+            let slot = self.slots[t.idx()].take().expect("known task");
+            if slot.st == St::Runnable {
+                self.runnable -= 1;
+            } else {
+                // Its last stretch was never reported: bill nothing more, it is gone.
+                self.policy.stop(t, 0, Stop::Blocked, now);
+            }
+            self.policy.exit(t, now);
+            self.ids.remove(&pid);
+            self.free.push(t);
+            self.counters.exited += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn driver() -> Driver {
+        Driver::new(sched::by_name("smart", &Default::default()).unwrap())
+    }
+
+    fn q(pid: i32, wakeup: bool, start: u64, stop: u64) -> Queued {
+        Queued { pid, wakeup, start_ts: start, stop_ts: stop, weight: 100 }
+    }
+
+    #[test]
+    fn new_tasks_are_admitted_and_picked() {
+        let mut d = driver();
+        d.queued(&q(10, true, 0, 0), None, 0);
+        d.queued(&q(11, true, 0, 0), None, 0);
+        assert_eq!(d.runnable(), 2);
+        let (pid, slice) = d.pick(0, 20 * MS).unwrap();
+        assert!(pid == 10 || pid == 11);
+        assert!(slice > 0 && slice <= 20 * MS);
+        assert_eq!(d.runnable(), 1);
+    }
+
+    #[test]
+    fn hogs_with_shares_alternate_in_proportion() {
+        // Two threads with libsmart shares 3 and 1, always runnable: over many decisions the policy
+        // gives them CPU 3:1, as measured from the stretches the driver bills, once SMART's bias (a
+        // bounded offset, at most 250 ms of CPU per task) has been reached in the first 500 decisions.
+        let mut d = driver();
+        let asked = |s| Some(Asked { seq: 1, constraint: None, priority: None, share: Some(s) });
+        d.queued(&q(1, true, 0, 0), asked(3), 0);
+        d.queued(&q(2, true, 0, 0), asked(1), 0);
+        let mut now = 0;
+        let mut cpu = [0u64; 3];
+        for k in 0..2500 {
+            let (pid, slice) = d.pick(now, 20 * MS).unwrap();
+            let start = now;
+            now += slice;
+            if k >= 500 {
+                cpu[pid as usize] += slice;
+            }
+            d.queued(&q(pid, false, start, now), asked(if pid == 1 { 3 } else { 1 }), now);
+        }
+        let ratio = cpu[1] as f64 / cpu[2] as f64;
+        assert!((ratio - 3.0).abs() < 0.05, "{ratio}");
+    }
+
+    #[test]
+    fn a_constraint_from_libsmart_reaches_the_policy_and_misses_come_back() {
+        let mut d = driver();
+        d.queued(&q(5, true, 0, 0), None, 0);
+        // The thread asks for 30 ms of CPU within 20 ms: the policy cannot make it and notifies.
+        let c = TimeConstraint {
+            deadline: 20 * MS,
+            cpu_estimate: Some(30 * MS),
+            notify_time: Some(0),
+            period: None,
+        };
+        d.queued(
+            &q(6, true, 0, 0),
+            Some(Asked { seq: 7, constraint: Some(c), priority: None, share: None }),
+            0,
+        );
+        d.pick(0, 20 * MS).unwrap();
+        let n = d.notifications();
+        assert!(n.is_empty() || n == vec![(6, 20 * MS, false)], "{n:?}");
+        let mut now = 0;
+        let mut got = n;
+        for _ in 0..4 {
+            if !got.is_empty() {
+                break;
+            }
+            now += 5 * MS;
+            d.timers(now);
+            got = d.notifications();
+        }
+        assert_eq!(got.first().map(|x| x.0), Some(6));
+    }
+
+    #[test]
+    fn gone_tasks_are_reaped() {
+        let mut d = driver();
+        d.queued(&q(1, true, 0, 0), None, 0);
+        d.queued(&q(2, true, 0, 0), None, 0);
+        let (pid, _) = d.pick(0, 20 * MS).unwrap();
+        d.reap(MS, |p| p != pid);
+        assert_eq!(d.known(), 1);
+        assert_eq!(d.counters.exited, 1);
+        let (other, _) = d.pick(MS, 20 * MS).unwrap();
+        assert_ne!(other, pid);
+    }
+
+    #[test]
+    fn nice_weight_and_libsmart_share_compose() {
+        assert_eq!(share_of(100, None), 100);
+        assert_eq!(share_of(300, None), 300);
+        assert_eq!(share_of(100, Some(3)), 300);
+    }
+}

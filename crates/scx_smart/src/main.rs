@@ -1,0 +1,283 @@
+//! `scx_smart`: SMART (Nieh 1999), or any policy of `crates/sched`, scheduling real Linux tasks through
+//! sched_ext.
+//!
+//! The BPF half is scx_rustland_core's: every task that becomes runnable is queued to this process, which
+//! asks the policy what runs next and for how long and dispatches it. The policy is the very code the
+//! simulator `smartsim` runs; [`driver`] maps the kernel's events onto its calls. Applications tell the
+//! scheduler their time constraints through libsmart (shared memory registered over a Unix socket) and get
+//! notifications back as a real-time signal.
+//!
+//! Modes: full (every normal task is scheduled by us) or `--partial` (only tasks that chose SCHED_EXT).
+//! SIGINT/SIGTERM unregister the scheduler; the kernel then returns every task to the fair class.
+//!
+//! Where it is weak: every decision is a round trip through user space (tens of microseconds under
+//! emulation), so it suits the study of policies more than a production desktop; the policies model one
+//! CPU and are given one decision per free CPU; exits are noticed by polling `/proc` once a second.
+
+mod bpf_skel;
+pub use bpf_skel::*;
+pub mod bpf_intf;
+#[rustfmt::skip]
+#[allow(clippy::all)]
+mod bpf;
+
+use std::mem::MaybeUninit;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use bpf::*;
+use clap::Parser;
+use hdrhistogram::Histogram;
+use libsmart::server::Registry;
+use scx_smart::driver::{Asked, Driver, Queued};
+
+#[derive(Parser)]
+#[command(
+    name = "scx_smart",
+    version,
+    about = "SMART (or another crates/sched policy) as a sched_ext scheduler",
+    long_about = "Schedules real Linux tasks with a policy of crates/sched (SMART by default) through sched_ext,\n\
+    the same code the simulator smartsim runs. Needs root and a kernel with CONFIG_SCHED_CLASS_EXT (6.12+).\n\
+    Applications pass time constraints with libsmart (socket $SMART_SOCKET, default /run/smart/scx_smart.sock).\n\
+    Stop it with Ctrl-C or SIGTERM: every task returns to the fair scheduler."
+)]
+struct Cli {
+    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr.
+    #[arg(long, default_value = "smart")]
+    policy: String,
+    /// Only schedule tasks that chose SCHED_EXT (sched_setscheduler policy 7); others stay on the fair class.
+    #[arg(long)]
+    partial: bool,
+    /// Print statistics every this many seconds (0 = never).
+    #[arg(long, default_value_t = 1.0)]
+    stats: f64,
+    /// Longest slice given to a task, in milliseconds (a policy's "until it blocks" is capped to this).
+    /// The user-space half cannot preempt a running task, so an urgent wake-up can wait up to this long.
+    #[arg(long, default_value_t = 5)]
+    max_slice_ms: u64,
+    /// Unload after this many seconds (0 = run until stopped).
+    #[arg(long, default_value_t = 0.0)]
+    duration: f64,
+    /// Do not accept libsmart registrations.
+    #[arg(long)]
+    no_libsmart: bool,
+}
+
+fn now_ns() -> u64 {
+    libsmart::now()
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let policy = sched::by_name(&cli.policy, &Default::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let max_slice = cli.max_slice_ms.max(1) * 1_000_000;
+    let wakeup_flag = scx_utils::compat::read_enum("scx_enq_flags", "SCX_ENQ_WAKEUP").unwrap_or(1);
+    // libsmart's registry maps each registering process's region. scx_rustland_core forbids mmap() to the
+    // thread that loads the scheduler and to threads it starts afterwards, so the registry is polled by a
+    // thread started now, before loading; the scheduler's loop only reads it (a lock and a seqlock read).
+    let registry: Option<Arc<Mutex<Registry>>> = if cli.no_libsmart {
+        None
+    } else {
+        match Registry::bind_default() {
+            Ok(r) => {
+                eprintln!("scx_smart: libsmart socket {}", r.path().display());
+                let r = Arc::new(Mutex::new(r));
+                let poller = Arc::clone(&r);
+                std::thread::Builder::new()
+                    .name("libsmart".into())
+                    .spawn(move || loop {
+                        poller.lock().expect("registry lock").poll();
+                        std::thread::sleep(Duration::from_millis(10));
+                    })
+                    .context("starting the libsmart thread")?;
+                Some(r)
+            }
+            Err(e) => {
+                eprintln!("scx_smart: libsmart unavailable ({e}); running without time constraints");
+                None
+            }
+        }
+    };
+
+    let mut open_object = MaybeUninit::uninit();
+    let mut bpf =
+        BpfScheduler::init(&mut open_object, None, 0, cli.partial, false, false, false, max_slice, "smart")
+            .context(
+            "loading the sched_ext scheduler (root and a kernel with CONFIG_SCHED_CLASS_EXT are needed)",
+        )?;
+    eprintln!(
+        "scx_smart: loaded, policy {} ({} mode)",
+        cli.policy,
+        if cli.partial { "partial" } else { "full" }
+    );
+
+    let mut drv = Driver::new(policy);
+    // The last record the kernel queued for each pid: its flags and enqueue count go back with the dispatch
+    // (the BPF side drops a dispatch made stale by a newer enqueue).
+    let mut latest: std::collections::HashMap<i32, QueuedTask> = std::collections::HashMap::new();
+    let mut cost = Histogram::<u64>::new(3).expect("valid histogram");
+    let start = Instant::now();
+    let mut last_stats = Instant::now();
+    let mut last_reap = Instant::now();
+    let mut last_avail = Instant::now();
+    let (mut decisions_then, mut stats_then) = (0u64, Instant::now());
+    let mut seq = 0u64;
+    let mut in_queue: Option<u64> = None;
+    let debug = std::env::var_os("SCX_SMART_DEBUG").is_some();
+    let mut asked_cache: std::collections::HashMap<i32, Option<Asked>> = std::collections::HashMap::new();
+    let mut pending_notes: Vec<(i32, u64, bool)> = Vec::new();
+    let stats_every = Duration::from_secs_f64(cli.stats.max(0.0));
+    let until = (cli.duration > 0.0).then(|| Duration::from_secs_f64(cli.duration));
+
+    while !bpf.exited() {
+        let now = now_ns();
+        // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it could
+        // wait forever. When it is busy, the last answers seen are used and notifications wait.
+        let reg = registry.as_ref().and_then(|r| r.try_lock().ok());
+        let mut dequeued = 0;
+        while let Ok(Some(task)) = bpf.dequeue_task() {
+            dequeued += 1;
+            let q = Queued {
+                pid: task.pid,
+                wakeup: task.flags & wakeup_flag != 0,
+                start_ts: task.start_ts,
+                stop_ts: task.stop_ts,
+                weight: task.weight,
+            };
+            let asked = match reg.as_ref() {
+                Some(r) => {
+                    let a = r.lookup(task.pid as u32).map(|a| Asked {
+                        seq: a.seq,
+                        constraint: a.constraint,
+                        priority: a.priority,
+                        share: a.share,
+                    });
+                    asked_cache.insert(task.pid, a.clone());
+                    a
+                }
+                None => asked_cache.get(&task.pid).cloned().flatten(),
+            };
+            if debug && asked.as_ref().is_some_and(|a| a.constraint.is_some()) {
+                let c = asked.as_ref().and_then(|a| a.constraint).expect("checked");
+                eprintln!(
+                    "scx_smart: {now} queued {} wakeup {} ran {} deadline in {} est {:?}",
+                    q.pid,
+                    q.wakeup,
+                    q.stop_ts.saturating_sub(q.start_ts),
+                    c.deadline as i64 - now as i64,
+                    c.cpu_estimate
+                );
+            }
+            drv.queued(&q, asked, now);
+            latest.insert(task.pid, task);
+        }
+        drv.timers(now);
+        // One decision per free CPU (nr_running does not count this scheduler). A task dispatched in the
+        // last round waits in a BPF queue until this scheduler leaves the CPU; if none of them has
+        // started and nothing happened since, decide nothing now and sleep briefly, or the queue would
+        // fill with decisions made ahead of time and the policy's order would be lost.
+        let cpus = *bpf.nr_online_cpus_mut();
+        let running = *bpf.nr_running_mut();
+        if let Some(r0) = in_queue.take() {
+            if dequeued == 0 && running <= r0 {
+                drop(reg);
+                bpf.notify_complete(drv.runnable() as u64);
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
+        }
+        let mut budget = cpus.saturating_sub(running).max(1);
+        let mut dispatched_now = 0;
+        while budget > 0 && drv.runnable() > 0 {
+            let t0 = Instant::now();
+            let Some((pid, slice)) = drv.pick(now, max_slice) else { break };
+            if debug {
+                eprintln!("scx_smart: {now} dispatch {pid} slice {slice}");
+            }
+            let _ = cost.record(t0.elapsed().as_nanos() as u64);
+            let Some(q) = latest.get(&pid) else { continue };
+            let mut d = DispatchedTask::new(q);
+            d.cpu = RL_CPU_ANY;
+            d.slice_ns = slice;
+            // The BPF side orders its queue by vtime: keep the policy's order of decisions.
+            seq += 1;
+            d.vtime = seq;
+            if let Err(e) = bpf.dispatch_task(&d) {
+                eprintln!("scx_smart: dispatch of {pid} failed: {e}");
+            }
+            budget -= 1;
+            dispatched_now += 1;
+        }
+        if dispatched_now > 0 {
+            in_queue = Some(running);
+        }
+        let mut reg = reg;
+        let notes = drv.notifications();
+        if debug {
+            for (pid, deadline, passed) in &notes {
+                eprintln!(
+                    "scx_smart: {now} notify {pid} deadline in {} passed {passed}",
+                    *deadline as i64 - now as i64
+                );
+            }
+        }
+        pending_notes.extend(notes);
+        if let Some(r) = reg.as_mut() {
+            for (pid, deadline, passed) in pending_notes.drain(..) {
+                let _ = r.notify(pid as u32, deadline, passed);
+            }
+        }
+        if let Some(r) = reg.as_ref() {
+            if last_avail.elapsed() >= Duration::from_millis(100) {
+                last_avail = Instant::now();
+                let tids: Vec<u32> = r.registered_tids().collect();
+                for tid in tids {
+                    if let Some(a) = drv.availability(tid as i32, now) {
+                        r.set_availability(tid, &a);
+                    }
+                }
+            }
+        }
+        if last_reap.elapsed() >= Duration::from_secs(1) {
+            last_reap = Instant::now();
+            drv.reap(now, |pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+            latest.retain(|pid, _| std::path::Path::new(&format!("/proc/{pid}")).exists());
+            asked_cache.retain(|pid, _| latest.contains_key(pid));
+        }
+        if !stats_every.is_zero() && last_stats.elapsed() >= stats_every {
+            let secs = stats_then.elapsed().as_secs_f64();
+            let c = &drv.counters;
+            eprintln!(
+                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} libsmart processes {}",
+                drv.runnable(),
+                drv.known(),
+                (c.dispatched - decisions_then) as f64 / secs,
+                cost.value_at_quantile(0.5),
+                cost.value_at_quantile(0.99),
+                cost.max(),
+                c.notifications,
+                reg.as_ref().map_or(0, |r| r.processes().len()),
+            );
+            decisions_then = c.dispatched;
+            stats_then = Instant::now();
+            last_stats = Instant::now();
+        }
+        drop(reg);
+        bpf.notify_complete(drv.runnable() as u64);
+        if until.is_some_and(|u| start.elapsed() >= u) {
+            break;
+        }
+    }
+    let uei = bpf.shutdown_and_report()?;
+    let c = &drv.counters;
+    eprintln!(
+        "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns",
+        uei,
+        c.admitted,
+        c.dispatched,
+        cost.value_at_quantile(0.5),
+        cost.value_at_quantile(0.99)
+    );
+    Ok(())
+}
