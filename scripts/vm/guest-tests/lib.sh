@@ -82,3 +82,57 @@ stop_load() {
 kernel_scx_errors() {
   dmesg | grep 'sched_ext: ' | grep -v 'unregistered from user space' | grep -E 'disabled|error|stall|Failed' || true
 }
+
+# load_run_unload OPS COMMAND...: the common test of a scheduler: COMMAND loads it (its ops name is OPS, or
+# OPS_*), it schedules a mixed load for 10 s without being ejected by the sched_ext watchdog, and it unloads on
+# SIGINT leaving every task in the fair class.
+load_run_unload() {
+  _ops=$1; shift
+  _name=$(basename "$1")
+  _out=/tmp/$_name.out
+  [ "$(scx_state)" = disabled ] || fail "sched_ext state before loading is '$(scx_state)', expected 'disabled'"
+  log "loading $_name"
+  "$@" >"$_out" 2>&1 &
+  sched_pid=$!
+  wait_scx_state enabled 20
+  ops=$(scx_ops)
+  log "state=$(scx_state) ops=$ops switch_all=$(cat $SCX/switch_all)"
+  scx_ops_is "$_ops" || fail "root/ops is '$ops', expected '$_ops'"
+
+  start_mixed_load 30
+  log "mixed load started:$LOAD_PIDS"
+  usleep 500000
+  for p in $LOAD_PIDS; do
+    [ "$(on_scx "$p")" = 1 ] || fail "load task $p is not in the sched_ext class (ext.enabled=$(on_scx "$p"))"
+  done
+  set -- $(count_on_scx)
+  log "tasks in sched_ext class: $1 of $2; the others: $(not_on_scx)"
+  [ "$1" -gt 0 ] || fail "no task is in the sched_ext class"
+
+  sleep 10
+  state=$(scx_state)
+  log "after 10 s of load: state=$state ops=$(scx_ops)"
+  kill -0 "$sched_pid" 2>/dev/null || { cat "$_out"; fail "$_name exited during the load"; }
+  [ "$state" = enabled ] || { cat "$_out"; fail "state is '$state' after 10 s of load (ejected?)"; }
+  errs=$(kernel_scx_errors)
+  [ -z "$errs" ] || fail "kernel reported sched_ext errors: $errs"
+  log "$_name says: $(grep -v "^$" "$_out" | tail -n1)"
+
+  log "stopping $_name (SIGINT) with the load still running"
+  kill -INT "$sched_pid"
+  wait "$sched_pid"
+  rc=$?
+  wait_scx_state disabled 10
+  log "$_name exited with $rc; its exit report: $(grep EXIT: "$_out")"
+  [ "$rc" = 0 ] || fail "$_name exit status $rc"
+  grep -q 'EXIT: unregistered from user space' "$_out" || fail "unexpected exit reason: $(grep EXIT: "$_out")"
+  set -- $(count_on_scx)
+  log "tasks in sched_ext class after unloading: $1 of $2"
+  [ "$1" = 0 ] || fail "$1 tasks still in the sched_ext class after unloading"
+  for p in $LOAD_PIDS; do
+    v=$(on_scx "$p")
+    [ -z "$v" ] || [ "$v" = 0 ] || fail "load task $p still in the sched_ext class"
+  done
+  stop_load
+  log "ok"
+}
