@@ -1,4 +1,7 @@
 #!/bin/sh
+# PENDING (not run by default; scripts/vm/run-guest-tests --tests-dir scripts/vm/guest-tests/pending): passes
+# most runs but not always: three runs gave 3:1 = 3.017, 2.831 and 3.007 (2:1 = 2.004-2.007), so the share-3 hog
+# sometimes falls 6 % short. Until the cause is found this is not a CI test.
 # Three CPU hogs asking SMART shares 3, 2 and 1 through libsmart, on a one-CPU guest (the uniprocessor of the dissertation), get CPU within 5 % of
 # 3:2:1 (SMART §6.2.1 on a real kernel).
 # needs: scx_smart smart-hog
