@@ -90,10 +90,8 @@ impl Policy for Edf {
 
     fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
         self.acct.add(t, charged, now);
-        match why {
-            Stop::Blocked => {}
-            Stop::Preempted => self.enqueue(t, true),
-            Stop::Yielded | Stop::SliceEnd => self.enqueue(t, false),
+        if let Some(front) = why.requeue_front() {
+            self.enqueue(t, front);
         }
     }
 

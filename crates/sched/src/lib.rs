@@ -104,6 +104,19 @@ pub enum Stop {
     SliceEnd,
 }
 
+impl Stop {
+    /// Where a stopped task goes back in its queue, as the Solaris dispatcher and POSIX have it: `None` if
+    /// it blocked (it is not runnable), `Some(true)` in front of its equals if it was preempted, `Some(false)`
+    /// behind them if it yielded or used up its slice.
+    pub fn requeue_front(self) -> Option<bool> {
+        match self {
+            Stop::Blocked => None,
+            Stop::Preempted => Some(true),
+            Stop::Yielded | Stop::SliceEnd => Some(false),
+        }
+    }
+}
+
 /// The policy's answer to "what runs next".
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Dispatch {

@@ -310,14 +310,13 @@ impl Policy for Smart {
         while self.fq.task(t).share > 0 && self.fq.task(t).e >= self.fq.task(t).q {
             self.next_quantum(t, now);
         }
-        match why {
-            Stop::Blocked => {
+        match why.requeue_front() {
+            None => {
                 let st = &self.tasks[t.idx()];
                 let credit = st.rel_deadline.unwrap_or(Nanos::MAX).min(self.cfg.credit);
                 self.fq.block(t, now, credit);
             }
-            Stop::Preempted => self.fq.enqueue(t, true),
-            Stop::Yielded | Stop::SliceEnd => self.fq.enqueue(t, false),
+            Some(front) => self.fq.enqueue(t, front),
         }
     }
 

@@ -90,10 +90,9 @@ impl Policy for Wfq {
                 f.q = q;
             }
         });
-        match why {
-            Stop::Blocked => self.fq.block(t, now, self.cfg.credit),
-            Stop::Preempted => self.fq.enqueue(t, true),
-            Stop::Yielded | Stop::SliceEnd => self.fq.enqueue(t, false),
+        match why.requeue_front() {
+            None => self.fq.block(t, now, self.cfg.credit),
+            Some(front) => self.fq.enqueue(t, front),
         }
     }
 
