@@ -18,6 +18,15 @@
 //! * **Time constraints and user parameters** come from libsmart's shared memory, read whenever a task is
 //!   queued (a seqlock read, no system call), so a constraint set just before blocking is seen at the
 //!   wake-up that starts the request.
+//! * **No preemption from user space.** A task dispatched with a slice keeps its CPU until the slice ends
+//!   or it blocks; a wake-up reaches this process only when some CPU next enters the kernel's dispatch
+//!   path. So the policy's "preempt when a real-time request arrives" is planned instead: a thread that
+//!   has announced its next request through libsmart (set a constraint, then slept) is an [`Upcoming`]
+//!   request, and no other task's slice is allowed to run past that request's latest start
+//!   (deadline − estimate) less a margin for the round trip through this process.
+//! * **Notifications about finished requests.** The policy learns a new constraint only when the task is
+//!   next queued, so the deadline timer of a request the application has already finished and replaced
+//!   would report it missed; [`still_wanted`] drops such notifications.
 //! * **Several CPUs.** The policies model one CPU; here up to one task per CPU is dispatched at once.
 //!   A policy's own idea of "the running task" is then the last one dispatched; its accounting (virtual
 //!   times, budgets) stays right because every stretch is billed when the task comes back.
@@ -28,6 +37,28 @@ use sched::{Availability, Nanos, Notification, Policy, Stop, TaskId, TaskParams,
 
 /// The longest slice given to a task working on a time constraint.
 pub const RT_SLICE_MAX: Nanos = 100_000_000;
+
+/// The shortest slice a task is cut to so that an [`Upcoming`] request can start in time.
+pub const MIN_SLICE: Nanos = 250_000;
+
+/// A request a thread has announced through libsmart (it set a time constraint, then slept) that the
+/// policy has not seen yet: it learns of it when the thread wakes up and is queued.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Upcoming {
+    /// Thread id.
+    pub pid: i32,
+    /// The request's deadline.
+    pub deadline: Nanos,
+    /// The latest time it can start and still meet the deadline: deadline − cpu-estimate.
+    pub latest_start: Nanos,
+}
+
+/// Whether a notification about the request with `deadline` still concerns the application, given the
+/// constraint libsmart shows now: not if it has since cleared it or set another one (it finished that
+/// request; a late "missed" about it would only interrupt the next one).
+pub fn still_wanted(deadline: Nanos, current: Option<TimeConstraint>) -> bool {
+    current.is_some_and(|c| c.deadline == deadline)
+}
 
 /// One `QueuedTask` as far as the policy is concerned.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -100,6 +131,8 @@ pub struct Driver {
     free: Vec<TaskId>,
     notes: Vec<Notification>,
     runnable: usize,
+    /// Time kept between the end of a slice cut for an [`Upcoming`] request and the request's latest start.
+    wakeup_margin: Nanos,
     /// Counters.
     pub counters: Counters,
 }
@@ -123,8 +156,28 @@ impl Driver {
             free: Vec::new(),
             notes: Vec::new(),
             runnable: 0,
+            wakeup_margin: 1_000_000,
             counters: Counters::default(),
         }
+    }
+
+    /// Sets the margin kept before an [`Upcoming`] request's latest start (default 1 ms): the time a
+    /// wake-up takes to reach this process and the task it dispatches to start.
+    pub fn set_wakeup_margin(&mut self, margin: Nanos) {
+        self.wakeup_margin = margin;
+    }
+
+    /// The request `asked` announces for `pid`, if it is one the policy has not seen: a constraint set
+    /// since the task was last queued whose latest start is still ahead. `None` for unknown tasks and
+    /// for tasks waiting for a decision (the policy decides about those itself).
+    pub fn upcoming(&self, pid: i32, asked: &Asked, now: Nanos) -> Option<Upcoming> {
+        let slot = self.slots[self.ids.get(&pid)?.idx()].as_ref()?;
+        let c = asked.constraint?;
+        if slot.st == St::Runnable || slot.seen_seq == Some(asked.seq) {
+            return None;
+        }
+        let latest_start = c.deadline.saturating_sub(c.cpu_estimate.unwrap_or(0));
+        (latest_start > now).then_some(Upcoming { pid, deadline: c.deadline, latest_start })
     }
 
     /// Tasks waiting for a decision.
@@ -215,13 +268,21 @@ impl Driver {
     /// The policy's next choice: (pid, slice). `None` = nothing to run. A task working on a time
     /// constraint gets the slice the policy chose (up to [`RT_SLICE_MAX`]); others at most `max_slice`,
     /// because a wake-up cannot preempt them from user space: `max_slice` bounds how long an urgent
-    /// wake-up waits.
-    pub fn pick(&mut self, now: Nanos, max_slice: Nanos) -> Option<(i32, Nanos)> {
+    /// wake-up waits. Neither runs past the latest start of an `upcoming` request with an earlier
+    /// deadline than its own, less the wake-up margin (but at least [`MIN_SLICE`]).
+    pub fn pick(&mut self, now: Nanos, max_slice: Nanos, upcoming: &[Upcoming]) -> Option<(i32, Nanos)> {
         let d = self.policy.pick_next(now)?;
         let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
         debug_assert_eq!(slot.st, St::Runnable);
         slot.st = St::Dispatched;
-        let cap = if slot.deadline.is_some_and(|dl| dl > now) { RT_SLICE_MAX } else { max_slice };
+        let own_deadline = slot.deadline.filter(|&dl| dl > now);
+        let mut cap = if own_deadline.is_some() { RT_SLICE_MAX } else { max_slice };
+        for u in upcoming {
+            if u.pid != slot.pid && own_deadline.is_none_or(|dl| dl > u.deadline) {
+                let room = u.latest_start.saturating_sub(self.wakeup_margin).saturating_sub(now);
+                cap = cap.min(room.max(MIN_SLICE));
+            }
+        }
         let slice = d.slice.unwrap_or(cap).clamp(1, cap);
         slot.slice = slice;
         self.runnable -= 1;
@@ -294,7 +355,7 @@ mod tests {
         d.queued(&q(10, true, 0, 0), None, 0);
         d.queued(&q(11, true, 0, 0), None, 0);
         assert_eq!(d.runnable(), 2);
-        let (pid, slice) = d.pick(0, 20 * MS).unwrap();
+        let (pid, slice) = d.pick(0, 20 * MS, &[]).unwrap();
         assert!(pid == 10 || pid == 11);
         assert!(slice > 0 && slice <= 20 * MS);
         assert_eq!(d.runnable(), 1);
@@ -312,7 +373,7 @@ mod tests {
         let mut now = 0;
         let mut cpu = [0u64; 3];
         for k in 0..2500 {
-            let (pid, slice) = d.pick(now, 20 * MS).unwrap();
+            let (pid, slice) = d.pick(now, 20 * MS, &[]).unwrap();
             let start = now;
             now += slice;
             if k >= 500 {
@@ -340,7 +401,7 @@ mod tests {
             Some(Asked { seq: 7, constraint: Some(c), priority: None, share: None }),
             0,
         );
-        d.pick(0, 20 * MS).unwrap();
+        d.pick(0, 20 * MS, &[]).unwrap();
         let n = d.notifications();
         assert!(n.is_empty() || n == vec![(6, 20 * MS, false)], "{n:?}");
         let mut now = 0;
@@ -357,15 +418,57 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_ends_before_an_announced_request_must_start() {
+        // A periodic thread ran, then announced its next request (deadline 55 ms, estimate 11 ms: latest
+        // start 44 ms) and slept. A hog dispatched at 40 ms gets 3 ms (44 − 1 ms margin − 40), not 5 ms;
+        // at 43.9 ms it still gets MIN_SLICE; the periodic thread itself is not cut for its own request.
+        let mut d = driver();
+        let rt = |seq, deadline| Asked {
+            seq,
+            constraint: Some(TimeConstraint {
+                deadline,
+                cpu_estimate: Some(11 * MS),
+                notify_time: Some(0),
+                period: None,
+            }),
+            priority: None,
+            share: None,
+        };
+        d.queued(&q(7, true, 0, 0), Some(rt(1, 15 * MS)), 0);
+        assert_eq!(d.pick(0, 5 * MS, &[]).map(|x| x.0), Some(7));
+        d.queued(&q(8, true, 0, 0), None, MS);
+        let next = rt(2, 55 * MS);
+        let up: Vec<Upcoming> = d.upcoming(7, &next, 40 * MS).into_iter().collect();
+        assert_eq!(up, vec![Upcoming { pid: 7, deadline: 55 * MS, latest_start: 44 * MS }]);
+        // The request the policy already has is not news.
+        assert_eq!(d.upcoming(7, &rt(1, 15 * MS), 2 * MS), None);
+        assert_eq!(d.pick(40 * MS, 5 * MS, &up), Some((8, 3 * MS)));
+        d.queued(&q(8, false, 40 * MS, 43 * MS + 900_000), None, 43 * MS + 900_000);
+        assert_eq!(d.pick(43 * MS + 900_000, 5 * MS, &up), Some((8, MIN_SLICE)));
+        // Once the periodic thread is queued, the policy knows the request and it is no longer upcoming.
+        d.queued(&q(7, true, 0, 10 * MS), Some(next.clone()), 44 * MS);
+        assert_eq!(d.upcoming(7, &next, 44 * MS), None);
+    }
+
+    #[test]
+    fn notifications_about_replaced_requests_are_dropped() {
+        let c =
+            |deadline| TimeConstraint { deadline, cpu_estimate: None, notify_time: Some(0), period: None };
+        assert!(still_wanted(15 * MS, Some(c(15 * MS))));
+        assert!(!still_wanted(15 * MS, Some(c(55 * MS))));
+        assert!(!still_wanted(15 * MS, None));
+    }
+
+    #[test]
     fn gone_tasks_are_reaped() {
         let mut d = driver();
         d.queued(&q(1, true, 0, 0), None, 0);
         d.queued(&q(2, true, 0, 0), None, 0);
-        let (pid, _) = d.pick(0, 20 * MS).unwrap();
+        let (pid, _) = d.pick(0, 20 * MS, &[]).unwrap();
         d.reap(MS, |p| p != pid);
         assert_eq!(d.known(), 1);
         assert_eq!(d.counters.exited, 1);
-        let (other, _) = d.pick(MS, 20 * MS).unwrap();
+        let (other, _) = d.pick(MS, 20 * MS, &[]).unwrap();
         assert_ne!(other, pid);
     }
 

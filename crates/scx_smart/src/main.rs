@@ -20,7 +20,11 @@ pub mod bpf_intf;
 #[rustfmt::skip]
 #[allow(clippy::all)]
 mod bpf;
+mod wake_skel {
+    include!(concat!(env!("OUT_DIR"), "/wake_skel.rs"));
+}
 
+use std::collections::HashSet;
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,8 +33,10 @@ use anyhow::{Context, Result};
 use bpf::*;
 use clap::Parser;
 use hdrhistogram::Histogram;
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use libsmart::server::Registry;
-use scx_smart::driver::{Asked, Driver, Queued};
+use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming};
 
 #[derive(Parser)]
 #[command(
@@ -56,9 +62,18 @@ struct Cli {
     /// The user-space half cannot preempt a running task, so an urgent wake-up can wait up to this long.
     #[arg(long, default_value_t = 5)]
     max_slice_ms: u64,
+    /// Time kept, in microseconds, between the end of a slice cut short for a request a thread has
+    /// announced (set a constraint, then slept) and that request's latest start: what a wake-up needs to
+    /// reach this process and the task it dispatches to start.
+    #[arg(long, default_value_t = 1000)]
+    wakeup_margin_us: u64,
     /// Unload after this many seconds (0 = run until stopped).
     #[arg(long, default_value_t = 0.0)]
     duration: f64,
+    /// Do not preempt on the wake-up of a thread with a time constraint (src/bpf_wake/wake.bpf.c): its
+    /// wake-up then waits for the running task's slice to end, as for every other task.
+    #[arg(long)]
+    no_preempt: bool,
     /// Do not accept libsmart registrations.
     #[arg(long)]
     no_libsmart: bool,
@@ -66,6 +81,60 @@ struct Cli {
 
 fn now_ns() -> u64 {
     libsmart::now()
+}
+
+/// Wake-up preemption for the threads that hold a time constraint: our tracing program
+/// (src/bpf_wake/wake.bpf.c) and the map of threads it acts for.
+struct Preempt<'o> {
+    skel: wake_skel::WakeSkel<'o>,
+    listed: HashSet<u32>,
+    want: HashSet<u32>,
+    failed: u64,
+}
+
+impl<'o> Preempt<'o> {
+    /// Loads and attaches the program. Must run before scx_rustland_core's init, which forbids mmap()
+    /// (libbpf maps the program's global data).
+    fn load(obj: &'o mut MaybeUninit<OpenObject>) -> Result<Self> {
+        let mut open =
+            wake_skel::WakeSkelBuilder::default().open(obj).context("opening the wake-up program")?;
+        // The sched_ext constants (SCX_KICK_PREEMPT among them) are read from the running kernel's BTF.
+        scx_utils::import_enums!(open);
+        open.maps.rodata_data.as_deref_mut().context("the wake-up program has no .rodata")?.usersched_tid =
+            std::process::id();
+        let mut skel = open.load().context("loading the wake-up program")?;
+        skel.attach().context("attaching the wake-up program to sched_wakeup")?;
+        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new(), failed: 0 })
+    }
+
+    /// Makes the map list exactly the threads in `self.want`.
+    fn sync(&mut self) {
+        if self.want == self.listed {
+            return;
+        }
+        let map = &self.skel.maps.urgent;
+        for tid in self.listed.difference(&self.want) {
+            let _ = map.delete(&tid.to_ne_bytes());
+        }
+        for tid in self.want.difference(&self.listed) {
+            if map.update(&tid.to_ne_bytes(), &0u32.to_ne_bytes(), MapFlags::ANY).is_err() {
+                self.failed += 1;
+            }
+        }
+        self.listed.clone_from(&self.want);
+    }
+
+    /// (wake-ups of listed threads, kicks sent).
+    fn counts(&self) -> (u64, u64) {
+        self.skel.maps.bss_data.as_ref().map_or((0, 0), |b| (b.nr_wakeups, b.nr_kicks))
+    }
+
+    /// From a listed thread's wake-up to the user-space scheduler running: (mean, max) in µs.
+    fn latency_us(&self) -> (f64, f64) {
+        self.skel.maps.bss_data.as_ref().map_or((0.0, 0.0), |b| {
+            (b.latency_sum_ns as f64 / b.nr_latency.max(1) as f64 / 1e3, b.latency_max_ns as f64 / 1e3)
+        })
+    }
 }
 
 fn main() -> Result<()> {
@@ -100,6 +169,18 @@ fn main() -> Result<()> {
         }
     };
 
+    let mut wake_object = MaybeUninit::uninit();
+    let mut preempt = if cli.no_preempt || registry.is_none() {
+        None
+    } else {
+        match Preempt::load(&mut wake_object) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("scx_smart: wake-up preemption unavailable ({e:#}); time-constrained threads wait for slices to end");
+                None
+            }
+        }
+    };
     let mut open_object = MaybeUninit::uninit();
     let mut bpf =
         BpfScheduler::init(&mut open_object, None, 0, cli.partial, false, false, false, max_slice, "smart")
@@ -113,6 +194,9 @@ fn main() -> Result<()> {
     );
 
     let mut drv = Driver::new(policy);
+    drv.set_wakeup_margin(cli.wakeup_margin_us * 1000);
+    let mut upcoming: Vec<Upcoming> = Vec::new();
+    let mut superseded = 0u64;
     // The last record the kernel queued for each pid: its flags and enqueue count go back with the dispatch
     // (the BPF side drops a dispatch made stale by a newer enqueue).
     let mut latest: std::collections::HashMap<i32, QueuedTask> = std::collections::HashMap::new();
@@ -161,10 +245,13 @@ fn main() -> Result<()> {
             if debug && asked.as_ref().is_some_and(|a| a.constraint.is_some()) {
                 let c = asked.as_ref().and_then(|a| a.constraint).expect("checked");
                 eprintln!(
-                    "scx_smart: {now} queued {} wakeup {} ran {} deadline in {} est {:?}",
+                    "scx_smart: {now} queued {} ({}) wakeup {} ran {} from {} to {} deadline in {} est {:?}",
                     q.pid,
+                    task.comm_str(),
                     q.wakeup,
                     q.stop_ts.saturating_sub(q.start_ts),
+                    q.start_ts,
+                    q.stop_ts,
                     c.deadline as i64 - now as i64,
                     c.cpu_estimate
                 );
@@ -173,10 +260,31 @@ fn main() -> Result<()> {
             latest.insert(task.pid, task);
         }
         drv.timers(now);
+        // Requests announced by sleeping threads: no slice may run past their latest start (with the registry
+        // busy, the last list is kept).
+        if let Some(r) = reg.as_ref() {
+            upcoming.clear();
+            if let Some(p) = preempt.as_mut() {
+                p.want.clear();
+            }
+            for tid in r.registered_tids() {
+                if let Some(a) = r.lookup(tid) {
+                    if let (Some(p), Some(_)) = (preempt.as_mut(), a.constraint) {
+                        p.want.insert(tid);
+                    }
+                    let asked =
+                        Asked { seq: a.seq, constraint: a.constraint, priority: a.priority, share: a.share };
+                    upcoming.extend(drv.upcoming(tid as i32, &asked, now));
+                }
+            }
+        }
         // One decision per free CPU (nr_running does not count this scheduler). A task dispatched in the
         // last round waits in a BPF queue until this scheduler leaves the CPU; if none of them has
         // started and nothing happened since, decide nothing now and sleep briefly, or the queue would
         // fill with decisions made ahead of time and the policy's order would be lost.
+        if let Some(p) = preempt.as_mut() {
+            p.sync();
+        }
         let cpus = *bpf.nr_online_cpus_mut();
         let running = *bpf.nr_running_mut();
         if let Some(r0) = in_queue.take() {
@@ -191,9 +299,10 @@ fn main() -> Result<()> {
         let mut dispatched_now = 0;
         while budget > 0 && drv.runnable() > 0 {
             let t0 = Instant::now();
-            let Some((pid, slice)) = drv.pick(now, max_slice) else { break };
+            let Some((pid, slice)) = drv.pick(now, max_slice, &upcoming) else { break };
             if debug {
-                eprintln!("scx_smart: {now} dispatch {pid} slice {slice}");
+                let comm = latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
+                eprintln!("scx_smart: {now} dispatch {pid} ({comm}) slice {slice}");
             }
             let _ = cost.record(t0.elapsed().as_nanos() as u64);
             let Some(q) = latest.get(&pid) else { continue };
@@ -225,7 +334,11 @@ fn main() -> Result<()> {
         pending_notes.extend(notes);
         if let Some(r) = reg.as_mut() {
             for (pid, deadline, passed) in pending_notes.drain(..) {
-                let _ = r.notify(pid as u32, deadline, passed);
+                if still_wanted(deadline, r.constraint(pid as u32)) {
+                    let _ = r.notify(pid as u32, deadline, passed);
+                } else {
+                    superseded += 1;
+                }
             }
         }
         if let Some(r) = reg.as_ref() {
@@ -249,7 +362,7 @@ fn main() -> Result<()> {
             let secs = stats_then.elapsed().as_secs_f64();
             let c = &drv.counters;
             eprintln!(
-                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} libsmart processes {}",
+                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} (dropped as superseded {}) libsmart processes {} urgent wake-ups {} (to scheduler: mean {:.0} us, max {:.0} us)",
                 drv.runnable(),
                 drv.known(),
                 (c.dispatched - decisions_then) as f64 / secs,
@@ -257,7 +370,11 @@ fn main() -> Result<()> {
                 cost.value_at_quantile(0.99),
                 cost.max(),
                 c.notifications,
+                superseded,
                 reg.as_ref().map_or(0, |r| r.processes().len()),
+                preempt.as_ref().map_or(0, |p| p.counts().0),
+                preempt.as_ref().map_or(0.0, |p| p.latency_us().0),
+                preempt.as_ref().map_or(0.0, |p| p.latency_us().1),
             );
             decisions_then = c.dispatched;
             stats_then = Instant::now();
@@ -269,15 +386,27 @@ fn main() -> Result<()> {
             break;
         }
     }
+    // Detach the wake-up program first: nothing is kicked while the scheduler unloads.
+    let (wakeups, kicks) = preempt.as_ref().map_or((0, 0), |p| p.counts());
+    let (lat_mean, lat_max) = preempt.as_ref().map_or((0.0, 0.0), |p| p.latency_us());
+    drop(preempt);
     let uei = bpf.shutdown_and_report()?;
     let c = &drv.counters;
     eprintln!(
-        "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns",
+        "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
+         {} notifications ({} dropped as superseded), {} wake-ups of time-constrained threads, {} preempting kicks, \
+         wake-up to scheduler mean {:.0} us max {:.0} us",
         uei,
         c.admitted,
         c.dispatched,
         cost.value_at_quantile(0.5),
-        cost.value_at_quantile(0.99)
+        cost.value_at_quantile(0.99),
+        c.notifications,
+        superseded,
+        wakeups,
+        kicks,
+        lat_mean,
+        lat_max
     );
     Ok(())
 }
