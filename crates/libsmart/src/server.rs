@@ -6,6 +6,10 @@
 //! process when nothing happens), and [`Registry::constraint`] / [`Registry::lookup`] whenever a decision
 //! about a task needs them (a hash lookup and a seqlock read: no system call).
 //!
+//! A scheduler whose loop must not map memory (scx_rustland_core forbids `mmap` after loading) splits
+//! it: a thread sleeps in [`wait_readable`] on [`Registry::event_fds`] and calls `poll` when woken
+//! (registrations, exits), and the loop calls [`Registry::poll_claims`] (threads' first constraints).
+//!
 //! ## How `scx_smart` uses it
 //!
 //! ```no_run
@@ -52,7 +56,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -203,6 +207,21 @@ pub struct Registry {
     pollfds: Vec<libc::pollfd>,
 }
 
+/// Waits until one of `fds` is readable (or hung up), for at most `timeout`. Returns whether one is;
+/// an interrupted wait returns `Ok(false)`.
+pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: poll over a vector of valid pollfd entries.
+    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+    }
+    Ok(n > 0)
+}
+
 fn tid_belongs_to(tid: u32, pid: u32) -> bool {
     tid != 0 && Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
 }
@@ -332,7 +351,15 @@ impl Registry {
             }
         }
         events += self.reap();
-        // Slot changes.
+        events + self.poll_claims()
+    }
+
+    /// Only the part of [`Registry::poll`] that needs no file descriptor: index the threads that claimed
+    /// or released slots (a memory load per registered process when nothing changed). A scheduler
+    /// that runs registrations in another thread (see [`Registry::event_fds`]) calls this in its own
+    /// loop, so that a thread's first constraint is seen at once.
+    pub fn poll_claims(&mut self) -> usize {
+        let mut events = 0;
         for p in 0..self.procs.len() {
             let Some(pr) = &self.procs[p] else { continue };
             let claims = pr.region.header().claims.load(Ordering::Acquire);
@@ -341,6 +368,17 @@ impl Registry {
             }
         }
         events
+    }
+
+    /// The descriptors whose readiness means [`Registry::poll`] has work: the listening socket, the
+    /// connections waiting for their registration, and the registered processes' sockets (hang-up =
+    /// exit). A thread can sleep in [`wait_readable`] on them (without holding the registry) and call
+    /// `poll` when it returns, instead of polling on a timer. They stay valid until the next `poll`.
+    pub fn event_fds(&self) -> Vec<RawFd> {
+        let mut fds = vec![self.listener.as_raw_fd()];
+        fds.extend(self.pending.iter().map(|p| p.stream.as_raw_fd()));
+        fds.extend(self.procs.iter().flatten().map(|p| p.stream.as_raw_fd()));
+        fds
     }
 
     fn register(&mut self, p: Pending, hello: Hello, fd: Option<OwnedFd>) {
