@@ -71,6 +71,9 @@ pub struct Queued {
     pub start_ts: u64,
     /// End of its last stretch on a CPU.
     pub stop_ts: u64,
+    /// CPU time of its stretches since it last woke up (the kernel side adds every stretch, resets at
+    /// wake-up).
+    pub exec_runtime: u64,
     /// Weight from its nice value, 100 = nice 0.
     pub weight: u64,
 }
@@ -101,11 +104,15 @@ struct Slot {
     pid: i32,
     st: St,
     last_stop: u64,
+    last_exec: u64,
     slice: Nanos,
     seen_seq: Option<u32>,
     params: TaskParams,
     /// Deadline of its time constraint, if it has one.
     deadline: Option<Nanos>,
+    /// CPU billed to the policy so far, and the number of stretches.
+    billed: Nanos,
+    stretches: u64,
 }
 
 /// Counters for statistics.
@@ -121,6 +128,13 @@ pub struct Counters {
     pub dispatched: u64,
     /// Notifications produced.
     pub notifications: u64,
+    /// Stretches a task ran while we held it as waiting for a decision (the kernel ran it on its own,
+    /// e.g. a dispatch made before it was queued again): they cannot be billed to the policy.
+    pub unbilled: u64,
+    /// CPU time of those stretches (ns).
+    pub unbilled_ns: u64,
+    /// Records that covered several stretches on a CPU (see [`Driver::queued`]).
+    pub split: u64,
 }
 
 /// The state between the kernel's events and a policy.
@@ -226,10 +240,13 @@ impl Driver {
                     pid: q.pid,
                     st: St::Runnable,
                     last_stop: q.stop_ts,
+                    last_exec: q.exec_runtime,
                     slice: 0,
                     seen_seq: None,
                     params: params.clone(),
                     deadline: None,
+                    billed: 0,
+                    stretches: 0,
                 });
                 self.ids.insert(q.pid, t);
                 self.counters.admitted += 1;
@@ -241,13 +258,35 @@ impl Driver {
             Some(t) => {
                 let slot = self.slots[t.idx()].as_mut().expect("known task");
                 if slot.st == St::Runnable {
-                    // Queued again before we dispatched it (the kernel moved it): nothing ran.
+                    // Queued again before we dispatched it (the kernel moved it).
+                    if q.stop_ts != slot.last_stop {
+                        self.counters.unbilled += 1;
+                        self.counters.unbilled_ns += q.stop_ts.saturating_sub(q.start_ts);
+                        slot.last_stop = q.stop_ts;
+                    }
+                    slot.last_exec = q.exec_runtime;
                     self.apply_asked(t, asked, q.weight, now);
                     return;
                 }
-                let ran = if q.stop_ts != slot.last_stop { q.stop_ts.saturating_sub(q.start_ts) } else { 0 };
+                let last = if q.stop_ts != slot.last_stop { q.stop_ts.saturating_sub(q.start_ts) } else { 0 };
+                // A task can run several stretches between two records (a higher scheduling class
+                // preempted it and it went back to the head of the CPU's queue without being queued
+                // to us): the run-time sum since the last record counts them all. At a wake-up the
+                // sum was reset, and only the last stretch is known.
+                let ran = if !q.wakeup && q.exec_runtime >= slot.last_exec {
+                    let sum = q.exec_runtime - slot.last_exec;
+                    if sum > last + 50_000 {
+                        self.counters.split += 1;
+                    }
+                    sum.max(last)
+                } else {
+                    last
+                };
                 slot.last_stop = q.stop_ts;
+                slot.last_exec = q.exec_runtime;
                 slot.st = St::Runnable;
+                slot.billed += ran;
+                slot.stretches += 1;
                 let why = if q.wakeup {
                     Stop::Blocked
                 } else if ran >= slot.slice / 10 * 9 {
@@ -310,6 +349,15 @@ impl Driver {
         out
     }
 
+    /// The `n` known tasks billed the most CPU: (pid, CPU billed, stretches), most first.
+    pub fn top_billed(&self, n: usize) -> Vec<(i32, Nanos, u64)> {
+        let mut v: Vec<(i32, Nanos, u64)> =
+            self.slots.iter().flatten().map(|s| (s.pid, s.billed, s.stretches)).collect();
+        v.sort_by_key(|x| std::cmp::Reverse(x.1));
+        v.truncate(n);
+        v
+    }
+
     /// Availability of a thread, if known.
     pub fn availability(&self, pid: i32, now: Nanos) -> Option<Availability> {
         self.ids.get(&pid).map(|t| self.policy.availability(*t, now))
@@ -346,7 +394,7 @@ mod tests {
     }
 
     fn q(pid: i32, wakeup: bool, start: u64, stop: u64) -> Queued {
-        Queued { pid, wakeup, start_ts: start, stop_ts: stop, weight: 100 }
+        Queued { pid, wakeup, start_ts: start, stop_ts: stop, exec_runtime: 0, weight: 100 }
     }
 
     #[test]
@@ -451,6 +499,30 @@ mod tests {
     }
 
     #[test]
+    fn every_stretch_between_two_records_is_billed() {
+        // A hog ran 3 ms, was preempted by a higher class (no record), ran 2 ms more: the record's
+        // last stretch is 2 ms but its run-time sum grew by 5 ms, and 5 ms is billed.
+        let mut d = driver();
+        let rec = |start, stop, exec| Queued {
+            pid: 1,
+            wakeup: false,
+            start_ts: start,
+            stop_ts: stop,
+            exec_runtime: exec,
+            weight: 100,
+        };
+        d.queued(&Queued { wakeup: true, ..rec(0, 0, 0) }, None, 0);
+        d.pick(0, 20 * MS, &[]).unwrap();
+        d.queued(&rec(4 * MS, 6 * MS, 5 * MS), None, 6 * MS);
+        assert_eq!(d.top_billed(1), vec![(1, 5 * MS, 1)]);
+        assert_eq!(d.counters.split, 1);
+        // After a wake-up the sum starts again from zero: the last stretch is what is known.
+        d.pick(6 * MS, 20 * MS, &[]).unwrap();
+        d.queued(&Queued { wakeup: true, ..rec(6 * MS, 7 * MS, 0) }, None, 9 * MS);
+        assert_eq!(d.top_billed(1), vec![(1, 6 * MS, 2)]);
+    }
+
+    #[test]
     fn notifications_about_replaced_requests_are_dropped() {
         let c =
             |deadline| TimeConstraint { deadline, cpu_estimate: None, notify_time: Some(0), period: None };
@@ -477,5 +549,91 @@ mod tests {
         assert_eq!(share_of(100, None), 100);
         assert_eq!(share_of(300, None), 300);
         assert_eq!(share_of(100, Some(3)), 300);
+    }
+
+    mod starvation {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Clone, Debug)]
+        enum Ev {
+            /// The task dispatched `k` decisions ago (mod the number running) comes back: ran `frac`
+            /// of its slice, blocked and woke (`wake`), with share `share` asked through libsmart.
+            Back { k: usize, frac: u8, wake: bool, share: u8 },
+            /// A new thread appears.
+            New,
+            /// One dispatched thread exits.
+            Exit { k: usize },
+        }
+
+        fn ev() -> impl Strategy<Value = Ev> {
+            prop_oneof![
+                20 => (0..4usize, 0..=100u8, any::<bool>(), 1..4u8)
+                    .prop_map(|(k, frac, wake, share)| Ev::Back { k, frac, wake, share }),
+                1 => Just(Ev::New),
+                1 => (0..4usize).prop_map(|k| Ev::Exit { k }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            /// Whatever order the kernel reports stops, wake-ups, share changes, new threads and exits
+            /// in, the driver and SMART keep every runnable thread reachable: each one waiting for a
+            /// decision is dispatched within a bounded number of decisions (here: 3 CPUs' worth of
+            /// dispatches in flight, shares 1-3, 5 ms slices; SMART's bias is at most 250 ms of CPU).
+            #[test]
+            fn no_runnable_thread_waits_forever(events in proptest::collection::vec(ev(), 50..400)) {
+                let mut d = driver();
+                let mut now = 0u64;
+                let mut next_pid = 1;
+                let mut running: Vec<(i32, u64, Nanos)> = Vec::new(); // (pid, start, slice)
+                let mut waiting_since: HashMap<i32, usize> = HashMap::new();
+                let mut exec: HashMap<i32, u64> = HashMap::new();
+                let mut decisions = 0usize;
+                for _ in 0..4 {
+                    d.queued(&q(next_pid, true, 0, 0), None, 0);
+                    waiting_since.insert(next_pid, 0);
+                    next_pid += 1;
+                }
+                for e in events {
+                    match e {
+                        Ev::New => {
+                            d.queued(&q(next_pid, true, now, now), None, now);
+                            waiting_since.insert(next_pid, decisions);
+                            next_pid += 1;
+                        }
+                        Ev::Exit { k } if !running.is_empty() => {
+                            let (pid, _, _) = running.remove(k % running.len());
+                            d.reap(now, |p| p != pid);
+                        }
+                        Ev::Back { k, frac, wake, share } if !running.is_empty() => {
+                            let (pid, start, slice) = running.remove(k % running.len());
+                            let ran = slice * frac as u64 / 100;
+                            now = now.max(start + ran) + 1000;
+                            let x = exec.entry(pid).or_insert(0);
+                            *x = if wake { 0 } else { *x + ran };
+                            let asked = Asked { seq: share as u32, constraint: None, priority: None, share: Some(share as u32) };
+                            let rec = Queued { pid, wakeup: wake, start_ts: start, stop_ts: start + ran, exec_runtime: *x, weight: 100 };
+                            d.queued(&rec, Some(asked), now);
+                            waiting_since.insert(pid, decisions);
+                        }
+                        _ => {}
+                    }
+                    // Up to three dispatches in flight, as on a 3-CPU machine.
+                    while running.len() < 3 {
+                        let Some((pid, slice)) = d.pick(now, 5 * MS, &[]) else { break };
+                        decisions += 1;
+                        let since = waiting_since.remove(&pid).expect("dispatched a thread that was not waiting");
+                        prop_assert!(decisions - since <= 400, "pid {} waited {} decisions", pid, decisions - since);
+                        running.push((pid, now, slice));
+                    }
+                    prop_assert_eq!(d.runnable(), waiting_since.len());
+                    if running.is_empty() {
+                        prop_assert_eq!(d.runnable(), 0, "threads wait but nothing is dispatched");
+                    }
+                }
+                prop_assert!(decisions >= 20, "only {} decisions", decisions);
+            }
+        }
     }
 }

@@ -71,9 +71,13 @@ struct Cli {
     #[arg(long, default_value_t = 0.0)]
     duration: f64,
     /// Do not preempt on the wake-up of a thread with a time constraint (src/bpf_wake/wake.bpf.c): its
-    /// wake-up then waits for the running task's slice to end, as for every other task.
+    /// wake-up then waits for the running task's slice to end, as for every other task. The wake-up
+    /// latency is still measured, to compare.
     #[arg(long)]
     no_preempt: bool,
+    /// Bytes of the kernel's debug dump (tasks, queues) printed if sched_ext ejects the scheduler.
+    #[arg(long, default_value_t = 32768)]
+    exit_dump_len: u32,
     /// Do not accept libsmart registrations.
     #[arg(long)]
     no_libsmart: bool,
@@ -95,13 +99,14 @@ struct Preempt<'o> {
 impl<'o> Preempt<'o> {
     /// Loads and attaches the program. Must run before scx_rustland_core's init, which forbids mmap()
     /// (libbpf maps the program's global data).
-    fn load(obj: &'o mut MaybeUninit<OpenObject>) -> Result<Self> {
+    fn load(obj: &'o mut MaybeUninit<OpenObject>, kick: bool) -> Result<Self> {
         let mut open =
             wake_skel::WakeSkelBuilder::default().open(obj).context("opening the wake-up program")?;
         // The sched_ext constants (SCX_KICK_PREEMPT among them) are read from the running kernel's BTF.
         scx_utils::import_enums!(open);
-        open.maps.rodata_data.as_deref_mut().context("the wake-up program has no .rodata")?.usersched_tid =
-            std::process::id();
+        let rodata = open.maps.rodata_data.as_deref_mut().context("the wake-up program has no .rodata")?;
+        rodata.usersched_tid = std::process::id();
+        rodata.kick_enabled = kick;
         let mut skel = open.load().context("loading the wake-up program")?;
         skel.attach().context("attaching the wake-up program to sched_wakeup")?;
         Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new(), failed: 0 })
@@ -129,11 +134,14 @@ impl<'o> Preempt<'o> {
         self.skel.maps.bss_data.as_ref().map_or((0, 0), |b| (b.nr_wakeups, b.nr_kicks))
     }
 
-    /// From a listed thread's wake-up to the user-space scheduler running: (mean, max) in µs.
-    fn latency_us(&self) -> (f64, f64) {
-        self.skel.maps.bss_data.as_ref().map_or((0.0, 0.0), |b| {
-            (b.latency_sum_ns as f64 / b.nr_latency.max(1) as f64 / 1e3, b.latency_max_ns as f64 / 1e3)
-        })
+    /// Acknowledges the wake-ups of listed threads so far (before reading the queue): the time of the
+    /// first one not acknowledged before, if any.
+    fn acknowledge(&mut self) -> Option<u64> {
+        let b = self.skel.maps.bss_data.as_deref_mut()?;
+        // SAFETY: the field is a naturally aligned u64 in the BPF program's mapped .bss, shared with
+        // the program, which updates it atomically; it lives as long as the skeleton.
+        let since = unsafe { std::sync::atomic::AtomicU64::from_ptr(&mut b.urgent_since) };
+        Some(since.swap(0, std::sync::atomic::Ordering::AcqRel)).filter(|&t| t != 0)
     }
 }
 
@@ -153,11 +161,15 @@ fn main() -> Result<()> {
                 eprintln!("scx_smart: libsmart socket {}", r.path().display());
                 let r = Arc::new(Mutex::new(r));
                 let poller = Arc::clone(&r);
+                // It sleeps until a registration or an exit (a socket becomes readable), at most
+                // 250 ms (unanswered connections time out); threads' slot claims, which wake no
+                // descriptor, are indexed by the scheduler's loop (poll_claims).
                 std::thread::Builder::new()
                     .name("libsmart".into())
                     .spawn(move || loop {
+                        let fds = poller.lock().expect("registry lock").event_fds();
+                        let _ = libsmart::server::wait_readable(&fds, Duration::from_millis(250));
                         poller.lock().expect("registry lock").poll();
-                        std::thread::sleep(Duration::from_millis(10));
                     })
                     .context("starting the libsmart thread")?;
                 Some(r)
@@ -170,10 +182,10 @@ fn main() -> Result<()> {
     };
 
     let mut wake_object = MaybeUninit::uninit();
-    let mut preempt = if cli.no_preempt || registry.is_none() {
+    let mut preempt = if registry.is_none() {
         None
     } else {
-        match Preempt::load(&mut wake_object) {
+        match Preempt::load(&mut wake_object, !cli.no_preempt) {
             Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("scx_smart: wake-up preemption unavailable ({e:#}); time-constrained threads wait for slices to end");
@@ -182,11 +194,18 @@ fn main() -> Result<()> {
         }
     };
     let mut open_object = MaybeUninit::uninit();
-    let mut bpf =
-        BpfScheduler::init(&mut open_object, None, 0, cli.partial, false, false, false, max_slice, "smart")
-            .context(
-            "loading the sched_ext scheduler (root and a kernel with CONFIG_SCHED_CLASS_EXT are needed)",
-        )?;
+    let mut bpf = BpfScheduler::init(
+        &mut open_object,
+        None,
+        cli.exit_dump_len,
+        cli.partial,
+        false,
+        false,
+        false,
+        max_slice,
+        "smart",
+    )
+    .context("loading the sched_ext scheduler (root and a kernel with CONFIG_SCHED_CLASS_EXT are needed)")?;
     eprintln!(
         "scx_smart: loaded, policy {} ({} mode)",
         cli.policy,
@@ -201,6 +220,8 @@ fn main() -> Result<()> {
     // (the BPF side drops a dispatch made stale by a newer enqueue).
     let mut latest: std::collections::HashMap<i32, QueuedTask> = std::collections::HashMap::new();
     let mut cost = Histogram::<u64>::new(3).expect("valid histogram");
+    // From an urgent wake-up (a thread with a time constraint) to this loop reading it, in µs.
+    let mut wake_lat = Histogram::<u64>::new(3).expect("valid histogram");
     let start = Instant::now();
     let mut last_stats = Instant::now();
     let mut last_reap = Instant::now();
@@ -208,7 +229,9 @@ fn main() -> Result<()> {
     let (mut decisions_then, mut stats_then) = (0u64, Instant::now());
     let mut seq = 0u64;
     let mut in_queue: Option<u64> = None;
-    let debug = std::env::var_os("SCX_SMART_DEBUG").is_some();
+    // SCX_SMART_DEBUG=1: trace decisions and the events of time-constrained threads; =2: every event.
+    let debug_level = std::env::var("SCX_SMART_DEBUG").map_or(0, |v| v.parse::<u32>().unwrap_or(1));
+    let debug = debug_level > 0;
     let mut asked_cache: std::collections::HashMap<i32, Option<Asked>> = std::collections::HashMap::new();
     let mut pending_notes: Vec<(i32, u64, bool)> = Vec::new();
     let stats_every = Duration::from_secs_f64(cli.stats.max(0.0));
@@ -218,7 +241,15 @@ fn main() -> Result<()> {
         let now = now_ns();
         // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it could
         // wait forever. When it is busy, the last answers seen are used and notifications wait.
-        let reg = registry.as_ref().and_then(|r| r.try_lock().ok());
+        let mut reg = registry.as_ref().and_then(|r| r.try_lock().ok());
+        if let Some(r) = reg.as_mut() {
+            r.poll_claims();
+        }
+        // Acknowledge urgent wake-ups before reading the queue, which holds them (they were queued
+        // before the tracepoint fired); one arriving later is kicked again.
+        if let Some(since) = preempt.as_mut().and_then(|p| p.acknowledge()) {
+            let _ = wake_lat.record(now.saturating_sub(since) / 1000);
+        }
         let mut dequeued = 0;
         while let Ok(Some(task)) = bpf.dequeue_task() {
             dequeued += 1;
@@ -227,6 +258,7 @@ fn main() -> Result<()> {
                 wakeup: task.flags & wakeup_flag != 0,
                 start_ts: task.start_ts,
                 stop_ts: task.stop_ts,
+                exec_runtime: task.exec_runtime,
                 weight: task.weight,
             };
             let asked = match reg.as_ref() {
@@ -242,8 +274,13 @@ fn main() -> Result<()> {
                 }
                 None => asked_cache.get(&task.pid).cloned().flatten(),
             };
-            if debug && asked.as_ref().is_some_and(|a| a.constraint.is_some()) {
-                let c = asked.as_ref().and_then(|a| a.constraint).expect("checked");
+            if debug_level > 1 || (debug && asked.as_ref().is_some_and(|a| a.constraint.is_some())) {
+                let c = asked.as_ref().and_then(|a| a.constraint).unwrap_or(sched::TimeConstraint {
+                    deadline: 0,
+                    cpu_estimate: None,
+                    notify_time: None,
+                    period: None,
+                });
                 eprintln!(
                     "scx_smart: {now} queued {} ({}) wakeup {} ran {} from {} to {} deadline in {} est {:?}",
                     q.pid,
@@ -321,7 +358,6 @@ fn main() -> Result<()> {
         if dispatched_now > 0 {
             in_queue = Some(running);
         }
-        let mut reg = reg;
         let notes = drv.notifications();
         if debug {
             for (pid, deadline, passed) in &notes {
@@ -362,7 +398,7 @@ fn main() -> Result<()> {
             let secs = stats_then.elapsed().as_secs_f64();
             let c = &drv.counters;
             eprintln!(
-                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} (dropped as superseded {}) libsmart processes {} urgent wake-ups {} (to scheduler: mean {:.0} us, max {:.0} us)",
+                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} (dropped as superseded {}) libsmart processes {} urgent wake-ups {} (to scheduler p50 {} us p99 {} us max {} us)",
                 drv.runnable(),
                 drv.known(),
                 (c.dispatched - decisions_then) as f64 / secs,
@@ -373,8 +409,9 @@ fn main() -> Result<()> {
                 superseded,
                 reg.as_ref().map_or(0, |r| r.processes().len()),
                 preempt.as_ref().map_or(0, |p| p.counts().0),
-                preempt.as_ref().map_or(0.0, |p| p.latency_us().0),
-                preempt.as_ref().map_or(0.0, |p| p.latency_us().1),
+                wake_lat.value_at_quantile(0.5),
+                wake_lat.value_at_quantile(0.99),
+                wake_lat.max(),
             );
             decisions_then = c.dispatched;
             stats_then = Instant::now();
@@ -388,14 +425,13 @@ fn main() -> Result<()> {
     }
     // Detach the wake-up program first: nothing is kicked while the scheduler unloads.
     let (wakeups, kicks) = preempt.as_ref().map_or((0, 0), |p| p.counts());
-    let (lat_mean, lat_max) = preempt.as_ref().map_or((0.0, 0.0), |p| p.latency_us());
     drop(preempt);
     let uei = bpf.shutdown_and_report()?;
     let c = &drv.counters;
     eprintln!(
         "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
-         {} notifications ({} dropped as superseded), {} wake-ups of time-constrained threads, {} preempting kicks, \
-         wake-up to scheduler mean {:.0} us max {:.0} us",
+         {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} wake-ups of time-constrained threads, {} preempting kicks, \
+         wake-up to scheduler p50 {} us p99 {} us max {} us",
         uei,
         c.admitted,
         c.dispatched,
@@ -403,10 +439,20 @@ fn main() -> Result<()> {
         cost.value_at_quantile(0.99),
         c.notifications,
         superseded,
+        c.unbilled,
+        c.unbilled_ns / 1_000_000,
+        c.split,
         wakeups,
         kicks,
-        lat_mean,
-        lat_max
+        wake_lat.value_at_quantile(0.5),
+        wake_lat.value_at_quantile(0.99),
+        wake_lat.max()
     );
+    let top: Vec<String> = drv
+        .top_billed(8)
+        .iter()
+        .map(|(pid, ns, n)| format!("{pid} {:.0} ms in {n}", *ns as f64 / 1e6))
+        .collect();
+    eprintln!("scx_smart: CPU billed to the policy, most first (pid, CPU, stretches): {}", top.join(", "));
     Ok(())
 }

@@ -2,6 +2,9 @@
 //! libsmart (raising above 1 needs CAP_SYS_NICE). Spins for `--seconds`, then prints one JSON line with
 //! the CPU time it got (from /proc/thread-self/schedstat), in all and after the first `--warmup` seconds
 //! (`steady_cpu_ns`: a SMART bias is a bounded offset that only shifts the start, §4.3).
+//! With `--go FILE` it registers, creates `FILE.<name>.ready`, then waits (asleep) until FILE exists
+//! and counts its seconds from FILE's modification time, so that hogs started one after the other
+//! measure the same stretch of time, however late each first gets the CPU after FILE appears.
 
 use std::time::{Duration, Instant};
 
@@ -33,12 +36,33 @@ fn main() {
             }
         }
     }
-    let start = Instant::now();
+    // The clock the run is measured by: from FILE's modification time with --go, else from now.
+    let mut origin = std::time::SystemTime::now();
+    if let Some(go) = get("--go") {
+        let ready = format!("{go}.{name}.ready");
+        if let Err(e) = std::fs::write(&ready, b"") {
+            eprintln!("smart-hog: cannot create {ready}: {e}");
+            std::process::exit(1);
+        }
+        let limit = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(t) = std::fs::metadata(&go).and_then(|m| m.modified()) {
+                origin = t;
+                break;
+            }
+            if Instant::now() > limit {
+                eprintln!("smart-hog: {go} did not appear within 60 s");
+                std::process::exit(1);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let elapsed = || origin.elapsed().unwrap_or_default();
     let c0 = cpu_ns();
     let mut x = 0u64;
     let mut c_warm = None;
-    while start.elapsed() < Duration::from_secs_f64(secs) {
-        if c_warm.is_none() && start.elapsed() >= Duration::from_secs_f64(warmup) {
+    while elapsed() < Duration::from_secs_f64(secs) {
+        if c_warm.is_none() && elapsed() >= Duration::from_secs_f64(warmup) {
             c_warm = Some(cpu_ns());
         }
         for i in 0..10_000u64 {
@@ -52,6 +76,6 @@ fn main() {
         share.unwrap_or(1),
         c1 - c0,
         c1 - c_warm.unwrap_or(c0),
-        start.elapsed().as_nanos()
+        elapsed().as_nanos()
     );
 }

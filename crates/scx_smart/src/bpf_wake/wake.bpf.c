@@ -10,9 +10,9 @@
  * enters dispatch, runs the user-space scheduler (the woken thread is queued to it), and the policy
  * decides, as if the kernel had preempted. The policy may still let the preempted task go on.
  *
- * If the user-space scheduler itself is asleep at that moment (it naps briefly while a task it
- * dispatched has not started), the kick finds nothing to run it for; so its own wake-up is kicked
- * too while an urgent wake-up waits for it.
+ * The kick may find the user-space scheduler unable to run at once: it is itself on the CPU (past
+ * reading its queue), or asleep. So until it acknowledges the wake-up (it clears urgent_since before
+ * reading its queue), the CPU it leaves is kicked again, and so is its own wake-up.
  *
  * sched_wakeup fires after the task was enqueued (ttwu_do_activate), so the queued record is already
  * in the ring buffer the user-space scheduler reads. scx_bpf_kick_cpu() is one of the sched_ext
@@ -30,24 +30,23 @@ struct {
 	__type(value, u32);	/* unused */
 } urgent SEC(".maps");
 
-/* The user-space scheduler's thread id (set before loading). */
+/* The user-space scheduler's thread id, and whether to kick at all (set before loading; without
+ * kicks the program only measures the latency below, to show what preemption buys). */
 const volatile u32 usersched_tid;
+const volatile bool kick_enabled = true;
 
-/* Wake-ups of listed threads, and kicks sent (for them and for the scheduler's own wake-ups). */
+/* Wake-ups of listed threads, and kicks sent. */
 u64 nr_wakeups;
 u64 nr_kicks;
 /*
- * From a listed thread's wake-up to the next time the user-space scheduler runs: count, sum, max (ns).
- * waiting_since is that wake-up's time while the scheduler has not run since, else 0.
+ * When the first listed thread's wake-up that the user-space scheduler has not acknowledged happened
+ * (bpf_ktime_get_ns), 0 if none. User space swaps it with 0 before it reads its queue.
  */
-u64 nr_latency, latency_sum_ns, latency_max_ns;
-u64 waiting_since;
+u64 urgent_since;
 
-static void kick(struct task_struct *p)
+static void kick_cpu(s32 cpu)
 {
-	s32 cpu = scx_bpf_task_cpu(p);
-
-	if (cpu < 0)
+	if (cpu < 0 || !kick_enabled)
 		return;
 	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 	__sync_fetch_and_add(&nr_kicks, 1);
@@ -59,31 +58,22 @@ int BPF_PROG(smart_wakeup, struct task_struct *p)
 	u32 tid = p->pid;
 
 	if (tid == usersched_tid) {
-		if (waiting_since)
-			kick(p);
+		if (urgent_since)
+			kick_cpu(scx_bpf_task_cpu(p));
 		return 0;
 	}
 	if (!bpf_map_lookup_elem(&urgent, &tid))
 		return 0;
 	__sync_fetch_and_add(&nr_wakeups, 1);
-	if (!waiting_since)
-		waiting_since = bpf_ktime_get_ns();
-	kick(p);
+	__sync_val_compare_and_swap(&urgent_since, 0, bpf_ktime_get_ns());
+	kick_cpu(scx_bpf_task_cpu(p));
 	return 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(smart_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	u64 since = waiting_since, d;
-
-	if (!since || next->pid != usersched_tid)
-		return 0;
-	waiting_since = 0;
-	d = bpf_ktime_get_ns() - since;
-	__sync_fetch_and_add(&nr_latency, 1);
-	__sync_fetch_and_add(&latency_sum_ns, d);
-	if (d > latency_max_ns)
-		latency_max_ns = d;
+	if (urgent_since && prev->pid == usersched_tid)
+		kick_cpu(bpf_get_smp_processor_id());
 	return 0;
 }
