@@ -1,9 +1,7 @@
 #!/bin/sh
-# PENDING (not run by default; scripts/vm/run-guest-tests --tests-dir scripts/vm/guest-tests/pending): passes
-# most runs but not always: three runs gave 3:1 = 3.017, 2.831 and 3.007 (2:1 = 2.004-2.007), so the share-3 hog
-# sometimes falls 6 % short. Until the cause is found this is not a CI test.
-# Three CPU hogs asking SMART shares 3, 2 and 1 through libsmart, on a one-CPU guest (the uniprocessor of the dissertation), get CPU within 5 % of
-# 3:2:1 (SMART §6.2.1 on a real kernel).
+# Three CPU hogs asking SMART shares 3, 2 and 1 through libsmart, on a one-CPU guest (the uniprocessor of the
+# dissertation), get CPU within 5 % of 3:2:1 (SMART §6.2.1 on a real kernel), measured over the same 10 s by all
+# three. Six runs gave 3:1 = 2.999-3.011 and 2:1 = 2.000-2.008.
 # needs: scx_smart smart-hog
 # timeout: 150
 # cpus: 1
@@ -13,13 +11,25 @@ scx_smart --stats 0 >/tmp/scx_smart.out 2>&1 &
 sched_pid=$!
 wait_scx_state enabled 20
 usleep 500000
+# The hogs register one after the other, then start together when /tmp/go appears, so that they
+# measure the same 14 s (a hog started later would otherwise run its last moments with fewer rivals).
+rm -f /tmp/go /tmp/go.*
 for s in 3 2 1; do
-  smart-hog --share $s --seconds 14 --warmup 4 --name "hog$s" >"/tmp/hog$s.json" 2>&1 &
+  smart-hog --share $s --seconds 14 --warmup 4 --go /tmp/go --name "hog$s" >"/tmp/hog$s.json" 2>&1 &
 done
+n=0
+until [ -e /tmp/go.hog3.ready ] && [ -e /tmp/go.hog2.ready ] && [ -e /tmp/go.hog1.ready ]; do
+  n=$((n + 1)); [ "$n" -le 300 ] || fail "the hogs did not register within 30 s"
+  usleep 100000
+done
+log "hogs registered after $((n / 10)).$((n % 10)) s"
+touch /tmp/go
 wait_hogs() { for j in $(jobs -p); do [ "$j" = "$sched_pid" ] || wait "$j"; done; }
 wait_hogs
+errs=$(kernel_scx_errors)
 kill -INT "$sched_pid"; wait "$sched_pid"
 cat /tmp/hog3.json /tmp/hog2.json /tmp/hog1.json
+[ -z "$errs" ] || { cat /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
 # Steady state: CPU after the first 4 s (SMART's bias, at most 250 ms of CPU per task, shifts only the start).
 c3=$(sed 's/.*"steady_cpu_ns":\([0-9]*\).*/\1/' /tmp/hog3.json)
 c2=$(sed 's/.*"steady_cpu_ns":\([0-9]*\).*/\1/' /tmp/hog2.json)
