@@ -349,6 +349,15 @@ impl Driver {
         out
     }
 
+    /// Whether `pid` works on a time constraint whose deadline is still ahead (its dispatches go ahead
+    /// of the others' in the kernel's queue).
+    pub fn urgent(&self, pid: i32, now: Nanos) -> bool {
+        self.ids
+            .get(&pid)
+            .and_then(|t| self.slots[t.idx()].as_ref())
+            .is_some_and(|s| s.deadline.is_some_and(|d| d > now))
+    }
+
     /// The `n` known tasks billed the most CPU: (pid, CPU billed, stretches), most first.
     pub fn top_billed(&self, n: usize) -> Vec<(i32, Nanos, u64)> {
         let mut v: Vec<(i32, Nanos, u64)> =
@@ -485,6 +494,7 @@ mod tests {
         d.queued(&q(7, true, 0, 0), Some(rt(1, 15 * MS)), 0);
         assert_eq!(d.pick(0, 5 * MS, &[]).map(|x| x.0), Some(7));
         d.queued(&q(8, true, 0, 0), None, MS);
+        assert!(d.urgent(7, MS) && !d.urgent(7, 15 * MS) && !d.urgent(8, MS));
         let next = rt(2, 55 * MS);
         let up: Vec<Upcoming> = d.upcoming(7, &next, 40 * MS).into_iter().collect();
         assert_eq!(up, vec![Upcoming { pid: 7, deadline: 55 * MS, latest_start: 44 * MS }]);

@@ -83,6 +83,10 @@ struct Cli {
     no_libsmart: bool,
 }
 
+/// Where dispatches without a time constraint start in the kernel's vtime-ordered queue: above every
+/// dispatch with one (2^40 decisions is years of decisions).
+const BEST_EFFORT_VTIME: u64 = 1 << 40;
+
 fn now_ns() -> u64 {
     libsmart::now()
 }
@@ -132,6 +136,15 @@ impl<'o> Preempt<'o> {
     /// (wake-ups of listed threads, kicks sent).
     fn counts(&self) -> (u64, u64) {
         self.skel.maps.bss_data.as_ref().map_or((0, 0), |b| (b.nr_wakeups, b.nr_kicks))
+    }
+
+    /// Names the thread just dispatched for a time constraint: until it runs, other tasks starting on
+    /// its CPU are kicked off (see the program).
+    fn dispatched_urgent(&mut self, tid: i32, now: u64) {
+        if let Some(b) = self.skel.maps.bss_data.as_deref_mut() {
+            b.dispatched_at = now;
+            b.dispatched_tid = tid as u32;
+        }
     }
 
     /// Acknowledges the wake-ups of listed threads so far (before reading the queue): the time of the
@@ -346,11 +359,18 @@ fn main() -> Result<()> {
             let mut d = DispatchedTask::new(q);
             d.cpu = RL_CPU_ANY;
             d.slice_ns = slice;
-            // The BPF side orders its queue by vtime: keep the policy's order of decisions.
+            // The BPF side orders its queue by vtime: keep the policy's order of decisions, except that
+            // work on a time constraint goes ahead of every dispatch still waiting without one (a
+            // decision made earlier, for a CPU that has not taken it yet).
             seq += 1;
-            d.vtime = seq;
+            let urgent = drv.urgent(pid, now);
+            d.vtime = if urgent { seq } else { BEST_EFFORT_VTIME + seq };
             if let Err(e) = bpf.dispatch_task(&d) {
                 eprintln!("scx_smart: dispatch of {pid} failed: {e}");
+            } else if urgent {
+                if let Some(p) = preempt.as_mut() {
+                    p.dispatched_urgent(pid, now);
+                }
             }
             budget -= 1;
             dispatched_now += 1;

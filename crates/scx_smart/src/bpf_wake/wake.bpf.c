@@ -14,6 +14,12 @@
  * reading its queue), or asleep. So until it acknowledges the wake-up (it clears urgent_since before
  * reading its queue), the CPU it leaves is kicked again, and so is its own wake-up.
  *
+ * Once dispatched, the woken thread waits in scx_rustland_core's shared queue for a CPU to take it, and on
+ * several CPUs the CPU it can run on may have taken a best-effort task just before the dispatch reached
+ * the queue (another CPU was emptying the dispatch ring at that moment). So user space names the thread
+ * it dispatched for a time constraint (dispatched_tid); until that thread runs (or 20 ms pass), any other
+ * task starting on its CPU is kicked off again, and the CPU takes the queue's head: the urgent thread.
+ *
  * sched_wakeup fires after the task was enqueued (ttwu_do_activate), so the queued record is already
  * in the ring buffer the user-space scheduler reads. scx_bpf_kick_cpu() is one of the sched_ext
  * kfuncs allowed in tracing programs; the kernel defers the kick itself to an irq_work.
@@ -44,6 +50,10 @@ u64 nr_kicks;
  */
 u64 urgent_since;
 
+/* The thread last dispatched for a time constraint that has not started yet (0 = none), and when. */
+u32 dispatched_tid;
+u64 dispatched_at;
+
 static void kick_cpu(s32 cpu)
 {
 	if (cpu < 0 || !kick_enabled)
@@ -73,7 +83,28 @@ int BPF_PROG(smart_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(smart_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	if (urgent_since && prev->pid == usersched_tid)
-		kick_cpu(bpf_get_smp_processor_id());
+	s32 this_cpu = bpf_get_smp_processor_id();
+	u32 tid = dispatched_tid;
+
+	if (urgent_since && prev->pid == usersched_tid) {
+		kick_cpu(this_cpu);
+		return 0;
+	}
+	if (!tid)
+		return 0;
+	if (next->pid == tid || bpf_ktime_get_ns() - dispatched_at > 20000000) {
+		__sync_val_compare_and_swap(&dispatched_tid, tid, 0);
+		return 0;
+	}
+	/* The scheduler itself and the idle task may run; anything else yields to the urgent thread. */
+	if (next->pid && next->pid != usersched_tid) {
+		struct task_struct *p = bpf_task_from_pid(tid);
+
+		if (!p)
+			return 0;
+		if (scx_bpf_task_cpu(p) == this_cpu)
+			kick_cpu(this_cpu);
+		bpf_task_release(p);
+	}
 	return 0;
 }
