@@ -20,10 +20,11 @@
 //!   wake-up that starts the request.
 //! * **No preemption from user space.** A task dispatched with a slice keeps its CPU until the slice ends
 //!   or it blocks; a wake-up reaches this process only when some CPU next enters the kernel's dispatch
-//!   path. So the policy's "preempt when a real-time request arrives" is planned instead: a thread that
-//!   has announced its next request through libsmart (set a constraint, then slept) is an [`Upcoming`]
-//!   request, and no other task's slice is allowed to run past that request's latest start
-//!   (deadline − estimate) less a margin for the round trip through this process.
+//!   path. The binary's BPF program kicks the CPU of a waking thread that holds a time constraint (see
+//!   `src/bpf_wake/wake.bpf.c`); here, as a second line, a thread that has announced its next request
+//!   through libsmart (set a constraint, then slept) is an [`Upcoming`] request, and no other task's
+//!   slice is allowed to run past that request's latest start (deadline − estimate) less a margin for
+//!   the round trip through this process.
 //! * **Notifications about finished requests.** The policy learns a new constraint only when the task is
 //!   next queued, so the deadline timer of a request the application has already finished and replaced
 //!   would report it missed; [`still_wanted`] drops such notifications.

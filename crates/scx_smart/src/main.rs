@@ -10,6 +10,10 @@
 //! Modes: full (every normal task is scheduled by us) or `--partial` (only tasks that chose SCHED_EXT).
 //! SIGINT/SIGTERM unregister the scheduler; the kernel then returns every task to the fair class.
 //!
+//! Preemption: a user-space scheduler cannot preempt, so our own BPF program (src/bpf_wake/wake.bpf.c)
+//! kicks the CPU of a thread with a time constraint when it wakes up, and keeps other tasks off that CPU
+//! until the thread dispatched for it starts.
+//!
 //! Where it is weak: every decision is a round trip through user space (tens of microseconds under
 //! emulation), so it suits the study of policies more than a production desktop; the policies model one
 //! CPU and are given one decision per free CPU; exits are noticed by polling `/proc` once a second.
