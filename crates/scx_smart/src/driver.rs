@@ -106,6 +106,8 @@ struct Slot {
     st: St,
     last_stop: u64,
     last_exec: u64,
+    /// When it was first queued to us (a stretch reported later began after it).
+    admitted: u64,
     slice: Nanos,
     seen_seq: Option<u32>,
     params: TaskParams,
@@ -136,6 +138,8 @@ pub struct Counters {
     pub unbilled_ns: u64,
     /// Records that covered several stretches on a CPU (see [`Driver::queued`]).
     pub split: u64,
+    /// Bills cut to the time between a task's two records (a timestamp was wrong).
+    pub clamped: u64,
 }
 
 /// The state between the kernel's events and a policy.
@@ -242,6 +246,7 @@ impl Driver {
                     st: St::Runnable,
                     last_stop: q.stop_ts,
                     last_exec: q.exec_runtime,
+                    admitted: now,
                     slice: 0,
                     seen_seq: None,
                     params: params.clone(),
@@ -282,6 +287,18 @@ impl Driver {
                     sum.max(last)
                 } else {
                     last
+                };
+                // Whatever it ran since the last record, it ran after that record's stop (or after we
+                // first heard of it): a bill larger than that time comes from a bad timestamp (a stretch
+                // whose start the kernel side never saw starts at 0) and would push the task's virtual
+                // time far ahead, starving it. The kernel's clock and ours (for `admitted`) may differ
+                // by a little, hence the millisecond of tolerance.
+                let bound = q.stop_ts.saturating_sub(slot.last_stop.max(slot.admitted));
+                let ran = if ran > bound + 1_000_000 {
+                    self.counters.clamped += 1;
+                    bound
+                } else {
+                    ran
                 };
                 slot.last_stop = q.stop_ts;
                 slot.last_exec = q.exec_runtime;
@@ -531,6 +548,24 @@ mod tests {
         d.pick(6 * MS, 20 * MS, &[]).unwrap();
         d.queued(&Queued { wakeup: true, ..rec(6 * MS, 7 * MS, 0) }, None, 9 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 6 * MS, 2)]);
+    }
+
+    #[test]
+    fn a_bill_never_exceeds_the_time_between_two_records() {
+        // A stretch whose start the kernel side never saw reports start 0: billing stop − 0 (seconds of
+        // uptime) would starve the task. The bill is cut to the time since its previous record's stop.
+        let mut d = driver();
+        d.queued(&q(1, true, 0, 5 * MS), None, 5 * MS);
+        d.pick(5 * MS, 20 * MS, &[]).unwrap();
+        d.queued(&q(1, false, 0, 9 * MS), None, 9 * MS);
+        assert_eq!(d.top_billed(1), vec![(1, 4 * MS, 1)]);
+        // A task first heard of at 20 ms whose record then claims a stretch from 0 to 30 ms: 10 ms.
+        let mut d = driver();
+        d.queued(&q(2, true, 0, 0), None, 20 * MS);
+        assert_eq!(d.pick(20 * MS, 20 * MS, &[]).map(|x| x.0), Some(2));
+        d.queued(&q(2, false, 0, 30 * MS), None, 30 * MS);
+        assert_eq!(d.top_billed(1), vec![(2, 10 * MS, 1)]);
+        assert_eq!(d.counters.clamped, 1);
     }
 
     #[test]

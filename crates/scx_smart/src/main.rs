@@ -454,7 +454,7 @@ fn main() -> Result<()> {
     let c = &drv.counters;
     eprintln!(
         "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
-         {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} wake-ups of time-constrained threads, {} preempting kicks, \
+         {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} bills clamped, {} wake-ups of time-constrained threads, {} preempting kicks, \
          wake-up to scheduler p50 {} us p99 {} us max {} us",
         uei,
         c.admitted,
@@ -466,6 +466,7 @@ fn main() -> Result<()> {
         c.unbilled,
         c.unbilled_ns / 1_000_000,
         c.split,
+        c.clamped,
         wakeups,
         kicks,
         wake_lat.value_at_quantile(0.5),
