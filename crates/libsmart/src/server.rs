@@ -213,13 +213,21 @@ pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
     let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: poll over a vector of valid pollfd entries.
-    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted { Ok(false) } else { Err(e) };
+    match poll_fds(&mut pfds, ms) {
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        r => r.map(|n| n > 0),
     }
-    Ok(n > 0)
+}
+
+/// `poll(2)` over `pfds` for at most `timeout_ms`: how many are ready.
+fn poll_fds(pfds: &mut [libc::pollfd], timeout_ms: libc::c_int) -> io::Result<usize> {
+    // SAFETY: poll over a slice of pollfd entries, which it may write.
+    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 fn tid_belongs_to(tid: u32, pid: u32) -> bool {
@@ -446,9 +454,7 @@ impl Registry {
         if self.pollfds.is_empty() {
             return 0;
         }
-        // SAFETY: poll over a vector of valid pollfd entries, timeout 0.
-        let n = unsafe { libc::poll(self.pollfds.as_mut_ptr(), self.pollfds.len() as libc::nfds_t, 0) };
-        if n <= 0 {
+        if !poll_fds(&mut self.pollfds, 0).is_ok_and(|n| n > 0) {
             return 0;
         }
         let gone: Vec<usize> =

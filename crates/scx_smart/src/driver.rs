@@ -156,6 +156,12 @@ pub struct Driver {
     pub counters: Counters,
 }
 
+impl From<libsmart::server::Request> for Asked {
+    fn from(r: libsmart::server::Request) -> Self {
+        Asked { seq: r.seq, constraint: r.constraint, priority: r.priority, share: r.share }
+    }
+}
+
 /// Policy share of a task: its kernel weight (100 at nice 0), or libsmart's share × 100, so that nice
 /// values and SMART shares compose.
 pub fn share_of(weight: u64, asked: Option<u32>) -> u32 {

@@ -101,7 +101,6 @@ struct Preempt<'o> {
     skel: wake_skel::WakeSkel<'o>,
     listed: HashSet<u32>,
     want: HashSet<u32>,
-    failed: u64,
 }
 
 impl<'o> Preempt<'o> {
@@ -117,7 +116,7 @@ impl<'o> Preempt<'o> {
         rodata.kick_enabled = kick;
         let mut skel = open.load().context("loading the wake-up program")?;
         skel.attach().context("attaching the wake-up program to sched_wakeup")?;
-        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new(), failed: 0 })
+        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new() })
     }
 
     /// Makes the map list exactly the threads in `self.want`.
@@ -130,8 +129,8 @@ impl<'o> Preempt<'o> {
             let _ = map.delete(&tid.to_ne_bytes());
         }
         for tid in self.want.difference(&self.listed) {
-            if map.update(&tid.to_ne_bytes(), &0u32.to_ne_bytes(), MapFlags::ANY).is_err() {
-                self.failed += 1;
+            if let Err(e) = map.update(&tid.to_ne_bytes(), &0u32.to_ne_bytes(), MapFlags::ANY) {
+                eprintln!("scx_smart: thread {tid} gets no wake-up preemption: {e}");
             }
         }
         self.listed.clone_from(&self.want);
@@ -280,34 +279,24 @@ fn main() -> Result<()> {
             };
             let asked = match reg.as_ref() {
                 Some(r) => {
-                    let a = r.lookup(task.pid as u32).map(|a| Asked {
-                        seq: a.seq,
-                        constraint: a.constraint,
-                        priority: a.priority,
-                        share: a.share,
-                    });
+                    let a = r.lookup(task.pid as u32).map(Asked::from);
                     asked_cache.insert(task.pid, a.clone());
                     a
                 }
                 None => asked_cache.get(&task.pid).cloned().flatten(),
             };
             if debug_level > 1 || (debug && asked.as_ref().is_some_and(|a| a.constraint.is_some())) {
-                let c = asked.as_ref().and_then(|a| a.constraint).unwrap_or(sched::TimeConstraint {
-                    deadline: 0,
-                    cpu_estimate: None,
-                    notify_time: None,
-                    period: None,
-                });
+                let c = asked.as_ref().and_then(|a| a.constraint);
                 eprintln!(
-                    "scx_smart: {now} queued {} ({}) wakeup {} ran {} from {} to {} deadline in {} est {:?}",
+                    "scx_smart: {now} queued {} ({}) wakeup {} ran {} from {} to {} deadline in {:?} est {:?}",
                     q.pid,
                     task.comm_str(),
                     q.wakeup,
                     q.stop_ts.saturating_sub(q.start_ts),
                     q.start_ts,
                     q.stop_ts,
-                    c.deadline as i64 - now as i64,
-                    c.cpu_estimate
+                    c.map(|c| c.deadline as i64 - now as i64),
+                    c.and_then(|c| c.cpu_estimate)
                 );
             }
             drv.queued(&q, asked, now);
@@ -322,12 +311,10 @@ fn main() -> Result<()> {
                 p.want.clear();
             }
             for tid in r.registered_tids() {
-                if let Some(a) = r.lookup(tid) {
-                    if let (Some(p), Some(_)) = (preempt.as_mut(), a.constraint) {
+                if let Some(asked) = r.lookup(tid).map(Asked::from) {
+                    if let (Some(p), Some(_)) = (preempt.as_mut(), asked.constraint) {
                         p.want.insert(tid);
                     }
-                    let asked =
-                        Asked { seq: a.seq, constraint: a.constraint, priority: a.priority, share: a.share };
                     upcoming.extend(drv.upcoming(tid as i32, &asked, now));
                 }
             }
