@@ -10,6 +10,7 @@
 //! | `fileread` | Dannenberg 1993 §9 | reading a file with `read`, stdio-style buffered reads, and `mmap`, cold (evicted with `posix_fadvise`) and warm |
 //! | `clockirq` | Dannenberg 1993 §6 | loop rate of a cache-flushing background loop under an extra periodic timer at two rates; solve for the per-interrupt cost |
 //! | `gaploop` | Regehr 2002 §3.1 | cost per iteration of the gap loop, smallest gap detected |
+//! | `punctuality` | Regehr 2002 §5.3 | a periodic thread at RTHIGH alone (4 ms every 5 ms), `--runs` runs of 2 s: periods met (min, median, max), each miss put down to a late wake-up or a stop inside its period, host steal ([`crate::punctuality`]); needs root |
 //!
 //! Weak: on a shared or virtual machine every figure includes the neighbours and the hypervisor;
 //! run on a quiet machine and repeat. The `clockirq` bench cannot change `HZ` as Dannenberg did: it
@@ -70,7 +71,7 @@ impl Report {
     about = "Microbenchmarks of Etsion 2003 (table 2), Dannenberg 1993 (§6, 8, 9) and the gap loop"
 )]
 pub struct BenchArgs {
-    /// ctxsw, trap, memcpy, ipc, fileread, clockirq, gaploop, or all (default).
+    /// ctxsw, trap, memcpy, ipc, fileread, clockirq, gaploop, punctuality (root), or all (default).
     #[arg(default_value = "all")]
     which: Vec<String>,
     /// CPU to pin to (default: the last allowed one); `all` lets the processes spread.
@@ -79,6 +80,9 @@ pub struct BenchArgs {
     /// Output format: text or json.
     #[arg(long, default_value = "text")]
     format: String,
+    /// punctuality: number of 2 s runs.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
     /// fileread: file size.
     #[arg(long, default_value = "64MB")]
     file_size: String,
@@ -109,7 +113,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             }
         },
     };
-    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq"];
+    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq", "punctuality"];
     let which: Vec<String> = if args.which.iter().any(|w| w == "all") {
         all.iter().map(|s| s.to_string()).collect()
     } else {
@@ -117,6 +121,10 @@ pub fn main(argv: &[String]) -> ExitCode {
     };
     if let Some(bad) = which.iter().find(|w| !all.contains(&w.as_str())) {
         eprintln!("hourglass bench: unknown bench '{bad}' (one of {}, all)", all.join(", "));
+        return ExitCode::from(2);
+    }
+    if args.runs == 0 || args.runs > 1000 {
+        eprintln!("hourglass bench: --runs: {} is not between 1 and 1000", args.runs);
         return ExitCode::from(2);
     }
     let file_size = match parse_size(&args.file_size) {
@@ -129,7 +137,12 @@ pub fn main(argv: &[String]) -> ExitCode {
     let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let (clock, _) = Clock::best(Duration::from_millis(100));
     let mut reports = Vec::new();
+    let asked_for_all = args.which.iter().any(|w| w == "all");
     for w in &which {
+        if w == "punctuality" && asked_for_all && !crate::sys::can_use_rt() {
+            eprintln!("hourglass bench: punctuality skipped: it needs root or RLIMIT_RTPRIO");
+            continue;
+        }
         eprintln!("hourglass bench: {w}...");
         let r = match w.as_str() {
             "gaploop" => Ok(gaploop(&clock, cpu)),
@@ -139,6 +152,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             "ipc" => ipc(cpu),
             "fileread" => fileread(&dir, file_size),
             "clockirq" => clockirq(cpu),
+            "punctuality" => punctuality(args.runs),
             other => {
                 eprintln!("hourglass bench: unknown bench '{other}' (one of {}, all)", all.join(", "));
                 return ExitCode::from(2);
@@ -193,6 +207,77 @@ pub fn gaploop(clock: &Clock, cpu: Option<usize>) -> Report {
     r.add("clock_gettime loop: time per iteration", pm, "ns");
     r.add("clock_gettime / TSC iteration time (side by side)", pm / per, "x");
     r
+}
+
+/// Regehr 2002 §5.3's periodic thread as a punctuality figure over `runs` runs of 2 s (see
+/// [`crate::punctuality`]).
+pub fn punctuality(runs: usize) -> Result<Report, String> {
+    use crate::punctuality::{latency_summary, min_med_max, steal_ns, MissCause, ProbeRun};
+    if !crate::sys::can_use_rt() {
+        return Err("needs root or RLIMIT_RTPRIO (the probe runs at RTHIGH)".into());
+    }
+    const PROBE: &str = "-n 1 -d 2s -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i HR";
+    let argv: Vec<String> = PROBE.split_whitespace().map(String::from).collect();
+    let cfg = match crate::cli::parse(&argv) {
+        Ok(crate::cli::Command::Run(c)) => *c,
+        other => return Err(format!("the probe's command line `{PROBE}` did not parse: {other:?}")),
+    };
+    let cpu = match cfg.cpu {
+        crate::config::CpuChoice::One(c) => Some(c),
+        crate::config::CpuChoice::All => None,
+    };
+    let mut r = Report::new(
+        "punctuality",
+        "Regehr 2002 §5.3 (a periodic thread at RTHIGH alone; the paper's Linux met every period)",
+        &format!(
+            "`hourglass {PROBE}` run {runs} times; a miss is put down to a late wake-up (> 0.5 ms after \
+             the release) or to gaps after waking (> 1 ms, the slack); steal from /proc/stat"
+        ),
+    );
+    let mut done = Vec::new();
+    for k in 0..runs {
+        let s0 = cpu.and_then(steal_ns);
+        let res = crate::run::run(&cfg).map_err(|e| e.to_string())?;
+        let steal = s0.zip(cpu.and_then(steal_ns)).map(|(a, b)| b.saturating_sub(a));
+        let p = ProbeRun::of(&res, 5_000_000, 1_000_000, steal);
+        eprintln!("hourglass bench: punctuality run {}/{runs}: met {} of {}", k + 1, p.hits, p.periods);
+        r.add(format!("run {}: met {} of {} periods", k + 1, p.hits, p.periods), p.hit_pct(), "%");
+        done.push(p);
+    }
+    let pct: Vec<f64> = done.iter().map(ProbeRun::hit_pct).collect();
+    let (lo, med, hi) = min_med_max(&pct);
+    r.add(format!("periods met over {runs} runs: minimum"), lo, "%");
+    r.add("  median", med, "%");
+    r.add("  maximum", hi, "%");
+    let misses: usize = done.iter().map(|p| p.misses.len()).sum();
+    r.add("missed periods in all runs", misses as f64, "");
+    for (c, what) in [
+        (MissCause::LateWakeup, "late wake-up"),
+        (MissCause::Stopped, "stopped while runnable"),
+        (MissCause::Both, "both"),
+        (MissCause::Other, "neither alone"),
+    ] {
+        r.add(format!("  put down to: {what}"), done.iter().map(|p| p.count(c)).sum::<usize>() as f64, "");
+    }
+    let lost: Vec<f64> = done
+        .iter()
+        .flat_map(|p| p.misses.iter().map(|m| (m.late_wakeup_ns + m.stopped_ns) as f64 / 1e3))
+        .collect();
+    if !lost.is_empty() {
+        let (lo, med, hi) = min_med_max(&lost);
+        r.add("time lost in a missed period (late wake-up + stops): minimum", lo, "us");
+        r.add("  median", med, "us");
+        r.add("  maximum", hi, "us");
+    }
+    let (p50, p99, max) = latency_summary(&done);
+    r.add("wake-up lateness: median", p50 as f64 / 1e3, "us");
+    r.add("  p99", p99 as f64 / 1e3, "us");
+    r.add("  maximum", max as f64 / 1e3, "us");
+    if done.iter().all(|p| p.steal_ns.is_some()) {
+        let steal: u64 = done.iter().filter_map(|p| p.steal_ns).sum();
+        r.add("host steal on the probe's CPU during the runs (10 ms resolution)", steal as f64 / 1e6, "ms");
+    }
+    Ok(r)
 }
 
 /// Etsion table 2 "trap": repeated `getpid`.

@@ -16,7 +16,7 @@
 //! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`clock`] (invariant TSC
 //! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
 //! reservations, affinity, `mlockall`, RT throttling), [`run`] (thread models, gap detection,
-//! watchdog), [`output`], [`analyze`], [`bench`], [`scenario`] (simulator scenarios, read by the
+//! watchdog), [`output`], [`analyze`], [`bench`] ([`punctuality`] among them), [`scenario`] (simulator scenarios, read by the
 //! `workload` crate, as real threads).
 //!
 //! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
@@ -33,6 +33,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod output;
+pub mod punctuality;
 pub mod run;
 pub mod scenario;
 pub mod sys;

@@ -919,11 +919,15 @@ fn model<B: Body>(
                     res.wake_at_ns.push(woke.saturating_sub(t0));
                     g.begin();
                 }
-                let (got, why) = g.spin(body, clock.ticks_at(dl.min(finish)), want);
+                let stop = clock.ticks_at(dl.min(finish));
+                let (got, why) = g.spin(body, stop, want);
                 match why {
                     Why::Budget => {
                         res.hits += 1;
-                        res.responses_ns.push(mono_ns().saturating_sub(nominal));
+                        // From the clock reading that completed the work, not a reading taken after
+                        // the loop (a gap there would be counted as response time).
+                        let nominal_ticks = stop.saturating_sub(clock.to_ticks(dl.min(finish) - nominal));
+                        res.responses_ns.push(clock.to_ns(g.last.saturating_sub(nominal_ticks)));
                     }
                     Why::Stop if dl <= finish => {
                         res.misses += 1;

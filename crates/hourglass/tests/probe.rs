@@ -41,33 +41,48 @@ fn equal_priority_cpu_threads_get_roughly_equal_time() {
 }
 
 #[test]
-fn periodic_4ms_5ms_at_rthigh_alone_hits_99_percent() {
+fn periodic_4ms_5ms_at_rthigh_counts_every_period_and_takes_at_most_its_demand() {
     if !root() {
         eprintln!("skipped: needs root or RLIMIT_RTPRIO");
         return;
     }
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    // 2 s = 400 periods, so that one host hiccup on a VM is not 1 % by itself. The slack is 1 ms a period,
-    // and on the project's VM the host now and then stops the vCPU for longer: five runs in a row on a quiet
-    // machine hit 397, 399, 394, 400 and 400 of 400 (and once 377). So the behaviour asserted is that the kernel
-    // gives the task >= 99 % in at least one of three 2 s runs; every run is printed.
-    let mut attempts = Vec::new();
-    let r = loop {
-        let r = run(&cfg("-n 1 -d 2s -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i HR")).unwrap();
-        let t = &r.threads[0];
-        let total = t.hits + t.misses;
-        assert!((395..=401).contains(&total), "{total} periods in 2 s of 5 ms periods");
-        eprintln!("attempt {}: hit {} of {total}", attempts.len() + 1, t.hits);
-        attempts.push((t.hits, total));
-        if t.hits as f64 >= 0.99 * total as f64 || attempts.len() == 3 {
-            break r;
-        }
-    };
+    // What hourglass does with a periodic thread, not how punctually this machine runs it: how often
+    // the kernel meets the thread's deadlines is a benchmark figure (`hourglass bench punctuality`,
+    // README), because on a shared VM the host stops the vCPU for longer than the 1 ms slack now and
+    // then (397, 399, 394, 400, 400, 377, 385, 389 of 400 in runs on the project's machines).
+    let r = run(&cfg("-n 1 -d 2s -t 0 -p RTHIGH -w PERIODIC 4ms 5ms -i HR")).unwrap();
     let t = &r.threads[0];
-    assert!(t.hits as f64 >= 0.99 * (t.hits + t.misses) as f64, "hits in three runs: {attempts:?}");
-    // It blocks between jobs: roughly 4/5 of the CPU.
+    let total = t.hits + t.misses;
+    eprintln!("hit {} of {total} periods (not asserted: see hourglass bench punctuality)", t.hits);
+    // Every 5 ms period of the 2 s run is judged once, a hit or a miss.
+    assert!((399..=401).contains(&total), "{total} periods judged in 2 s of 5 ms periods");
+    assert_eq!(t.responses_ns.len() as u64, t.hits, "one response time per period met");
+    assert_eq!(t.miss_at_ns.len() as u64, t.misses, "one time per period missed");
+    // A hit is a period whose 4 ms of work finished by its deadline: its response time lies between
+    // the work and the deadline, up to one pass of the polling loop (shorter than the gap threshold)
+    // and the TSC's calibration against CLOCK_MONOTONIC (well under 1 %).
+    for &resp in &t.responses_ns {
+        assert!(
+            (3_960_000..=5_000_000 + t.gap_ns + 50_000).contains(&resp),
+            "a met period's response time is {resp} ns (gap threshold {} ns)",
+            t.gap_ns
+        );
+    }
+    // Misses are reported at their deadlines, which are whole periods from the start.
+    for &at in &t.miss_at_ns {
+        assert_eq!(at % 5_000_000, 0, "a miss reported at {at} ns, not at a deadline");
+    }
+    // The thread sleeps between jobs: at most once per period met, plus once before the first.
+    assert!(t.latencies_ns.len() as u64 <= t.hits + 1, "{} sleeps, {} hits", t.latencies_ns.len(), t.hits);
+    // Its CPU time (the gaps' complement) is at least the work of the periods it met and at most the
+    // work of every period: a periodic thread never takes more than its demand, 4/5 of the CPU.
     let share = t.cpu_ns as f64 / 2e9;
-    assert!((0.7..=0.9).contains(&share), "share {share:.3}");
+    let (lo, hi) = (t.hits as f64 * 4e6 / 2e9, total as f64 * 4e6 / 2e9 * 1.01);
+    assert!((lo..=hi).contains(&share), "share {share:.3} outside [{lo:.3}, {hi:.3}] for {} hits", t.hits);
+    // The work was measurable at all: a machine that lets an RTHIGH thread alone meet fewer than half
+    // of its periods is broken, not noisy.
+    assert!(t.hits * 2 >= total, "met only {} of {total} periods", t.hits);
     let out = render(&r, Format::Text);
     assert!(out.contains(&format!("thread 0: missed {} deadlines, hit {}", t.misses, t.hits)));
 }
@@ -90,8 +105,15 @@ fn latency_thread_prints_latlate_lines() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let r = run(&cfg("-n 1 -d 300ms -t 0 -w LAT 2ms -i HR")).unwrap();
     let t = &r.threads[0];
-    // Resynchronised to each wake-up: at most 150 wake-ups of 2 ms, at least some.
-    assert!(t.latencies_ns.len() > 50 && t.latencies_ns.len() <= 150, "{}", t.latencies_ns.len());
+    // Resynchronised to each wake-up: the next timer is set 2 ms after the thread woke, so two
+    // wake-ups are exactly 2 ms plus the second one's lateness apart, and 300 ms hold at most 150.
+    let n = t.latencies_ns.len();
+    assert!((1..=150).contains(&n), "{n} wake-ups");
+    assert_eq!(t.wake_at_ns.len(), n);
+    for k in 1..n {
+        assert_eq!(t.wake_at_ns[k] - t.wake_at_ns[k - 1], 2_000_000 + t.latencies_ns[k], "wake-up {k}");
+    }
+    assert!(t.wake_at_ns[n - 1] <= 300_000_000 + t.latencies_ns[n - 1]);
     let out = render(&r, Format::Paper);
     assert_eq!(out.lines().filter(|l| l.starts_with("latlate: ")).count(), t.latencies_ns.len());
     assert!(r.intervals.is_empty(), "LAT threads record no execution trace");

