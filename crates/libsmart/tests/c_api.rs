@@ -7,9 +7,8 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use common::Server;
+use common::{Server, HANG};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -101,7 +100,7 @@ fn a_c_program_registers_sets_a_constraint_and_is_notified() {
     assert_eq!(kv("on_notify"), 0);
     assert_eq!(kv("constraint"), 0);
     let tid = kv("tid") as u32;
-    assert!(server.wait_until(Duration::from_secs(1), move |r| r.is_registered(tid)));
+    assert!(server.wait_until(HANG, move |r| r.is_registered(tid)));
     let c = server.with(move |r| r.constraint(tid)).expect("the C program's constraint");
     assert_eq!(
         (c.deadline, c.cpu_estimate, c.notify_time, c.period),

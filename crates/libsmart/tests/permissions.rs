@@ -13,9 +13,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
-use common::Server;
+use common::{Server, HANG};
 use libsmart::{layout, Options, Smart};
 
 fn main() {
@@ -157,7 +156,7 @@ fn unprivileged() {
     assert_eq!(read_kv(&mut out, "lower-share"), 0);
     assert_eq!(read_kv(&mut out, "lower-priority"), 0);
     let tid = read_kv(&mut out, "tid") as u32;
-    assert!(server.wait_until(Duration::from_secs(1), move |r| r.is_registered(tid)));
+    assert!(server.wait_until(HANG, move |r| r.is_registered(tid)));
     let (q, procs, clamped) = server.with(move |r| (r.lookup(tid), r.processes(), r.stats().clamped));
     let q = q.unwrap();
     // It wrote share 7, priority 9 into its slot; the scheduler gives it the defaults.
@@ -167,7 +166,7 @@ fn unprivileged() {
     assert!(!me.privileged);
     finish(child);
     // Its registration goes away with it.
-    assert!(server.wait_until(Duration::from_secs(1), move |r| !r.is_registered(tid)));
+    assert!(server.wait_until(HANG, move |r| !r.is_registered(tid)));
     assert!(server.with(|r| r.stats().exited) >= 1);
 }
 
@@ -179,11 +178,11 @@ fn forger() {
     let me = smart.attach_thread().unwrap();
     let deadline = libsmart::now() + 5_000_000_000;
     smart.set_time_constraint(deadline, Some(1_000_000), None).unwrap();
-    assert!(server.wait_until(Duration::from_secs(1), move |r| r.is_registered(me)));
+    assert!(server.wait_until(HANG, move |r| r.is_registered(me)));
 
     let (child, mut out) = spawn_child(&server, &["child-forger", &me.to_string()], false);
     let child_tid = read_kv(&mut out, "ready") as u32;
-    assert!(server.wait_until(Duration::from_secs(1), move |r| r.stats().foreign_tids >= 1));
+    assert!(server.wait_until(HANG, move |r| r.stats().foreign_tids >= 1));
     let (mine, theirs) = server.with(move |r| (r.lookup(me), r.constraint(child_tid)));
     let mine = mine.unwrap();
     // Our thread still answers with our constraint and our pid; the child's own slot works.

@@ -10,6 +10,10 @@ use libsmart::server::Registry;
 
 type Cmd = Box<dyn FnOnce(&mut Registry) + Send>;
 
+/// How long a test waits for something that normally takes microseconds before it calls it a hang: a
+/// bound on a stuck test, not a claim about speed (a shared machine may stop a thread for seconds).
+pub const HANG: Duration = Duration::from_secs(30);
+
 pub struct Server {
     tx: Option<mpsc::Sender<Cmd>>,
     pub path: PathBuf,
@@ -37,7 +41,7 @@ impl Server {
                 }
             }
         });
-        ready_rx.recv_timeout(Duration::from_secs(2)).expect("test server did not start");
+        ready_rx.recv_timeout(HANG).expect("test server did not start");
         Server { tx: Some(tx), path, _dir: dir, handle: Some(handle) }
     }
 
@@ -52,7 +56,7 @@ impl Server {
                 let _ = tx.send(f(r));
             }))
             .unwrap();
-        rx.recv_timeout(Duration::from_secs(2)).expect("test server is stuck")
+        rx.recv_timeout(HANG).expect("test server is stuck")
     }
 
     /// Poll until `pred` holds, for at most `limit`. Returns whether it held.
