@@ -14,6 +14,13 @@
 //! kicks the CPU of a thread with a time constraint when it wakes up, and keeps other tasks off that CPU
 //! until the thread dispatched for it starts.
 //!
+//! What it measures of itself, printed at exit: for wake-ups of time-constrained threads, the time to the
+//! scheduler reading them, to the policy dispatching the thread, and from the dispatch to the thread
+//! starting on a CPU (the program, at the switch); and the machine's stalls, stretches in which it ran
+//! nothing at all (timer expiries handled > 1 ms late; a virtual CPU its host stopped), written with
+//! `--stall-log` so that a test can tell a late scheduler from a machine that did not run
+//! (`scx_smart::jobs`).
+//!
 //! Where it is weak: every decision is a round trip through user space (tens of microseconds under
 //! emulation), so it suits the study of policies more than a production desktop; the policies model one
 //! CPU and are given one decision per free CPU; exits are noticed by polling `/proc` once a second.
@@ -41,6 +48,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
 use libsmart::server::Registry;
 use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming};
+use scx_smart::jobs::Stalls;
 
 #[derive(Parser)]
 #[command(
@@ -79,12 +87,22 @@ struct Cli {
     /// latency is still measured, to compare.
     #[arg(long)]
     no_preempt: bool,
+    /// Do not cut other tasks' slices to end before the latest start of a request a sleeping thread has
+    /// announced (see --wakeup-margin-us). With --no-preempt and a long --max-slice-ms, this shows what
+    /// the preemption alone buys.
+    #[arg(long)]
+    no_slice_cap: bool,
     /// Bytes of the kernel's debug dump (tasks, queues) printed if sched_ext ejects the scheduler.
     #[arg(long, default_value_t = 32768)]
     exit_dump_len: u32,
     /// Do not accept libsmart registrations.
     #[arg(long)]
     no_libsmart: bool,
+    /// Write the machine's stalls (stretches in which it ran nothing: timer expiries handled more than
+    /// 1 ms late, e.g. a virtual CPU its host stopped) to FILE at exit, one `START END` line (ns,
+    /// CLOCK_MONOTONIC) each; `smart-periodic --explain` reads them.
+    #[arg(long, value_name = "FILE")]
+    stall_log: Option<std::path::PathBuf>,
 }
 
 /// Where dispatches without a time constraint start in the kernel's vtime-ordered queue: above every
@@ -101,6 +119,9 @@ struct Preempt<'o> {
     skel: wake_skel::WakeSkel<'o>,
     listed: HashSet<u32>,
     want: HashSet<u32>,
+    /// Late timer expiries (machine stalls) read so far, and those [`Stalls`] had no room for.
+    stalls_read: u64,
+    stalls_dropped: u64,
 }
 
 impl<'o> Preempt<'o> {
@@ -116,7 +137,7 @@ impl<'o> Preempt<'o> {
         rodata.kick_enabled = kick;
         let mut skel = open.load().context("loading the wake-up program")?;
         skel.attach().context("attaching the wake-up program to sched_wakeup")?;
-        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new() })
+        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new(), stalls_read: 0, stalls_dropped: 0 })
     }
 
     /// Makes the map list exactly the threads in `self.want`.
@@ -139,6 +160,33 @@ impl<'o> Preempt<'o> {
     /// (wake-ups of listed threads, kicks sent).
     fn counts(&self) -> (u64, u64) {
         self.skel.maps.bss_data.as_ref().map_or((0, 0), |b| (b.nr_wakeups, b.nr_kicks))
+    }
+
+    /// Moves the late timer expiries the program saw since the last call into `into`; returns how many
+    /// were overwritten in its ring before they could be read.
+    fn take_stalls(&mut self, into: &mut Stalls) -> u64 {
+        let Some(b) = self.skel.maps.bss_data.as_deref() else { return 0 };
+        // SAFETY: a naturally aligned u64 in the program's mapped .bss, updated atomically by it.
+        let n = unsafe { std::sync::atomic::AtomicU64::from_ptr(&b.nr_stalls as *const u64 as *mut u64) }
+            .load(std::sync::atomic::Ordering::Acquire);
+        let slots = b.stalls.len() as u64;
+        let lost = n.saturating_sub(self.stalls_read + slots);
+        for i in self.stalls_read.max(n.saturating_sub(slots))..n {
+            let s = b.stalls[(i % slots) as usize];
+            if s.end != 0 && !into.add(s.end, s.len) {
+                self.stalls_dropped += 1;
+            }
+        }
+        self.stalls_read = n;
+        lost
+    }
+
+    /// From a dispatch for a time constraint to the thread starting on a CPU, as the program measured
+    /// it: (threads started, mean ns, largest ns, started later than 1 ms).
+    fn start_delays(&self) -> (u64, u64, u64, u64) {
+        self.skel.maps.bss_data.as_ref().map_or((0, 0, 0, 0), |b| {
+            (b.nr_started, b.start_delay_sum / b.nr_started.max(1), b.start_delay_max, b.nr_started_late)
+        })
     }
 
     /// Names the thread just dispatched for a time constraint: until it runs, other tasks starting on
@@ -236,8 +284,13 @@ fn main() -> Result<()> {
     // (the BPF side drops a dispatch made stale by a newer enqueue).
     let mut latest: std::collections::HashMap<i32, QueuedTask> = std::collections::HashMap::new();
     let mut cost = Histogram::<u64>::new(3).expect("valid histogram");
-    // From an urgent wake-up (a thread with a time constraint) to this loop reading it, in µs.
+    // From an urgent wake-up (a thread with a time constraint) to this loop reading it, and to the
+    // dispatch of a thread with a time constraint after it, in µs.
     let mut wake_lat = Histogram::<u64>::new(3).expect("valid histogram");
+    let mut wake_to_dispatch = Histogram::<u64>::new(3).expect("valid histogram");
+    let mut woken_since: Option<u64> = None;
+    let mut stalls = Stalls::default();
+    let mut stalls_lost = 0u64;
     let start = Instant::now();
     let mut last_stats = Instant::now();
     let mut last_reap = Instant::now();
@@ -263,8 +316,12 @@ fn main() -> Result<()> {
         }
         // Acknowledge urgent wake-ups before reading the queue, which holds them (they were queued
         // before the tracepoint fired); one arriving later is kicked again.
+        if let Some(p) = preempt.as_mut() {
+            stalls_lost += p.take_stalls(&mut stalls);
+        }
         if let Some(since) = preempt.as_mut().and_then(|p| p.acknowledge()) {
             let _ = wake_lat.record(now.saturating_sub(since) / 1000);
+            woken_since = Some(woken_since.map_or(since, |w| w.min(since)));
         }
         let mut dequeued = 0;
         while let Ok(Some(task)) = bpf.dequeue_task() {
@@ -315,7 +372,9 @@ fn main() -> Result<()> {
                     if let (Some(p), Some(_)) = (preempt.as_mut(), asked.constraint) {
                         p.want.insert(tid);
                     }
-                    upcoming.extend(drv.upcoming(tid as i32, &asked, now));
+                    if !cli.no_slice_cap {
+                        upcoming.extend(drv.upcoming(tid as i32, &asked, now));
+                    }
                 }
             }
         }
@@ -361,6 +420,9 @@ fn main() -> Result<()> {
             } else if urgent {
                 if let Some(p) = preempt.as_mut() {
                     p.dispatched_urgent(pid, now);
+                }
+                if let Some(since) = woken_since.take() {
+                    let _ = wake_to_dispatch.record(now_ns().saturating_sub(since) / 1000);
                 }
             }
             budget -= 1;
@@ -436,13 +498,21 @@ fn main() -> Result<()> {
     }
     // Detach the wake-up program first: nothing is kicked while the scheduler unloads.
     let (wakeups, kicks) = preempt.as_ref().map_or((0, 0), |p| p.counts());
+    let (started, start_mean, start_max, started_late) =
+        preempt.as_ref().map_or((0, 0, 0, 0), |p| p.start_delays());
+    if let Some(p) = preempt.as_mut() {
+        stalls_lost += p.take_stalls(&mut stalls);
+        stalls_lost += p.stalls_dropped;
+    }
     drop(preempt);
     let uei = bpf.shutdown_and_report()?;
     let c = &drv.counters;
     eprintln!(
         "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
          {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} bills clamped, {} wake-ups of time-constrained threads, {} preempting kicks, \
-         wake-up to scheduler p50 {} us p99 {} us max {} us",
+         wake-up to scheduler p50 {} us p99 {} us max {} us, \
+         wake-up to dispatch p50 {} us p99 {} us max {} us, \
+         dispatch to start {} (mean {} us, max {} us, {} later than 1 ms)",
         uei,
         c.admitted,
         c.dispatched,
@@ -458,7 +528,14 @@ fn main() -> Result<()> {
         kicks,
         wake_lat.value_at_quantile(0.5),
         wake_lat.value_at_quantile(0.99),
-        wake_lat.max()
+        wake_lat.max(),
+        wake_to_dispatch.value_at_quantile(0.5),
+        wake_to_dispatch.value_at_quantile(0.99),
+        wake_to_dispatch.max(),
+        started,
+        start_mean / 1000,
+        start_max / 1000,
+        started_late,
     );
     let top: Vec<String> = drv
         .top_billed(8)
@@ -466,5 +543,17 @@ fn main() -> Result<()> {
         .map(|(pid, ns, n)| format!("{pid} {:.0} ms in {n}", *ns as f64 / 1e6))
         .collect();
     eprintln!("scx_smart: CPU billed to the policy, most first (pid, CPU, stretches): {}", top.join(", "));
+    let longest = stalls.spans().iter().map(|s| s.1 - s.0).max().unwrap_or(0);
+    eprintln!(
+        "scx_smart: machine stalls (timer expiries handled > 1 ms late): {}, {:.1} ms in all, longest {:.1} ms{}",
+        stalls.spans().len(),
+        stalls.total() as f64 / 1e6,
+        longest as f64 / 1e6,
+        if stalls_lost > 0 { format!(" ({stalls_lost} not recorded)") } else { String::new() }
+    );
+    if let Some(path) = &cli.stall_log {
+        let text: String = stalls.spans().iter().map(|(a, b)| format!("{a} {b}\n")).collect();
+        std::fs::write(path, text).with_context(|| format!("writing the stall log {}", path.display()))?;
+    }
     Ok(())
 }

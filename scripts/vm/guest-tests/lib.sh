@@ -136,3 +136,44 @@ load_run_unload() {
   stop_load
   log "ok"
 }
+
+# json_num KEY JSON: the whole number after "KEY": in a one-line JSON object (empty if none).
+json_num() { echo "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+
+# periodic_beside_hogs ARGS...: smart-periodic ARGS (10 ms of work every 40 ms, deadline 15 ms, 250 jobs)
+# beside two CPU hogs (14 s each); prints its JSON line.
+periodic_beside_hogs() {
+  smart-hog --seconds 14 --name h1 >/dev/null &
+  _h1=$!
+  smart-hog --seconds 14 --name h2 >/dev/null &
+  _h2=$!
+  usleep 300000
+  smart-periodic --work 10 --period 40 --deadline 15 --count 250 "$@"
+  wait "$_h1" "$_h2"
+}
+
+# periodic_under_scx NAME ARGS...: periodic_beside_hogs under `scx_smart ARGS`; fails on a sched_ext error.
+# Sets MET (deadlines met), KICKS (preempting kicks sent), UNEXPLAINED (misses not put down to the machine's
+# stalls by smart-periodic --explain), STALLED_MS and WAKE_TO_DISPATCH (p50, us); logs what it measured.
+periodic_under_scx() {
+  _name=$1; shift
+  scx_smart --stats 0 --stall-log /tmp/stalls "$@" >/tmp/scx_smart.out 2>&1 &
+  _pid=$!
+  wait_scx_state enabled 20
+  usleep 500000
+  _r=$(periodic_beside_hogs --jobs /tmp/jobs)
+  _errs=$(kernel_scx_errors)
+  kill -INT "$_pid"; wait "$_pid"
+  [ -z "$_errs" ] || { cat /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $_errs"; }
+  _why=$(smart-periodic --explain /tmp/jobs /tmp/stalls) || fail "smart-periodic --explain failed"
+  log "$_name (scx_smart $*): $_r"
+  log "  misses explained: $_why"
+  log "  $(grep -o '[0-9]* wake-ups of time-constrained.*' /tmp/scx_smart.out)"
+  log "  $(grep -o 'machine stalls.*' /tmp/scx_smart.out)"
+  MET=$(json_num met "$_r")
+  [ -n "$MET" ] || fail "no result from smart-periodic under scx_smart $*"
+  KICKS=$(sed -n 's/.* \([0-9]*\) preempting kicks.*/\1/p' /tmp/scx_smart.out)
+  UNEXPLAINED=$(( $(json_num missed "$_why") - $(json_num machine_stopped "$_why") ))
+  STALLED_MS=$(echo "$_why" | sed -n 's/.*"stalled_ms":\([0-9.]*\).*/\1/p')
+  WAKE_TO_DISPATCH=$(sed -n 's/.*wake-up to dispatch p50 \([0-9]*\) us.*/\1/p' /tmp/scx_smart.out)
+}

@@ -20,6 +20,9 @@
  * it dispatched for a time constraint (dispatched_tid); until that thread runs (or 20 ms pass), any other
  * task starting on its CPU is kicked off again, and the CPU takes the queue's head: the urgent thread.
  *
+ * It also measures, for user space to print: how long a thread dispatched for a time constraint takes to
+ * start (the kernel's side of a preemption), and stalls of the machine itself (late timer expiries).
+ *
  * sched_wakeup fires after the task was enqueued (ttwu_do_activate), so the queued record is already
  * in the ring buffer the user-space scheduler reads. scx_bpf_kick_cpu() is one of the sched_ext
  * kfuncs allowed in tracing programs; the kernel defers the kick itself to an irq_work.
@@ -53,6 +56,51 @@ u64 urgent_since;
 /* The thread last dispatched for a time constraint that has not started yet (0 = none), and when. */
 u32 dispatched_tid;
 u64 dispatched_at;
+
+/*
+ * From that dispatch to the thread starting on a CPU: how many started, the sum and largest delay, and
+ * how many took longer than a millisecond (what the kernel's side of a preemption costs).
+ */
+u64 nr_started;
+u64 start_delay_sum;
+u64 start_delay_max;
+u64 nr_started_late;
+
+/*
+ * Stalls of the machine itself: timer expiries handled more than STALL_NS after they were due. A busy
+ * CPU takes its scheduler tick every millisecond (HZ=1000), so a late tick means the CPU ran nothing at
+ * all for that long: interrupts were off, or on a virtual machine its host ran something else on the
+ * vCPU's physical CPU (under QEMU TCG, another host thread). Each late expiry goes into a ring: when
+ * it was handled (bpf_ktime_get_ns) and how late; user space merges those of one interrupt. Guest
+ * tests use them to tell a late scheduler from a machine that did not run (scx_smart --stall-log).
+ */
+#define STALL_NS 1000000ULL
+#define NR_STALL_SLOTS 1024
+struct stall {
+	u64 end;
+	u64 len;
+};
+struct stall stalls[NR_STALL_SLOTS];
+u64 nr_stalls;
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(smart_timer_late, struct hrtimer *timer, ktime_t *now)
+{
+	ktime_t handled;
+	s64 late;
+	u64 i;
+
+	/* `now` points to the timer base's clock reading on the stack: not a trusted pointer. */
+	if (bpf_probe_read_kernel(&handled, sizeof(handled), now))
+		return 0;
+	late = handled - timer->node.expires;
+	if (late <= (s64)STALL_NS)
+		return 0;
+	i = __sync_fetch_and_add(&nr_stalls, 1) & (NR_STALL_SLOTS - 1);
+	stalls[i].end = bpf_ktime_get_ns();
+	stalls[i].len = late;
+	return 0;
+}
 
 static void kick_cpu(s32 cpu)
 {
@@ -92,7 +140,20 @@ int BPF_PROG(smart_switch, bool preempt, struct task_struct *prev, struct task_s
 	}
 	if (!tid)
 		return 0;
-	if (next->pid == tid || bpf_ktime_get_ns() - dispatched_at > 20000000) {
+	if (next->pid == tid) {
+		u64 delay = bpf_ktime_get_ns() - dispatched_at;
+
+		if (__sync_val_compare_and_swap(&dispatched_tid, tid, 0) == tid) {
+			__sync_fetch_and_add(&nr_started, 1);
+			__sync_fetch_and_add(&start_delay_sum, delay);
+			if (delay > start_delay_max)
+				start_delay_max = delay;
+			if (delay > 1000000)
+				__sync_fetch_and_add(&nr_started_late, 1);
+		}
+		return 0;
+	}
+	if (bpf_ktime_get_ns() - dispatched_at > 20000000) {
 		__sync_val_compare_and_swap(&dispatched_tid, tid, 0);
 		return 0;
 	}
