@@ -101,12 +101,16 @@ fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
         ));
     };
     if sched::POLICIES.iter().any(|(n, _)| *n == name) {
-        sched::by_name(name, &scn.scheduler.policy_options()).map(drop).map_err(|e| match &e {
-            sched::PolicyError::BadOption { key, .. } => {
-                scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
-            }
-            sched::PolicyError::Unknown(_) => scn.error(line("policy"), "scheduler.policy", e.to_string()),
-        })?;
+        sched::by_name(name, &scn.scheduler.policy_options(), scn.machine.cpus as usize).map(drop).map_err(
+            |e| match &e {
+                sched::PolicyError::BadOption { key, .. } => {
+                    scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
+                }
+                sched::PolicyError::Unknown(_) => {
+                    scn.error(line("policy"), "scheduler.policy", e.to_string())
+                }
+            },
+        )?;
     } else if let Some(key) = scn.scheduler.options.keys().next() {
         return Err(scn.error(
             line(key),
@@ -281,6 +285,9 @@ pub fn from_scenario(
         }
         if t.latency_tolerance.is_some() {
             ignored.insert("latency_tolerance");
+        }
+        if t.cpus.is_some() {
+            ignored.insert("cpus");
         }
         match &t.model {
             Model::Cpu { work } => {

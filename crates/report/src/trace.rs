@@ -6,12 +6,15 @@ use std::io::Write;
 
 use serde::Serialize;
 
-/// The process id written on every event; the whole trace is one process.
+/// The process of the task tracks, and of the CPU tracks (written only if a CPU track is used).
 const PID: u32 = 1;
+const CPU_PID: u32 = 2;
 
 /// Perfetto / Chrome trace event JSON (`"traceEvents"`): complete events (`"ph":"X"`) for
 /// execution intervals, instant events (`"ph":"i"`) for marks (deadline misses,
-/// notifications), one track (tid) per task with `thread_name` metadata.
+/// notifications), one track (tid) per task with `thread_name` metadata; optionally a second process
+/// "CPUs" with one track per CPU ([`Trace::cpu_interval`]), where each interval is named by the task
+/// that ran.
 ///
 /// Times are given in nanoseconds and written in microseconds with a fractional part
 /// (`"ts": 1234.567`), as the format requires; `displayTimeUnit` is `"ns"`. All tasks belong to
@@ -36,6 +39,8 @@ pub struct Trace {
     process_name: String,
     /// Task id → name, in declaration order (a redeclared id keeps its place, takes the new name).
     tasks: Vec<(u32, String)>,
+    /// CPU tracks used.
+    cpus: std::collections::BTreeSet<u32>,
     names: Vec<String>,
     name_ids: HashMap<String, u32>,
     events: Vec<Event>,
@@ -43,6 +48,7 @@ pub struct Trace {
 
 #[derive(Debug, Clone, Copy)]
 struct Event {
+    pid: u32,
     task: u32,
     name: u32,
     start_ns: u64,
@@ -118,13 +124,25 @@ impl Trace {
             "report::Trace::interval: task {task} {name:?} ends at {end_ns} ns, before it starts at {start_ns} ns"
         );
         let name = self.intern(name);
-        self.events.push(Event { task, name, start_ns, dur_ns: Some(end_ns - start_ns) });
+        self.events.push(Event { pid: PID, task, name, start_ns, dur_ns: Some(end_ns - start_ns) });
+    }
+
+    /// Adds a complete event on CPU `cpu`'s track (process "CPUs"): `name` (the task) ran there from
+    /// `start_ns` to `end_ns`.
+    ///
+    /// # Panics
+    /// If `end_ns < start_ns`.
+    pub fn cpu_interval(&mut self, cpu: u32, start_ns: u64, end_ns: u64, name: &str) {
+        assert!(end_ns >= start_ns, "report::Trace::cpu_interval: CPU {cpu} ends before it starts");
+        self.cpus.insert(cpu);
+        let name = self.intern(name);
+        self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns, dur_ns: Some(end_ns - start_ns) });
     }
 
     /// Adds an instant event (a mark on the task's track), e.g. `"deadline miss"`.
     pub fn instant(&mut self, task: u32, at_ns: u64, name: &str) {
         let name = self.intern(name);
-        self.events.push(Event { task, name, start_ns: at_ns, dur_ns: None });
+        self.events.push(Event { pid: PID, task, name, start_ns: at_ns, dur_ns: None });
     }
 
     /// Number of interval and instant events added (metadata not counted).
@@ -137,6 +155,7 @@ impl Trace {
     /// sort index), then the events in the order added. Buffers internally.
     pub fn write(&self, w: impl Write) -> std::io::Result<()> {
         let mut w = std::io::BufWriter::new(w);
+        let cpu_names: Vec<(u32, String)> = self.cpus.iter().map(|&c| (c, format!("CPU {c}"))).collect();
         w.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
         let mut first = true;
         let mut emit = |w: &mut std::io::BufWriter<_>, e: &JsonEvent| -> std::io::Result<()> {
@@ -147,20 +166,30 @@ impl Trace {
             serde_json::to_writer(&mut *w, e)?;
             Ok(())
         };
-        let meta = |name, tid, args| JsonEvent {
+        let meta = |name, pid, tid, args| JsonEvent {
             name,
             ph: "M",
-            pid: PID,
+            pid,
             tid,
             ts: None,
             dur: None,
             s: None,
             args: Some(args),
         };
-        emit(&mut w, &meta("process_name", None, Args::Name { name: &self.process_name }))?;
+        emit(&mut w, &meta("process_name", PID, None, Args::Name { name: &self.process_name }))?;
         for (id, name) in &self.tasks {
-            emit(&mut w, &meta("thread_name", Some(*id), Args::Name { name }))?;
-            emit(&mut w, &meta("thread_sort_index", Some(*id), Args::SortIndex { sort_index: *id }))?;
+            emit(&mut w, &meta("thread_name", PID, Some(*id), Args::Name { name }))?;
+            emit(&mut w, &meta("thread_sort_index", PID, Some(*id), Args::SortIndex { sort_index: *id }))?;
+        }
+        if !self.cpus.is_empty() {
+            emit(&mut w, &meta("process_name", CPU_PID, None, Args::Name { name: "CPUs" }))?;
+            for (c, name) in &cpu_names {
+                emit(&mut w, &meta("thread_name", CPU_PID, Some(*c), Args::Name { name }))?;
+                emit(
+                    &mut w,
+                    &meta("thread_sort_index", CPU_PID, Some(*c), Args::SortIndex { sort_index: *c }),
+                )?;
+            }
         }
         for e in &self.events {
             let name = &self.names[e.name as usize];
@@ -173,7 +202,7 @@ impl Trace {
                 &JsonEvent {
                     name,
                     ph,
-                    pid: PID,
+                    pid: e.pid,
                     tid: Some(e.task),
                     ts: Some(micros(e.start_ns)),
                     dur,
@@ -268,6 +297,26 @@ mod tests {
         assert_eq!(names.len(), 1);
         assert_eq!(names[0]["args"]["name"], "new");
         assert_eq!(ev.iter().filter(|e| e["tid"] == 9).count(), 1);
+    }
+
+    #[test]
+    fn cpu_tracks_are_a_second_process() {
+        let mut t = Trace::new("p");
+        t.task(0, "A");
+        t.interval(0, 0, 10, "run");
+        t.cpu_interval(1, 0, 10, "A");
+        let ev = parse(&t);
+        let procs: Vec<&Value> = ev.iter().filter(|e| e["name"] == "process_name").collect();
+        assert_eq!(procs.len(), 2);
+        assert_eq!(procs[1]["args"]["name"], "CPUs");
+        assert!(ev
+            .iter()
+            .any(|e| e["name"] == "thread_name" && e["pid"] == 2 && e["args"]["name"] == "CPU 1"));
+        let x: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "X").collect();
+        assert_eq!(
+            (x[1]["pid"].as_u64(), x[1]["tid"].as_u64(), x[1]["name"].as_str()),
+            (Some(2), Some(1), Some("A"))
+        );
     }
 
     #[test]

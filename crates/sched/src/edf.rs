@@ -1,53 +1,62 @@
-//! Earliest deadline first (Liu & Layland 1973), the real-time baseline.
+//! Earliest deadline first (Liu & Layland 1973), the real-time baseline; global on N CPUs.
 //!
-//! **State.** Tasks with a time constraint, ordered by absolute deadline (ties: first come first
-//! served); tasks without one, in a round-robin queue below them.
+//! **State.** Tasks with a time constraint, ordered by absolute deadline, ties first come first served
+//! (by when the request became ready, kept when it is preempted; then by task number); tasks without
+//! one, in a round-robin queue below them. One queue for all CPUs.
 //!
-//! **Decision.** The earliest deadline runs until it blocks or an earlier deadline wakes; if no task has
-//! a constraint, round robin with `slice` (default 10 ms).
+//! **Decision.** On a free CPU, the earliest deadline allowed there runs until it blocks or is
+//! preempted; if no task has a constraint, round robin with `slice` (default 10 ms). A waking task with
+//! a deadline preempts the CPU running the latest deadline (or no deadline) if its own is earlier: on N
+//! CPUs the N earliest deadlines run (global EDF, as SimSo's `EDF`; partitioned EDF is this policy on
+//! each CPU, [`crate::partition`]).
 //!
-//! **Where it is weak.** Optimal in underload; in overload it has no notion of importance, so a task
-//! past its deadline keeps the earliest deadline and late work cascades (the domino effect). It sends no
-//! notifications: a task only learns of a miss by itself.
+//! **Where it is weak.** Optimal on one CPU in underload; in overload it has no notion of importance,
+//! so a task past its deadline keeps the earliest deadline and late work cascades (the domino effect).
+//! On N CPUs it is not optimal: a set of utilisation barely above 1 can miss (Dhall's effect), and it
+//! is safe only below N − (N − 1)·u_max (Goossens, Funk, Baruah 2003). It sends no notifications: a
+//! task only learns of a miss by itself.
 
 use std::collections::{BTreeSet, VecDeque};
 
 use crate::usage::Accounts;
-use crate::{slot, Availability, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use crate::{
+    least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams,
+    TimeConstraint,
+};
 
 #[derive(Clone, Debug, Default)]
 struct EdfTask {
     deadline: Option<Nanos>,
     runnable: bool,
-    seq: u64,
+    /// When its current request became ready (the first-come-first-served tie).
+    ready_at: Nanos,
+    params: TaskParams,
 }
 
 /// The EDF policy.
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
+    cpus: usize,
     tasks: Vec<EdfTask>,
-    rt: BTreeSet<(Nanos, u64, u32)>,
+    rt: BTreeSet<(Nanos, Nanos, u32)>,
     rr: VecDeque<TaskId>,
-    seq: u64,
     acct: Accounts,
     decisions: u64,
 }
 
 impl Edf {
-    /// An EDF scheduler; `slice` is the round-robin slice of tasks without a constraint.
-    pub fn new(slice: Nanos) -> Self {
-        Edf { slice: slice.max(1), ..Default::default() }
+    /// An EDF scheduler for `cpus` CPUs; `slice` is the round-robin slice of tasks without a constraint.
+    pub fn new(slice: Nanos, cpus: usize) -> Self {
+        Edf { slice: slice.max(1), cpus, ..Default::default() }
     }
 
     fn enqueue(&mut self, t: TaskId, front: bool) {
-        self.seq += 1;
         let st = &mut self.tasks[t.idx()];
         st.runnable = true;
-        st.seq = self.seq;
         match st.deadline {
             Some(d) => {
-                self.rt.insert((d, st.seq, t.0));
+                self.rt.insert((d, st.ready_at, t.0));
             }
             None if front => self.rr.push_front(t),
             None => self.rr.push_back(t),
@@ -62,10 +71,14 @@ impl Edf {
         st.runnable = false;
         match st.deadline {
             Some(d) => {
-                self.rt.remove(&(d, st.seq, t.0));
+                self.rt.remove(&(d, st.ready_at, t.0));
             }
             None => self.rr.retain(|x| *x != t),
         }
+    }
+
+    fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
+        self.tasks[t.idx()].params.allows(cpu)
     }
 }
 
@@ -74,8 +87,12 @@ impl Policy for Edf {
         "edf"
     }
 
+    fn cpus(&self) -> usize {
+        self.cpus
+    }
+
     fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.tasks, t) = EdfTask::default();
+        *slot(&mut self.tasks, t) = EdfTask { params: p.clone(), ..EdfTask::default() };
         self.acct.admit(t, 0, p.share.max(1), now);
     }
 
@@ -84,47 +101,60 @@ impl Policy for Edf {
         self.acct.exit(t);
     }
 
-    fn wake(&mut self, t: TaskId, _now: Nanos) {
+    fn wake(&mut self, t: TaskId, now: Nanos) {
+        self.tasks[t.idx()].ready_at = now;
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
         self.acct.add(t, charged, now);
         if let Some(front) = why.requeue_front() {
+            if !front {
+                // Yielded or its slice ended: behind the requests that arrived meanwhile.
+                self.tasks[t.idx()].ready_at = now;
+            }
             self.enqueue(t, front);
         }
     }
 
-    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, _now: Nanos) -> bool {
-        match (self.tasks[woken.idx()].deadline, self.tasks[running.idx()].deadline) {
-            (Some(w), Some(r)) => w < r,
-            (Some(_), None) => true,
-            _ => false,
-        }
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        _now: Nanos,
+    ) -> Option<CpuId> {
+        let w = self.tasks[woken.idx()].deadline?;
+        let (cpu, latest) =
+            least_important(running, prev, |r| self.tasks[r.idx()].deadline.unwrap_or(Nanos::MAX))?;
+        (w < latest).then_some(cpu)
     }
 
-    fn pick_next(&mut self, _now: Nanos) -> Option<Dispatch> {
+    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
-        if let Some(&(_, _, id)) = self.rt.first() {
+        if let Some(&(_, _, id)) = self.rt.iter().find(|k| self.allowed(TaskId(k.2), cpu)) {
             let t = TaskId(id);
             self.dequeue(t);
             return Some(Dispatch { task: t, slice: None });
         }
-        let t = *self.rr.front()?;
+        let t = *self.rr.iter().find(|t| self.allowed(**t, cpu))?;
         self.dequeue(t);
         Some(Dispatch { task: t, slice: Some(self.slice) })
     }
 
-    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, _now: Nanos) {
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
+        self.tasks[t.idx()].ready_at = now;
         if runnable {
             self.enqueue(t, false);
         }
     }
 
-    fn set_params(&mut self, _t: TaskId, _p: &TaskParams, _now: Nanos) {}
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+        self.tasks[t.idx()].params = p.clone();
+    }
 
     fn availability(&self, t: TaskId, now: Nanos) -> Availability {
         let n = self.tasks.len() as u64;
@@ -142,7 +172,7 @@ mod tests {
 
     #[test]
     fn earliest_deadline_first_then_round_robin() {
-        let mut e = Edf::new(10);
+        let mut e = Edf::new(10, 1);
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -152,11 +182,56 @@ mod tests {
         for i in 0..3 {
             e.wake(TaskId(i), 0);
         }
-        assert_eq!(e.pick_next(0).unwrap().task, TaskId(2));
-        assert!(e.wakeup_preempts(TaskId(0), TaskId(1), 0));
-        e.stop(TaskId(2), 5, Stop::Blocked, 5);
-        assert_eq!(e.pick_next(5).unwrap().task, TaskId(1));
-        e.stop(TaskId(1), 5, Stop::Blocked, 10);
-        assert_eq!(e.pick_next(10).unwrap(), Dispatch { task: TaskId(0), slice: Some(10) });
+        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(2));
+        assert_eq!(e.preempt_for(TaskId(1), None, &[(0, TaskId(0))], 0), Some(0));
+        e.stop(TaskId(2), 0, 5, Stop::Blocked, 5);
+        assert_eq!(e.pick_next(0, 5).unwrap().task, TaskId(1));
+        e.stop(TaskId(1), 0, 5, Stop::Blocked, 10);
+        assert_eq!(e.pick_next(0, 10).unwrap(), Dispatch { task: TaskId(0), slice: Some(10) });
+    }
+
+    #[test]
+    fn a_preempted_request_keeps_its_place_among_equal_deadlines() {
+        // a (deadline 50) runs; b (deadline 50) arrives; c (deadline 10) preempts a: a, which came
+        // first, runs before b once c is done.
+        let mut e = Edf::new(10, 1);
+        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        for i in 0..3 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(0), c(50), 0);
+        e.wake(TaskId(0), 0);
+        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(0));
+        e.set_time_constraint(TaskId(1), c(50), 1);
+        e.wake(TaskId(1), 1);
+        e.set_time_constraint(TaskId(2), c(10), 2);
+        e.wake(TaskId(2), 2);
+        assert_eq!(e.preempt_for(TaskId(2), None, &[(0, TaskId(0))], 2), Some(0));
+        e.stop(TaskId(0), 0, 2, Stop::Preempted, 2);
+        assert_eq!(e.pick_next(0, 2).unwrap().task, TaskId(2));
+        e.stop(TaskId(2), 0, 3, Stop::Blocked, 5);
+        assert_eq!(e.pick_next(0, 5).unwrap().task, TaskId(0));
+    }
+
+    #[test]
+    fn on_two_cpus_the_two_earliest_deadlines_run_and_the_latest_is_preempted() {
+        let mut e = Edf::new(10, 2);
+        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        for (i, d) in [(0, 30), (1, 20), (2, 10)] {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+            e.set_time_constraint(TaskId(i), c(d), 0);
+        }
+        e.wake(TaskId(0), 0);
+        e.wake(TaskId(1), 0);
+        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(1));
+        assert_eq!(e.pick_next(1, 0).unwrap().task, TaskId(0));
+        e.wake(TaskId(2), 1);
+        let running = [(0, TaskId(1)), (1, TaskId(0))];
+        assert_eq!(e.preempt_for(TaskId(2), None, &running, 1), Some(1), "the latest deadline (30) goes");
+        // An affinity is respected: a task allowed only on CPU 0 is not picked on CPU 1.
+        e.admit(TaskId(3), &TaskParams { cpus: Some(vec![0]), ..TaskParams::default() }, 1);
+        e.set_time_constraint(TaskId(3), c(5), 1);
+        e.wake(TaskId(3), 1);
+        assert_eq!(e.pick_next(1, 1).unwrap().task, TaskId(2));
     }
 }

@@ -22,6 +22,16 @@
 //! Approximation, stated: `V_P` is advanced when a task is billed (at its stop), with the `ΣS` of that
 //! moment. If membership changes while a task runs (another task's credit expires), the part of the run
 //! before the change is divided by the new `ΣS`. The error is at most one quantum's worth per change.
+//!
+//! **N CPUs.** A task runs on one CPU at a time, so on `p` CPUs a share above `ΣS/p` cannot be given:
+//! the task would be owed more than a whole CPU, its virtual time would lag and, once others block, it
+//! would be repaid by starving them. As Surplus Fair Scheduling does (Chandra, Adler, Goyal, Shenoy,
+//! OSDI 2000, "weight readjustment"), the members of each priority queue are sorted by share, and each
+//! of the first `p − 1` whose share exceeds what the rest leave it, `S_i > Σ_{j>i} S_j / (p − i)`
+//! (counting CPUs from the largest share down), is given `S_i' = Σ_{j>i} S_j / (p − i)`: exactly one
+//! CPU. Virtual times then advance with these effective shares; with no more members than CPUs each
+//! gets one CPU and all effective shares are equal. On one CPU nothing changes (every share is
+//! feasible), and the arithmetic is the same as before, operation for operation.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,6 +45,8 @@ pub struct FairTask {
     pub prio: i32,
     /// Share; zero = legacy task (β = ∞).
     pub share: u32,
+    /// Effective share: `share`, unless it is readjusted on N CPUs (see the module documentation).
+    pub eff: f64,
     /// Virtual time `v` (eq. 1), in nanoseconds per share.
     pub v: f64,
     /// Current quantum `Q`.
@@ -63,7 +75,7 @@ impl FairTask {
         if self.share == 0 {
             return f64::INFINITY;
         }
-        let s = self.share as f64;
+        let s = self.eff;
         self.v + (self.q.saturating_sub(self.e)) as f64 / s + self.bias as f64 / s
     }
 
@@ -77,14 +89,24 @@ impl FairTask {
 #[derive(Clone, Debug, Default)]
 struct PrioQueue {
     vtime: f64,
+    /// Total share of the members.
     shares: u64,
+    /// Total effective share of the members (`shares` on one CPU).
+    eff: f64,
+    /// Members by share, largest first (kept on N CPUs only, for readjustment).
+    members: BTreeSet<(Reverse<u32>, u32)>,
 }
 
 type Key = (Reverse<i32>, Ord64, i64, u32);
 
+/// A task's place in value order (smaller = more valuable): priority, then BVFT, then queue position.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ValueKey(Key);
+
 /// The set of priority queues.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct FairQueues {
+    cpus: usize,
     tasks: Vec<FairTask>,
     queues: BTreeMap<i32, PrioQueue>,
     runnable: BTreeSet<Key>,
@@ -93,7 +115,64 @@ pub struct FairQueues {
     expiries: BTreeSet<(Nanos, u32)>,
 }
 
+impl Default for FairQueues {
+    fn default() -> Self {
+        FairQueues::new(1)
+    }
+}
+
 impl FairQueues {
+    /// Fair queues for `cpus` CPUs.
+    pub fn new(cpus: usize) -> Self {
+        FairQueues {
+            cpus: cpus.max(1),
+            tasks: Vec::new(),
+            queues: BTreeMap::new(),
+            runnable: BTreeSet::new(),
+            seq_back: 0,
+            seq_front: 0,
+            expiries: BTreeSet::new(),
+        }
+    }
+
+    /// A task's place in value order, running or not.
+    pub fn value_key(&self, t: TaskId) -> ValueKey {
+        ValueKey(self.key(t))
+    }
+
+    /// Gives the members of priority queue `prio` their effective shares (see the module
+    /// documentation); on one CPU there is nothing to do.
+    fn readjust(&mut self, prio: i32) {
+        if self.cpus <= 1 {
+            return;
+        }
+        let Some(pq) = self.queues.get(&prio) else { return };
+        let members: Vec<(u32, u32)> =
+            pq.members.iter().filter(|m| m.0 .0 > 0).map(|m| (m.0 .0, m.1)).collect();
+        let p = self.cpus;
+        let mut eff: Vec<f64> = members.iter().map(|m| m.0 as f64).collect();
+        if members.len() <= p {
+            eff.iter_mut().for_each(|e| *e = 1.0);
+        } else {
+            let mut rest: f64 = eff.iter().sum();
+            for (i, e) in eff.iter_mut().enumerate().take(p - 1) {
+                // `rest` is the sum of this share and every smaller one; p − i CPUs are left for them.
+                if *e * (p - i) as f64 <= rest {
+                    break;
+                }
+                rest -= *e;
+                *e = rest / (p - i - 1) as f64;
+            }
+        }
+        for (&(_, id), e) in members.iter().zip(eff) {
+            if self.tasks[id as usize].eff != e {
+                self.update(TaskId(id), |f| f.eff = e);
+            }
+        }
+        let total = members.iter().map(|m| self.tasks[m.1 as usize].eff).sum();
+        self.queues.get_mut(&prio).expect("the queue").eff = total;
+    }
+
     /// The state of a task.
     pub fn task(&self, t: TaskId) -> &FairTask {
         &self.tasks[t.idx()]
@@ -122,14 +201,19 @@ impl FairQueues {
     /// A task is created with quantum `q` (eq. 3): it joins its queue at the queue virtual time.
     pub fn admit(&mut self, t: TaskId, prio: i32, share: u32, q: Nanos) {
         let ft = slot(&mut self.tasks, t);
-        *ft = FairTask { prio, share, q, live: true, ..FairTask::default() };
+        *ft = FairTask { prio, share, eff: share as f64, q, live: true, ..FairTask::default() };
         self.join(t, 0.0);
     }
 
     fn join(&mut self, t: TaskId, delta: f64) {
         let (prio, share) = (self.tasks[t.idx()].prio, self.tasks[t.idx()].share);
+        let multi = self.cpus > 1;
         let pq = self.queues.entry(prio).or_default();
         pq.shares += share as u64;
+        pq.eff += share as f64;
+        if multi {
+            pq.members.insert((Reverse(share), t.0));
+        }
         let vt = pq.vtime;
         let ft = &mut self.tasks[t.idx()];
         ft.v = vt + delta;
@@ -137,6 +221,8 @@ impl FairQueues {
         ft.bias = 0;
         ft.in_queue = true;
         ft.delta = 0.0;
+        ft.eff = share as f64;
+        self.readjust(prio);
     }
 
     fn leave(&mut self, t: TaskId) {
@@ -147,10 +233,14 @@ impl FairQueues {
         let pq = self.queues.get_mut(&ft.prio).expect("member of a queue that does not exist");
         ft.delta = ft.v - pq.vtime;
         pq.shares -= ft.share as u64;
+        pq.eff -= ft.eff;
+        pq.members.remove(&(Reverse(ft.share), t.0));
         ft.in_queue = false;
+        let prio = ft.prio;
         if let Some(u) = ft.credit_until.take() {
             self.expiries.remove(&(u, t.0));
         }
+        self.readjust(prio);
     }
 
     /// The task is gone.
@@ -180,12 +270,12 @@ impl FairQueues {
         let ft = &mut self.tasks[t.idx()];
         ft.e += charged;
         if ft.share > 0 {
-            ft.v += charged as f64 / ft.share as f64;
+            ft.v += charged as f64 / ft.eff;
         }
         if ft.in_queue {
             if let Some(pq) = self.queues.get_mut(&ft.prio) {
                 if pq.shares > 0 {
-                    pq.vtime += charged as f64 / pq.shares as f64;
+                    pq.vtime += charged as f64 / pq.eff;
                 }
             }
         }

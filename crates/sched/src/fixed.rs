@@ -1,10 +1,14 @@
-//! Fixed priorities: POSIX SCHED_FIFO and SCHED_RR (and the SVR4 RT class, which behaves like them).
+//! Fixed priorities: POSIX SCHED_FIFO and SCHED_RR (and the SVR4 RT class, which behaves like them);
+//! global on N CPUs.
 //!
-//! **State.** One FIFO queue per priority.
+//! **State.** One FIFO queue per priority, shared by all CPUs.
 //!
-//! **Decision.** The head of the most important non-empty queue runs until it blocks, a more important
-//! task wakes, or (RR only) its slice ends and it goes to the back of its queue. A preempted task goes
-//! back to the front of its queue, as POSIX requires.
+//! **Decision.** On a free CPU, the head of the most important non-empty queue (the first task there
+//! allowed on that CPU) runs until it blocks, a more important task wakes, or (RR only) its slice ends
+//! and it goes to the back of its queue. A preempted task goes back to the front of its queue, as
+//! POSIX requires. A waking task preempts the CPU running the least important task if it is more
+//! important than that task (as Linux's RT class pushes to the lowest-priority CPU). Rate monotonic is
+//! this policy with priorities by period.
 //!
 //! **Where it is weak.** Importance and urgency are one number: a runaway high-priority task starves
 //! everything below it (Nieh ch. 2), and no deadline information is used.
@@ -12,31 +16,36 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::usage::Accounts;
-use crate::{slot, Availability, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams};
+use crate::{least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams};
 
 /// Fixed-priority FIFO or round robin.
 #[derive(Debug, Default)]
 pub struct FixedPriority {
     rr_slice: Option<Nanos>,
-    prio: Vec<i32>,
+    cpus: usize,
+    params: Vec<TaskParams>,
     queues: BTreeMap<i32, VecDeque<TaskId>>,
     acct: Accounts,
     decisions: u64,
 }
 
 impl FixedPriority {
-    /// SCHED_FIFO.
-    pub fn fifo() -> Self {
-        FixedPriority::default()
+    /// SCHED_FIFO on `cpus` CPUs.
+    pub fn fifo(cpus: usize) -> Self {
+        FixedPriority { cpus, ..Default::default() }
     }
 
-    /// SCHED_RR with this slice.
-    pub fn rr(slice: Nanos) -> Self {
-        FixedPriority { rr_slice: Some(slice.max(1)), ..Default::default() }
+    /// SCHED_RR with this slice on `cpus` CPUs.
+    pub fn rr(slice: Nanos, cpus: usize) -> Self {
+        FixedPriority { rr_slice: Some(slice.max(1)), cpus, ..Default::default() }
+    }
+
+    fn prio(&self, t: TaskId) -> i32 {
+        self.params[t.idx()].priority
     }
 
     fn enqueue(&mut self, t: TaskId, front: bool) {
-        let q = self.queues.entry(self.prio[t.idx()]).or_default();
+        let q = self.queues.entry(self.prio(t)).or_default();
         if front {
             q.push_front(t)
         } else {
@@ -45,7 +54,7 @@ impl FixedPriority {
     }
 
     fn remove(&mut self, t: TaskId) {
-        if let Some(q) = self.queues.get_mut(&self.prio[t.idx()]) {
+        if let Some(q) = self.queues.get_mut(&self.params[t.idx()].priority) {
             q.retain(|x| *x != t);
         }
     }
@@ -60,8 +69,12 @@ impl Policy for FixedPriority {
         }
     }
 
+    fn cpus(&self) -> usize {
+        self.cpus
+    }
+
     fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.prio, t) = p.priority;
+        *slot(&mut self.params, t) = p.clone();
         self.acct.admit(t, p.priority, 1, now);
     }
 
@@ -74,27 +87,38 @@ impl Policy for FixedPriority {
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
         self.acct.add(t, charged, now);
         if let Some(front) = why.requeue_front() {
             self.enqueue(t, front);
         }
     }
 
-    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, _now: Nanos) -> bool {
-        self.prio[woken.idx()] > self.prio[running.idx()]
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        _now: Nanos,
+    ) -> Option<CpuId> {
+        let (cpu, lowest) = least_important(running, prev, |r| std::cmp::Reverse(self.prio(r)))?;
+        (self.prio(woken) > lowest.0).then_some(cpu)
     }
 
-    fn pick_next(&mut self, _now: Nanos) -> Option<Dispatch> {
+    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
-        let t = self.queues.values_mut().rev().find_map(|q| q.pop_front())?;
+        let params = &self.params;
+        let t = self.queues.values_mut().rev().find_map(|q| {
+            let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
+            q.remove(i)
+        })?;
         Some(Dispatch { task: t, slice: self.rr_slice })
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
-        let queued = self.queues.get(&self.prio[t.idx()]).is_some_and(|q| q.contains(&t));
+        let queued = self.queues.get(&self.prio(t)).is_some_and(|q| q.contains(&t));
         self.remove(t);
-        self.prio[t.idx()] = p.priority;
+        self.params[t.idx()] = p.clone();
         self.acct.set(t, p.priority, 1);
         if queued {
             self.enqueue(t, false);
@@ -102,7 +126,7 @@ impl Policy for FixedPriority {
     }
 
     fn availability(&self, t: TaskId, now: Nanos) -> Availability {
-        let same = self.prio.iter().filter(|p| **p == self.prio[t.idx()]).count() as u64;
+        let same = self.params.iter().filter(|p| p.priority == self.prio(t)).count() as u64;
         self.acct.availability(t, now, same)
     }
 
@@ -117,29 +141,43 @@ mod tests {
 
     #[test]
     fn higher_priority_first_fifo_within() {
-        let mut f = FixedPriority::fifo();
+        let mut f = FixedPriority::fifo(1);
         for (i, p) in [(0, 1), (1, 5), (2, 5)] {
             f.admit(TaskId(i), &TaskParams { priority: p, ..Default::default() }, 0);
             f.wake(TaskId(i), 0);
         }
-        assert_eq!(f.pick_next(0).unwrap(), Dispatch { task: TaskId(1), slice: None });
-        f.stop(TaskId(1), 1, Stop::Preempted, 1);
-        assert_eq!(f.pick_next(1).unwrap().task, TaskId(1), "preempted goes back to the front");
-        f.stop(TaskId(1), 1, Stop::Blocked, 2);
-        assert_eq!(f.pick_next(2).unwrap().task, TaskId(2));
-        assert!(!f.wakeup_preempts(TaskId(2), TaskId(0), 2));
+        assert_eq!(f.pick_next(0, 0).unwrap(), Dispatch { task: TaskId(1), slice: None });
+        f.stop(TaskId(1), 0, 1, Stop::Preempted, 1);
+        assert_eq!(f.pick_next(0, 1).unwrap().task, TaskId(1), "preempted goes back to the front");
+        f.stop(TaskId(1), 0, 1, Stop::Blocked, 2);
+        assert_eq!(f.pick_next(0, 2).unwrap().task, TaskId(2));
+        assert_eq!(f.preempt_for(TaskId(0), None, &[(0, TaskId(2))], 2), None);
     }
 
     #[test]
     fn round_robin_rotates() {
-        let mut f = FixedPriority::rr(5);
+        let mut f = FixedPriority::rr(5, 1);
         for i in 0..2 {
             f.admit(TaskId(i), &TaskParams::default(), 0);
             f.wake(TaskId(i), 0);
         }
-        let d = f.pick_next(0).unwrap();
+        let d = f.pick_next(0, 0).unwrap();
         assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(5) });
-        f.stop(TaskId(0), 5, Stop::SliceEnd, 5);
-        assert_eq!(f.pick_next(5).unwrap().task, TaskId(1));
+        f.stop(TaskId(0), 0, 5, Stop::SliceEnd, 5);
+        assert_eq!(f.pick_next(0, 5).unwrap().task, TaskId(1));
+    }
+
+    #[test]
+    fn on_two_cpus_a_waking_task_preempts_the_least_important() {
+        let mut f = FixedPriority::fifo(2);
+        for (i, p) in [(0, 3), (1, 1), (2, 2)] {
+            f.admit(TaskId(i), &TaskParams { priority: p, ..Default::default() }, 0);
+        }
+        f.wake(TaskId(0), 0);
+        f.wake(TaskId(1), 0);
+        assert_eq!(f.pick_next(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(f.pick_next(1, 0).unwrap().task, TaskId(1));
+        f.wake(TaskId(2), 1);
+        assert_eq!(f.preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), Some(1));
     }
 }

@@ -38,6 +38,7 @@
 pub mod edf;
 pub mod fair;
 pub mod fixed;
+pub mod partition;
 pub mod smart;
 pub mod wfq;
 
@@ -53,6 +54,12 @@ pub type Nanos = u64;
 
 /// One millisecond in [`Nanos`].
 pub const MS: Nanos = 1_000_000;
+
+/// A CPU, numbered from 0 by the driver.
+pub type CpuId = u32;
+
+/// The most CPUs a policy can be built for.
+pub const MAX_CPUS: usize = 1024;
 
 /// A task as the driver names it: a small dense index (the policy keeps per-task state in a vector).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -83,11 +90,20 @@ pub struct TaskParams {
     /// How much extra delay a conventional task tolerates (SMART's bound on its bias, §4.3/§6.2.3.2).
     /// `None` = the bias table's own maximum.
     pub latency_tolerance: Option<Nanos>,
+    /// The CPUs the task may run on, ascending (its affinity); `None` = any.
+    pub cpus: Option<Vec<CpuId>>,
 }
 
 impl Default for TaskParams {
     fn default() -> Self {
-        TaskParams { priority: 0, share: 1, latency_tolerance: None }
+        TaskParams { priority: 0, share: 1, latency_tolerance: None, cpus: None }
+    }
+}
+
+impl TaskParams {
+    /// Whether the task may run on `cpu`.
+    pub fn allows(&self, cpu: CpuId) -> bool {
+        self.cpus.as_ref().is_none_or(|c| c.binary_search(&cpu).is_ok())
     }
 }
 
@@ -213,56 +229,84 @@ impl fmt::Display for PolicyError {
 
 impl std::error::Error for PolicyError {}
 
-/// The scheduling policy interface. See the crate documentation for the model.
+/// The scheduling policy interface. See the crate documentation for the model and the protocol.
 ///
-/// Protocol, as the driver follows it:
+/// The calls, with their sched_ext counterparts:
 /// * [`admit`](Policy::admit) once per task before anything else about it; the task is not runnable yet.
-/// * [`wake`](Policy::wake) when it becomes runnable; [`stop`](Policy::stop) each time it leaves the CPU
-///   (with the CPU time it is billed for); [`exit`](Policy::exit) after its last stop.
-/// * Whenever the CPU is free the driver calls [`pick_next`](Policy::pick_next). A running task is
-///   stopped (`Preempted`) before the driver asks again, so at `pick_next` no task is running.
+/// * [`wake`](Policy::wake) when it becomes runnable (`enqueue` of a waking task). The driver then asks
+///   [`select_cpu`](Policy::select_cpu) if a CPU the task may use is idle (`select_cpu`), else
+///   [`preempt_for`](Policy::preempt_for) which CPU, if any, to take back for it (`kick_cpu` with
+///   `SCX_KICK_PREEMPT`).
+/// * [`pick_next`](Policy::pick_next) whenever a CPU is free (`dispatch(cpu)`); the task returned runs
+///   there (`running`). [`stop`](Policy::stop) each time a task leaves its CPU (`stopping`), with that
+///   CPU and the CPU time it is billed for; a task that did not block is queued again by the policy
+///   (`enqueue`). [`exit`](Policy::exit) after its last stop.
+/// * [`tick`](Policy::tick) per CPU, for policies that ask for ticks.
 /// * [`take_notifications`](Policy::take_notifications) after every call that may produce some.
 /// * [`next_timer`](Policy::next_timer) is the earliest time at which the policy wants
 ///   [`timer`](Policy::timer) to be called (sleep-credit expiry, notify-time); the driver honours it.
 pub trait Policy {
     /// The registry name of this policy (`smart`, `wfq`, ...).
     fn name(&self) -> &'static str;
+    /// The number of CPUs it schedules (fixed when it is built).
+    fn cpus(&self) -> usize;
     /// A task exists, with these parameters; it is not runnable until [`Policy::wake`].
     fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
     /// The task is gone (it is not running and not runnable).
     fn exit(&mut self, t: TaskId, now: Nanos);
     /// The task became runnable.
     fn wake(&mut self, t: TaskId, now: Nanos);
-    /// The running task left the CPU after being billed `charged` since it was dispatched.
-    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos);
-    /// A clock tick while `running` runs; `true` asks the driver to reschedule.
-    fn tick(&mut self, _running: Option<TaskId>, _now: Nanos) -> bool {
+    /// Task `t` left CPU `cpu` after being billed `charged` since it was dispatched there. Unless it
+    /// blocked, it is runnable again.
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos);
+    /// A clock tick on `cpu` while `running` runs there; `true` asks the driver to reschedule `cpu`.
+    fn tick(&mut self, _cpu: CpuId, _running: Option<TaskId>, _now: Nanos) -> bool {
         false
     }
     /// Whether the policy needs [`Policy::tick`] at all (the simulator skips ticks otherwise).
     fn uses_tick(&self) -> bool {
         false
     }
-    /// Should `woken`, just woken, preempt `running`?
-    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, now: Nanos) -> bool;
-    /// The task to run next and for how long, or `None` to idle.
-    fn pick_next(&mut self, now: Nanos) -> Option<Dispatch>;
+    /// `t` just woke and the CPUs in `idle` (ascending, all allowed to it, at least one) have nothing
+    /// to run: the one to offer it. The default, as Linux's `select_cpu_dfl`: the CPU it last ran on
+    /// (`prev`) if idle, else the lowest-numbered idle CPU.
+    fn select_cpu(&self, _t: TaskId, prev: Option<CpuId>, idle: &[CpuId]) -> CpuId {
+        prev.filter(|p| idle.contains(p)).unwrap_or(idle[0])
+    }
+    /// `woken` just woke and every CPU it may use is busy; `running` lists them with their tasks
+    /// (ascending CPU). The CPU to preempt so that the policy decides again there, or `None`. Ties
+    /// between equally good victims go to `woken`'s previous CPU (`prev`), then the lowest number.
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        now: Nanos,
+    ) -> Option<CpuId>;
+    /// The task to run next on `cpu` and for how long, or `None` to idle. It is runnable, not running
+    /// on another CPU, and allowed on `cpu`.
+    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch>;
     /// Set (`Some`) or clear (`None`) the task's time constraint. Baselines without time constraints
     /// remember nothing.
     fn set_time_constraint(&mut self, _t: TaskId, _c: Option<TimeConstraint>, _now: Nanos) {}
-    /// New priority or share for a task (SMART §4.3, "Reassigned user parameters").
+    /// New priority, share or affinity for a task (SMART §4.3, "Reassigned user parameters").
     fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
     /// The user interacted with the task (a key press reached it): SMART resets its bias.
     fn interact(&mut self, _t: TaskId, _now: Nanos) {}
     /// Availability of the task (SMART §3.4.3).
     fn availability(&self, t: TaskId, now: Nanos) -> Availability;
+    /// Whether the policy ever notifies a task (SMART §3.4.2); a task that drops a request only when
+    /// notified would otherwise never drop one.
+    fn notifies(&self) -> bool {
+        false
+    }
     /// Move the notifications produced so far into `out` (no allocation when there are none).
     fn take_notifications(&mut self, _out: &mut Vec<Notification>) {}
     /// The earliest time at which [`Policy::timer`] should be called, if any.
     fn next_timer(&self) -> Option<Nanos> {
         None
     }
-    /// Called at (or after) [`Policy::next_timer`]; `true` asks the driver to reschedule.
+    /// Called at (or after) [`Policy::next_timer`]; `true` asks the driver to reschedule every CPU.
     fn timer(&mut self, _now: Nanos) -> bool {
         false
     }
@@ -270,6 +314,28 @@ pub trait Policy {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+}
+
+/// The CPU among `running` whose task is the least important by `rank` (larger = less important),
+/// with `woken`'s tie rule: among equals its previous CPU `prev`, then the lowest number. Returns the CPU
+/// and the rank of its task. Policies use it for [`Policy::preempt_for`].
+pub fn least_important<K: Ord>(
+    running: &[(CpuId, TaskId)],
+    prev: Option<CpuId>,
+    rank: impl Fn(TaskId) -> K,
+) -> Option<(CpuId, K)> {
+    let mut best: Option<(CpuId, K)> = None;
+    for &(cpu, t) in running {
+        let k = rank(t);
+        let better = match &best {
+            None => true,
+            Some((bc, bk)) => k > *bk || (k == *bk && prev == Some(cpu) && prev != Some(*bc)),
+        };
+        if better {
+            best = Some((cpu, k));
+        }
+    }
+    best
 }
 
 /// Every policy of the registry: name and one line on what it is.
@@ -282,20 +348,82 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("rr", "fixed priority, round robin within a priority (SCHED_RR)"),
 ];
 
-/// Build a policy by its registry name, with options (`[scheduler]` keys of a scenario).
-pub fn by_name(name: &str, opts: &Options) -> Result<Box<dyn Policy>, PolicyError> {
+/// How tasks are placed on CPUs (the `partition` key of `[scheduler]`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Partition {
+    /// One queue for all CPUs: any task on any CPU its affinity allows (the default).
+    #[default]
+    Global,
+    /// Each task is bound to one CPU by its affinity (`cpus = [k]`), and each CPU runs its own copy of
+    /// the policy ([`partition::Partitioned`]).
+    Affinity,
+    /// As `Affinity`, with the CPU of each task chosen by the driver before the run, first fit by
+    /// decreasing utilisation ([`partition::first_fit_decreasing`]).
+    Ffd,
+}
+
+impl Partition {
+    /// The rule the options ask for (`partition = "global" | "affinity" | "ffd"`).
+    pub fn of(opts: &Options) -> Result<Partition, PolicyError> {
+        match opts.get("partition") {
+            None => Ok(Partition::Global),
+            Some(OptValue::Str(s)) => match s.as_str() {
+                "global" | "none" => Ok(Partition::Global),
+                "affinity" => Ok(Partition::Affinity),
+                "ffd" => Ok(Partition::Ffd),
+                _ => Err(PolicyError::BadOption {
+                    policy: String::new(),
+                    key: "partition".into(),
+                    msg: format!("`{s}` is not one of global, affinity, ffd"),
+                }),
+            },
+            Some(_) => Err(PolicyError::BadOption {
+                policy: String::new(),
+                key: "partition".into(),
+                msg: "expected a string: global, affinity or ffd".into(),
+            }),
+        }
+    }
+}
+
+/// Build a policy by its registry name for `cpus` CPUs, with options (`[scheduler]` keys of a scenario).
+pub fn by_name(name: &str, opts: &Options, cpus: usize) -> Result<Box<dyn Policy>, PolicyError> {
     let mut o = OptReader { policy: name, opts, used: Vec::new() };
-    let p: Box<dyn Policy> = match name {
-        "smart" => Box::new(smart::Smart::new(smart::SmartConfig::from_options(&mut o)?)),
-        "wfq" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(&mut o, false)?)),
-        "wfq-credit" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(&mut o, true)?)),
-        "edf" => Box::new(edf::Edf::new(o.time("slice", 10 * MS)?)),
-        "fifo" => Box::new(fixed::FixedPriority::fifo()),
-        "rr" => Box::new(fixed::FixedPriority::rr(o.time("slice", 100 * MS)?)),
-        _ => return Err(PolicyError::Unknown(name.to_string())),
+    if cpus == 0 || cpus > MAX_CPUS {
+        return Err(o.bad("cpus", &format!("{cpus} CPUs: a policy schedules 1 to {MAX_CPUS}")));
+    }
+    let part = Partition::of(opts).map_err(|e| match e {
+        PolicyError::BadOption { key, msg, .. } => o.bad(&key, &msg),
+        e => e,
+    })?;
+    let _ = o.get("partition");
+    let p = match part {
+        Partition::Global => build(name, &mut o, cpus)?,
+        Partition::Affinity | Partition::Ffd => {
+            // Each CPU gets its own uniprocessor copy, built from the same options.
+            let mut inner = Vec::with_capacity(cpus);
+            for _ in 0..cpus {
+                let mut oi = OptReader { policy: name, opts, used: Vec::new() };
+                inner.push(build(name, &mut oi, 1)?);
+                o.used.extend(oi.used);
+            }
+            Box::new(partition::Partitioned::new(inner))
+        }
     };
     o.finish()?;
     Ok(p)
+}
+
+fn build(name: &str, o: &mut OptReader<'_>, cpus: usize) -> Result<Box<dyn Policy>, PolicyError> {
+    Ok(match name {
+        "smart" => Box::new(smart::Smart::new(smart::SmartConfig::from_options(o)?, cpus)),
+        "wfq" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, false)?, cpus)),
+        "wfq-credit" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, true)?, cpus)),
+        "edf" => Box::new(edf::Edf::new(o.time("slice", 10 * MS)?, cpus)),
+        "fifo" => Box::new(fixed::FixedPriority::fifo(cpus)),
+        "rr" => Box::new(fixed::FixedPriority::rr(o.time("slice", 100 * MS)?, cpus)),
+        _ => return Err(PolicyError::Unknown(name.to_string())),
+    })
 }
 
 /// Reads options for a policy and remembers which keys were used, so unknown keys are errors.

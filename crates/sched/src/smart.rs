@@ -27,6 +27,20 @@
 //! competes "in accordance with its priority and share" (§3.4.1) like a conventional task. That is how
 //! a rejected task gets the CPU to handle its notification (a signal is handled when its thread runs).
 //!
+//! **N CPUs** (our extension; the dissertation's SMART schedules one CPU). The queues and the value
+//! order are global, and infeasible shares are readjusted ([`crate::fair`]). A decision is made for one
+//! free CPU: the candidates are the real-time tasks of higher value than the best conventional one that
+//! may run there, runnable or already running on another CPU (those hold their CPUs and their
+//! requests count); the working schedule is feasible when its EDF list schedule on the N CPUs meets
+//! every deadline: each request, in deadline order, goes to the CPU that frees first, and before each
+//! deadline the future demand of the periodic requests before it (eq. 8, accrued since the previous
+//! deadline) goes to the CPU that frees first too. The free CPU runs the earliest deadline in the
+//! schedule that is not running elsewhere, for no longer than the more important tasks can spare
+//! (their least slack in that list schedule). A waking real-time task preempts the CPU running the task
+//! of least value, which then decides again. With one CPU the list schedule is eq. 9 itself, and the
+//! code takes the dissertation's own computation (so the §6.2 reproductions are unchanged to the
+//! last bit).
+//!
 //! **Where it is weak.** The working schedule is rebuilt at every decision: O(N_R²) for N_R real-time
 //! candidates (§4.6), fine for tens of real-time tasks, slow for thousands. Estimates drive everything:
 //! an optimistic estimate makes the schedule admit work that then runs late. A notification is final:
@@ -38,8 +52,8 @@ use std::collections::BinaryHeap;
 use crate::fair::FairQueues;
 use crate::usage::Accounts;
 use crate::{
-    slot, Availability, Dispatch, Nanos, Notification, OptReader, Policy, PolicyError, Stop, TaskId,
-    TaskParams, TimeConstraint, MS,
+    least_important, slot, Availability, CpuId, Dispatch, Nanos, Notification, OptReader, Ord64, Policy,
+    PolicyError, Stop, TaskId, TaskParams, TimeConstraint, MS,
 };
 
 /// One row of the bias table: a task at this level has this total bias and gets this quantum; when it
@@ -144,16 +158,23 @@ struct WsEntry {
     f: f64,
     /// Position in value order (0 = most important).
     rank: usize,
+    /// Running on another CPU (it holds that CPU; the free one cannot take it).
+    running: bool,
 }
 
 /// The SMART policy.
 #[derive(Debug)]
 pub struct Smart {
     cfg: SmartConfig,
+    cpus: usize,
     fq: FairQueues,
     acct: Accounts,
     tasks: Vec<SmartTask>,
-    running: Option<TaskId>,
+    /// The task running on each CPU.
+    running: Vec<Option<TaskId>>,
+    /// Scratch: real-time tasks running on other CPUs, and the list schedule's CPU free times.
+    others: Vec<TaskId>,
+    free: BinaryHeap<Reverse<Ord64>>,
     timers: BinaryHeap<Reverse<(Nanos, u32, u32)>>,
     notes: Vec<Notification>,
     cands: Vec<TaskId>,
@@ -165,15 +186,19 @@ pub struct Smart {
 }
 
 impl Smart {
-    /// A SMART scheduler with this configuration.
-    pub fn new(cfg: SmartConfig) -> Self {
+    /// A SMART scheduler with this configuration for `cpus` CPUs.
+    pub fn new(cfg: SmartConfig, cpus: usize) -> Self {
         assert!(!cfg.table.is_empty() && cfg.table.iter().all(|l| l.next < cfg.table.len() && l.quantum > 0));
+        let cpus = cpus.max(1);
         Smart {
             cfg,
-            fq: FairQueues::default(),
+            cpus,
+            fq: FairQueues::new(cpus),
             acct: Accounts::default(),
             tasks: Vec::new(),
-            running: None,
+            running: vec![None; cpus],
+            others: Vec::new(),
+            free: BinaryHeap::new(),
             timers: BinaryHeap::new(),
             notes: Vec::new(),
             cands: Vec::new(),
@@ -258,10 +283,135 @@ impl Smart {
         Some(slack)
     }
 
-    fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) -> Option<Dispatch> {
+    /// Feasibility of the working schedule on `cpus` CPUs: its EDF list schedule (see the module
+    /// documentation). Returns, as [`Smart::check`] does, the least slack (deadline − finish) over the
+    /// deadline groups that contain an entry of rank < `rank_limit`, or `None` if a deadline is missed.
+    /// `free` is scratch space.
+    fn check_list(
+        ws: &[WsEntry],
+        now: Nanos,
+        rank_limit: usize,
+        cpus: usize,
+        free: &mut BinaryHeap<Reverse<Ord64>>,
+    ) -> Option<f64> {
+        free.clear();
+        for _ in 0..cpus.min(ws.len()).max(1) {
+            free.push(Reverse(Ord64(now as f64)));
+        }
+        let mut place = |work: f64| -> f64 {
+            let Reverse(Ord64(f)) = free.pop().expect("at least one CPU");
+            let end = f + work;
+            free.push(Reverse(Ord64(end)));
+            end
+        };
+        let (mut sum_f, mut prev_d) = (0.0f64, now as f64);
+        let mut slack = f64::INFINITY;
+        let mut i = 0;
+        while i < ws.len() {
+            let d = ws[i].deadline as f64;
+            if sum_f > 0.0 {
+                place(sum_f * (d - prev_d));
+            }
+            let mut important = false;
+            let mut latest = f64::NEG_INFINITY;
+            while i < ws.len() && ws[i].deadline as f64 == d {
+                let e = &ws[i];
+                latest = latest.max(place(e.rem));
+                sum_f += e.f;
+                important |= e.rank < rank_limit;
+                i += 1;
+            }
+            let s = d - latest;
+            if s < 0.0 {
+                return None;
+            }
+            if important {
+                slack = slack.min(s);
+            }
+            prev_d = d;
+        }
+        Some(slack)
+    }
+
+    /// Feasibility on this policy's CPUs: eq. 9 itself on one CPU, the list schedule on several.
+    fn feasible(&mut self, rank_limit: usize, now: Nanos) -> Option<f64> {
+        if self.cpus == 1 {
+            Self::check(&self.ws, now, rank_limit)
+        } else {
+            Self::check_list(&self.ws, now, rank_limit, self.cpus, &mut self.free)
+        }
+    }
+
+    fn dispatch(&mut self, t: TaskId, cpu: CpuId, slice: Option<Nanos>) -> Option<Dispatch> {
         self.fq.dequeue(t);
-        self.running = Some(t);
+        self.running[cpu as usize] = Some(t);
         Some(Dispatch { task: t, slice: slice.map(|s| s.max(1)) })
+    }
+
+    /// Steps 3 and 4 for a decision on `cpu`: the working schedule of the candidates `all` (value
+    /// order; `true` = running on another CPU), then what runs.
+    fn schedule(
+        &mut self,
+        all: Vec<(TaskId, bool)>,
+        conventional: Option<TaskId>,
+        cpu: CpuId,
+        now: Nanos,
+    ) -> Option<Dispatch> {
+        // Step 3: the best-effort working schedule, in deadline order.
+        self.ws.clear();
+        for (rank, &(t, running)) in all.iter().enumerate() {
+            let st = &self.tasks[t.idx()];
+            let (deadline, rem) = st.rt(now).expect("candidate is real-time");
+            let c = st.constraint.expect("candidate has a constraint");
+            let f = match (c.period, c.cpu_estimate) {
+                (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
+                _ => 0.0,
+            };
+            let entry = WsEntry { t, deadline, rem: rem as f64, f: 0.0, rank, running };
+            let pos = self.ws.partition_point(|e| e.deadline <= deadline);
+            self.ws.insert(pos, entry);
+            if self.feasible(0, now).is_some() {
+                // From now on its future requests count too, unless they would not fit beside the
+                // more important work already in the schedule (then only its current request is in).
+                self.ws[pos].f = f;
+                if f > 0.0 && self.feasible(0, now).is_none() {
+                    self.ws[pos].f = 0.0;
+                }
+            } else {
+                self.ws.remove(pos);
+                self.n_rejections += 1;
+                // §3.4.1: a request that cannot meet its deadline gets processing time "in accordance
+                // with its priority and share", e.g. to handle the notification: from now on it
+                // competes as a conventional task would.
+                self.tasks[t.idx()].hopeless = true;
+                // Step 4: this deadline cannot be met given more important work.
+                self.notify(t, now);
+            }
+        }
+        // Run the earliest deadline in the schedule not running elsewhere, for no longer than the more
+        // important tasks in it can spare: its remaining estimate plus their least slack (the
+        // dispatcher quantum). A task past its estimate with no slack left to overrun into waits.
+        for k in 0..self.ws.len() {
+            let x = self.ws[k];
+            if x.running {
+                continue;
+            }
+            let slack = self.feasible(x.rank, now).expect("the working schedule is feasible");
+            let bound = x.rem + slack;
+            if bound < 1.0 {
+                continue;
+            }
+            let fair = self.fair_slice(x.t).unwrap_or(Nanos::MAX);
+            let slice = if bound.is_finite() { fair.min(bound.floor() as Nanos) } else { fair };
+            return self.dispatch(x.t, cpu, Some(slice));
+        }
+        if let Some(t) = conventional {
+            return self.dispatch(t, cpu, self.fair_slice(t));
+        }
+        // Work conservation: nobody can make it; run the most important one anyway.
+        self.n_late_picks += 1;
+        let t = self.cands[0];
+        self.dispatch(t, cpu, self.fair_slice(t))
     }
 
     fn fair_slice(&self, t: TaskId) -> Option<Nanos> {
@@ -273,6 +423,10 @@ impl Smart {
 impl Policy for Smart {
     fn name(&self) -> &'static str {
         "smart"
+    }
+
+    fn cpus(&self) -> usize {
+        self.cpus
     }
 
     fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
@@ -290,8 +444,8 @@ impl Policy for Smart {
         self.acct.exit(t);
         st.constraint = None;
         st.gen += 1;
-        if self.running == Some(t) {
-            self.running = None;
+        for r in self.running.iter_mut().filter(|r| **r == Some(t)) {
+            *r = None;
         }
     }
 
@@ -300,9 +454,9 @@ impl Policy for Smart {
         self.fq.wake(t, q, false);
     }
 
-    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
-        if self.running == Some(t) {
-            self.running = None;
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
+        if self.running[cpu as usize] == Some(t) {
+            self.running[cpu as usize] = None;
         }
         self.acct.add(t, charged, now);
         self.tasks[t.idx()].req_exec += charged;
@@ -320,18 +474,30 @@ impl Policy for Smart {
         }
     }
 
-    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, now: Nanos) -> bool {
-        // A real-time wake-up can change the working schedule; otherwise only more value preempts.
-        self.tasks[woken.idx()].rt(now).is_some() || self.fq.higher_value(woken, running)
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        now: Nanos,
+    ) -> Option<CpuId> {
+        // A real-time wake-up can change the working schedule: the CPU of least value decides again.
+        // Otherwise only more value preempts.
+        let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
+        (self.tasks[woken.idx()].rt(now).is_some() || self.fq.value_key(woken) < least).then_some(cpu)
     }
 
-    fn pick_next(&mut self, now: Nanos) -> Option<Dispatch> {
+    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
         self.n_decisions += 1;
         self.fq.expire(now);
-        // Steps 1 and 2: walk the runnable tasks in value order up to the first conventional one.
+        // Steps 1 and 2: walk the runnable tasks allowed here in value order up to the first
+        // conventional one.
         self.cands.clear();
         let mut conventional = None;
         for t in self.fq.in_value_order() {
+            if !self.tasks[t.idx()].params.allows(cpu) {
+                continue;
+            }
             if self.tasks[t.idx()].rt(now).is_some() {
                 self.cands.push(t);
             } else {
@@ -339,65 +505,44 @@ impl Policy for Smart {
                 break;
             }
         }
+        // On N CPUs, the real-time tasks running elsewhere of more value than that conventional task
+        // are candidates too: they hold their CPUs and their requests.
+        self.others.clear();
+        for (c, r) in self.running.iter().enumerate() {
+            let Some(r) = *r else { continue };
+            if c as CpuId != cpu
+                && self.tasks[r.idx()].rt(now).is_some()
+                && conventional.is_none_or(|b| self.fq.value_key(r) < self.fq.value_key(b))
+            {
+                self.others.push(r);
+            }
+        }
         if self.cands.is_empty() {
             let t = conventional?;
-            return self.dispatch(t, self.fair_slice(t));
+            return self.dispatch(t, cpu, self.fair_slice(t));
         }
-        // Step 3: the best-effort working schedule, in deadline order.
-        self.ws.clear();
-        for rank in 0..self.cands.len() {
-            let t = self.cands[rank];
-            let st = &self.tasks[t.idx()];
-            let (deadline, rem) = st.rt(now).expect("candidate is real-time");
-            let c = st.constraint.expect("candidate has a constraint");
-            let f = match (c.period, c.cpu_estimate) {
-                (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
-                _ => 0.0,
-            };
-            let entry = WsEntry { t, deadline, rem: rem as f64, f: 0.0, rank };
-            let pos = self.ws.partition_point(|e| e.deadline <= deadline);
-            self.ws.insert(pos, entry);
-            if Self::check(&self.ws, now, 0).is_some() {
-                // From now on its future requests count too, unless they would not fit beside the
-                // more important work already in the schedule (then only its current request is in).
-                self.ws[pos].f = f;
-                if f > 0.0 && Self::check(&self.ws, now, 0).is_none() {
-                    self.ws[pos].f = 0.0;
+        if !self.others.is_empty() {
+            let fq = &self.fq;
+            self.others.sort_by_key(|&r| fq.value_key(r));
+            // Merge into value order; `cands` keeps the runnable ones only (work conservation below).
+            let mut all = Vec::with_capacity(self.cands.len() + self.others.len());
+            let (mut a, mut b) = (0, 0);
+            while a < self.cands.len() || b < self.others.len() {
+                let take_other = b < self.others.len()
+                    && (a == self.cands.len() || fq.value_key(self.others[b]) < fq.value_key(self.cands[a]));
+                if take_other {
+                    all.push((self.others[b], true));
+                    b += 1;
+                } else {
+                    all.push((self.cands[a], false));
+                    a += 1;
                 }
-            } else {
-                self.ws.remove(pos);
-                self.n_rejections += 1;
-                // §3.4.1: a request that cannot meet its deadline gets processing time "in accordance
-                // with its priority and share", e.g. to handle the notification: from now on it
-                // competes as a conventional task would.
-                self.tasks[t.idx()].hopeless = true;
-                // Step 4: this deadline cannot be met given more important work.
-                self.notify(t, now);
             }
+            return self.schedule(all, conventional, cpu, now);
         }
-        // Run the earliest deadline in the schedule, for no longer than the more important tasks in it
-        // can spare: its remaining estimate plus their least slack (the dispatcher quantum). A task
-        // past its estimate with no slack left to overrun into waits.
-        for k in 0..self.ws.len() {
-            let x = self.ws[k];
-            let slack = Self::check(&self.ws, now, x.rank).expect("the working schedule is feasible");
-            let bound = x.rem + slack;
-            if bound < 1.0 {
-                continue;
-            }
-            let fair = self.fair_slice(x.t).unwrap_or(Nanos::MAX);
-            let slice = if bound.is_finite() { fair.min(bound.floor() as Nanos) } else { fair };
-            return self.dispatch(x.t, Some(slice));
-        }
-        if let Some(t) = conventional {
-            return self.dispatch(t, self.fair_slice(t));
-        }
-        // Work conservation: nobody can make it; run the most important one anyway.
-        self.n_late_picks += 1;
-        let t = self.cands[0];
-        self.dispatch(t, self.fair_slice(t))
+        let all: Vec<(TaskId, bool)> = self.cands.iter().map(|&t| (t, false)).collect();
+        self.schedule(all, conventional, cpu, now)
     }
-
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
         let base = self.base_quantum();
         let st = &mut self.tasks[t.idx()];
@@ -454,6 +599,10 @@ impl Policy for Smart {
         self.acct.availability(t, now, self.fq.queue_shares(self.fq.task(t).prio))
     }
 
+    fn notifies(&self) -> bool {
+        true
+    }
+
     fn take_notifications(&mut self, out: &mut Vec<Notification>) {
         out.append(&mut self.notes);
     }
@@ -506,12 +655,12 @@ mod tests {
     use super::*;
 
     fn smart() -> Smart {
-        Smart::new(SmartConfig::default())
+        Smart::new(SmartConfig::default(), 1)
     }
 
     fn admit(s: &mut Smart, id: u32, share: u32, prio: i32) -> TaskId {
         let t = TaskId(id);
-        s.admit(t, &TaskParams { priority: prio, share, latency_tolerance: None }, 0);
+        s.admit(t, &TaskParams { priority: prio, share, ..TaskParams::default() }, 0);
         t
     }
 
@@ -526,7 +675,7 @@ mod tests {
         let b = admit(&mut s, 1, 1, 5);
         s.wake(a, 0);
         s.wake(b, 0);
-        assert_eq!(s.pick_next(0).unwrap().task, b);
+        assert_eq!(s.pick_next(0, 0).unwrap().task, b);
     }
 
     #[test]
@@ -538,7 +687,7 @@ mod tests {
         s.set_time_constraint(lo, rt(20 * MS, 10 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        let d = s.pick_next(0).unwrap();
+        let d = s.pick_next(0, 0).unwrap();
         assert_eq!(d.task, lo, "lower priority but earlier deadline, and hi still fits");
         // The dispatcher quantum: lo may overrun its 10ms estimate by hi's slack, 100 − 30 − 10 = 60ms.
         assert_eq!(d.slice, Some(10 * MS));
@@ -556,7 +705,7 @@ mod tests {
         s.set_time_constraint(lo, rt(20 * MS, 15 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        assert_eq!(s.pick_next(0).unwrap().task, hi);
+        assert_eq!(s.pick_next(0, 0).unwrap().task, hi);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1);
@@ -579,12 +728,12 @@ mod tests {
         s.set_time_constraint(lo, Some(c), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        s.pick_next(0);
+        s.pick_next(0, 0);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert!(n.is_empty(), "not before the deadline");
         assert_eq!(s.next_timer(), Some(20 * MS));
-        s.stop(hi, 20 * MS, Stop::Preempted, 20 * MS);
+        s.stop(hi, 0, 20 * MS, Stop::Preempted, 20 * MS);
         assert!(s.timer(20 * MS));
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1);
@@ -609,7 +758,7 @@ mod tests {
         s.set_time_constraint(lo, rt(70 * MS, 20 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        s.pick_next(0);
+        s.pick_next(0, 0);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1, "lo must be rejected because of hi's future demand");
@@ -621,7 +770,7 @@ mod tests {
         let a = admit(&mut s, 0, 1, 0);
         s.set_time_constraint(a, rt(10 * MS, 20 * MS), 0);
         s.wake(a, 0);
-        assert_eq!(s.pick_next(0).unwrap().task, a);
+        assert_eq!(s.pick_next(0, 0).unwrap().task, a);
         assert_eq!(s.counters()[3], ("late_picks", 1));
     }
 
@@ -629,13 +778,13 @@ mod tests {
     fn bias_grows_with_cpu_use_bounded_by_latency_tolerance_and_reset_by_interaction() {
         let mut s = smart();
         let a = TaskId(0);
-        s.admit(a, &TaskParams { priority: 0, share: 1, latency_tolerance: Some(50 * MS) }, 0);
+        s.admit(a, &TaskParams { latency_tolerance: Some(50 * MS), ..TaskParams::default() }, 0);
         s.wake(a, 0);
         let mut now = 0;
         for _ in 0..10 {
-            let d = s.pick_next(now).unwrap();
+            let d = s.pick_next(0, now).unwrap();
             now += d.slice.unwrap();
-            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
+            s.stop(a, 0, d.slice.unwrap(), Stop::SliceEnd, now);
         }
         assert_eq!(s.fair().task(a).bias, 50 * MS);
         s.interact(a, now);
@@ -649,9 +798,9 @@ mod tests {
         s.wake(a, 0);
         let mut now = 0;
         for _ in 0..4 {
-            let d = s.pick_next(now).unwrap();
+            let d = s.pick_next(0, now).unwrap();
             now += d.slice.unwrap();
-            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
+            s.stop(a, 0, d.slice.unwrap(), Stop::SliceEnd, now);
         }
         assert!(s.fair().task(a).bias > 0);
         s.set_time_constraint(a, rt(now + 40 * MS, 10 * MS), now);
@@ -665,9 +814,9 @@ mod tests {
         let normal = admit(&mut s, 1, 1, 0);
         s.wake(legacy, 0);
         s.wake(normal, 0);
-        assert_eq!(s.pick_next(0).unwrap().task, normal);
-        s.stop(normal, MS, Stop::Blocked, MS);
-        let d = s.pick_next(MS).unwrap();
+        assert_eq!(s.pick_next(0, 0).unwrap().task, normal);
+        s.stop(normal, 0, MS, Stop::Blocked, MS);
+        let d = s.pick_next(0, MS).unwrap();
         assert_eq!(d, Dispatch { task: legacy, slice: None });
     }
 
@@ -683,9 +832,9 @@ mod tests {
             // every 40 ms: a runs 10 ms, b runs 22 ms, then both sleep.
             for (t, run) in [(a, 10 * MS), (b, 22 * MS)] {
                 s.wake(t, now);
-                s.pick_next(now);
+                s.pick_next(0, now);
                 now += run;
-                s.stop(t, run, Stop::Blocked, now);
+                s.stop(t, 0, run, Stop::Blocked, now);
             }
             now += 8 * MS;
         }

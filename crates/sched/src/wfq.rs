@@ -4,8 +4,10 @@
 //! **State.** The same per-priority fair queues as SMART ([`crate::fair`]): virtual time, queue virtual
 //! time, virtual finishing time. No bias, no deadlines.
 //!
-//! **Decision.** Run the runnable task with the earliest virtual finishing time in the most important
-//! priority, for the rest of its quantum.
+//! **Decision.** On a free CPU, run the runnable task with the earliest virtual finishing time in the
+//! most important priority (the first allowed there), for the rest of its quantum. On N CPUs the queues
+//! are global and infeasible shares are readjusted ([`crate::fair`]); a waking task preempts the CPU
+//! running the task of least value if it has more.
 //!
 //! **Sleep.** Plain WFQ (`wfq`) gives no credit for sleeping: a task leaves its queue when it blocks and
 //! rejoins no earlier than the queue's virtual time. `wfq-credit` keeps a blocked task in its queue for
@@ -17,7 +19,10 @@
 
 use crate::fair::FairQueues;
 use crate::usage::Accounts;
-use crate::{Availability, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId, TaskParams, MS};
+use crate::{
+    least_important, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop,
+    TaskId, TaskParams, MS,
+};
 
 /// Configuration of WFQ.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,15 +46,24 @@ impl WfqConfig {
 #[derive(Debug)]
 pub struct Wfq {
     cfg: WfqConfig,
+    cpus: usize,
+    params: Vec<TaskParams>,
     fq: FairQueues,
     acct: Accounts,
     decisions: u64,
 }
 
 impl Wfq {
-    /// A WFQ scheduler.
-    pub fn new(cfg: WfqConfig) -> Self {
-        Wfq { cfg, fq: FairQueues::default(), acct: Accounts::default(), decisions: 0 }
+    /// A WFQ scheduler for `cpus` CPUs.
+    pub fn new(cfg: WfqConfig, cpus: usize) -> Self {
+        Wfq {
+            cfg,
+            cpus,
+            params: Vec::new(),
+            fq: FairQueues::new(cpus),
+            acct: Accounts::default(),
+            decisions: 0,
+        }
     }
 }
 
@@ -62,7 +76,12 @@ impl Policy for Wfq {
         }
     }
 
+    fn cpus(&self) -> usize {
+        self.cpus
+    }
+
     fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+        *slot(&mut self.params, t) = p.clone();
         let q = if p.share == 0 { Nanos::MAX } else { self.cfg.quantum };
         self.fq.admit(t, p.priority, p.share, q);
         // Created asleep: it earns credit only as a sleeper would.
@@ -80,7 +99,7 @@ impl Policy for Wfq {
         self.fq.wake(t, q, self.cfg.credit == 0);
     }
 
-    fn stop(&mut self, t: TaskId, charged: Nanos, why: Stop, now: Nanos) {
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
         self.acct.add(t, charged, now);
         self.fq.charge(t, charged);
         let q = self.cfg.quantum;
@@ -96,20 +115,29 @@ impl Policy for Wfq {
         }
     }
 
-    fn wakeup_preempts(&self, running: TaskId, woken: TaskId, _now: Nanos) -> bool {
-        self.fq.higher_value(woken, running)
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        _now: Nanos,
+    ) -> Option<CpuId> {
+        let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
+        (self.fq.value_key(woken) < least).then_some(cpu)
     }
 
-    fn pick_next(&mut self, now: Nanos) -> Option<Dispatch> {
+    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
         self.fq.expire(now);
-        let t = self.fq.in_value_order().next()?;
+        let params = &self.params;
+        let t = self.fq.in_value_order().find(|t| params[t.idx()].allows(cpu))?;
         self.fq.dequeue(t);
         let f = self.fq.task(t);
         Some(Dispatch { task: t, slice: (f.share > 0).then(|| f.left().max(1)) })
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+        self.params[t.idx()] = p.clone();
         self.fq.set_params(t, p.priority, p.share);
         self.acct.set(t, p.priority, p.share);
     }
@@ -138,7 +166,7 @@ mod tests {
 
     fn run(credit: bool) -> Nanos {
         // b is created asleep while a runs 50 ms; then both compete: how long does b run first?
-        let mut w = Wfq::new(WfqConfig { quantum: 10 * MS, credit: if credit { 100 * MS } else { 0 } });
+        let mut w = Wfq::new(WfqConfig { quantum: 10 * MS, credit: if credit { 100 * MS } else { 0 } }, 1);
         let (a, b) = (TaskId(0), TaskId(1));
         for t in [a, b] {
             w.admit(t, &TaskParams::default(), 0);
@@ -146,21 +174,21 @@ mod tests {
         w.wake(a, 0);
         let mut now = 0;
         while now < 50 * MS {
-            let d = w.pick_next(now).unwrap();
+            let d = w.pick_next(0, now).unwrap();
             assert_eq!(d.task, a);
             now += d.slice.unwrap();
-            w.stop(d.task, d.slice.unwrap(), Stop::SliceEnd, now);
+            w.stop(d.task, 0, d.slice.unwrap(), Stop::SliceEnd, now);
         }
         w.wake(b, now);
         let mut b_run = 0;
         loop {
-            let d = w.pick_next(now).unwrap();
+            let d = w.pick_next(0, now).unwrap();
             if d.task != b {
                 return b_run;
             }
             now += d.slice.unwrap();
             b_run += d.slice.unwrap();
-            w.stop(b, d.slice.unwrap(), Stop::SliceEnd, now);
+            w.stop(b, 0, d.slice.unwrap(), Stop::SliceEnd, now);
         }
     }
 

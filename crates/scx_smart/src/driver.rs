@@ -1,40 +1,45 @@
-//! The mapping from what sched_ext (through scx_rustland_core) tells user space onto the [`Policy`]
-//! trait, the same calls the simulator makes. Nothing here touches BPF, so it is unit-tested.
+//! The mapping from what sched_ext (through scx_rustland_core and our own BPF program) tells user space
+//! onto the [`Policy`] trait, the same calls the simulator makes, CPU by CPU. Nothing here touches BPF,
+//! so it is unit-tested.
 //!
-//! What the kernel tells us, and what we make of it:
+//! What the kernel tells us, and what we make of it (sched_ext's operations in brackets):
 //!
-//! * **A task was queued to user space** (`QueuedTask`): its pid (a thread id), the enqueue flags, the
-//!   start and stop timestamps of its last stretch on a CPU, its weight (from its nice value).
+//! * **A task was queued to user space** (`enqueue`, a `QueuedTask`): its pid (a thread id), the
+//!   enqueue flags, the CPU it last ran on, the start and stop timestamps of its last stretch on a CPU,
+//!   its weight (from its nice value), how many CPUs it may use.
 //!   - A pid we have not seen: [`Policy::admit`] then [`Policy::wake`].
-//!   - `SCX_ENQ_WAKEUP` set: it had blocked and woke up: [`Policy::stop`] with `Blocked` for the stretch
-//!     it ran since we dispatched it, then [`Policy::wake`].
-//!   - Otherwise it was preempted or its slice ended (we cannot tell which from the flags: we call it
-//!     `SliceEnd` when it ran at least 90 % of the slice we gave, else `Preempted`).
-//!   - The CPU it is billed is `stop_ts − start_ts` of its last stretch, counted once (rustland queues a
-//!     task at every stop, so there is one stretch per dispatch). `sum_exec_runtime` itself is not in the
-//!     record; reading `/proc/<pid>/schedstat` per event would cost a system call per decision.
+//!   - One we dispatched and have not seen stop: it left its CPU without blocking (its slice ended or it
+//!     was preempted; we cannot tell which from the flags: we call it `SliceEnd` when it ran at least
+//!     90 % of the slice we gave, else `Preempted`): [`Policy::stop`] with the CPU we dispatched it to
+//!     (`stopping`), and the policy queues it again. With `SCX_ENQ_WAKEUP` set, it blocked and already
+//!     woke before we read that it blocked: `stop` with `Blocked`, then [`Policy::wake`].
+//!   - One that blocked (below): it woke, [`Policy::wake`].
+//!   - The CPU time billed is `stop_ts − start_ts` of its last stretch (every stretch since the last
+//!     record, when the kernel ran it several times in between), counted once.
+//! * **A task blocked** (`stopping` with `runnable` false; our BPF program's record at the switch):
+//!   [`Policy::stop`] with `Blocked` and the stretch it ran. scx_rustland_core reports nothing until the
+//!   task wakes, so without this its CPU would look busy until then.
+//! * **Which CPU decides** (`dispatch(cpu)`): the driver keeps, per CPU, the task it dispatched there
+//!   that has not stopped; every other CPU is free and [`Driver::pick`] asks the policy for it. A
+//!   dispatch names its CPU (scx_rustland_core puts it on that CPU's queue).
+//! * **A waking task with no free CPU** (`select_cpu` found none): [`Driver::preempt_for`] asks the
+//!   policy which CPU to take back; the binary kicks it (`scx_bpf_kick_cpu(SCX_KICK_PREEMPT)` from a
+//!   BPF syscall program), its task comes back queued, and that CPU decides again.
 //! * **Exits are not reported.** A task that exits simply never comes back; [`Driver::reap`] asks the
 //!   caller whether each known pid still exists (once a second) and calls [`Policy::exit`] for the gone.
 //! * **Time constraints and user parameters** come from libsmart's shared memory, read whenever a task is
 //!   queued (a seqlock read, no system call), so a constraint set just before blocking is seen at the
 //!   wake-up that starts the request.
-//! * **No preemption from user space.** A task dispatched with a slice keeps its CPU until the slice ends
-//!   or it blocks; a wake-up reaches this process only when some CPU next enters the kernel's dispatch
-//!   path. The binary's BPF program kicks the CPU of a waking thread that holds a time constraint (see
-//!   `src/bpf_wake/wake.bpf.c`); here, as a second line, a thread that has announced its next request
-//!   through libsmart (set a constraint, then slept) is an [`Upcoming`] request, and no other task's
-//!   slice is allowed to run past that request's latest start (deadline − estimate) less a margin for
-//!   the round trip through this process.
+//! * **A thread that has announced its next request** through libsmart (set a constraint, then slept)
+//!   is an [`Upcoming`] request, and no other task's slice is allowed to run past that request's latest
+//!   start (deadline − estimate) less a margin for the round trip through this process.
 //! * **Notifications about finished requests.** The policy learns a new constraint only when the task is
 //!   next queued, so the deadline timer of a request the application has already finished and replaced
 //!   would report it missed; [`still_wanted`] drops such notifications.
-//! * **Several CPUs.** The policies model one CPU; here up to one task per CPU is dispatched at once.
-//!   A policy's own idea of "the running task" is then the last one dispatched; its accounting (virtual
-//!   times, budgets) stays right because every stretch is billed when the task comes back.
 
 use std::collections::HashMap;
 
-use sched::{Availability, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use sched::{Availability, CpuId, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
 
 /// The longest slice given to a task working on a time constraint.
 pub const RT_SLICE_MAX: Nanos = 100_000_000;
@@ -96,8 +101,10 @@ pub struct Asked {
 enum St {
     /// Known to the policy, runnable, waiting for a decision.
     Runnable,
-    /// Handed to the kernel to run.
-    Dispatched,
+    /// Handed to the kernel to run on this CPU.
+    Dispatched(CpuId),
+    /// It blocked (we read its switch-out); it is not runnable until it is queued again.
+    Blocked,
 }
 
 #[derive(Clone, Debug)]
@@ -111,6 +118,11 @@ struct Slot {
     slice: Nanos,
     seen_seq: Option<u32>,
     params: TaskParams,
+    /// The CPU it last ran on.
+    last_cpu: Option<CpuId>,
+    /// It blocked while we held it as runnable (the kernel ran it on its own, as scx_rustland_core
+    /// does when a CPU finds nothing else): the policy learns it when it picks it.
+    asleep: bool,
     /// Deadline of its time constraint, if it has one.
     deadline: Option<Nanos>,
     /// CPU billed to the policy so far, and the number of stretches.
@@ -127,8 +139,12 @@ pub struct Counters {
     pub exited: u64,
     /// Queued events.
     pub queued: u64,
+    /// Blocked records used (a task blocked on the CPU we gave it).
+    pub blocked: u64,
     /// Decisions that dispatched a task.
     pub dispatched: u64,
+    /// Preemptions asked of the kernel for a waking task.
+    pub preemptions: u64,
     /// Notifications produced.
     pub notifications: u64,
     /// Stretches a task ran while we held it as waiting for a decision (the kernel ran it on its own,
@@ -150,6 +166,11 @@ pub struct Driver {
     free: Vec<TaskId>,
     notes: Vec<Notification>,
     runnable: usize,
+    /// Per CPU: the task dispatched there that has not stopped; and whether it is offline.
+    on_cpu: Vec<Option<TaskId>>,
+    offline: Vec<bool>,
+    /// Tasks that woke since the last [`Driver::woken`] call.
+    woke: Vec<TaskId>,
     /// Time kept between the end of a slice cut for an [`Upcoming`] request and the request's latest start.
     wakeup_margin: Nanos,
     /// Counters.
@@ -172,8 +193,9 @@ pub fn share_of(weight: u64, asked: Option<u32>) -> u32 {
 }
 
 impl Driver {
-    /// A driver for `policy`.
+    /// A driver for `policy` (built for the machine's CPUs).
     pub fn new(policy: Box<dyn Policy>) -> Self {
+        let n = policy.cpus();
         Driver {
             policy,
             ids: HashMap::new(),
@@ -181,6 +203,9 @@ impl Driver {
             free: Vec::new(),
             notes: Vec::new(),
             runnable: 0,
+            on_cpu: vec![None; n],
+            offline: vec![false; n],
+            woke: Vec::new(),
             wakeup_margin: 1_000_000,
             counters: Counters::default(),
         }
@@ -215,6 +240,22 @@ impl Driver {
         self.ids.len()
     }
 
+    /// The CPUs with no task dispatched there that has not stopped, ascending.
+    pub fn free_cpus(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.on_cpu
+            .iter()
+            .enumerate()
+            .filter(|(c, t)| t.is_none() && !self.offline[*c])
+            .map(|(c, _)| c as CpuId)
+    }
+
+    /// CPU `cpu` is offline: never free.
+    pub fn set_offline(&mut self, cpu: CpuId) {
+        if let Some(o) = self.offline.get_mut(cpu as usize) {
+            *o = true;
+        }
+    }
+
     fn apply_asked(&mut self, t: TaskId, asked: Option<Asked>, weight: u64, now: Nanos) {
         let slot = self.slots[t.idx()].as_mut().expect("known task");
         let (seq, constraint, priority, share) = match asked {
@@ -225,6 +266,7 @@ impl Driver {
             priority: priority.unwrap_or(0),
             share: share_of(weight, share),
             latency_tolerance: None,
+            cpus: slot.params.cpus.clone(),
         };
         if params != slot.params {
             slot.params = params.clone();
@@ -237,80 +279,90 @@ impl Driver {
         }
     }
 
-    /// A task was queued to user space. `asked` is what libsmart says its thread asks for.
-    pub fn queued(&mut self, q: &Queued, asked: Option<Asked>, now: Nanos) {
+    /// Takes `t` off the CPU we dispatched it to, billing `ran`.
+    fn stopped(&mut self, t: TaskId, ran: Nanos, why: Stop, now: Nanos) {
+        let slot = self.slots[t.idx()].as_mut().expect("known task");
+        let St::Dispatched(cpu) = slot.st else { unreachable!("only a dispatched task stops") };
+        slot.billed += ran;
+        slot.stretches += 1;
+        slot.last_cpu = Some(cpu);
+        slot.st = if why == Stop::Blocked { St::Blocked } else { St::Runnable };
+        if self.on_cpu[cpu as usize] == Some(t) {
+            self.on_cpu[cpu as usize] = None;
+        }
+        self.policy.stop(t, cpu, ran, why, now);
+        if why != Stop::Blocked {
+            self.runnable += 1;
+        }
+    }
+
+    fn wake(&mut self, t: TaskId, now: Nanos) {
+        self.slots[t.idx()].as_mut().expect("known task").st = St::Runnable;
+        self.policy.wake(t, now);
+        self.runnable += 1;
+        self.woke.push(t);
+    }
+
+    /// A task was queued to user space. `asked` is what libsmart says its thread asks for; `cpus` its
+    /// affinity when it may not use every CPU (read by the caller at its first record).
+    pub fn queued(&mut self, q: &Queued, asked: Option<Asked>, cpus: Option<Vec<CpuId>>, now: Nanos) {
         self.counters.queued += 1;
-        match self.ids.get(&q.pid).copied() {
-            None => {
-                let t = self.free.pop().unwrap_or(TaskId(self.slots.len() as u32));
-                if t.idx() == self.slots.len() {
-                    self.slots.push(None);
-                }
-                let params = TaskParams { share: share_of(q.weight, None), ..TaskParams::default() };
-                self.slots[t.idx()] = Some(Slot {
-                    pid: q.pid,
-                    st: St::Runnable,
-                    last_stop: q.stop_ts,
-                    last_exec: q.exec_runtime,
-                    admitted: now,
-                    slice: 0,
-                    seen_seq: None,
-                    params: params.clone(),
-                    deadline: None,
-                    billed: 0,
-                    stretches: 0,
-                });
-                self.ids.insert(q.pid, t);
-                self.counters.admitted += 1;
-                self.policy.admit(t, &params, now);
-                self.apply_asked(t, asked, q.weight, now);
-                self.policy.wake(t, now);
-                self.runnable += 1;
+        let Some(t) = self.ids.get(&q.pid).copied() else {
+            let t = self.free.pop().unwrap_or(TaskId(self.slots.len() as u32));
+            if t.idx() == self.slots.len() {
+                self.slots.push(None);
             }
-            Some(t) => {
-                let slot = self.slots[t.idx()].as_mut().expect("known task");
-                if slot.st == St::Runnable {
-                    // Queued again before we dispatched it (the kernel moved it).
-                    if q.stop_ts != slot.last_stop {
-                        self.counters.unbilled += 1;
-                        self.counters.unbilled_ns += q.stop_ts.saturating_sub(q.start_ts);
-                        slot.last_stop = q.stop_ts;
-                    }
-                    slot.last_exec = q.exec_runtime;
-                    self.apply_asked(t, asked, q.weight, now);
-                    return;
+            let params = TaskParams { share: share_of(q.weight, None), cpus, ..TaskParams::default() };
+            self.slots[t.idx()] = Some(Slot {
+                pid: q.pid,
+                st: St::Blocked,
+                last_stop: q.stop_ts,
+                last_exec: q.exec_runtime,
+                admitted: now,
+                slice: 0,
+                seen_seq: None,
+                params: params.clone(),
+                last_cpu: None,
+                asleep: false,
+                deadline: None,
+                billed: 0,
+                stretches: 0,
+            });
+            self.ids.insert(q.pid, t);
+            self.counters.admitted += 1;
+            self.policy.admit(t, &params, now);
+            self.apply_asked(t, asked, q.weight, now);
+            self.wake(t, now);
+            return;
+        };
+        let slot = self.slots[t.idx()].as_mut().expect("known task");
+        match slot.st {
+            St::Runnable => {
+                // Queued again before we dispatched it (the kernel moved it, or ran it on its own and
+                // it blocked and woke).
+                if q.wakeup {
+                    slot.asleep = false;
                 }
-                let last = if q.stop_ts != slot.last_stop { q.stop_ts.saturating_sub(q.start_ts) } else { 0 };
-                // A task can run several stretches between two records (a higher scheduling class
-                // preempted it and it went back to the head of the CPU's queue without being queued
-                // to us): the run-time sum since the last record counts them all. At a wake-up the
-                // sum was reset, and only the last stretch is known.
-                let ran = if !q.wakeup && q.exec_runtime >= slot.last_exec {
-                    let sum = q.exec_runtime - slot.last_exec;
-                    if sum > last + 50_000 {
-                        self.counters.split += 1;
-                    }
-                    sum.max(last)
-                } else {
-                    last
-                };
-                // Whatever it ran since the last record, it ran after that record's stop (or after we
-                // first heard of it): a bill larger than that time comes from a bad timestamp (a stretch
-                // whose start the kernel side never saw starts at 0) and would push the task's virtual
-                // time far ahead, starving it. The kernel's clock and ours (for `admitted`) may differ
-                // by a little, hence the millisecond of tolerance.
-                let bound = q.stop_ts.saturating_sub(slot.last_stop.max(slot.admitted));
-                let ran = if ran > bound + 1_000_000 {
-                    self.counters.clamped += 1;
-                    bound
-                } else {
-                    ran
-                };
+                if q.stop_ts != slot.last_stop {
+                    self.counters.unbilled += 1;
+                    self.counters.unbilled_ns += q.stop_ts.saturating_sub(q.start_ts);
+                    slot.last_stop = q.stop_ts;
+                }
+                slot.last_exec = q.exec_runtime;
+                self.apply_asked(t, asked, q.weight, now);
+            }
+            St::Blocked => {
+                // It woke after a block we read (and billed) at the switch.
                 slot.last_stop = q.stop_ts;
                 slot.last_exec = q.exec_runtime;
-                slot.st = St::Runnable;
-                slot.billed += ran;
-                slot.stretches += 1;
+                self.apply_asked(t, asked, q.weight, now);
+                self.wake(t, now);
+            }
+            St::Dispatched(_) => {
+                let ran = self.bill(t, q);
+                let slot = self.slots[t.idx()].as_mut().expect("known task");
+                slot.last_stop = q.stop_ts;
+                slot.last_exec = q.exec_runtime;
                 let why = if q.wakeup {
                     Stop::Blocked
                 } else if ran >= slot.slice / 10 * 9 {
@@ -318,26 +370,103 @@ impl Driver {
                 } else {
                     Stop::Preempted
                 };
-                self.policy.stop(t, ran, why, now);
+                self.stopped(t, ran, why, now);
                 self.apply_asked(t, asked, q.weight, now);
                 if why == Stop::Blocked {
-                    self.policy.wake(t, now);
+                    self.wake(t, now);
                 }
-                self.runnable += 1;
             }
         }
     }
 
-    /// The policy's next choice: (pid, slice). `None` = nothing to run. A task working on a time
-    /// constraint gets the slice the policy chose (up to [`RT_SLICE_MAX`]); others at most `max_slice`,
-    /// because a wake-up cannot preempt them from user space: `max_slice` bounds how long an urgent
-    /// wake-up waits. Neither runs past the latest start of an `upcoming` request with an earlier
-    /// deadline than its own, less the wake-up margin (but at least [`MIN_SLICE`]).
-    pub fn pick(&mut self, now: Nanos, max_slice: Nanos, upcoming: &[Upcoming]) -> Option<(i32, Nanos)> {
-        let d = self.policy.pick_next(now)?;
+    /// The CPU time of a dispatched task's stretches since its last record.
+    fn bill(&mut self, t: TaskId, q: &Queued) -> Nanos {
+        let slot = self.slots[t.idx()].as_ref().expect("known task");
+        let last = if q.stop_ts != slot.last_stop { q.stop_ts.saturating_sub(q.start_ts) } else { 0 };
+        // A task can run several stretches between two records (a higher scheduling class preempted it
+        // and it went back to the head of the CPU's queue without being queued to us): the run-time sum
+        // since the last record counts them all. At a wake-up the sum was reset, and only the last
+        // stretch is known.
+        let ran = if !q.wakeup && q.exec_runtime >= slot.last_exec {
+            let sum = q.exec_runtime - slot.last_exec;
+            if sum > last + 50_000 {
+                self.counters.split += 1;
+            }
+            sum.max(last)
+        } else {
+            last
+        };
+        // Whatever it ran since the last record, it ran after that record's stop (or after we first heard
+        // of it): a bill larger than that time comes from a bad timestamp (a stretch whose start the
+        // kernel side never saw starts at 0) and would push the task's virtual time far ahead, starving
+        // it. The kernel's clock and ours (for `admitted`) may differ by a little, hence the millisecond
+        // of tolerance.
+        let bound = q.stop_ts.saturating_sub(slot.last_stop.max(slot.admitted));
+        if ran > bound + 1_000_000 {
+            self.counters.clamped += 1;
+            bound
+        } else {
+            ran
+        }
+    }
+
+    /// Task `pid` blocked on `cpu` after running from `start` to `stop` (our BPF program's record at the
+    /// switch). Records of tasks we did not dispatch, or older than what we know, are ignored.
+    pub fn blocked(&mut self, pid: i32, cpu: CpuId, start: u64, stop: u64, now: Nanos) {
+        let Some(&t) = self.ids.get(&pid) else { return };
+        let slot = self.slots[t.idx()].as_mut().expect("known task");
+        if stop <= slot.last_stop {
+            return;
+        }
+        if slot.st == St::Runnable {
+            // It ran on its own and blocked: not runnable, although the policy holds it so.
+            slot.asleep = true;
+            slot.last_stop = stop;
+            self.counters.unbilled += 1;
+            self.counters.unbilled_ns += stop.saturating_sub(start);
+            return;
+        }
+        if !matches!(slot.st, St::Dispatched(_)) {
+            return;
+        }
+        let bound = stop.saturating_sub(slot.last_stop.max(slot.admitted));
+        let ran = stop.saturating_sub(start).min(bound + 1_000_000);
+        slot.last_stop = stop;
+        slot.last_exec = 0;
+        let _ = cpu;
+        self.counters.blocked += 1;
+        self.stopped(t, ran, Stop::Blocked, now);
+    }
+
+    /// The policy's choice for free CPU `cpu`: (pid, slice). `None` = nothing to run there. A task
+    /// working on a time constraint gets the slice the policy chose (up to [`RT_SLICE_MAX`]); others at
+    /// most `max_slice`, because a wake-up cannot preempt them from user space at once: `max_slice`
+    /// bounds how long an urgent wake-up waits. Neither runs past the latest start of an `upcoming`
+    /// request with an earlier deadline than its own, less the wake-up margin (but at least
+    /// [`MIN_SLICE`]).
+    pub fn pick(
+        &mut self,
+        cpu: CpuId,
+        now: Nanos,
+        max_slice: Nanos,
+        upcoming: &[Upcoming],
+    ) -> Option<(i32, Nanos)> {
+        debug_assert!(self.on_cpu[cpu as usize].is_none(), "CPU {cpu} is not free");
+        let d = loop {
+            let d = self.policy.pick_next(cpu, now)?;
+            let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
+            debug_assert_eq!(slot.st, St::Runnable);
+            slot.st = St::Dispatched(cpu);
+            self.on_cpu[cpu as usize] = Some(d.task);
+            self.runnable -= 1;
+            if !slot.asleep {
+                break d;
+            }
+            // It blocked while we held it: it stops at once, and the policy picks again.
+            slot.asleep = false;
+            self.stopped(d.task, 0, Stop::Blocked, now);
+        };
         let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
-        debug_assert_eq!(slot.st, St::Runnable);
-        slot.st = St::Dispatched;
         let own_deadline = slot.deadline.filter(|&dl| dl > now);
         let mut cap = if own_deadline.is_some() { RT_SLICE_MAX } else { max_slice };
         for u in upcoming {
@@ -348,9 +477,42 @@ impl Driver {
         }
         let slice = d.slice.unwrap_or(cap).clamp(1, cap);
         slot.slice = slice;
-        self.runnable -= 1;
         self.counters.dispatched += 1;
         Some((slot.pid, slice))
+    }
+
+    /// The tasks that woke since the last call, each with the CPU to preempt for it if no CPU it may
+    /// use is free and the policy wants one (the caller kicks it).
+    pub fn woken(&mut self, now: Nanos) -> Vec<(i32, Option<CpuId>)> {
+        let woke = std::mem::take(&mut self.woke);
+        let mut out = Vec::with_capacity(woke.len());
+        let mut kicked: Vec<CpuId> = Vec::new();
+        for t in woke {
+            let Some(slot) = self.slots[t.idx()].as_ref() else { continue };
+            if slot.st != St::Runnable {
+                continue;
+            }
+            let params = &slot.params;
+            let free = self.free_cpus().any(|c| params.allows(c) && !kicked.contains(&c));
+            let victim = if free {
+                None
+            } else {
+                let running: Vec<(CpuId, TaskId)> = self
+                    .on_cpu
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, r)| r.map(|r| (c as CpuId, r)))
+                    .filter(|(c, _)| params.allows(*c) && !kicked.contains(c))
+                    .collect();
+                self.policy.preempt_for(t, slot.last_cpu, &running, now)
+            };
+            if let Some(c) = victim {
+                kicked.push(c);
+                self.counters.preemptions += 1;
+            }
+            out.push((slot.pid, victim));
+        }
+        out
     }
 
     /// Policy timers due by `now` (sleep-credit expiry, notify-times).
@@ -402,11 +564,16 @@ impl Driver {
             self.ids.iter().filter(|(p, _)| !alive(**p)).map(|(p, t)| (*p, *t)).collect();
         for (pid, t) in gone {
             let slot = self.slots[t.idx()].take().expect("known task");
-            if slot.st == St::Runnable {
-                self.runnable -= 1;
-            } else {
-                // Its last stretch was never reported: bill nothing more, it is gone.
-                self.policy.stop(t, 0, Stop::Blocked, now);
+            match slot.st {
+                St::Runnable => self.runnable -= 1,
+                St::Dispatched(cpu) => {
+                    // Its last stretch was never reported: bill nothing more, it is gone.
+                    self.slots[t.idx()] = Some(slot);
+                    self.stopped(t, 0, Stop::Blocked, now);
+                    self.slots[t.idx()] = None;
+                    let _ = cpu;
+                }
+                St::Blocked => {}
             }
             self.policy.exit(t, now);
             self.ids.remove(&pid);
@@ -423,7 +590,7 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn driver() -> Driver {
-        Driver::new(sched::by_name("smart", &Default::default()).unwrap())
+        Driver::new(sched::by_name("smart", &Default::default(), 1).unwrap())
     }
 
     fn q(pid: i32, wakeup: bool, start: u64, stop: u64) -> Queued {
@@ -433,10 +600,10 @@ mod tests {
     #[test]
     fn new_tasks_are_admitted_and_picked() {
         let mut d = driver();
-        d.queued(&q(10, true, 0, 0), None, 0);
-        d.queued(&q(11, true, 0, 0), None, 0);
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.queued(&q(11, true, 0, 0), None, None, 0);
         assert_eq!(d.runnable(), 2);
-        let (pid, slice) = d.pick(0, 20 * MS, &[]).unwrap();
+        let (pid, slice) = d.pick(0, 0, 20 * MS, &[]).unwrap();
         assert!(pid == 10 || pid == 11);
         assert!(slice > 0 && slice <= 20 * MS);
         assert_eq!(d.runnable(), 1);
@@ -449,18 +616,18 @@ mod tests {
         // bounded offset, at most 250 ms of CPU per task) has been reached in the first 500 decisions.
         let mut d = driver();
         let asked = |s| Some(Asked { seq: 1, constraint: None, priority: None, share: Some(s) });
-        d.queued(&q(1, true, 0, 0), asked(3), 0);
-        d.queued(&q(2, true, 0, 0), asked(1), 0);
+        d.queued(&q(1, true, 0, 0), asked(3), None, 0);
+        d.queued(&q(2, true, 0, 0), asked(1), None, 0);
         let mut now = 0;
         let mut cpu = [0u64; 3];
         for k in 0..2500 {
-            let (pid, slice) = d.pick(now, 20 * MS, &[]).unwrap();
+            let (pid, slice) = d.pick(0, now, 20 * MS, &[]).unwrap();
             let start = now;
             now += slice;
             if k >= 500 {
                 cpu[pid as usize] += slice;
             }
-            d.queued(&q(pid, false, start, now), asked(if pid == 1 { 3 } else { 1 }), now);
+            d.queued(&q(pid, false, start, now), asked(if pid == 1 { 3 } else { 1 }), None, now);
         }
         let ratio = cpu[1] as f64 / cpu[2] as f64;
         assert!((ratio - 3.0).abs() < 0.05, "{ratio}");
@@ -469,7 +636,7 @@ mod tests {
     #[test]
     fn a_constraint_from_libsmart_reaches_the_policy_and_misses_come_back() {
         let mut d = driver();
-        d.queued(&q(5, true, 0, 0), None, 0);
+        d.queued(&q(5, true, 0, 0), None, None, 0);
         // The thread asks for 30 ms of CPU within 20 ms: the policy cannot make it and notifies.
         let c = TimeConstraint {
             deadline: 20 * MS,
@@ -480,9 +647,10 @@ mod tests {
         d.queued(
             &q(6, true, 0, 0),
             Some(Asked { seq: 7, constraint: Some(c), priority: None, share: None }),
+            None,
             0,
         );
-        d.pick(0, 20 * MS, &[]).unwrap();
+        d.pick(0, 0, 20 * MS, &[]).unwrap();
         let n = d.notifications();
         assert!(n.is_empty() || n == vec![(6, 20 * MS, false)], "{n:?}");
         let mut now = 0;
@@ -515,20 +683,20 @@ mod tests {
             priority: None,
             share: None,
         };
-        d.queued(&q(7, true, 0, 0), Some(rt(1, 15 * MS)), 0);
-        assert_eq!(d.pick(0, 5 * MS, &[]).map(|x| x.0), Some(7));
-        d.queued(&q(8, true, 0, 0), None, MS);
+        d.queued(&q(7, true, 0, 0), Some(rt(1, 15 * MS)), None, 0);
+        assert_eq!(d.pick(0, 0, 5 * MS, &[]).map(|x| x.0), Some(7));
+        d.queued(&q(8, true, 0, 0), None, None, MS);
         assert!(d.urgent(7, MS) && !d.urgent(7, 15 * MS) && !d.urgent(8, MS));
         let next = rt(2, 55 * MS);
         let up: Vec<Upcoming> = d.upcoming(7, &next, 40 * MS).into_iter().collect();
         assert_eq!(up, vec![Upcoming { pid: 7, deadline: 55 * MS, latest_start: 44 * MS }]);
         // The request the policy already has is not news.
         assert_eq!(d.upcoming(7, &rt(1, 15 * MS), 2 * MS), None);
-        assert_eq!(d.pick(40 * MS, 5 * MS, &up), Some((8, 3 * MS)));
-        d.queued(&q(8, false, 40 * MS, 43 * MS + 900_000), None, 43 * MS + 900_000);
-        assert_eq!(d.pick(43 * MS + 900_000, 5 * MS, &up), Some((8, MIN_SLICE)));
+        assert_eq!(d.pick(0, 40 * MS, 5 * MS, &up), Some((8, 3 * MS)));
+        d.queued(&q(8, false, 40 * MS, 43 * MS + 900_000), None, None, 43 * MS + 900_000);
+        assert_eq!(d.pick(0, 43 * MS + 900_000, 5 * MS, &up), Some((8, MIN_SLICE)));
         // Once the periodic thread is queued, the policy knows the request and it is no longer upcoming.
-        d.queued(&q(7, true, 0, 10 * MS), Some(next.clone()), 44 * MS);
+        d.queued(&q(7, true, 0, 10 * MS), Some(next.clone()), None, 44 * MS);
         assert_eq!(d.upcoming(7, &next, 44 * MS), None);
     }
 
@@ -545,14 +713,14 @@ mod tests {
             exec_runtime: exec,
             weight: 100,
         };
-        d.queued(&Queued { wakeup: true, ..rec(0, 0, 0) }, None, 0);
-        d.pick(0, 20 * MS, &[]).unwrap();
-        d.queued(&rec(4 * MS, 6 * MS, 5 * MS), None, 6 * MS);
+        d.queued(&Queued { wakeup: true, ..rec(0, 0, 0) }, None, None, 0);
+        d.pick(0, 0, 20 * MS, &[]).unwrap();
+        d.queued(&rec(4 * MS, 6 * MS, 5 * MS), None, None, 6 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 5 * MS, 1)]);
         assert_eq!(d.counters.split, 1);
         // After a wake-up the sum starts again from zero: the last stretch is what is known.
-        d.pick(6 * MS, 20 * MS, &[]).unwrap();
-        d.queued(&Queued { wakeup: true, ..rec(6 * MS, 7 * MS, 0) }, None, 9 * MS);
+        d.pick(0, 6 * MS, 20 * MS, &[]).unwrap();
+        d.queued(&Queued { wakeup: true, ..rec(6 * MS, 7 * MS, 0) }, None, None, 9 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 6 * MS, 2)]);
     }
 
@@ -561,15 +729,15 @@ mod tests {
         // A stretch whose start the kernel side never saw reports start 0: billing stop − 0 (seconds of
         // uptime) would starve the task. The bill is cut to the time since its previous record's stop.
         let mut d = driver();
-        d.queued(&q(1, true, 0, 5 * MS), None, 5 * MS);
-        d.pick(5 * MS, 20 * MS, &[]).unwrap();
-        d.queued(&q(1, false, 0, 9 * MS), None, 9 * MS);
+        d.queued(&q(1, true, 0, 5 * MS), None, None, 5 * MS);
+        d.pick(0, 5 * MS, 20 * MS, &[]).unwrap();
+        d.queued(&q(1, false, 0, 9 * MS), None, None, 9 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 4 * MS, 1)]);
         // A task first heard of at 20 ms whose record then claims a stretch from 0 to 30 ms: 10 ms.
         let mut d = driver();
-        d.queued(&q(2, true, 0, 0), None, 20 * MS);
-        assert_eq!(d.pick(20 * MS, 20 * MS, &[]).map(|x| x.0), Some(2));
-        d.queued(&q(2, false, 0, 30 * MS), None, 30 * MS);
+        d.queued(&q(2, true, 0, 0), None, None, 20 * MS);
+        assert_eq!(d.pick(0, 20 * MS, 20 * MS, &[]).map(|x| x.0), Some(2));
+        d.queued(&q(2, false, 0, 30 * MS), None, None, 30 * MS);
         assert_eq!(d.top_billed(1), vec![(2, 10 * MS, 1)]);
         assert_eq!(d.counters.clamped, 1);
     }
@@ -586,13 +754,13 @@ mod tests {
     #[test]
     fn gone_tasks_are_reaped() {
         let mut d = driver();
-        d.queued(&q(1, true, 0, 0), None, 0);
-        d.queued(&q(2, true, 0, 0), None, 0);
-        let (pid, _) = d.pick(0, 20 * MS, &[]).unwrap();
+        d.queued(&q(1, true, 0, 0), None, None, 0);
+        d.queued(&q(2, true, 0, 0), None, None, 0);
+        let (pid, _) = d.pick(0, 0, 20 * MS, &[]).unwrap();
         d.reap(MS, |p| p != pid);
         assert_eq!(d.known(), 1);
         assert_eq!(d.counters.exited, 1);
-        let (other, _) = d.pick(MS, 20 * MS, &[]).unwrap();
+        let (other, _) = d.pick(0, MS, 20 * MS, &[]).unwrap();
         assert_ne!(other, pid);
     }
 
@@ -609,12 +777,16 @@ mod tests {
 
         #[derive(Clone, Debug)]
         enum Ev {
-            /// The task dispatched `k` decisions ago (mod the number running) comes back: ran `frac`
-            /// of its slice, blocked and woke (`wake`), with share `share` asked through libsmart.
+            /// The `k`-th running thread (mod the number running) comes back queued: ran `frac` of its
+            /// slice, blocked and woke already (`wake`), with share `share` asked through libsmart.
             Back { k: usize, frac: u8, wake: bool, share: u8 },
+            /// The `k`-th running thread blocks (our BPF program's record), after `frac` of its slice.
+            Block { k: usize, frac: u8 },
+            /// The `k`-th blocked thread wakes.
+            Wake { k: usize },
             /// A new thread appears.
             New,
-            /// One dispatched thread exits.
+            /// One running thread exits.
             Exit { k: usize },
         }
 
@@ -622,6 +794,8 @@ mod tests {
             prop_oneof![
                 20 => (0..4usize, 0..=100u8, any::<bool>(), 1..4u8)
                     .prop_map(|(k, frac, wake, share)| Ev::Back { k, frac, wake, share }),
+                6 => (0..4usize, 0..=100u8).prop_map(|(k, frac)| Ev::Block { k, frac }),
+                6 => (0..4usize).prop_map(|k| Ev::Wake { k }),
                 1 => Just(Ev::New),
                 1 => (0..4usize).prop_map(|k| Ev::Exit { k }),
             ]
@@ -629,63 +803,119 @@ mod tests {
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(256))]
-            /// Whatever order the kernel reports stops, wake-ups, share changes, new threads and exits
-            /// in, the driver and SMART keep every runnable thread reachable: each one waiting for a
-            /// decision is dispatched within a bounded number of decisions (here: 3 CPUs' worth of
-            /// dispatches in flight, shares 1-3, 5 ms slices; SMART's bias is at most 250 ms of CPU).
+            /// Whatever order the kernel reports stops, blocks, wake-ups, share changes, new threads
+            /// and exits in, on 3 CPUs, the driver and SMART keep every runnable thread reachable (each
+            /// one waiting for a decision is dispatched within a bounded number of decisions: shares
+            /// 1-3, 5 ms slices; SMART's bias is at most 250 ms of CPU), never put two threads on one
+            /// CPU, and never leave a CPU free while a thread waits.
             #[test]
             fn no_runnable_thread_waits_forever(events in proptest::collection::vec(ev(), 50..400)) {
-                let mut d = driver();
+                let mut d = Driver::new(sched::by_name("smart", &Default::default(), 3).unwrap());
                 let mut now = 0u64;
                 let mut next_pid = 1;
-                let mut running: Vec<(i32, u64, Nanos)> = Vec::new(); // (pid, start, slice)
+                let mut running: Vec<(i32, CpuId, u64, Nanos)> = Vec::new(); // (pid, cpu, start, slice)
+                let mut sleeping: Vec<i32> = Vec::new();
                 let mut waiting_since: HashMap<i32, usize> = HashMap::new();
                 let mut exec: HashMap<i32, u64> = HashMap::new();
                 let mut decisions = 0usize;
                 for _ in 0..4 {
-                    d.queued(&q(next_pid, true, 0, 0), None, 0);
+                    d.queued(&q(next_pid, true, 0, 0), None, None, 0);
                     waiting_since.insert(next_pid, 0);
                     next_pid += 1;
                 }
                 for e in events {
                     match e {
                         Ev::New => {
-                            d.queued(&q(next_pid, true, now, now), None, now);
+                            d.queued(&q(next_pid, true, now, now), None, None, now);
                             waiting_since.insert(next_pid, decisions);
                             next_pid += 1;
                         }
                         Ev::Exit { k } if !running.is_empty() => {
-                            let (pid, _, _) = running.remove(k % running.len());
+                            let (pid, ..) = running.remove(k % running.len());
                             d.reap(now, |p| p != pid);
                         }
                         Ev::Back { k, frac, wake, share } if !running.is_empty() => {
-                            let (pid, start, slice) = running.remove(k % running.len());
+                            let (pid, _, start, slice) = running.remove(k % running.len());
                             let ran = slice * frac as u64 / 100;
                             now = now.max(start + ran) + 1000;
                             let x = exec.entry(pid).or_insert(0);
                             *x = if wake { 0 } else { *x + ran };
                             let asked = Asked { seq: share as u32, constraint: None, priority: None, share: Some(share as u32) };
                             let rec = Queued { pid, wakeup: wake, start_ts: start, stop_ts: start + ran, exec_runtime: *x, weight: 100 };
-                            d.queued(&rec, Some(asked), now);
+                            d.queued(&rec, Some(asked), None, now);
+                            waiting_since.insert(pid, decisions);
+                        }
+                        Ev::Block { k, frac } if !running.is_empty() => {
+                            let (pid, cpu, start, slice) = running.remove(k % running.len());
+                            let ran = slice * frac as u64 / 100;
+                            now = now.max(start + ran) + 1000;
+                            d.blocked(pid, cpu, start, start + ran.max(1), now);
+                            exec.insert(pid, 0);
+                            sleeping.push(pid);
+                        }
+                        Ev::Wake { k } if !sleeping.is_empty() => {
+                            let pid = sleeping.remove(k % sleeping.len());
+                            now += 1000;
+                            d.queued(&q(pid, true, now - 1000, now - 1000), None, None, now);
                             waiting_since.insert(pid, decisions);
                         }
                         _ => {}
                     }
-                    // Up to three dispatches in flight, as on a 3-CPU machine.
-                    while running.len() < 3 {
-                        let Some((pid, slice)) = d.pick(now, 5 * MS, &[]) else { break };
+                    let _ = d.woken(now);
+                    while let Some(cpu) = { let c = d.free_cpus().next(); c } {
+                        let Some((pid, slice)) = d.pick(cpu, now, 5 * MS, &[]) else { break };
                         decisions += 1;
                         let since = waiting_since.remove(&pid).expect("dispatched a thread that was not waiting");
                         prop_assert!(decisions - since <= 400, "pid {} waited {} decisions", pid, decisions - since);
-                        running.push((pid, now, slice));
+                        prop_assert!(running.iter().all(|r| r.1 != cpu), "two threads on CPU {}", cpu);
+                        running.push((pid, cpu, now, slice));
                     }
                     prop_assert_eq!(d.runnable(), waiting_since.len());
-                    if running.is_empty() {
-                        prop_assert_eq!(d.runnable(), 0, "threads wait but nothing is dispatched");
+                    if running.len() < 3 {
+                        prop_assert_eq!(d.runnable(), 0, "threads wait while a CPU is free");
                     }
                 }
-                prop_assert!(decisions >= 20, "only {} decisions", decisions);
             }
         }
+    }
+
+    #[test]
+    fn a_blocked_thread_frees_its_cpu_and_a_waking_one_preempts_the_least_valuable() {
+        // Two CPUs, three threads: two run; the third waits. One blocks: its CPU is free at once.
+        let mut d = Driver::new(sched::by_name("smart", &Default::default(), 2).unwrap());
+        for pid in 1..=3 {
+            d.queued(&q(pid, true, 0, 0), None, None, 0);
+        }
+        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let (b, _) = d.pick(1, 0, 5 * MS, &[]).unwrap();
+        assert_eq!(d.free_cpus().count(), 0);
+        d.blocked(a, 0, 0, 2 * MS, 2 * MS);
+        assert_eq!(d.free_cpus().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(d.counters.blocked, 1);
+        let (c, _) = d.pick(0, 2 * MS, 5 * MS, &[]).unwrap();
+        assert!(c != a && c != b);
+        // The blocked thread wakes with a time constraint while both CPUs are busy: SMART asks for the
+        // CPU of least value to decide again.
+        let rt = Asked {
+            seq: 1,
+            constraint: Some(TimeConstraint {
+                deadline: 20 * MS,
+                cpu_estimate: Some(MS),
+                notify_time: None,
+                period: None,
+            }),
+            priority: None,
+            share: None,
+        };
+        let _ = d.woken(2 * MS);
+        d.queued(&q(a, true, 0, 2 * MS), Some(rt), None, 3 * MS);
+        let w = d.woken(3 * MS);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].0, a);
+        assert!(w[0].1.is_some(), "a CPU is to be preempted");
+        assert_eq!(d.counters.preemptions, 1);
+        // A stale blocked record (older than what we know) is ignored.
+        d.blocked(b, 1, 0, 0, 3 * MS);
+        assert_eq!(d.free_cpus().count(), 0);
     }
 }

@@ -35,7 +35,7 @@ mod wake_skel {
     include!(concat!(env!("OUT_DIR"), "/wake_skel.rs"));
 }
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -45,10 +45,13 @@ use bpf::*;
 use clap::Parser;
 use hdrhistogram::Histogram;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, OpenObject};
+use libbpf_rs::{MapCore, MapFlags, MapHandle, OpenObject, ProgramInput, RingBuffer, RingBufferBuilder};
 use libsmart::server::Registry;
+use sched::CpuId;
 use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming};
 use scx_smart::jobs::Stalls;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 #[derive(Parser)]
 #[command(
@@ -113,10 +116,17 @@ fn now_ns() -> u64 {
     libsmart::now()
 }
 
-/// Wake-up preemption for the threads that hold a time constraint: our tracing program
-/// (src/bpf_wake/wake.bpf.c) and the map of threads it acts for.
+/// A task that blocked, as our program reports it: (pid, CPU, start of its stretch, stop).
+type Block = (i32, CpuId, u64, u64);
+
+/// Our BPF program (src/bpf_wake/wake.bpf.c): wake-up preemption for the threads that hold a time
+/// constraint (and the map of them), preemption of a CPU the policy names, the record of tasks that
+/// block, measurements.
 struct Preempt<'o> {
     skel: wake_skel::WakeSkel<'o>,
+    /// The ring of blocks, and what its callback has read.
+    blocks: RingBuffer<'static>,
+    blocked: Rc<RefCell<Vec<Block>>>,
     listed: HashSet<u32>,
     want: HashSet<u32>,
     /// Late timer expiries (machine stalls) read so far, and those [`Stalls`] had no room for.
@@ -137,7 +147,47 @@ impl<'o> Preempt<'o> {
         rodata.kick_enabled = kick;
         let mut skel = open.load().context("loading the wake-up program")?;
         skel.attach().context("attaching the wake-up program to sched_wakeup")?;
-        Ok(Preempt { skel, listed: HashSet::new(), want: HashSet::new(), stalls_read: 0, stalls_dropped: 0 })
+        // The ring buffer is mapped now, before scx_rustland_core forbids mmap(); its handle lives as
+        // long as the process.
+        let handle: &'static MapHandle =
+            Box::leak(Box::new(MapHandle::try_from(&skel.maps.blocks).context("the blocks ring")?));
+        let blocked: Rc<RefCell<Vec<Block>>> = Rc::default();
+        let sink = Rc::clone(&blocked);
+        let mut rb = RingBufferBuilder::new();
+        rb.add(handle, move |data: &[u8]| {
+            if data.len() >= 24 {
+                let u32_at = |i: usize| u32::from_ne_bytes(data[i..i + 4].try_into().expect("4 bytes"));
+                let u64_at = |i: usize| u64::from_ne_bytes(data[i..i + 8].try_into().expect("8 bytes"));
+                sink.borrow_mut().push((u32_at(0) as i32, u32_at(4), u64_at(8), u64_at(16)));
+            }
+            0
+        })
+        .context("reading the blocks ring")?;
+        let blocks = rb.build().context("mapping the blocks ring")?;
+        Ok(Preempt {
+            skel,
+            blocks,
+            blocked,
+            listed: HashSet::new(),
+            want: HashSet::new(),
+            stalls_read: 0,
+            stalls_dropped: 0,
+        })
+    }
+
+    /// The tasks that blocked since the last call.
+    fn take_blocks(&mut self) -> Vec<Block> {
+        let _ = self.blocks.consume();
+        std::mem::take(&mut *self.blocked.borrow_mut())
+    }
+
+    /// Preempts `cpu`: its task stops, the CPU enters dispatch, and the policy decides there.
+    fn kick(&mut self, cpu: CpuId) {
+        let mut arg = (cpu as i32).to_ne_bytes();
+        let input = ProgramInput { context_in: Some(&mut arg), ..Default::default() };
+        if let Err(e) = self.skel.progs.smart_kick.test_run(input) {
+            eprintln!("scx_smart: preempting CPU {cpu} failed: {e}");
+        }
     }
 
     /// Makes the map list exactly the threads in `self.want`.
@@ -211,54 +261,17 @@ impl<'o> Preempt<'o> {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let policy = sched::by_name(&cli.policy, &Default::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let max_slice = cli.max_slice_ms.max(1) * 1_000_000;
-    let wakeup_flag = scx_utils::compat::read_enum("scx_enq_flags", "SCX_ENQ_WAKEUP").unwrap_or(1);
-    // libsmart's registry maps each registering process's region. scx_rustland_core forbids mmap() to the
-    // thread that loads the scheduler and to threads it starts afterwards, so the registry is polled by a
-    // thread started now, before loading; the scheduler's loop only reads it (a lock and a seqlock read).
-    let registry: Option<Arc<Mutex<Registry>>> = if cli.no_libsmart {
-        None
-    } else {
-        match Registry::bind_default() {
-            Ok(r) => {
-                eprintln!("scx_smart: libsmart socket {}", r.path().display());
-                let r = Arc::new(Mutex::new(r));
-                let poller = Arc::clone(&r);
-                // It sleeps until a registration or an exit (a socket becomes readable), at most
-                // 250 ms (unanswered connections time out); threads' slot claims, which wake no
-                // descriptor, are indexed by the scheduler's loop (poll_claims).
-                std::thread::Builder::new()
-                    .name("libsmart".into())
-                    .spawn(move || loop {
-                        let fds = poller.lock().expect("registry lock").event_fds();
-                        let _ = libsmart::server::wait_readable(&fds, Duration::from_millis(250));
-                        poller.lock().expect("registry lock").poll();
-                    })
-                    .context("starting the libsmart thread")?;
-                Some(r)
-            }
-            Err(e) => {
-                eprintln!("scx_smart: libsmart unavailable ({e}); running without time constraints");
-                None
-            }
-        }
-    };
-
+    let (ncpus, offline) = online_cpus();
+    let policy =
+        sched::by_name(&cli.policy, &Default::default(), ncpus).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let registry = start_registry(&cli)?;
     let mut wake_object = MaybeUninit::uninit();
-    let mut preempt = if registry.is_none() {
-        None
-    } else {
-        match Preempt::load(&mut wake_object, !cli.no_preempt) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("scx_smart: wake-up preemption unavailable ({e:#}); time-constrained threads wait for slices to end");
-                None
-            }
-        }
-    };
+    // Our program is not optional: without its records of blocked tasks the driver would believe their
+    // CPUs busy until they wake.
+    let preempt = Preempt::load(&mut wake_object, !cli.no_preempt && registry.is_some())
+        .context("loading scx_smart's own BPF program (src/bpf_wake/wake.bpf.c)")?;
     let mut open_object = MaybeUninit::uninit();
-    let mut bpf = BpfScheduler::init(
+    let bpf = BpfScheduler::init(
         &mut open_object,
         None,
         cli.exit_dump_len,
@@ -266,173 +279,352 @@ fn main() -> Result<()> {
         false,
         false,
         false,
-        max_slice,
+        cli.max_slice_ms.max(1) * 1_000_000,
         "smart",
     )
     .context("loading the sched_ext scheduler (root and a kernel with CONFIG_SCHED_CLASS_EXT are needed)")?;
     eprintln!(
-        "scx_smart: loaded, policy {} ({} mode)",
+        "scx_smart: loaded, policy {} on {ncpus} CPUs ({} mode)",
         cli.policy,
         if cli.partial { "partial" } else { "full" }
     );
-
     let mut drv = Driver::new(policy);
     drv.set_wakeup_margin(cli.wakeup_margin_us * 1000);
-    let mut upcoming: Vec<Upcoming> = Vec::new();
-    let mut superseded = 0u64;
-    // The last record the kernel queued for each pid: its flags and enqueue count go back with the dispatch
-    // (the BPF side drops a dispatch made stale by a newer enqueue).
-    let mut latest: std::collections::HashMap<i32, QueuedTask> = std::collections::HashMap::new();
-    let mut cost = Histogram::<u64>::new(3).expect("valid histogram");
-    // From an urgent wake-up (a thread with a time constraint) to this loop reading it, and to the
-    // dispatch of a thread with a time constraint after it, in µs.
-    let mut wake_lat = Histogram::<u64>::new(3).expect("valid histogram");
-    let mut wake_to_dispatch = Histogram::<u64>::new(3).expect("valid histogram");
-    let mut woken_since: Option<u64> = None;
-    let mut stalls = Stalls::default();
-    let mut stalls_lost = 0u64;
-    let start = Instant::now();
-    let mut last_stats = Instant::now();
-    let mut last_reap = Instant::now();
-    let mut last_avail = Instant::now();
-    let (mut decisions_then, mut stats_then) = (0u64, Instant::now());
-    let mut seq = 0u64;
-    let mut in_queue: Option<u64> = None;
-    // SCX_SMART_DEBUG=1: trace decisions and the events of time-constrained threads; =2: every event.
-    let debug_level = std::env::var("SCX_SMART_DEBUG").map_or(0, |v| v.parse::<u32>().unwrap_or(1));
-    let debug = debug_level > 0;
-    let mut asked_cache: std::collections::HashMap<i32, Option<Asked>> = std::collections::HashMap::new();
-    let mut pending_notes: Vec<(i32, u64, bool)> = Vec::new();
-    let stats_every = Duration::from_secs_f64(cli.stats.max(0.0));
-    let until = (cli.duration > 0.0).then(|| Duration::from_secs_f64(cli.duration));
+    for c in offline {
+        drv.set_offline(c);
+    }
+    let mut s = Scheduler::new(cli, drv, bpf, preempt, registry, ncpus);
+    s.run();
+    s.finish()
+}
 
-    while !bpf.exited() {
-        let now = now_ns();
-        // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it could
-        // wait forever. When it is busy, the last answers seen are used and notifications wait.
-        let mut reg = registry.as_ref().and_then(|r| r.try_lock().ok());
-        if let Some(r) = reg.as_mut() {
-            r.poll_claims();
+/// The CPUs the policy schedules: `0..n` for the highest online CPU `n − 1`, and those among them that
+/// are offline (`/sys/devices/system/cpu/online`).
+fn online_cpus() -> (usize, Vec<CpuId>) {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut online = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let mut it = part.split('-').map(|x| x.parse::<CpuId>().unwrap_or(0));
+        let a = it.next().unwrap_or(0);
+        let b = it.next().unwrap_or(a);
+        online.extend(a..=b);
+    }
+    let n = online.iter().max().map_or(1, |m| *m as usize + 1).min(sched::MAX_CPUS);
+    let offline = (0..n as CpuId).filter(|c| !online.contains(c)).collect();
+    (n, offline)
+}
+
+/// The CPUs `pid` may run on, when that is not all of them (`sched_getaffinity`).
+fn affinity_of(pid: i32, ncpus: usize) -> Option<Vec<CpuId>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it, with its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sched_getaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: CPU_ISSET reads the set filled above, for CPU numbers below its capacity.
+    let cpus: Vec<CpuId> = (0..ncpus.min(libc::CPU_SETSIZE as usize))
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .map(|c| c as CpuId)
+        .collect();
+    (cpus.len() < ncpus && !cpus.is_empty()).then_some(cpus)
+}
+
+/// libsmart's registry, polled by a thread of its own. The registry maps each registering process's
+/// region, and scx_rustland_core forbids mmap() to the thread that loads the scheduler and to threads it
+/// starts afterwards, so the thread is started now, before loading; the scheduler's loop only reads it
+/// (a lock and a seqlock read).
+fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
+    if cli.no_libsmart {
+        return Ok(None);
+    }
+    match Registry::bind_default() {
+        Ok(r) => {
+            eprintln!("scx_smart: libsmart socket {}", r.path().display());
+            let r = Arc::new(Mutex::new(r));
+            let poller = Arc::clone(&r);
+            // It sleeps until a registration or an exit (a socket becomes readable), at most 250 ms
+            // (unanswered connections time out); threads' slot claims, which wake no descriptor, are
+            // indexed by the scheduler's loop (poll_claims).
+            std::thread::Builder::new()
+                .name("libsmart".into())
+                .spawn(move || loop {
+                    let fds = poller.lock().expect("registry lock").event_fds();
+                    let _ = libsmart::server::wait_readable(&fds, Duration::from_millis(250));
+                    poller.lock().expect("registry lock").poll();
+                })
+                .context("starting the libsmart thread")?;
+            Ok(Some(r))
         }
-        // Acknowledge urgent wake-ups before reading the queue, which holds them (they were queued
-        // before the tracepoint fired); one arriving later is kicked again.
-        if let Some(p) = preempt.as_mut() {
-            stalls_lost += p.take_stalls(&mut stalls);
+        Err(e) => {
+            eprintln!("scx_smart: libsmart unavailable ({e}); running without time constraints");
+            Ok(None)
         }
-        if let Some(since) = preempt.as_mut().and_then(|p| p.acknowledge()) {
-            let _ = wake_lat.record(now.saturating_sub(since) / 1000);
-            woken_since = Some(woken_since.map_or(since, |w| w.min(since)));
+    }
+}
+
+/// What the scheduler measures of itself.
+struct Measures {
+    /// Decision cost (ns).
+    cost: Histogram<u64>,
+    /// From an urgent wake-up (a thread with a time constraint) to this loop reading it, and to the
+    /// dispatch of a thread with a time constraint after it (µs).
+    wake_lat: Histogram<u64>,
+    wake_to_dispatch: Histogram<u64>,
+    woken_since: Option<u64>,
+    stalls: Stalls,
+    stalls_lost: u64,
+    superseded: u64,
+}
+
+/// The scheduler's loop and its state.
+struct Scheduler<'a> {
+    cli: Cli,
+    drv: Driver,
+    bpf: BpfScheduler<'a>,
+    preempt: Preempt<'a>,
+    registry: Option<Arc<Mutex<Registry>>>,
+    ncpus: usize,
+    wakeup_flag: u64,
+    max_slice: u64,
+    upcoming: Vec<Upcoming>,
+    /// The last record the kernel queued for each pid: its flags and enqueue count go back with the
+    /// dispatch (the BPF side drops a dispatch made stale by a newer enqueue).
+    latest: HashMap<i32, QueuedTask>,
+    asked_cache: HashMap<i32, Option<Asked>>,
+    pending_notes: Vec<(i32, u64, bool)>,
+    m: Measures,
+    seq: u64,
+    debug_level: u32,
+}
+
+impl<'a> Scheduler<'a> {
+    fn new(
+        cli: Cli,
+        drv: Driver,
+        bpf: BpfScheduler<'a>,
+        preempt: Preempt<'a>,
+        registry: Option<Arc<Mutex<Registry>>>,
+        ncpus: usize,
+    ) -> Self {
+        let hist = || Histogram::<u64>::new(3).expect("valid histogram");
+        Scheduler {
+            max_slice: cli.max_slice_ms.max(1) * 1_000_000,
+            cli,
+            drv,
+            bpf,
+            preempt,
+            registry,
+            ncpus,
+            wakeup_flag: scx_utils::compat::read_enum("scx_enq_flags", "SCX_ENQ_WAKEUP").unwrap_or(1),
+            upcoming: Vec::new(),
+            latest: HashMap::new(),
+            asked_cache: HashMap::new(),
+            pending_notes: Vec::new(),
+            m: Measures {
+                cost: hist(),
+                wake_lat: hist(),
+                wake_to_dispatch: hist(),
+                woken_since: None,
+                stalls: Stalls::default(),
+                stalls_lost: 0,
+                superseded: 0,
+            },
+            seq: 0,
+            // SCX_SMART_DEBUG=1: trace decisions and the events of time-constrained threads; =2: every
+            // event.
+            debug_level: std::env::var("SCX_SMART_DEBUG").map_or(0, |v| v.parse::<u32>().unwrap_or(1)),
         }
-        let mut dequeued = 0;
-        while let Ok(Some(task)) = bpf.dequeue_task() {
-            dequeued += 1;
+    }
+
+    fn run(&mut self) {
+        let start = Instant::now();
+        let (mut last_stats, mut last_reap, mut last_avail) =
+            (Instant::now(), Instant::now(), Instant::now());
+        let (mut decisions_then, mut stats_then) = (0u64, Instant::now());
+        let stats_every = Duration::from_secs_f64(self.cli.stats.max(0.0));
+        let until = (self.cli.duration > 0.0).then(|| Duration::from_secs_f64(self.cli.duration));
+        let mut idle_mark = u64::MAX;
+        while !self.bpf.exited() {
+            let now = now_ns();
+            // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it
+            // could wait forever. When it is busy, the last answers seen are used and notifications wait.
+            let registry = self.registry.clone();
+            let mut reg = registry.as_ref().and_then(|r| r.try_lock().ok());
+            if let Some(r) = reg.as_mut() {
+                r.poll_claims();
+            }
+            self.read_events(reg.as_deref(), now);
+            self.drv.timers(now);
+            self.announced(reg.as_deref(), now);
+            for (_, victim) in self.drv.woken(now) {
+                if let Some(c) = victim.filter(|_| !self.cli.no_preempt) {
+                    self.preempt.kick(c);
+                }
+            }
+            self.decide(now);
+            self.notify(reg.as_deref_mut(), now);
+            if let Some(r) = reg.as_deref() {
+                if last_avail.elapsed() >= Duration::from_millis(100) {
+                    last_avail = Instant::now();
+                    let tids: Vec<u32> = r.registered_tids().collect();
+                    for tid in tids {
+                        if let Some(a) = self.drv.availability(tid as i32, now) {
+                            r.set_availability(tid, &a);
+                        }
+                    }
+                }
+            }
+            if last_reap.elapsed() >= Duration::from_secs(1) {
+                last_reap = Instant::now();
+                self.drv.reap(now, |pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
+                self.latest.retain(|pid, _| std::path::Path::new(&format!("/proc/{pid}")).exists());
+                let latest = &self.latest;
+                self.asked_cache.retain(|pid, _| latest.contains_key(pid));
+            }
+            if !stats_every.is_zero() && last_stats.elapsed() >= stats_every {
+                let secs = stats_then.elapsed().as_secs_f64();
+                self.print_stats(
+                    reg.as_deref(),
+                    (self.drv.counters.dispatched - decisions_then) as f64 / secs,
+                );
+                decisions_then = self.drv.counters.dispatched;
+                stats_then = Instant::now();
+                last_stats = Instant::now();
+            }
+            drop(reg);
+            // scx_rustland_core runs this process first on any CPU that looks for work while we say
+            // tasks are pending, before the queues our dispatches went to: when this pass read nothing and
+            // decided nothing, step aside briefly so that a CPU takes what was dispatched to it.
+            let busy = self.drv.counters.queued + self.drv.counters.blocked + self.drv.counters.dispatched;
+            self.bpf.notify_complete(self.drv.runnable() as u64);
+            if busy == idle_mark {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            idle_mark = busy;
+            if until.is_some_and(|u| start.elapsed() >= u) {
+                break;
+            }
+        }
+    }
+
+    /// Blocks (our ring), then the kernel's queue; urgent wake-ups are acknowledged before the queue
+    /// is read, since it holds them (they were queued before the tracepoint fired); one arriving later
+    /// is kicked again.
+    fn read_events(&mut self, reg: Option<&Registry>, now: u64) {
+        self.m.stalls_lost += self.preempt.take_stalls(&mut self.m.stalls);
+        if let Some(since) = self.preempt.acknowledge() {
+            let _ = self.m.wake_lat.record(now.saturating_sub(since) / 1000);
+            self.m.woken_since = Some(self.m.woken_since.map_or(since, |w| w.min(since)));
+        }
+        for (pid, cpu, start, stop) in self.preempt.take_blocks() {
+            self.drv.blocked(pid, cpu, start, stop, now);
+        }
+        while let Ok(Some(task)) = self.bpf.dequeue_task() {
             let q = Queued {
                 pid: task.pid,
-                wakeup: task.flags & wakeup_flag != 0,
+                wakeup: task.flags & self.wakeup_flag != 0,
                 start_ts: task.start_ts,
                 stop_ts: task.stop_ts,
                 exec_runtime: task.exec_runtime,
                 weight: task.weight,
             };
-            let asked = match reg.as_ref() {
+            let asked = match reg {
                 Some(r) => {
                     let a = r.lookup(task.pid as u32).map(Asked::from);
-                    asked_cache.insert(task.pid, a.clone());
+                    self.asked_cache.insert(task.pid, a.clone());
                     a
                 }
-                None => asked_cache.get(&task.pid).cloned().flatten(),
+                None => self.asked_cache.get(&task.pid).cloned().flatten(),
             };
-            if debug_level > 1 || (debug && asked.as_ref().is_some_and(|a| a.constraint.is_some())) {
-                let c = asked.as_ref().and_then(|a| a.constraint);
-                eprintln!(
-                    "scx_smart: {now} queued {} ({}) wakeup {} ran {} from {} to {} deadline in {:?} est {:?}",
-                    q.pid,
-                    task.comm_str(),
-                    q.wakeup,
-                    q.stop_ts.saturating_sub(q.start_ts),
-                    q.start_ts,
-                    q.stop_ts,
-                    c.map(|c| c.deadline as i64 - now as i64),
-                    c.and_then(|c| c.cpu_estimate)
-                );
-            }
-            drv.queued(&q, asked, now);
-            latest.insert(task.pid, task);
+            self.trace_queued(&task, &q, asked.as_ref(), now);
+            // A task that may not use every CPU says so at its first record.
+            let cpus = if !self.latest.contains_key(&task.pid) && (task.nr_cpus_allowed as usize) < self.ncpus
+            {
+                affinity_of(task.pid, self.ncpus)
+            } else {
+                None
+            };
+            self.drv.queued(&q, asked, cpus, now);
+            self.latest.insert(task.pid, task);
         }
-        drv.timers(now);
-        // Requests announced by sleeping threads: no slice may run past their latest start (with the registry
-        // busy, the last list is kept).
-        if let Some(r) = reg.as_ref() {
-            upcoming.clear();
-            if let Some(p) = preempt.as_mut() {
-                p.want.clear();
-            }
-            for tid in r.registered_tids() {
-                if let Some(asked) = r.lookup(tid).map(Asked::from) {
-                    if let (Some(p), Some(_)) = (preempt.as_mut(), asked.constraint) {
-                        p.want.insert(tid);
-                    }
-                    if !cli.no_slice_cap {
-                        upcoming.extend(drv.upcoming(tid as i32, &asked, now));
-                    }
+    }
+
+    fn trace_queued(&self, task: &QueuedTask, q: &Queued, asked: Option<&Asked>, now: u64) {
+        let debug = self.debug_level > 0;
+        if self.debug_level > 1 || (debug && asked.is_some_and(|a| a.constraint.is_some())) {
+            let c = asked.and_then(|a| a.constraint);
+            eprintln!(
+                "scx_smart: {now} queued {} ({}) cpu {} wakeup {} ran {} from {} to {} deadline in {:?} est {:?}",
+                q.pid,
+                task.comm_str(),
+                task.cpu,
+                q.wakeup,
+                q.stop_ts.saturating_sub(q.start_ts),
+                q.start_ts,
+                q.stop_ts,
+                c.map(|c| c.deadline as i64 - now as i64),
+                c.and_then(|c| c.cpu_estimate)
+            );
+        }
+    }
+
+    /// Requests announced by sleeping threads: no slice may run past their latest start (with the
+    /// registry busy, the last list is kept); the threads holding a constraint get wake-up preemption.
+    fn announced(&mut self, reg: Option<&Registry>, now: u64) {
+        let Some(r) = reg else { return };
+        self.upcoming.clear();
+        self.preempt.want.clear();
+        for tid in r.registered_tids() {
+            if let Some(asked) = r.lookup(tid).map(Asked::from) {
+                if asked.constraint.is_some() {
+                    self.preempt.want.insert(tid);
+                }
+                if !self.cli.no_slice_cap {
+                    self.upcoming.extend(self.drv.upcoming(tid as i32, &asked, now));
                 }
             }
         }
-        // One decision per free CPU (nr_running does not count this scheduler). A task dispatched in the
-        // last round waits in a BPF queue until this scheduler leaves the CPU; if none of them has
-        // started and nothing happened since, decide nothing now and sleep briefly, or the queue would
-        // fill with decisions made ahead of time and the policy's order would be lost.
-        if let Some(p) = preempt.as_mut() {
-            p.sync();
-        }
-        let cpus = *bpf.nr_online_cpus_mut();
-        let running = *bpf.nr_running_mut();
-        if let Some(r0) = in_queue.take() {
-            if dequeued == 0 && running <= r0 {
-                drop(reg);
-                bpf.notify_complete(drv.runnable() as u64);
-                std::thread::sleep(Duration::from_micros(100));
-                continue;
-            }
-        }
-        let mut budget = cpus.saturating_sub(running).max(1);
-        let mut dispatched_now = 0;
-        while budget > 0 && drv.runnable() > 0 {
+        self.preempt.sync();
+    }
+
+    /// A decision for every free CPU, dispatched to that CPU.
+    fn decide(&mut self, now: u64) {
+        let free: Vec<CpuId> = self.drv.free_cpus().collect();
+        for cpu in free {
             let t0 = Instant::now();
-            let Some((pid, slice)) = drv.pick(now, max_slice, &upcoming) else { break };
-            if debug {
-                let comm = latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
-                eprintln!("scx_smart: {now} dispatch {pid} ({comm}) slice {slice}");
+            let Some((pid, slice)) = self.drv.pick(cpu, now, self.max_slice, &self.upcoming) else {
+                continue;
+            };
+            let _ = self.m.cost.record(t0.elapsed().as_nanos() as u64);
+            if self.debug_level > 0 {
+                let comm = self.latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
+                eprintln!("scx_smart: {now} dispatch {pid} ({comm}) on CPU {cpu} slice {slice}");
             }
-            let _ = cost.record(t0.elapsed().as_nanos() as u64);
-            let Some(q) = latest.get(&pid) else { continue };
+            let Some(q) = self.latest.get(&pid) else { continue };
             let mut d = DispatchedTask::new(q);
-            d.cpu = RL_CPU_ANY;
+            d.cpu = cpu as i32;
             d.slice_ns = slice;
-            // The BPF side orders its queue by vtime: keep the policy's order of decisions, except that
-            // work on a time constraint goes ahead of every dispatch still waiting without one (a
-            // decision made earlier, for a CPU that has not taken it yet).
-            seq += 1;
-            let urgent = drv.urgent(pid, now);
-            d.vtime = if urgent { seq } else { BEST_EFFORT_VTIME + seq };
-            if let Err(e) = bpf.dispatch_task(&d) {
+            // The BPF side orders each CPU's queue by vtime: keep the policy's order of decisions, except
+            // that work on a time constraint goes ahead of every dispatch still waiting without one.
+            self.seq += 1;
+            let urgent = self.drv.urgent(pid, now);
+            d.vtime = if urgent { self.seq } else { BEST_EFFORT_VTIME + self.seq };
+            if let Err(e) = self.bpf.dispatch_task(&d) {
                 eprintln!("scx_smart: dispatch of {pid} failed: {e}");
             } else if urgent {
-                if let Some(p) = preempt.as_mut() {
-                    p.dispatched_urgent(pid, now);
-                }
-                if let Some(since) = woken_since.take() {
-                    let _ = wake_to_dispatch.record(now_ns().saturating_sub(since) / 1000);
+                self.preempt.dispatched_urgent(pid, now);
+                if let Some(since) = self.m.woken_since.take() {
+                    let _ = self.m.wake_to_dispatch.record(now_ns().saturating_sub(since) / 1000);
                 }
             }
-            budget -= 1;
-            dispatched_now += 1;
         }
-        if dispatched_now > 0 {
-            in_queue = Some(running);
-        }
-        let notes = drv.notifications();
-        if debug {
+    }
+
+    /// Notifications go to the threads that still hold the constraint they concern.
+    fn notify(&mut self, reg: Option<&mut Registry>, now: u64) {
+        let notes = self.drv.notifications();
+        if self.debug_level > 0 {
             for (pid, deadline, passed) in &notes {
                 eprintln!(
                     "scx_smart: {now} notify {pid} deadline in {} passed {passed}",
@@ -440,120 +632,108 @@ fn main() -> Result<()> {
                 );
             }
         }
-        pending_notes.extend(notes);
-        if let Some(r) = reg.as_mut() {
-            for (pid, deadline, passed) in pending_notes.drain(..) {
+        self.pending_notes.extend(notes);
+        if let Some(r) = reg {
+            for (pid, deadline, passed) in self.pending_notes.drain(..) {
                 if still_wanted(deadline, r.constraint(pid as u32)) {
                     let _ = r.notify(pid as u32, deadline, passed);
                 } else {
-                    superseded += 1;
+                    self.m.superseded += 1;
                 }
             }
         }
-        if let Some(r) = reg.as_ref() {
-            if last_avail.elapsed() >= Duration::from_millis(100) {
-                last_avail = Instant::now();
-                let tids: Vec<u32> = r.registered_tids().collect();
-                for tid in tids {
-                    if let Some(a) = drv.availability(tid as i32, now) {
-                        r.set_availability(tid, &a);
-                    }
-                }
-            }
-        }
-        if last_reap.elapsed() >= Duration::from_secs(1) {
-            last_reap = Instant::now();
-            drv.reap(now, |pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
-            latest.retain(|pid, _| std::path::Path::new(&format!("/proc/{pid}")).exists());
-            asked_cache.retain(|pid, _| latest.contains_key(pid));
-        }
-        if !stats_every.is_zero() && last_stats.elapsed() >= stats_every {
-            let secs = stats_then.elapsed().as_secs_f64();
-            let c = &drv.counters;
-            eprintln!(
-                "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} (dropped as superseded {}) libsmart processes {} urgent wake-ups {} (to scheduler p50 {} us p99 {} us max {} us)",
-                drv.runnable(),
-                drv.known(),
-                (c.dispatched - decisions_then) as f64 / secs,
-                cost.value_at_quantile(0.5),
-                cost.value_at_quantile(0.99),
-                cost.max(),
-                c.notifications,
-                superseded,
-                reg.as_ref().map_or(0, |r| r.processes().len()),
-                preempt.as_ref().map_or(0, |p| p.counts().0),
-                wake_lat.value_at_quantile(0.5),
-                wake_lat.value_at_quantile(0.99),
-                wake_lat.max(),
-            );
-            decisions_then = c.dispatched;
-            stats_then = Instant::now();
-            last_stats = Instant::now();
-        }
-        drop(reg);
-        bpf.notify_complete(drv.runnable() as u64);
-        if until.is_some_and(|u| start.elapsed() >= u) {
-            break;
-        }
     }
-    // Detach the wake-up program first: nothing is kicked while the scheduler unloads.
-    let (wakeups, kicks) = preempt.as_ref().map_or((0, 0), |p| p.counts());
-    let (started, start_mean, start_max, started_late) =
-        preempt.as_ref().map_or((0, 0, 0, 0), |p| p.start_delays());
-    if let Some(p) = preempt.as_mut() {
-        stalls_lost += p.take_stalls(&mut stalls);
-        stalls_lost += p.stalls_dropped;
+
+    fn print_stats(&self, reg: Option<&Registry>, decisions_per_s: f64) {
+        let c = &self.drv.counters;
+        let m = &self.m;
+        eprintln!(
+            "scx_smart: runnable {} known {} decisions/s {:.0} cost p50 {} ns p99 {} ns max {} ns notifications {} (dropped as superseded {}) libsmart processes {} urgent wake-ups {} (to scheduler p50 {} us p99 {} us max {} us) blocks {} preemptions {}",
+            self.drv.runnable(),
+            self.drv.known(),
+            decisions_per_s,
+            m.cost.value_at_quantile(0.5),
+            m.cost.value_at_quantile(0.99),
+            m.cost.max(),
+            c.notifications,
+            m.superseded,
+            reg.map_or(0, |r| r.processes().len()),
+            self.preempt.counts().0,
+            m.wake_lat.value_at_quantile(0.5),
+            m.wake_lat.value_at_quantile(0.99),
+            m.wake_lat.max(),
+            c.blocked,
+            c.preemptions,
+        );
     }
-    drop(preempt);
-    let uei = bpf.shutdown_and_report()?;
-    let c = &drv.counters;
-    eprintln!(
-        "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
-         {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} bills clamped, {} wake-ups of time-constrained threads, {} preempting kicks, \
-         wake-up to scheduler p50 {} us p99 {} us max {} us, \
-         wake-up to dispatch p50 {} us p99 {} us max {} us, \
-         dispatch to start {} (mean {} us, max {} us, {} later than 1 ms)",
-        uei,
-        c.admitted,
-        c.dispatched,
-        cost.value_at_quantile(0.5),
-        cost.value_at_quantile(0.99),
-        c.notifications,
-        superseded,
-        c.unbilled,
-        c.unbilled_ns / 1_000_000,
-        c.split,
-        c.clamped,
-        wakeups,
-        kicks,
-        wake_lat.value_at_quantile(0.5),
-        wake_lat.value_at_quantile(0.99),
-        wake_lat.max(),
-        wake_to_dispatch.value_at_quantile(0.5),
-        wake_to_dispatch.value_at_quantile(0.99),
-        wake_to_dispatch.max(),
-        started,
-        start_mean / 1000,
-        start_max / 1000,
-        started_late,
-    );
-    let top: Vec<String> = drv
-        .top_billed(8)
-        .iter()
-        .map(|(pid, ns, n)| format!("{pid} {:.0} ms in {n}", *ns as f64 / 1e6))
-        .collect();
-    eprintln!("scx_smart: CPU billed to the policy, most first (pid, CPU, stretches): {}", top.join(", "));
-    let longest = stalls.spans().iter().map(|s| s.1 - s.0).max().unwrap_or(0);
-    eprintln!(
-        "scx_smart: machine stalls (timer expiries handled > 1 ms late): {}, {:.1} ms in all, longest {:.1} ms{}",
-        stalls.spans().len(),
-        stalls.total() as f64 / 1e6,
-        longest as f64 / 1e6,
-        if stalls_lost > 0 { format!(" ({stalls_lost} not recorded)") } else { String::new() }
-    );
-    if let Some(path) = &cli.stall_log {
-        let text: String = stalls.spans().iter().map(|(a, b)| format!("{a} {b}\n")).collect();
-        std::fs::write(path, text).with_context(|| format!("writing the stall log {}", path.display()))?;
+
+    /// Unloads and prints what was measured.
+    fn finish(mut self) -> Result<()> {
+        // Detach our program first: nothing is kicked while the scheduler unloads.
+        let (wakeups, kicks) = self.preempt.counts();
+        let (started, start_mean, start_max, started_late) = self.preempt.start_delays();
+        self.m.stalls_lost += self.preempt.take_stalls(&mut self.m.stalls);
+        self.m.stalls_lost += self.preempt.stalls_dropped;
+        drop(self.preempt);
+        let uei = self.bpf.shutdown_and_report()?;
+        let c = &self.drv.counters;
+        let m = &self.m;
+        eprintln!(
+            "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
+             {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} bills clamped, \
+             {} blocks, {} preemptions asked, {} wake-ups of time-constrained threads, {} preempting kicks, \
+             wake-up to scheduler p50 {} us p99 {} us max {} us, \
+             wake-up to dispatch p50 {} us p99 {} us max {} us, \
+             dispatch to start {} (mean {} us, max {} us, {} later than 1 ms)",
+            uei,
+            c.admitted,
+            c.dispatched,
+            m.cost.value_at_quantile(0.5),
+            m.cost.value_at_quantile(0.99),
+            c.notifications,
+            m.superseded,
+            c.unbilled,
+            c.unbilled_ns / 1_000_000,
+            c.split,
+            c.clamped,
+            c.blocked,
+            c.preemptions,
+            wakeups,
+            kicks,
+            m.wake_lat.value_at_quantile(0.5),
+            m.wake_lat.value_at_quantile(0.99),
+            m.wake_lat.max(),
+            m.wake_to_dispatch.value_at_quantile(0.5),
+            m.wake_to_dispatch.value_at_quantile(0.99),
+            m.wake_to_dispatch.max(),
+            started,
+            start_mean / 1000,
+            start_max / 1000,
+            started_late,
+        );
+        let top: Vec<String> = self
+            .drv
+            .top_billed(8)
+            .iter()
+            .map(|(pid, ns, n)| format!("{pid} {:.0} ms in {n}", *ns as f64 / 1e6))
+            .collect();
+        eprintln!(
+            "scx_smart: CPU billed to the policy, most first (pid, CPU, stretches): {}",
+            top.join(", ")
+        );
+        let longest = m.stalls.spans().iter().map(|s| s.1 - s.0).max().unwrap_or(0);
+        eprintln!(
+            "scx_smart: machine stalls (timer expiries handled > 1 ms late): {}, {:.1} ms in all, longest {:.1} ms{}",
+            m.stalls.spans().len(),
+            m.stalls.total() as f64 / 1e6,
+            longest as f64 / 1e6,
+            if m.stalls_lost > 0 { format!(" ({} not recorded)", m.stalls_lost) } else { String::new() }
+        );
+        if let Some(path) = &self.cli.stall_log {
+            let text: String = m.stalls.spans().iter().map(|(a, b)| format!("{a} {b}\n")).collect();
+            std::fs::write(path, text)
+                .with_context(|| format!("writing the stall log {}", path.display()))?;
+        }
+        Ok(())
     }
-    Ok(())
 }

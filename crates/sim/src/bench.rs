@@ -18,6 +18,7 @@ pub fn periodic_set(n: usize, u: f64, duration_ns: u64, policy: &str, seed: u64)
                 deadline: period,
                 count: None,
                 on_miss: OnMiss::Finish,
+                on_miss_line: None,
                 estimate: Estimate::Exact,
                 notify: Notify::Never,
             });

@@ -1,34 +1,46 @@
-//! The discrete-event engine: one CPU, a policy, the tasks of a scenario, and the machine model.
+//! The discrete-event engine: N CPUs, a policy, the tasks of a scenario, and the machine model.
 //!
-//! The engine owns time. Between two events the CPU runs one task (or idles); the next event is the
+//! The engine owns time. Between two events each CPU runs one task (or idles); the next event is the
 //! earliest of: a task's timer (a periodic release, the end of an interactive task's think time, a
-//! start or stop time), the running task finishing its current piece of work, the end of its slice,
-//! a clock tick (only when something needs ticks: tick billing, a tick overhead, a tick-driven
-//! policy), the policy's own timer, a timeline sample, the end of the run.
+//! start or stop time, an aborted request's deadline), a CPU's running task finishing its current piece
+//! of work or its slice, a clock tick (only when something needs ticks: tick billing, a tick overhead,
+//! a tick-driven policy), the policy's own timer, a timeline sample, the end of the run.
 //!
-//! Machine model (DESIGN.md): `hz`; billing `exact` (the policy is billed the wall time a task ran)
-//! or `tick` (whoever runs at a tick is billed the whole tick; a quantum between two ticks is billed
-//! nothing, Etsion 2003 §4); timer resolution `hr` (exact), `tick` (fires on the next tick) or
-//! `rtc:<Hz>`, per machine with a per-task override for the task's own wake-ups; overheads: the tick
-//! handler, the context switch, each scheduling decision and the cache refill after a switch
-//! (`min(working_set, cache) / bandwidth`, Regehr 2002 §5.2) are time the CPU spends before the
-//! incoming task makes progress, billed to it as the kernel would.
+//! Machine model (DESIGN.md): `cpus`; `hz`, one tick per CPU, all at the same instants; billing
+//! `exact` (the policy is billed the wall time a task ran) or `tick` (whoever runs at a tick is billed
+//! the whole tick; a quantum between two ticks is billed nothing, Etsion 2003 §4); timer resolution
+//! `hr` (exact), `tick` (fires on the next tick) or `rtc:<Hz>`, per machine with a per-task override
+//! for the task's own wake-ups; overheads: the tick handler, the context switch, each scheduling
+//! decision, the cache refill after a switch (`min(working_set, cache) / bandwidth`, Regehr 2002
+//! §5.2) and a migration (a task dispatched on another CPU than it last ran on) are time the CPU
+//! spends before the incoming task makes progress, billed to it as the kernel would.
+//!
+//! The protocol with the policy is `sched`'s (see its crate documentation): when a task wakes, an idle
+//! CPU it may use is offered to the policy ([`sched::Policy::select_cpu`], then `pick_next` there),
+//! or, with none idle, the policy names a CPU to preempt ([`sched::Policy::preempt_for`]); a CPU that
+//! frees asks `pick_next`; at the end of every instant, each idle CPU is asked again if a task became
+//! runnable since it last found nothing. A task runs on one CPU at a time, and every stop names its CPU.
 //!
 //! Real-time tasks follow SMART's applications (§6.2.2): at each request they set a time
 //! constraint (deadline, cpu-estimate, notify-time, period); a notification is handled when the task
-//! next runs, as a signal would be, and a task that discards drops the request then.
+//! next runs, as a signal would be, and a task that discards drops the request then. A task with
+//! `on_miss = "abort"` loses an unfinished request at its deadline, whatever the policy does.
+//!
+//! Progress is accounted lazily per CPU (a CPU is brought up to date when something about it is
+//! needed), so an event costs O(log N) in the number of CPUs, except ticks, which touch every CPU.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use hdrhistogram::Histogram;
-use sched::{Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use sched::{CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
 use workload::rand_pcg::Pcg64;
 use workload::{Billing, Estimate, Exec, Model, Notify, OnMiss, Scenario, TimerKind};
 
-use crate::result::{SimResult, SystemStats, TaskResult, Timeline};
+use crate::result::{CpuStats, SimResult, SystemStats, TaskResult, Timeline};
 
-/// Bound on decisions at one instant (a policy and its notifications could otherwise ping-pong).
+/// Bound on decisions at one instant on one CPU (a policy and its notifications could otherwise
+/// ping-pong).
 const MAX_DECISIONS_PER_INSTANT: usize = 10_000;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,6 +49,8 @@ enum Ev {
     Release,
     Wake,
     StopTime,
+    /// The deadline of a request of an `on_miss = "abort"` task.
+    Abort,
 }
 
 #[derive(Clone, Debug)]
@@ -69,19 +83,44 @@ struct TaskRt {
     notified: Option<Nanos>,
     /// When it became runnable and has not run since (for latency).
     ready_since: Option<Nanos>,
+    /// The CPU it runs on, and the one it last ran on.
+    on_cpu: Option<CpuId>,
+    last_cpu: Option<CpuId>,
     rng: Pcg64,
     // metrics
     cpu: Nanos,
     charged: Nanos,
     quanta: u64,
     unbilled: u64,
+    migrations: u64,
     met: u64,
     missed: u64,
     discarded: u64,
+    aborted: u64,
     notifications: u64,
     finish: Option<Nanos>,
     latency: Histogram<u64>,
     response: Histogram<u64>,
+}
+
+/// One simulated CPU. Its progress is accounted up to `synced`.
+#[derive(Clone, Debug, Default)]
+struct Cpu {
+    running: Option<TaskId>,
+    synced: Nanos,
+    /// Wall time the running task has been on the CPU since dispatch, and ticks billed to it.
+    run_wall: Nanos,
+    run_ticks: Nanos,
+    slice_end: Option<Nanos>,
+    /// Overhead the running task must get through before progressing.
+    stall: Nanos,
+    dispatched_at: Nanos,
+    last_ran: Option<TaskId>,
+    /// Generation of its entry in the CPU event heap (older entries are stale).
+    gen: u64,
+    /// The enqueue epoch at which `pick_next` last found nothing here.
+    empty_epoch: Option<u64>,
+    stats: CpuStats,
 }
 
 /// The simulator. Build it with [`Sim::new`], run it with [`Sim::run`].
@@ -89,22 +128,29 @@ pub struct Sim<'s> {
     scn: &'s Scenario,
     policy: Box<dyn Policy>,
     tasks: Vec<TaskRt>,
+    /// The scheduler's view of each task (affinity among it).
+    params: Vec<TaskParams>,
+    cpus: Vec<Cpu>,
+    /// CPUs running nothing, and not about to be rescheduled.
+    idle: BTreeSet<CpuId>,
+    /// CPUs to reschedule at the end of this instant.
+    resched: BTreeSet<CpuId>,
+    /// Next own event of each CPU (its task's work done, or its slice's end): (time, gen, cpu).
+    cpu_events: BinaryHeap<Reverse<(Nanos, u64, CpuId)>>,
+    /// Bumped whenever a task is queued to the policy: an idle CPU that found nothing asks again.
+    epoch: u64,
+    /// `pick_next` on one CPU speaks for all (a global policy and no affinities): the epoch at which
+    /// one idle CPU found nothing.
+    uniform: bool,
+    none_epoch: Option<u64>,
     now: Nanos,
     end: Nanos,
     heap: BinaryHeap<Reverse<(Nanos, u64, Ev, u32)>>,
     seq: u64,
-    running: Option<TaskId>,
-    last_ran: Option<TaskId>,
-    /// Wall time the running task has been on the CPU since dispatch, and ticks billed to it.
-    run_wall: Nanos,
-    run_ticks: Nanos,
-    slice_end: Option<Nanos>,
-    /// Overhead the running task must get through before progressing.
-    stall: Nanos,
+    gen: u64,
     next_tick: u64,
     ticks_on: bool,
     tick_len_hint: Nanos,
-    need_resched: bool,
     done: usize,
     notes: Vec<Notification>,
     sample_every: Nanos,
@@ -113,7 +159,6 @@ pub struct Sim<'s> {
     sys: SystemStats,
     /// Execution intervals and marks, when asked for (Perfetto export).
     trace: Option<TraceLog>,
-    dispatched_at: Nanos,
     /// `SMARTSIM_DEBUG` set: print every dispatch to stderr.
     debug: bool,
 }
@@ -121,8 +166,8 @@ pub struct Sim<'s> {
 /// What a run did, interval by interval, for a Perfetto/Chrome trace.
 #[derive(Clone, Debug, Default)]
 pub struct TraceLog {
-    /// (task, start, end) of every stretch on the CPU.
-    pub intervals: Vec<(u32, Nanos, Nanos)>,
+    /// (task, cpu, start, end) of every stretch on a CPU.
+    pub intervals: Vec<(u32, CpuId, Nanos, Nanos)>,
     /// (task, time, what): releases, deadline misses, notifications.
     pub marks: Vec<(u32, Nanos, &'static str)>,
 }
@@ -156,9 +201,18 @@ fn hist() -> Histogram<u64> {
 }
 
 impl<'s> Sim<'s> {
-    /// A simulator for `scn` driving `policy`.
+    /// A simulator for `scn` driving `policy`, which must be built for `scn.machine.cpus` CPUs. Tasks
+    /// bound to CPUs by the scenario (`cpus = [..]`) carry that affinity to the policy.
+    /// [`crate::simulator`] builds the policy and the placement a scenario asks for.
     pub fn new(scn: &'s Scenario, policy: Box<dyn Policy>) -> Self {
+        Self::with_placement(scn, policy, None)
+    }
+
+    /// As [`Sim::new`], with each task bound to the CPU `placement` gives it (one entry per task, e.g.
+    /// from [`sched::partition::first_fit_decreasing`]) instead of its own affinity.
+    pub fn with_placement(scn: &'s Scenario, policy: Box<dyn Policy>, placement: Option<&[CpuId]>) -> Self {
         let m = &scn.machine;
+        assert_eq!(policy.cpus(), m.cpus as usize, "the policy is built for the machine's CPUs");
         let seed = m.seed;
         let tasks = scn
             .tasks
@@ -173,41 +227,60 @@ impl<'s> Sim<'s> {
                 est_avg: None,
                 notified: None,
                 ready_since: None,
+                on_cpu: None,
+                last_cpu: None,
                 // One stream per task: adding a task does not change the draws of the others.
                 rng: workload::task_rng(seed, &spec.name),
                 cpu: 0,
                 charged: 0,
                 quanta: 0,
                 unbilled: 0,
+                migrations: 0,
                 met: 0,
                 missed: 0,
                 discarded: 0,
+                aborted: 0,
                 notifications: 0,
                 finish: None,
                 latency: hist(),
                 response: hist(),
             })
             .collect();
+        let params: Vec<TaskParams> = scn
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| TaskParams {
+                priority: spec.priority,
+                share: spec.share,
+                latency_tolerance: spec.latency_tolerance,
+                cpus: placement.map(|p| vec![p[i]]).or_else(|| spec.cpus.clone()),
+            })
+            .collect();
+        let uniform = params.iter().all(|p| p.cpus.is_none()) && placement.is_none();
         let ticks_on = m.hz > 0 && (m.billing == Billing::Tick || m.overhead.tick > 0 || policy.uses_tick());
         let sample_every = m.sample.unwrap_or_else(|| (m.duration / 1000).max(1_000_000));
+        let ncpus = m.cpus as usize;
         let mut sim = Sim {
             scn,
             policy,
             tasks,
+            params,
+            cpus: vec![Cpu::default(); ncpus],
+            idle: (0..ncpus as CpuId).collect(),
+            resched: BTreeSet::new(),
+            cpu_events: BinaryHeap::new(),
+            epoch: 0,
+            uniform,
+            none_epoch: None,
             now: 0,
             end: m.duration,
             heap: BinaryHeap::new(),
             seq: 0,
-            running: None,
-            last_ran: None,
-            run_wall: 0,
-            run_ticks: 0,
-            slice_end: None,
-            stall: 0,
+            gen: 0,
             next_tick: 1,
             ticks_on,
             tick_len_hint: if m.hz > 0 { 1_000_000_000 / m.hz as u64 } else { 0 },
-            need_resched: false,
             done: 0,
             notes: Vec::new(),
             sample_every,
@@ -215,7 +288,6 @@ impl<'s> Sim<'s> {
             timeline: Timeline::new(scn.tasks.len()),
             sys: SystemStats::default(),
             trace: None,
-            dispatched_at: 0,
             debug: std::env::var_os("SMARTSIM_DEBUG").is_some(),
         };
         for (i, t) in scn.tasks.iter().enumerate() {
@@ -282,25 +354,47 @@ impl<'s> Sim<'s> {
                 return;
             }
             self.handle_events();
-            if self.need_resched || self.running.is_none() {
-                self.reschedule(Stop::Preempted);
-            }
+            self.settle();
         }
     }
 
-    fn next_event_time(&self) -> Nanos {
+    /// The next event of CPU `c`'s running task: its work done or its slice's end.
+    fn arm(&mut self, c: usize) {
+        self.gen += 1;
+        let cpu = &mut self.cpus[c];
+        cpu.gen = self.gen;
+        let Some(r) = cpu.running else { return };
+        let rem = self.tasks[r.idx()].remaining;
+        let mut t = Nanos::MAX;
+        if rem != Nanos::MAX {
+            t = cpu.synced.saturating_add(cpu.stall).saturating_add(rem);
+        }
+        if let Some(s) = cpu.slice_end {
+            t = t.min(s);
+        }
+        if t != Nanos::MAX {
+            self.cpu_events.push(Reverse((t, self.gen, c as CpuId)));
+        }
+    }
+
+    /// The earliest pending CPU event, dropping stale ones.
+    fn next_cpu_event(&mut self) -> Option<Nanos> {
+        while let Some(&Reverse((t, gen, c))) = self.cpu_events.peek() {
+            if self.cpus[c as usize].gen == gen {
+                return Some(t);
+            }
+            self.cpu_events.pop();
+        }
+        None
+    }
+
+    fn next_event_time(&mut self) -> Nanos {
         let mut t = self.end;
         if let Some(Reverse((at, ..))) = self.heap.peek() {
             t = t.min(*at);
         }
-        if let Some(r) = self.running {
-            let rem = self.tasks[r.idx()].remaining;
-            if rem != Nanos::MAX {
-                t = t.min(self.now.saturating_add(self.stall).saturating_add(rem));
-            }
-            if let Some(s) = self.slice_end {
-                t = t.min(s);
-            }
+        if let Some(c) = self.next_cpu_event() {
+            t = t.min(c);
         }
         if self.ticks_on {
             t = t.min(tick_time(self.next_tick, self.scn.machine.hz));
@@ -311,13 +405,28 @@ impl<'s> Sim<'s> {
         t.min(self.next_sample.max(self.now))
     }
 
-    /// Let time pass to `t`: the running task progresses (after paying any pending overhead).
+    /// Let time pass to `t` (the CPUs catch up lazily, see [`Sim::sync`]).
     fn advance(&mut self, t: Nanos) {
         debug_assert!(t >= self.now);
-        let dt = t - self.now;
-        if let Some(r) = self.running {
-            let paid = dt.min(self.stall);
-            self.stall -= paid;
+        self.now = t;
+        self.sample_to(t);
+    }
+
+    /// Bring CPU `c` up to now: its running task progresses (after paying any pending overhead).
+    fn sync(&mut self, c: usize) {
+        let now = self.now;
+        let cpu = &mut self.cpus[c];
+        let dt = now - cpu.synced;
+        cpu.synced = now;
+        if dt == 0 {
+            return;
+        }
+        if let Some(r) = cpu.running {
+            let paid = dt.min(cpu.stall);
+            cpu.stall -= paid;
+            cpu.stats.overhead_ns += paid;
+            cpu.stats.busy_ns += dt;
+            cpu.run_wall += dt;
             self.sys.overhead_ns += paid;
             let progress = dt - paid;
             let tr = &mut self.tasks[r.idx()];
@@ -325,15 +434,23 @@ impl<'s> Sim<'s> {
                 tr.remaining -= progress.min(tr.remaining);
             }
             tr.cpu += dt;
-            self.run_wall += dt;
         } else {
+            cpu.stats.idle_ns += dt;
             self.sys.idle_ns += dt;
         }
-        self.now = t;
-        self.sample_to(t);
+    }
+
+    fn sync_all(&mut self) {
+        for c in 0..self.cpus.len() {
+            self.sync(c);
+        }
     }
 
     fn sample_to(&mut self, t: Nanos) {
+        if self.next_sample > t {
+            return;
+        }
+        self.sync_all();
         while self.next_sample <= t {
             let at = self.next_sample;
             let cpu: Vec<Nanos> = self.tasks.iter().map(|x| x.cpu).collect();
@@ -343,29 +460,49 @@ impl<'s> Sim<'s> {
         }
     }
 
+    fn flag(&mut self, c: CpuId) {
+        self.idle.remove(&c);
+        self.resched.insert(c);
+    }
+
     fn handle_events(&mut self) {
         let now = self.now;
-        // Clock tick: bill the running task (tick billing), pay the handler, ask tick-driven policies.
+        // Clock tick on every CPU: bill the running task (tick billing), pay the handler, ask
+        // tick-driven policies.
         if self.ticks_on && tick_time(self.next_tick, self.scn.machine.hz) <= now {
             self.next_tick += 1;
-            self.sys.ticks += 1;
-            if self.running.is_some() {
-                self.run_ticks += self.tick_len_hint;
-                self.stall += self.scn.machine.overhead.tick;
-            } else {
-                self.sys.overhead_ns += self.scn.machine.overhead.tick;
-            }
-            if self.policy.tick(self.running, now) {
-                self.need_resched = true;
+            for c in 0..self.cpus.len() {
+                self.sys.ticks += 1;
+                self.sync(c);
+                let running = self.cpus[c].running;
+                if running.is_some() {
+                    self.cpus[c].run_ticks += self.tick_len_hint;
+                    self.cpus[c].stall += self.scn.machine.overhead.tick;
+                    self.arm(c);
+                } else {
+                    self.sys.overhead_ns += self.scn.machine.overhead.tick;
+                    self.cpus[c].stats.overhead_ns += self.scn.machine.overhead.tick;
+                }
+                if self.policy.tick(c as CpuId, running, now) {
+                    self.flag(c as CpuId);
+                }
             }
         }
-        // The running task's work is done, or its slice is.
-        if let Some(r) = self.running {
+        // Running tasks whose work is done, or whose slice is.
+        while let Some(t) = self.next_cpu_event() {
+            if t > now {
+                break;
+            }
+            let Reverse((_, _, c)) = self.cpu_events.pop().expect("peeked");
+            let c = c as usize;
+            self.sync(c);
+            let Some(r) = self.cpus[c].running else { continue };
             if self.tasks[r.idx()].remaining == 0 {
                 self.work_done(r);
-            } else if self.slice_end.is_some_and(|s| s <= now) {
-                self.need_resched = true;
-                self.reschedule(Stop::SliceEnd);
+            } else if self.cpus[c].slice_end.is_some_and(|s| s <= now) {
+                self.reschedule(c, Stop::SliceEnd);
+            } else {
+                self.arm(c);
             }
         }
         // Task timers.
@@ -377,13 +514,41 @@ impl<'s> Sim<'s> {
             self.sys.events += 1;
             self.task_event(ev, i as usize);
         }
-        // The policy's timer.
+        // The policy's timer: it may decide differently now, on any CPU.
         if let Some(p) = self.policy.next_timer() {
             if timer_fires(p, self.scn.machine.timer, self.scn.machine.hz) <= now && self.policy.timer(now) {
-                self.need_resched = true;
+                for c in 0..self.cpus.len() as CpuId {
+                    if self.cpus[c as usize].running.is_some() {
+                        self.flag(c);
+                    }
+                }
             }
         }
         self.collect_notifications();
+    }
+
+    /// End of an instant: reschedule the flagged CPUs, then offer every idle CPU work if some task was
+    /// queued since it last found none.
+    fn settle(&mut self) {
+        for _ in 0..MAX_DECISIONS_PER_INSTANT {
+            if let Some(c) = self.resched.pop_first() {
+                self.reschedule(c as usize, Stop::Preempted);
+                continue;
+            }
+            let epoch = self.epoch;
+            if self.uniform && self.none_epoch == Some(epoch) {
+                return;
+            }
+            let Some(&c) = self.idle.iter().find(|&&c| self.cpus[c as usize].empty_epoch != Some(epoch))
+            else {
+                return;
+            };
+            self.reschedule(c as usize, Stop::Preempted);
+            if self.cpus[c as usize].running.is_none() && self.uniform {
+                self.none_epoch = Some(epoch);
+            }
+        }
+        panic!("policy `{}` did not settle at t={} ns", self.policy.name(), self.now);
     }
 
     fn task_event(&mut self, ev: Ev, i: usize) {
@@ -392,12 +557,7 @@ impl<'s> Sim<'s> {
         let spec = &self.scn.tasks[i];
         match ev {
             Ev::Start => {
-                let p = TaskParams {
-                    priority: spec.priority,
-                    share: spec.share,
-                    latency_tolerance: spec.latency_tolerance,
-                };
-                self.policy.admit(id, &p, now);
+                self.policy.admit(id, &self.params[i], now);
                 self.tasks[i].state = State::Sleeping;
                 match &spec.model {
                     Model::Cpu { work } => {
@@ -419,6 +579,9 @@ impl<'s> Sim<'s> {
                 self.tasks[i].releases += 1;
                 self.sys.jobs += 1;
                 let job = Job { release, deadline: release + p.deadline, exec };
+                if p.on_miss == OnMiss::Abort {
+                    self.push(job.deadline, Ev::Abort, i as u32);
+                }
                 self.tasks[i].pending.push_back(job);
                 self.schedule_release(i);
                 if self.tasks[i].state == State::Sleeping {
@@ -432,6 +595,36 @@ impl<'s> Sim<'s> {
                 }
             }
             Ev::StopTime => self.terminate(i),
+            Ev::Abort => self.abort(i),
+        }
+    }
+
+    /// The deadline of a request of an `on_miss = "abort"` task came: if the request is unfinished,
+    /// it is dropped (SimSo's `abort_on_miss`).
+    fn abort(&mut self, i: usize) {
+        let now = self.now;
+        if self.tasks[i].state == State::Done {
+            return;
+        }
+        if let Some(k) = self.tasks[i].pending.iter().position(|j| j.deadline == now) {
+            let job = self.tasks[i].pending.remove(k).expect("found");
+            self.complete_job(i, &job, Dropped::Aborted);
+            return;
+        }
+        let Some(job) = self.tasks[i].job.take_if(|j| j.deadline == now) else { return };
+        self.complete_job(i, &job, Dropped::Aborted);
+        match self.tasks[i].state {
+            State::Running => {
+                let c = self.tasks[i].on_cpu.expect("running on a CPU") as usize;
+                self.sync(c);
+                self.after_job(i);
+            }
+            // Queued to the policy: it takes its next request, or, when dispatched without one, it
+            // blocks at once (see `reschedule`).
+            State::Runnable if self.tasks[i].pending.front().is_some() => {
+                self.next_job(i);
+            }
+            _ => {}
         }
     }
 
@@ -513,8 +706,13 @@ impl<'s> Sim<'s> {
         self.policy.set_time_constraint(id, Some(c), self.now);
         self.tasks[i].remaining = job.exec;
         self.tasks[i].job = Some(job);
-        if self.tasks[i].state == State::Sleeping {
-            self.make_runnable(id);
+        match self.tasks[i].state {
+            State::Sleeping => self.make_runnable(id),
+            State::Running => {
+                let c = self.tasks[i].on_cpu.expect("running on a CPU") as usize;
+                self.arm(c);
+            }
+            _ => {}
         }
         true
     }
@@ -526,12 +724,24 @@ impl<'s> Sim<'s> {
         let from = self.tasks[i].job.as_ref().map_or(self.now, |j| j.release.min(self.now));
         self.tasks[i].ready_since = Some(from);
         self.policy.wake(id, self.now);
-        if let Some(r) = self.running {
-            if self.policy.wakeup_preempts(r, id, self.now) {
-                self.need_resched = true;
-            }
-        } else {
-            self.need_resched = true;
+        self.epoch += 1;
+        let prev = self.tasks[i].last_cpu;
+        let p = &self.params[i];
+        let idle: Vec<CpuId> = self.idle.iter().copied().filter(|&c| p.allows(c)).collect();
+        if !idle.is_empty() {
+            let c = self.policy.select_cpu(id, prev, &idle);
+            self.flag(c);
+            return;
+        }
+        let running: Vec<(CpuId, TaskId)> = (0..self.cpus.len() as CpuId)
+            .filter(|&c| p.allows(c) && !self.resched.contains(&c))
+            .filter_map(|c| self.cpus[c as usize].running.map(|r| (c, r)))
+            .collect();
+        if running.is_empty() {
+            return;
+        }
+        if let Some(c) = self.policy.preempt_for(id, prev, &running, self.now) {
+            self.flag(c);
         }
     }
 
@@ -542,12 +752,12 @@ impl<'s> Sim<'s> {
         match &self.scn.tasks[i].model {
             Model::Cpu { .. } => {
                 self.tasks[i].finish = Some(now);
-                self.stop_running(Stop::Blocked);
+                self.stop_running(i, Stop::Blocked);
                 self.exit(i);
             }
             Model::Periodic(p) => {
                 let job = self.tasks[i].job.take().expect("a running periodic task has a request");
-                self.complete_job(i, &job, false);
+                self.complete_job(i, &job, Dropped::No);
                 if let Estimate::Ewma { alpha, .. } = p.estimate {
                     let a = self.tasks[i].est_avg.unwrap_or(job.exec as f64);
                     self.tasks[i].est_avg = Some(a + alpha * (job.exec as f64 - a));
@@ -555,28 +765,37 @@ impl<'s> Sim<'s> {
                 self.after_job(i);
             }
             Model::Interactive { .. } => {
-                self.stop_running(Stop::Blocked);
+                self.stop_running(i, Stop::Blocked);
                 self.tasks[i].state = State::Sleeping;
                 self.start_burst(i);
             }
         }
     }
 
-    fn complete_job(&mut self, i: usize, job: &Job, discarded: bool) {
+    fn complete_job(&mut self, i: usize, job: &Job, dropped: Dropped) {
         let now = self.now;
         let t = &mut self.tasks[i];
-        let what = if discarded {
-            t.discarded += 1;
-            t.missed += 1;
-            Some("discarded")
-        } else if now <= job.deadline {
-            t.met += 1;
-            None
-        } else {
-            t.missed += 1;
-            Some("finished late")
+        let what = match dropped {
+            Dropped::Discarded => {
+                t.discarded += 1;
+                t.missed += 1;
+                Some("discarded")
+            }
+            Dropped::Aborted => {
+                t.aborted += 1;
+                t.missed += 1;
+                Some("aborted")
+            }
+            Dropped::No if now <= job.deadline => {
+                t.met += 1;
+                None
+            }
+            Dropped::No => {
+                t.missed += 1;
+                Some("finished late")
+            }
         };
-        if !discarded {
+        if dropped == Dropped::No {
             let _ = t.response.record(now - job.release);
         }
         if t.notified == Some(job.deadline) {
@@ -589,13 +808,13 @@ impl<'s> Sim<'s> {
 
     /// After a request of the running periodic task ended: the next one, or sleep, or exit.
     fn after_job(&mut self, i: usize) {
-        let id = TaskId(i as u32);
         if self.next_job(i) {
             // A new constraint: the policy decides again.
-            self.need_resched = true;
+            let c = self.tasks[i].on_cpu.expect("running on a CPU");
+            self.flag(c);
             return;
         }
-        self.stop_running(Stop::Blocked);
+        self.stop_running(i, Stop::Blocked);
         self.tasks[i].state = State::Sleeping;
         let Model::Periodic(p) = &self.scn.tasks[i].model else { unreachable!() };
         let spec = &self.scn.tasks[i];
@@ -604,7 +823,7 @@ impl<'s> Sim<'s> {
             && spec.stop.is_none_or(|s| spec.start + k * p.period < s)
             && spec.start + k * p.period < self.end;
         if !more {
-            self.exit(id.idx());
+            self.exit(i);
         }
     }
 
@@ -618,7 +837,12 @@ impl<'s> Sim<'s> {
         if self.tasks[i].finish.is_none() {
             self.tasks[i].finish = Some(self.now);
         }
-        self.need_resched = true;
+        // A task gone can change what the policy prefers: it decides again wherever a task runs.
+        for c in 0..self.cpus.len() as CpuId {
+            if self.cpus[c as usize].running.is_some() {
+                self.flag(c);
+            }
+        }
     }
 
     /// The task reached its stop time, or ran out of requests while asleep.
@@ -630,36 +854,51 @@ impl<'s> Sim<'s> {
                 self.done += 1;
             }
             State::Running => {
-                self.stop_running(Stop::Blocked);
+                self.stop_running(i, Stop::Blocked);
                 self.exit(i);
             }
             _ => self.exit(i),
         }
     }
 
-    /// Take the running task off the CPU, telling the policy what it is billed.
-    fn stop_running(&mut self, why: Stop) {
-        let Some(r) = self.running.take() else { return };
+    /// Take running task `i` off its CPU, telling the policy what it is billed. Its CPU is idle
+    /// afterwards (the caller may reschedule it at once).
+    fn stop_running(&mut self, i: usize, why: Stop) {
+        let Some(c) = self.tasks[i].on_cpu.take() else { return };
+        let cu = c as usize;
+        self.sync(cu);
+        let r = TaskId(i as u32);
+        debug_assert_eq!(self.cpus[cu].running, Some(r));
+        let now = self.now;
         if let Some(tr) = &mut self.trace {
-            if self.now > self.dispatched_at {
-                tr.intervals.push((r.0, self.dispatched_at, self.now));
+            if now > self.cpus[cu].dispatched_at {
+                tr.intervals.push((r.0, c, self.cpus[cu].dispatched_at, now));
             }
         }
         let charged = match self.scn.machine.billing {
-            Billing::Exact => self.run_wall,
-            Billing::Tick => self.run_ticks,
+            Billing::Exact => self.cpus[cu].run_wall,
+            Billing::Tick => self.cpus[cu].run_ticks,
         };
-        let t = &mut self.tasks[r.idx()];
+        let t = &mut self.tasks[i];
         t.charged += charged;
         t.quanta += 1;
+        t.last_cpu = Some(c);
         if charged == 0 {
             t.unbilled += 1;
         }
         t.state = if why == Stop::Blocked { State::Sleeping } else { State::Runnable };
-        self.policy.stop(r, charged, why, self.now);
-        self.slice_end = None;
-        self.run_wall = 0;
-        self.run_ticks = 0;
+        let cpu = &mut self.cpus[cu];
+        cpu.running = None;
+        cpu.slice_end = None;
+        cpu.run_wall = 0;
+        cpu.run_ticks = 0;
+        // Overhead not paid yet (a task stopped at the instant it was dispatched) is paid by the next.
+        self.policy.stop(r, c, charged, why, now);
+        if why != Stop::Blocked {
+            self.epoch += 1;
+        }
+        self.idle.insert(c);
+        self.arm(cu);
     }
 
     fn collect_notifications(&mut self) {
@@ -673,50 +912,55 @@ impl<'s> Sim<'s> {
                 Model::Periodic(p) if p.on_miss == OnMiss::Discard);
             if discard && t.job.as_ref().is_some_and(|j| j.deadline == n.deadline) {
                 t.notified = Some(n.deadline);
-                if self.running == Some(n.task) {
-                    self.need_resched = true;
+                if let Some(c) = t.on_cpu {
+                    self.flag(c);
                 }
             }
         }
     }
 
-    /// The running task handles a pending notification: it drops the request. Returns whether it
-    /// still has work (another request) after that.
-    fn handle_notification(&mut self, r: TaskId) -> bool {
+    /// Task `r`, just dispatched, handles what is pending: a notification (it drops the request), or,
+    /// if its request was aborted while it waited, the lack of work (it blocks at once).
+    fn handle_pending(&mut self, r: TaskId) {
         let i = r.idx();
-        let Some(d) = self.tasks[i].notified else { return true };
-        let Some(job) = self.tasks[i].job.take_if(|j| j.deadline == d) else {
-            self.tasks[i].notified = None;
-            return true;
-        };
-        self.complete_job(i, &job, true);
-        self.tasks[i].notified = None;
-        self.after_job(i);
-        self.running.is_some()
+        if let Some(d) = self.tasks[i].notified {
+            match self.tasks[i].job.take_if(|j| j.deadline == d) {
+                Some(job) => {
+                    self.complete_job(i, &job, Dropped::Discarded);
+                    self.tasks[i].notified = None;
+                    self.after_job(i);
+                }
+                None => self.tasks[i].notified = None,
+            }
+        } else if self.tasks[i].job.is_none() && matches!(self.scn.tasks[i].model, Model::Periodic(_)) {
+            self.after_job(i);
+        }
     }
 
-    /// Stop the running task (if any) for `why` and let the policy choose, until a choice sticks.
-    fn reschedule(&mut self, why: Stop) {
-        self.need_resched = false;
-        if self.running.is_some() {
-            self.stop_running(why);
+    /// Stop the task running on `c` (if any) for `why` and let the policy choose for `c`, until a
+    /// choice sticks.
+    fn reschedule(&mut self, c: usize, why: Stop) {
+        self.resched.remove(&(c as CpuId));
+        if let Some(r) = self.cpus[c].running {
+            self.stop_running(r.idx(), why);
         }
+        self.sync(c);
         for _ in 0..MAX_DECISIONS_PER_INSTANT {
             self.sys.decisions += 1;
-            let d = self.policy.pick_next(self.now);
+            let d = self.policy.pick_next(c as CpuId, self.now);
             self.collect_notifications();
-            let Some(Dispatch { task, slice }) = d else { return };
-            self.dispatch(task, slice);
-            if self.tasks[task.idx()].notified.is_some() {
-                // The signal is handled first thing: the request is dropped; maybe the task sleeps.
-                self.handle_notification(task);
-            }
-            if self.running.is_some() && !self.need_resched {
+            let Some(Dispatch { task, slice }) = d else {
+                self.cpus[c].empty_epoch = Some(self.epoch);
+                return;
+            };
+            self.dispatch(c, task, slice);
+            self.handle_pending(task);
+            if self.cpus[c].running.is_some() && !self.resched.contains(&(c as CpuId)) {
                 return;
             }
-            self.need_resched = false;
-            if self.running.is_some() {
-                self.stop_running(Stop::Preempted);
+            self.resched.remove(&(c as CpuId));
+            if let Some(r) = self.cpus[c].running {
+                self.stop_running(r.idx(), Stop::Preempted);
             }
         }
         panic!(
@@ -726,10 +970,10 @@ impl<'s> Sim<'s> {
         );
     }
 
-    fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) {
+    fn dispatch(&mut self, c: usize, t: TaskId, slice: Option<Nanos>) {
         if self.debug {
             eprintln!(
-                "{:>12} dispatch {} slice {:?} job {:?} notified {:?}",
+                "{:>12} cpu {c} dispatch {} slice {:?} job {:?} notified {:?}",
                 self.now,
                 self.scn.tasks[t.idx()].name,
                 slice,
@@ -739,41 +983,60 @@ impl<'s> Sim<'s> {
         }
         let m = &self.scn.machine;
         let tr = &mut self.tasks[t.idx()];
-        debug_assert_eq!(tr.state, State::Runnable, "policy picked a task that is not runnable");
+        assert_eq!(tr.state, State::Runnable, "policy picked a task that is not runnable");
+        assert!(self.params[t.idx()].allows(c as CpuId), "policy put a task on a CPU it may not use");
         tr.state = State::Running;
+        tr.on_cpu = Some(c as CpuId);
         if let Some(since) = tr.ready_since.take() {
             let _ = tr.latency.record(self.now - since);
         }
-        self.stall += m.overhead.decision;
-        if self.last_ran != Some(t) {
+        let migrated = tr.last_cpu.is_some_and(|l| l != c as CpuId);
+        if migrated {
+            tr.migrations += 1;
+        }
+        let cpu = &mut self.cpus[c];
+        cpu.stall += m.overhead.decision;
+        if cpu.last_ran != Some(t) {
             self.sys.switches += 1;
-            self.stall += m.overhead.switch;
+            cpu.stats.switches += 1;
+            cpu.stall += m.overhead.switch;
             let ws = self.scn.tasks[t.idx()].working_set;
             if m.overhead.cache_bytes > 0 && m.overhead.bandwidth > 0 && ws > 0 {
                 let bytes = ws.min(m.overhead.cache_bytes) as u128;
-                self.stall += (bytes * 1_000_000_000 / m.overhead.bandwidth as u128) as Nanos;
+                cpu.stall += (bytes * 1_000_000_000 / m.overhead.bandwidth as u128) as Nanos;
             }
         }
-        self.last_ran = Some(t);
-        self.running = Some(t);
-        self.dispatched_at = self.now;
-        self.slice_end = slice.map(|s| timer_fires(self.now.saturating_add(s), m.timer, m.hz));
+        if migrated {
+            self.sys.migrations += 1;
+            cpu.stall += m.overhead.migration;
+        }
+        cpu.last_ran = Some(t);
+        cpu.running = Some(t);
+        cpu.dispatched_at = self.now;
+        cpu.slice_end = slice.map(|s| timer_fires(self.now.saturating_add(s), m.timer, m.hz));
+        self.idle.remove(&(c as CpuId));
+        self.arm(c);
     }
 
     /// Build the result and the trace recorded (empty unless [`Sim::record_trace`] was called).
     pub fn finish_with_trace(mut self) -> (SimResult, TraceLog) {
-        if self.running.is_some() {
-            self.stop_running(Stop::Preempted);
-        }
+        self.stop_all();
         let trace = self.trace.take().unwrap_or_default();
         (self.finish(), trace)
     }
 
+    fn stop_all(&mut self) {
+        for c in 0..self.cpus.len() {
+            if let Some(r) = self.cpus[c].running {
+                self.stop_running(r.idx(), Stop::Preempted);
+            }
+        }
+        self.sync_all();
+    }
+
     /// Build the result (call after the run).
     pub fn finish(mut self) -> SimResult {
-        if self.running.is_some() {
-            self.stop_running(Stop::Preempted);
-        }
+        self.stop_all();
         let duration = self.end;
         let tasks = self
             .scn
@@ -789,9 +1052,11 @@ impl<'s> Sim<'s> {
                         charged: t.charged,
                         quanta: t.quanta,
                         unbilled: t.unbilled,
+                        migrations: t.migrations,
                         met: t.met,
                         missed: t.missed,
                         discarded: t.discarded,
+                        aborted: t.aborted,
                         notifications: t.notifications,
                         finish: t.finish,
                         latency: &t.latency,
@@ -801,22 +1066,35 @@ impl<'s> Sim<'s> {
             })
             .collect();
         let counters = self.policy.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let mut system = self.sys;
+        system.cpus = self.cpus.iter().map(|c| c.stats.clone()).collect();
         SimResult {
             scenario: self.scn.name.clone(),
             policy: self.policy.name().to_string(),
             duration_ns: duration,
             seed: self.scn.machine.seed,
+            cpus: self.scn.machine.cpus,
             tasks,
-            system: self.sys,
+            system,
             counters,
             timeline: self.timeline,
         }
     }
 }
 
+/// Why a request ended without being finished.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Dropped {
+    No,
+    /// The task dropped it when notified (`on_miss = "discard"`).
+    Discarded,
+    /// Its deadline passed (`on_miss = "abort"`).
+    Aborted,
+}
+
 /// What the engine measured of one task (input to [`TaskResult::new`]).
 pub struct TaskMetrics<'a> {
-    /// CPU time it ran (wall time on the CPU, overheads included).
+    /// CPU time it ran (wall time on a CPU, overheads included).
     pub cpu: Nanos,
     /// CPU time the policy billed it.
     pub charged: Nanos,
@@ -824,12 +1102,16 @@ pub struct TaskMetrics<'a> {
     pub quanta: u64,
     /// Dispatches billed nothing.
     pub unbilled: u64,
+    /// Dispatches on another CPU than the one it last ran on.
+    pub migrations: u64,
     /// Requests completed by their deadline.
     pub met: u64,
     /// Requests late or dropped.
     pub missed: u64,
     /// Requests dropped after a notification.
     pub discarded: u64,
+    /// Requests dropped at their deadline (`on_miss = "abort"`).
+    pub aborted: u64,
     /// Notifications received.
     pub notifications: u64,
     /// When it finished.

@@ -1,6 +1,6 @@
 //! # smartsim: a deterministic discrete-event simulator for the `sched` policies
 //!
-//! One CPU, a machine model (clock ticks, tick or exact billing, timer resolution, overheads), a
+//! N CPUs, a machine model (clock ticks, tick or exact billing, timer resolution, overheads), a
 //! scenario's tasks ([`workload`]) and a policy ([`sched::Policy`]). The engine ([`engine::Sim`]) owns time
 //! and every piece of bookkeeping; the policy only answers "what next, for how long". The same seed and
 //! scenario give byte-identical results: there is no other source of randomness, and nothing depends on
@@ -10,7 +10,8 @@
 //! (the fluid "ideal" of the papers' figures), [`papers`] (the dissertation's experiments), [`bench`]
 //! (synthetic task sets for benchmarks).
 //!
-//! Where it is weak: one CPU only; the timeline is sampled (default 1000 samples a run), so a figure
+//! Where it is weak: identical CPUs only (no speeds, caches shared or not, no topology); the timeline
+//! is sampled (default 1000 samples a run), so a figure
 //! shows no detail finer than a sample.
 
 #![deny(missing_docs)]
@@ -29,15 +30,32 @@ use workload::Scenario;
 
 /// Run a scenario with its own policy, or with `policy` instead.
 pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimResult> {
-    Ok(Sim::new(scn, make_policy(scn, policy)?).run())
+    Ok(simulator(scn, policy)?.run())
 }
 
-/// Build the scenario's policy (or `policy` instead), with errors that point into the scenario.
-pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<dyn sched::Policy>> {
-    let name = policy.unwrap_or(&scn.scheduler.policy);
+/// A simulator for the scenario with its own policy (or `policy` instead), ready to run: the policy
+/// built for the machine's CPUs, tasks placed on CPUs first fit by decreasing utilisation if the
+/// scenario asks for `partition = "ffd"`, and the scenario checked against what the policy can do.
+pub fn simulator<'s>(scn: &'s Scenario, policy: Option<&str>) -> anyhow::Result<Sim<'s>> {
+    let p = make_policy(scn, policy)?;
+    let placement = placement(scn, policy)?;
+    check_late_rules(scn, p.as_ref())?;
+    Ok(Sim::with_placement(scn, p, placement.as_deref()))
+}
+
+/// The options that apply to `name`: the scenario's, if it is the scenario's own policy.
+fn options(scn: &Scenario, policy: Option<&str>) -> (String, Options) {
+    let name = policy.unwrap_or(&scn.scheduler.policy).to_string();
     // Options written for the scenario's own policy do not apply to another one.
     let opts = if name == scn.scheduler.policy { scn.scheduler.policy_options() } else { Options::new() };
-    let p = sched::by_name(name, &opts).map_err(|e| {
+    (name, opts)
+}
+
+/// Build the scenario's policy (or `policy` instead) for its CPUs, with errors that point into the
+/// scenario.
+pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<dyn sched::Policy>> {
+    let (name, opts) = options(scn, policy);
+    let p = sched::by_name(&name, &opts, scn.machine.cpus as usize).map_err(|e| {
         // Point at the line of the scenario that caused it, when it came from the scenario.
         let (line, field) = match &e {
             sched::PolicyError::BadOption { key, .. } => {
@@ -54,4 +72,64 @@ pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<d
         }
     })?;
     Ok(p)
+}
+
+/// With `partition = "ffd"`, each task's CPU: first fit by decreasing utilisation (mean exec over
+/// period for a periodic task; a cpu or interactive task counts as a whole CPU... of its own: 1.0).
+fn placement(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Option<Vec<sched::CpuId>>> {
+    let (_, opts) = options(scn, policy);
+    if sched::Partition::of(&opts).ok() != Some(sched::Partition::Ffd) {
+        return Ok(None);
+    }
+    let demand: Vec<(f64, f64)> = scn
+        .tasks
+        .iter()
+        .map(|t| match &t.model {
+            workload::Model::Periodic(p) => (p.exec.mean() as f64, p.period as f64),
+            _ => (1.0, 1.0),
+        })
+        .collect();
+    sched::partition::first_fit_decreasing(&demand, scn.machine.cpus as usize).map(Some).map_err(|i| {
+        let t = &scn.tasks[i];
+        anyhow::anyhow!(
+            "{}",
+            scn.error(
+                t.line,
+                &format!("task \"{}\"", t.name),
+                format!(
+                    "partition = \"ffd\": the task (utilisation {:.3}) fits on none of the {} CPUs once the \
+                     larger ones are placed",
+                    demand[i].0 / demand[i].1,
+                    scn.machine.cpus
+                )
+            )
+        )
+    })
+}
+
+/// `on_miss = "discard"`, written out, needs a policy that notifies: under one that never does, the
+/// request would silently be finished late.
+fn check_late_rules(scn: &Scenario, p: &dyn sched::Policy) -> anyhow::Result<()> {
+    if p.notifies() {
+        return Ok(());
+    }
+    for t in &scn.tasks {
+        if let workload::Model::Periodic(per) = &t.model {
+            if let (workload::OnMiss::Discard, Some(line)) = (per.on_miss, per.on_miss_line) {
+                return Err(anyhow::anyhow!(
+                    "{}",
+                    scn.error(
+                        line,
+                        &format!("task \"{}\".on_miss", t.name),
+                        format!(
+                            "\"discard\" drops a request when the policy notifies, and `{}` never notifies: \
+                             use \"abort\" (dropped at its deadline) or \"finish\" (completed late)",
+                            p.name()
+                        )
+                    )
+                ));
+            }
+        }
+    }
+    Ok(())
 }

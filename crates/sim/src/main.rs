@@ -120,8 +120,7 @@ fn real_main() -> Result<()> {
         Cmd::Run { file, policy, format, svg, perfetto, window, timeline } => {
             let scn = load(&file)?;
             let (r, trace) = if perfetto.is_some() {
-                let p = smartsim::make_policy(&scn, policy.as_deref())?;
-                let mut sim = smartsim::Sim::new(&scn, p);
+                let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
                 sim.record_trace();
                 sim.run_until(u64::MAX);
                 sim.finish_with_trace()
@@ -149,8 +148,9 @@ fn real_main() -> Result<()> {
                 for (i, task) in scn.tasks.iter().enumerate() {
                     t.task(i as u32, &task.name);
                 }
-                for (i, a, b) in &trace.intervals {
-                    t.interval(*i, *a, *b, "run");
+                for (i, cpu, a, b) in &trace.intervals {
+                    t.interval(*i, *a, *b, &format!("run on CPU {cpu}"));
+                    t.cpu_interval(*cpu, *a, *b, &scn.tasks[*i as usize].name);
                 }
                 for (i, at, what) in &trace.marks {
                     t.instant(*i, *at, what);

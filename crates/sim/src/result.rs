@@ -19,6 +19,8 @@ pub struct Deadlines {
     pub missed: u64,
     /// Of the missed, those dropped after a notification.
     pub discarded: u64,
+    /// Of the missed, those dropped at their deadline (`on_miss = "abort"`).
+    pub aborted: u64,
     /// Notifications received.
     pub notifications: u64,
 }
@@ -59,6 +61,8 @@ pub struct Billing {
     pub quanta: u64,
     /// Dispatches billed nothing.
     pub unbilled_quanta: u64,
+    /// Dispatches on another CPU than the one it last ran on.
+    pub migrations: u64,
 }
 
 /// Per-task result.
@@ -97,34 +101,58 @@ impl TaskResult {
                 met: m.met,
                 missed: m.missed,
                 discarded: m.discarded,
+                aborted: m.aborted,
                 notifications: m.notifications,
             }),
             latency_ns: Percentiles::of(m.latency),
             response_ns: if periodic { Percentiles::of(m.response) } else { None },
-            billing: Billing { charged_ns: m.charged, quanta: m.quanta, unbilled_quanta: m.unbilled },
+            billing: Billing {
+                charged_ns: m.charged,
+                quanta: m.quanta,
+                unbilled_quanta: m.unbilled,
+                migrations: m.migrations,
+            },
         }
     }
+}
+
+/// What one CPU did over a run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct CpuStats {
+    /// Time a task was on it (overheads paid for the task included).
+    pub busy_ns: u64,
+    /// Time with nothing to run.
+    pub idle_ns: u64,
+    /// Time spent in overheads (switch, decision, tick handler, cache refill, migration).
+    pub overhead_ns: u64,
+    /// Context switches on it.
+    pub switches: u64,
 }
 
 /// Whole-system statistics of a run.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct SystemStats {
-    /// Time with nothing to run.
+    /// Time with nothing to run, summed over the CPUs.
     pub idle_ns: u64,
-    /// Time spent in overheads (switch, decision, tick handler, cache refill).
+    /// Time spent in overheads (switch, decision, tick handler, cache refill, migration), summed over
+    /// the CPUs.
     pub overhead_ns: u64,
-    /// Context switches (a different task dispatched).
+    /// Context switches (a different task dispatched on a CPU).
     pub switches: u64,
+    /// Dispatches of a task on another CPU than the one it last ran on.
+    pub migrations: u64,
     /// Scheduling decisions (calls of pick_next).
     pub decisions: u64,
     /// Task timer events.
     pub events: u64,
     /// Real-time requests released.
     pub jobs: u64,
-    /// Clock ticks simulated.
+    /// Clock ticks simulated (one per CPU per tick).
     pub ticks: u64,
     /// Notifications delivered.
     pub notifications: u64,
+    /// Per CPU, in CPU order.
+    pub cpus: Vec<CpuStats>,
 }
 
 /// Cumulative CPU time and deadlines met of every task, sampled at regular times.
@@ -185,6 +213,8 @@ pub struct SimResult {
     pub duration_ns: u64,
     /// Seed of every random draw.
     pub seed: u64,
+    /// Number of CPUs simulated.
+    pub cpus: u32,
     /// Per task, in scenario order.
     pub tasks: Vec<TaskResult>,
     /// Whole-system statistics.

@@ -22,6 +22,7 @@ fn periodic(exec: u64, period: u64) -> Model {
         deadline: period,
         count: None,
         on_miss: OnMiss::Discard,
+        on_miss_line: None,
         estimate: Estimate::Exact,
         notify: Notify::Asap,
     })
@@ -104,7 +105,7 @@ proptest! {
         let tasks: Vec<TaskSpec> = (0..n).map(|i| {
             let model = Model::Periodic(Periodic {
                 exec: Exec::Uniform(2 * MS, 9 * MS), period: (10 + 7 * i as u64) * MS, deadline: (10 + 7 * i as u64) * MS,
-                count: None, on_miss: OnMiss::Discard,
+                count: None, on_miss: OnMiss::Discard, on_miss_line: None,
                 estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None }, notify: Notify::Asap });
             let mut t = task(format!("T{i}"), model, 1 + i as u32, 0);
             t.jitter = Some(MS);

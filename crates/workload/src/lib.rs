@@ -35,7 +35,7 @@
 //! billing = "exact"       # "exact" ns, or "tick": whole ticks to whoever runs at the tick
 //! timer = "hr"            # "hr" (exact) | "tick" (next tick) | "rtc:<Hz>" (power of two, 2..=8192)
 //! seed = 1                # every random draw follows from it (default 1)
-//! cpus = 1                # only 1 for now
+//! cpus = 4                # processors, 1 to 1024 (default 1)
 //! sample = "10ms"         # optional: timeline sampling interval
 //!
 //! [machine.overhead]      # all default to 0
@@ -44,9 +44,12 @@
 //! decision = "1us"        # one scheduling decision
 //! cache = "512KiB"        # cache refilled after a switch: min(working_set, cache) / bandwidth
 //! bandwidth = "1GB/s"     # memory bandwidth, bytes per second ("1GB/s", or an integer)
+//! migration = "20us"      # a task dispatched on another CPU than the one it last ran on
 //!
 //! [scheduler]
 //! policy = "smart"        # default "smart"; every other key goes to the policy as an option
+//! partition = "global"    # "global" (one queue) | "affinity" (each task's one CPU) | "ffd" (first
+//!                         # fit by decreasing utilisation, chosen before the run)
 //!
 //! [[task]]
 //! name = "audio"          # required, unique
@@ -55,7 +58,8 @@
 //! period = "10ms"
 //! deadline = "8ms"        # relative to the release; default = period
 //! count = 500             # requests; default: until the end
-//! on_miss = "discard"     # "discard" the request | "finish" it late (default discard)
+//! on_miss = "discard"     # "discard" it when notified | "finish" it late | "abort" it at its
+//!                         # deadline, whatever the policy (default discard)
 //! estimate = "ewma"       # what the task tells the scheduler: "ewma" | "exact" | a time
 //! estimate_alpha = 0.5    # ewma weight of the newest request
 //! estimate_factor = 1.1   # safety margin on the average (SMART §3.5: +10%)
@@ -64,6 +68,7 @@
 //! share = 1               # proportional share (default 1; 0 allowed)
 //! timer = "tick"          # this task's timer, overriding the machine's
 //! jitter = "500us"        # each release is late by a uniform draw in [0, jitter]
+//! cpus = [0, 1]           # the CPUs it may run on (its affinity); default: any
 //!
 //! [[task]]
 //! name = "batch"
@@ -85,7 +90,7 @@
 //!
 //! | model         | keys                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
-//! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set` |
+//! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set cpus` |
 //! | `cpu`         | `work`                                                                |
 //! | `periodic`    | `exec` and `period` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify` |
 //! | `interactive` | `think` and `burst` (required), `count`                               |
@@ -143,6 +148,9 @@ pub use rand;
 /// The `rand_pcg` of [`task_rng`].
 pub use rand_pcg;
 pub use time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, Time, TimeError};
+
+/// The most CPUs a machine may have (`sched::MAX_CPUS`).
+pub const MAX_CPUS: u32 = sched::MAX_CPUS as u32;
 
 /// A validated scenario: machine, scheduler and tasks. Every invariant stated on the fields
 /// below has been checked.
@@ -206,7 +214,7 @@ impl Scenario {
 /// `[machine]`: the simulated machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Machine {
-    /// Processors; only 1 is supported for now (key `cpus`, default 1).
+    /// Processors (key `cpus`, 1 to [`MAX_CPUS`], default 1).
     pub cpus: u32,
     /// Clock interrupts per second (key `hz`, default 1000); 0 = tickless. At most 1,000,000.
     pub hz: u32,
@@ -262,6 +270,9 @@ pub struct Overheads {
     /// whenever `cache` is. The refill after a switch costs
     /// `min(working_set, cache_bytes) / bandwidth`.
     pub bandwidth: u64,
+    /// Key `migration`: cost paid by a task dispatched on another CPU than the one it last ran on
+    /// (cache and TLB refill elsewhere).
+    pub migration: Nanos,
 }
 
 /// `[scheduler]`: which policy, with what options.
@@ -326,6 +337,9 @@ pub struct TaskSpec {
     pub timer: Option<TimerKind>,
     /// Key `working_set`: bytes the task refills in the cache after a switch (default 0).
     pub working_set: u64,
+    /// Key `cpus`: the CPUs it may run on, ascending, without repeats, each below `machine.cpus`
+    /// (its affinity); `None` = any.
+    pub cpus: Option<Vec<u32>>,
 }
 
 impl TaskSpec {
@@ -350,6 +364,7 @@ impl TaskSpec {
             jitter: None,
             timer: None,
             working_set: 0,
+            cpus: None,
         }
     }
 }
@@ -402,6 +417,10 @@ pub struct Periodic {
     pub count: Option<u64>,
     /// Key `on_miss` (default `"discard"`).
     pub on_miss: OnMiss,
+    /// The line where `on_miss` is written, if it is (a tool refusing the value for its policy points
+    /// there; the default `"discard"` under a policy that never notifies behaves as `"finish"`).
+    #[serde(skip)]
+    pub on_miss_line: Option<usize>,
     /// Key `estimate` (default `"ewma"`) with `estimate_alpha`, `estimate_factor`,
     /// `estimate_initial`: the CPU estimate the task gives the scheduler with each request.
     pub estimate: Estimate,
@@ -424,6 +443,9 @@ pub enum OnMiss {
     Discard,
     /// `"finish"`: completes it late.
     Finish,
+    /// `"abort"`: the request is dropped at its deadline if unfinished, whatever the policy does
+    /// (SimSo's `abort_on_miss`).
+    Abort,
 }
 
 /// The CPU estimate a periodic task passes with each request (SMART's time constraint).

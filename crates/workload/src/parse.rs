@@ -21,7 +21,7 @@ type Val<'i> = Spanned<DeValue<'i>>;
 
 const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
 const MACHINE_KEYS: &[&str] = &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
-const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth"];
+const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth", "migration"];
 const COMMON_TASK_KEYS: &[&str] = &[
     "name",
     "model",
@@ -33,6 +33,7 @@ const COMMON_TASK_KEYS: &[&str] = &[
     "jitter",
     "timer",
     "working_set",
+    "cpus",
 ];
 /// Each model and its own keys.
 const MODELS: &[(&str, &[&str])] = &[
@@ -402,7 +403,9 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
     let description = root.string(&mut cx, "description").map(str::to_string);
     let machine = machine(&mut cx, &root);
     let scheduler = scheduler(&mut cx, &root);
-    let tasks = tasks(&mut cx, &root, &machine);
+    let by_affinity =
+        matches!(scheduler.options.get("partition"), Some(toml::Value::String(p)) if p == "affinity");
+    let tasks = tasks(&mut cx, &root, &machine, by_affinity);
     if cx.diags.is_empty() {
         Ok(Scenario { path: path.to_string(), name: stem(path), description, machine, scheduler, tasks })
     } else {
@@ -432,10 +435,7 @@ fn sub_table<'t, 'i>(cx: &mut Ctx, parent: &Tbl<'t, 'i>, key: &str) -> Tbl<'t, '
 fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
     let m = sub_table(cx, root, "machine");
     m.check_keys(cx, MACHINE_KEYS, |_| None);
-    let cpus = m.int(cx, "cpus", 0, i128::from(u32::MAX)).unwrap_or(1) as u32;
-    if cpus != 1 {
-        cx.err(m.at_value("cpus"), &m.field("cpus"), "only cpus = 1 is supported");
-    }
+    let cpus = m.int(cx, "cpus", 1, i128::from(crate::MAX_CPUS)).unwrap_or(1) as u32;
     let hz = m.int(cx, "hz", 0, i128::from(MAX_HZ)).unwrap_or(1000) as u32;
     let billing = match m.keyword(cx, "billing", &["tick", "exact"]) {
         Some("tick") => Billing::Tick,
@@ -473,6 +473,7 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
         decision: o.time(cx, "decision").unwrap_or(0),
         cache_bytes: o.size(cx, "cache", parse_size).unwrap_or(0),
         bandwidth: o.size(cx, "bandwidth", parse_bandwidth).unwrap_or(0),
+        migration: o.time(cx, "migration").unwrap_or(0),
     };
     if hz == 0 && overhead.tick > 0 {
         cx.err(
@@ -521,7 +522,7 @@ fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {
     SchedulerCfg { policy, options, key_lines, line: cx.line(s.at) }
 }
 
-fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
+fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> Vec<TaskSpec> {
     let Some(v) = root.get("task") else {
         if root.get("tasks").is_some() {
             return Vec::new(); // already reported as a misspelling
@@ -563,12 +564,19 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine) -> Vec<TaskSpec> {
                 seen.insert(name.to_string(), cx.line(v.span().start));
             }
         }
-        out.extend(task(cx, i, item.span().start, table, machine));
+        out.extend(task(cx, i, item.span().start, table, machine, by_affinity));
     }
     out
 }
 
-fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -> Option<TaskSpec> {
+fn task(
+    cx: &mut Ctx,
+    i: usize,
+    at: usize,
+    table: &DeTable,
+    machine: &Machine,
+    by_affinity: bool,
+) -> Option<TaskSpec> {
     let mut t = Tbl { table: Some(table), at, prefix: format!("task[{i}]."), suffix: String::new() };
     let name = match t.get("name") {
         None => {
@@ -638,6 +646,20 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
     let jitter = t.time(cx, "jitter");
     let timer = t.timer(cx, "timer");
     let working_set = t.size(cx, "working_set", parse_size).unwrap_or(0);
+    let cpus = affinity(cx, &t, machine.cpus);
+    if by_affinity && t.get("cpus").is_some_and(|_| cpus.as_ref().is_some_and(|c| c.len() != 1)) {
+        cx.err(
+            t.at_value("cpus"),
+            &t.field("cpus"),
+            "scheduler.partition = \"affinity\" binds each task to one CPU: give exactly one, e.g. cpus = [0]",
+        );
+    } else if by_affinity && t.get("cpus").is_none() {
+        cx.err(
+            at,
+            &t.field("cpus"),
+            "missing: scheduler.partition = \"affinity\" binds each task to the one CPU it names, e.g. cpus = [0]",
+        );
+    }
 
     if machine.duration > 0 && start >= machine.duration {
         cx.err(
@@ -688,7 +710,44 @@ fn task(cx: &mut Ctx, i: usize, at: usize, table: &DeTable, machine: &Machine) -
         jitter,
         timer,
         working_set,
+        cpus,
     })
+}
+
+/// Key `cpus` of a task: a non-empty array of distinct CPU numbers below `machine.cpus`, sorted.
+fn affinity(cx: &mut Ctx, t: &Tbl, ncpus: u32) -> Option<Vec<u32>> {
+    let v = t.get("cpus")?;
+    let field = t.field("cpus");
+    let DeValue::Array(items) = v.get_ref() else {
+        type_error(cx, v, &field, v.get_ref(), "an array of CPU numbers such as [0, 2]");
+        return None;
+    };
+    if items.is_empty() {
+        cx.err(v.span().start, &field, "empty: a task must be allowed at least one CPU");
+        return None;
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let n = match item.get_ref() {
+            DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix()).ok(),
+            _ => None,
+        };
+        match n {
+            Some(n) if (0..i128::from(ncpus)).contains(&n) => out.push(n as u32),
+            Some(n) => cx.err(
+                item.span().start,
+                &field,
+                format!("CPU {n} does not exist: machine.cpus = {ncpus} (CPUs 0 to {})", ncpus - 1),
+            ),
+            None => type_error(cx, item, &field, item.get_ref(), "a CPU number"),
+        }
+    }
+    out.sort_unstable();
+    if out.windows(2).any(|w| w[0] == w[1]) {
+        cx.err(v.span().start, &field, "a CPU is listed twice");
+        return None;
+    }
+    (out.len() == items.len()).then_some(out)
 }
 
 fn or_list(models: &[&str]) -> String {
@@ -728,10 +787,12 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
     let period = required(cx, t, "period", "40ms", |cx| t.positive_time(cx, "period"));
     let deadline = t.positive_time(cx, "deadline");
     let count = count(cx, t);
-    let on_miss = match t.keyword(cx, "on_miss", &["discard", "finish"]) {
+    let on_miss = match t.keyword(cx, "on_miss", &["discard", "finish", "abort"]) {
         Some("finish") => OnMiss::Finish,
+        Some("abort") => OnMiss::Abort,
         _ => OnMiss::Discard,
     };
+    let on_miss_line = t.get("on_miss").map(|v| cx.line(v.span().start));
     let estimate = estimate(cx, t);
     let notify = notify(cx, t);
     let (exec, period) = (exec?, period?);
@@ -758,7 +819,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
             );
         }
     }
-    Some(Periodic { exec, period, deadline, count, on_miss, estimate: estimate?, notify })
+    Some(Periodic { exec, period, deadline, count, on_miss, on_miss_line, estimate: estimate?, notify })
 }
 
 fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {

@@ -49,6 +49,7 @@ fn default_periodic(exec: Exec, period: u64) -> Periodic {
         deadline: period,
         count: None,
         on_miss: OnMiss::Discard,
+        on_miss_line: None,
         estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
         notify: Notify::Asap,
     }
@@ -59,8 +60,13 @@ fn mix_example_parses_to_the_expected_structure() {
     let s = load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mix.toml"))).unwrap();
     assert_eq!(s.name, "mix");
     assert!(s.path.ends_with("examples/mix.toml"));
-    let r2 =
-        Periodic { on_miss: OnMiss::Finish, ..default_periodic(Exec::Uniform(10 * MS, 14 * MS), 50 * MS) };
+    let r2 = Periodic {
+        on_miss: OnMiss::Finish,
+        on_miss_line: Some(29),
+        ..default_periodic(Exec::Uniform(10 * MS, 14 * MS), 50 * MS)
+    };
+    let r1 =
+        Periodic { on_miss_line: Some(21), ..default_periodic(Exec::Uniform(28 * MS, 30 * MS), 40 * MS) };
     let expected = Scenario {
         path: s.path.clone(),
         name: "mix".into(),
@@ -82,11 +88,7 @@ fn mix_example_parses_to_the_expected_structure() {
             line: 12,
         },
         tasks: vec![
-            default_task(
-                "R1",
-                15,
-                Model::Periodic(default_periodic(Exec::Uniform(28 * MS, 30 * MS), 40 * MS)),
-            ),
+            default_task("R1", 15, Model::Periodic(r1)),
             TaskSpec { priority: 1, ..default_task("R2", 23, Model::Periodic(r2)) },
             default_task("batch", 31, Model::Cpu { work: None }),
         ],
@@ -113,6 +115,7 @@ fn every_key_example_sets_every_field() {
                 decision: US,
                 cache_bytes: 512 * 1024,
                 bandwidth: 1_000_000_000,
+                migration: 0,
             },
             sample: Some(10 * MS),
         }
@@ -134,6 +137,7 @@ fn every_key_example_sets_every_field() {
                     deadline: 8 * MS,
                     count: Some(500),
                     on_miss: OnMiss::Discard,
+                    on_miss_line: Some(30),
                     estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
                     notify: Notify::Asap,
                 })
@@ -259,7 +263,7 @@ fn invalid_example_reports_every_problem_at_once() {
     let expected = "\
 examples/invalid.toml:6:11: machine.billing: unknown value \"ticks\": expected one of \"tick\", \"exact\"; did you mean \"tick\"?
 examples/invalid.toml:7:12: machine.duration: \"30\" has no unit: write e.g. \"30ms\" (units: ns, us, ms, s, m = minutes, h)
-examples/invalid.toml:8:8: machine.cpus: only cpus = 1 is supported
+examples/invalid.toml:8:8: machine.cpus: 0 is out of range: expected an integer in 1..=1024
 examples/invalid.toml:16:8: task[0].exec (task \"R1\"): empty range \"30ms..28ms\": the lower bound 30ms is above the upper bound 28ms
 examples/invalid.toml:18:1: task[0].deadlin (task \"R1\"): unknown key `deadlin`; did you mean `deadline`?
 examples/invalid.toml:21:8: task[1].name (task \"R1\"): duplicate task name \"R1\" (first used at line 14)
@@ -348,7 +352,7 @@ fn periodic_task_errors_name_the_field() {
     );
     assert_eq!(
         error(&with("", &format!("{p}on_miss = \"drop\""))),
-        "t.toml:10:11: task[0].on_miss (task \"T\"): unknown value \"drop\": expected one of \"discard\", \"finish\""
+        "t.toml:10:11: task[0].on_miss (task \"T\"): unknown value \"drop\": expected one of \"discard\", \"finish\", \"abort\""
     );
     assert_eq!(
         error(&with("", &format!("{p}jitter = \"20ms\""))),
@@ -480,7 +484,7 @@ fn unknown_keys_suggest_the_closest_valid_one() {
     );
     assert_eq!(
         error(&with("", "colour = \"red\"")),
-        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, work"
+        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, cpus, work"
     );
     assert_eq!(
         errors(&with("", "").replace("[machine]", "[machin]")),

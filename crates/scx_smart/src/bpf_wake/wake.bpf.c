@@ -67,6 +67,29 @@ u64 start_delay_max;
 u64 nr_started_late;
 
 /*
+ * Blocks: scx_rustland_core queues a task to user space when it becomes runnable again, never when it
+ * blocks, so the user-space scheduler would believe the CPU it ran on busy until it wakes. At every
+ * switch away from a task that is not runnable any more, we send (pid, cpu, when it started running
+ * there, now) through this ring buffer: the driver's `blocked`, sched_ext's `stopping(runnable=false)`.
+ * Running starts are kept per CPU.
+ */
+struct blocked_rec {
+	u32 pid;
+	u32 cpu;
+	u64 start;
+	u64 stop;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} blocks SEC(".maps");
+
+#define MAX_CPUS 1024
+u64 running_since[MAX_CPUS];
+u64 nr_blocks_lost;
+
+/*
  * Stalls of the machine itself: timer expiries handled more than STALL_NS after they were due. A busy
  * CPU takes its scheduler tick every millisecond (HZ=1000), so a late tick means the CPU ran nothing at
  * all for that long: interrupts were off, or on a virtual machine its host ran something else on the
@@ -128,11 +151,55 @@ int BPF_PROG(smart_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/* A task that is not runnable at the switch blocked (or exited). */
+static void report_block(bool preempt, struct task_struct *prev, s32 cpu, u64 now)
+{
+	struct blocked_rec *r;
+	u64 start = 0;
+
+	if (cpu >= 0 && cpu < MAX_CPUS)
+		start = running_since[cpu & (MAX_CPUS - 1)];
+	if (!prev->pid || prev->pid == usersched_tid || prev->__state == 0 /* TASK_RUNNING */)
+		return;
+	/* A task preempted on its way to sleep is still runnable: it comes back queued. */
+	if (preempt)
+		return;
+	r = bpf_ringbuf_reserve(&blocks, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&nr_blocks_lost, 1);
+		return;
+	}
+	r->pid = prev->pid;
+	r->cpu = cpu;
+	r->start = start;
+	r->stop = now;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* The user-space scheduler's preemption of a CPU it chose for a waking task (sched_ext's kick). */
+struct kick_arg {
+	s32 cpu;
+};
+
+SEC("syscall")
+int smart_kick(struct kick_arg *arg)
+{
+	if (arg->cpu < 0)
+		return -1;
+	scx_bpf_kick_cpu(arg->cpu, SCX_KICK_PREEMPT);
+	return 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(smart_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	s32 this_cpu = bpf_get_smp_processor_id();
 	u32 tid = dispatched_tid;
+	u64 now = bpf_ktime_get_ns();
+
+	report_block(preempt, prev, this_cpu, now);
+	if (this_cpu >= 0 && this_cpu < MAX_CPUS)
+		running_since[this_cpu & (MAX_CPUS - 1)] = now;
 
 	if (urgent_since && prev->pid == usersched_tid) {
 		kick_cpu(this_cpu);
