@@ -2,7 +2,9 @@
 //!
 //! **State.** Tasks with a time constraint, ordered by absolute deadline, ties first come first served
 //! (by when the request became ready, kept when it is preempted; then by task number); tasks without
-//! one, in a round-robin queue below them. One queue for all CPUs.
+//! one, in a round-robin queue below them. One queue for all CPUs. The deadline queue is a binary heap
+//! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
+//! leaves its entry behind, recognised as stale by its sequence number when it reaches the top.
 //!
 //! **Decision.** On a free CPU, the earliest deadline allowed there runs until it blocks or is
 //! preempted; if no task has a constraint, round robin with `slice` (default 10 ms). A waking task with
@@ -16,7 +18,8 @@
 //! is safe only below N − (N − 1)·u_max (Goossens, Funk, Baruah 2003). It sends no notifications: a
 //! task only learns of a miss by itself.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::usage::Accounts;
 use crate::{
@@ -30,8 +33,13 @@ struct EdfTask {
     runnable: bool,
     /// When its current request became ready (the first-come-first-served tie).
     ready_at: Nanos,
+    /// The sequence number of its live entry in the deadline queue (entries with another are stale).
+    seq: u64,
     params: TaskParams,
 }
+
+/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
+type Entry = Reverse<(Nanos, Nanos, u32, u64)>;
 
 /// The EDF policy.
 #[derive(Debug, Default)]
@@ -39,7 +47,12 @@ pub struct Edf {
     slice: Nanos,
     cpus: usize,
     tasks: Vec<EdfTask>,
-    rt: BTreeSet<(Nanos, Nanos, u32)>,
+    rt: BinaryHeap<Entry>,
+    /// Live entries in `rt`, and a sequence number for the next entry.
+    live: usize,
+    seq: u64,
+    /// Scratch: live entries set aside while looking for one allowed on a CPU.
+    skipped: Vec<Entry>,
     rr: VecDeque<TaskId>,
     acct: Accounts,
     decisions: u64,
@@ -56,7 +69,10 @@ impl Edf {
         st.runnable = true;
         match st.deadline {
             Some(d) => {
-                self.rt.insert((d, st.ready_at, t.0));
+                self.seq += 1;
+                st.seq = self.seq;
+                self.rt.push(Reverse((d, st.ready_at, t.0, self.seq)));
+                self.live += 1;
             }
             None if front => self.rr.push_front(t),
             None => self.rr.push_back(t),
@@ -70,11 +86,45 @@ impl Edf {
         }
         st.runnable = false;
         match st.deadline {
-            Some(d) => {
-                self.rt.remove(&(d, st.ready_at, t.0));
+            Some(_) => {
+                // Its entry goes stale; drop the stale ones once they outnumber the live.
+                self.live -= 1;
+                if self.rt.len() > 2 * self.live + 64 {
+                    let tasks = &self.tasks;
+                    self.rt.retain(|Reverse((_, _, id, seq))| Self::is_live(tasks, *id, *seq));
+                }
             }
             None => self.rr.retain(|x| *x != t),
         }
+    }
+
+    fn is_live(tasks: &[EdfTask], id: u32, seq: u64) -> bool {
+        let st = &tasks[id as usize];
+        st.runnable && st.seq == seq && st.deadline.is_some()
+    }
+
+    /// Takes the earliest deadline allowed on `cpu` out of the queue.
+    fn pop_earliest(&mut self, cpu: CpuId) -> Option<TaskId> {
+        let mut found = None;
+        while let Some(&Reverse((_, _, id, seq))) = self.rt.peek() {
+            let e = self.rt.pop().expect("peeked");
+            if !Self::is_live(&self.tasks, id, seq) {
+                continue;
+            }
+            if self.allowed(TaskId(id), cpu) {
+                found = Some(TaskId(id));
+                break;
+            }
+            // Not here (affinity): set aside, put back below.
+            self.skipped.push(e);
+        }
+        if !self.skipped.is_empty() {
+            self.rt.extend(self.skipped.drain(..));
+        }
+        let t = found?;
+        self.tasks[t.idx()].runnable = false;
+        self.live -= 1;
+        Some(t)
     }
 
     fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
@@ -132,9 +182,7 @@ impl Policy for Edf {
 
     fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
-        if let Some(&(_, _, id)) = self.rt.iter().find(|k| self.allowed(TaskId(k.2), cpu)) {
-            let t = TaskId(id);
-            self.dequeue(t);
+        if let Some(t) = self.pop_earliest(cpu) {
             return Some(Dispatch { task: t, slice: None });
         }
         let t = *self.rr.iter().find(|t| self.allowed(**t, cpu))?;

@@ -102,6 +102,7 @@ impl Default for TaskParams {
 
 impl TaskParams {
     /// Whether the task may run on `cpu`.
+    #[inline]
     pub fn allows(&self, cpu: CpuId) -> bool {
         self.cpus.as_ref().is_none_or(|c| c.binary_search(&cpu).is_ok())
     }
@@ -296,7 +297,8 @@ pub trait Policy {
     /// Availability of the task (SMART §3.4.3).
     fn availability(&self, t: TaskId, now: Nanos) -> Availability;
     /// Whether the policy ever notifies a task (SMART §3.4.2); a task that drops a request only when
-    /// notified would otherwise never drop one.
+    /// notified would otherwise never drop one. A policy that says no never has notifications to take:
+    /// the driver need not ask.
     fn notifies(&self) -> bool {
         false
     }
