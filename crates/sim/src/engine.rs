@@ -30,7 +30,7 @@
 //! needed), so an event costs O(log N) in the number of CPUs, except ticks, which touch every CPU.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 use hdrhistogram::Histogram;
 use sched::{CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
@@ -38,6 +38,9 @@ use workload::rand_pcg::Pcg64;
 use workload::{Billing, Estimate, Exec, Model, Notify, OnMiss, Scenario, TimerKind};
 
 use crate::result::{CpuStats, SimResult, SystemStats, TaskResult, Timeline};
+
+/// Up to this many CPUs, the next CPU event is found by looking at each CPU rather than kept in a heap.
+const FEW_CPUS: usize = 8;
 
 /// Bound on decisions at one instant on one CPU (a policy and its notifications could otherwise
 /// ping-pong).
@@ -55,9 +58,60 @@ enum Ev {
 
 #[derive(Clone, Debug)]
 struct Job {
+    /// Its number among the task's requests, from 0.
+    index: u64,
+    /// Nominal release (offset + k periods).
     release: Nanos,
+    /// When it was released (with jitter and the timer's resolution).
+    released: Nanos,
     deadline: Nanos,
     exec: Nanos,
+    /// When it first ran (MAX: not yet), where it last ran (MAX: nowhere yet), and how often it was
+    /// taken off a CPU unfinished.
+    start: Nanos,
+    cpu: CpuId,
+    preemptions: u32,
+}
+
+/// What became of a request (`--jobs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Finished by its deadline.
+    Met,
+    /// Finished after it.
+    Late,
+    /// Dropped by the task when notified (`on_miss = "discard"`).
+    Discarded,
+    /// Dropped at its deadline (`on_miss = "abort"`).
+    Aborted,
+    /// Not finished when the run ended.
+    Unfinished,
+}
+
+/// One request of a periodic task, as the run treated it (`smartsim run --jobs`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobRecord {
+    /// The task's name.
+    pub task: String,
+    /// The request's number, from 0.
+    pub job: u64,
+    /// The CPU it last ran on, if it ran.
+    pub cpu: Option<CpuId>,
+    /// When it was released (offset + k periods, plus jitter and the timer's resolution).
+    pub release_ns: Nanos,
+    /// When it first ran.
+    pub start_ns: Option<Nanos>,
+    /// When it finished (or was dropped).
+    pub finish_ns: Option<Nanos>,
+    /// Its absolute deadline (nominal release + relative deadline).
+    pub deadline_ns: Nanos,
+    /// The CPU time it needed (its draw).
+    pub exec_ns: Nanos,
+    /// What became of it.
+    pub outcome: Outcome,
+    /// Times it was taken off a CPU unfinished (preempted or its slice ended).
+    pub preemptions: u32,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -116,10 +170,13 @@ struct Cpu {
     stall: Nanos,
     dispatched_at: Nanos,
     last_ran: Option<TaskId>,
-    /// Generation of its entry in the CPU event heap (older entries are stale).
+    /// When its running task's work or slice ends (MAX: never, or nothing runs), as of the last
+    /// [`Sim::arm`]; and the generation of its entry in the CPU event heap (older entries are stale).
+    next_event: Nanos,
     gen: u64,
-    /// The enqueue epoch at which `pick_next` last found nothing here.
+    /// The enqueue epoch at which `pick_next` last found nothing here, and at which it last decided.
     empty_epoch: Option<u64>,
+    picked_epoch: Option<u64>,
     stats: CpuStats,
 }
 
@@ -132,13 +189,25 @@ pub struct Sim<'s> {
     params: Vec<TaskParams>,
     cpus: Vec<Cpu>,
     /// CPUs running nothing, and not about to be rescheduled.
-    idle: BTreeSet<CpuId>,
-    /// CPUs to reschedule at the end of this instant.
-    resched: BTreeSet<CpuId>,
+    idle: CpuSet,
+    /// CPUs to reschedule at the end of this instant, in the order they were asked for (a preemption
+    /// for the most urgent task first: its victim decides first).
+    resched: Resched,
     /// Next own event of each CPU (its task's work done, or its slice's end): (time, gen, cpu).
-    cpu_events: BinaryHeap<Reverse<(Nanos, u64, CpuId)>>,
+    cpu_events: BinaryHeap<Reverse<(Nanos, CpuId, u64)>>,
+    /// Few CPUs: their next events are found by looking at each (no heap), whenever one changes; the
+    /// earliest (time, CPU).
+    few_cpus: bool,
+    next_cpu: (Nanos, usize),
     /// Bumped whenever a task is queued to the policy: an idle CPU that found nothing asks again.
     epoch: u64,
+    /// Tasks that woke in this instant (with the epoch of their wake-up), and those of them that may
+    /// still have to preempt a CPU.
+    woken: Vec<(TaskId, u64)>,
+    to_preempt: Vec<(TaskId, u64)>,
+    /// Reused buffers (no allocation per event).
+    scratch_cpus: Vec<CpuId>,
+    scratch_running: Vec<(CpuId, TaskId)>,
     /// `pick_next` on one CPU speaks for all (a global policy and no affinities): the epoch at which
     /// one idle CPU found nothing.
     uniform: bool,
@@ -159,8 +228,17 @@ pub struct Sim<'s> {
     sys: SystemStats,
     /// Execution intervals and marks, when asked for (Perfetto export).
     trace: Option<TraceLog>,
+    /// Every request's record, when asked for (`--jobs`).
+    jobs: Option<Vec<JobRecord>>,
+    /// When checking: instants that ended with a CPU idle while a task that may run there waited.
+    stranded: Option<u64>,
     /// `SMARTSIM_DEBUG` set: print every dispatch to stderr.
     debug: bool,
+    /// The policy ever notifies (else there is nothing to collect).
+    notifies: bool,
+    /// What switching to each task costs its CPU: the switch itself and refilling the cache with the
+    /// task's working set.
+    switch_cost: Vec<Nanos>,
 }
 
 /// What a run did, interval by interval, for a Perfetto/Chrome trace.
@@ -266,11 +344,17 @@ impl<'s> Sim<'s> {
             policy,
             tasks,
             params,
-            cpus: vec![Cpu::default(); ncpus],
-            idle: (0..ncpus as CpuId).collect(),
-            resched: BTreeSet::new(),
+            cpus: vec![Cpu { next_event: Nanos::MAX, ..Cpu::default() }; ncpus],
+            idle: CpuSet::full(ncpus),
+            resched: Resched::default(),
             cpu_events: BinaryHeap::new(),
+            few_cpus: ncpus <= FEW_CPUS,
+            next_cpu: (Nanos::MAX, 0),
             epoch: 0,
+            woken: Vec::new(),
+            to_preempt: Vec::new(),
+            scratch_cpus: Vec::new(),
+            scratch_running: Vec::new(),
             uniform,
             none_epoch: None,
             now: 0,
@@ -288,8 +372,26 @@ impl<'s> Sim<'s> {
             timeline: Timeline::new(scn.tasks.len()),
             sys: SystemStats::default(),
             trace: None,
+            jobs: None,
+            stranded: None,
             debug: std::env::var_os("SMARTSIM_DEBUG").is_some(),
+            notifies: false,
+            switch_cost: scn
+                .tasks
+                .iter()
+                .map(|spec| {
+                    let o = &m.overhead;
+                    let refill = if o.cache_bytes > 0 && o.bandwidth > 0 && spec.working_set > 0 {
+                        let bytes = spec.working_set.min(o.cache_bytes) as u128;
+                        (bytes * 1_000_000_000 / o.bandwidth as u128) as Nanos
+                    } else {
+                        0
+                    };
+                    o.switch + refill
+                })
+                .collect(),
         };
+        sim.notifies = sim.policy.notifies();
         for (i, t) in scn.tasks.iter().enumerate() {
             let start = t.start + if matches!(t.model, Model::Cpu { .. }) { sim.jitter(i) } else { 0 };
             sim.push(start, Ev::Start, i as u32);
@@ -309,9 +411,44 @@ impl<'s> Sim<'s> {
         self.scn.tasks[i].timer.unwrap_or(self.scn.machine.timer)
     }
 
-    /// Record every execution interval and mark for a trace (see [`Sim::finish_with_trace`]).
+    /// Record every execution interval and mark for a trace (see [`Sim::finish_all`]).
     pub fn record_trace(&mut self) {
         self.trace = Some(TraceLog::default());
+    }
+
+    /// Check, at the end of every instant, that no CPU idles while a task that may run there waits
+    /// (what a global, work-conserving policy guarantees); [`Sim::stranded`] counts the instants that
+    /// failed. Costs O(CPUs × tasks) per instant: for tests.
+    pub fn check_work_conservation(&mut self) {
+        self.stranded = Some(0);
+    }
+
+    /// Instants that ended with an idle CPU while a task that may run there waited (see
+    /// [`Sim::check_work_conservation`]).
+    pub fn stranded(&self) -> u64 {
+        self.stranded.unwrap_or(0)
+    }
+
+    /// Record what became of every request of a periodic task (see [`Sim::finish_all`]).
+    pub fn record_jobs(&mut self) {
+        self.jobs = Some(Vec::new());
+    }
+
+    fn record_job(&mut self, i: usize, job: &Job, finish: Option<Nanos>, outcome: Outcome) {
+        if let Some(v) = &mut self.jobs {
+            v.push(JobRecord {
+                task: self.scn.tasks[i].name.clone(),
+                job: job.index,
+                cpu: (job.cpu != CpuId::MAX).then_some(job.cpu),
+                release_ns: job.released,
+                start_ns: (job.start != Nanos::MAX).then_some(job.start),
+                finish_ns: finish,
+                deadline_ns: job.deadline,
+                exec_ns: job.exec,
+                outcome,
+                preemptions: job.preemptions,
+            });
+        }
     }
 
     fn mark(&mut self, i: usize, what: &'static str) {
@@ -355,15 +492,57 @@ impl<'s> Sim<'s> {
             }
             self.handle_events();
             self.settle();
+            if let Some(n) = self.stranded.as_mut() {
+                let waiting = |c: CpuId| {
+                    self.tasks
+                        .iter()
+                        .zip(&self.params)
+                        .any(|(t, p)| t.state == State::Runnable && p.allows(c))
+                };
+                if self.idle.iter().any(waiting) {
+                    *n += 1;
+                }
+            }
         }
     }
 
-    /// The next event of CPU `c`'s running task: its work done or its slice's end.
+    /// The next event of CPU `c`'s running task: its work done or its slice's end. Called whenever
+    /// what it depends on changes other than by time passing (a dispatch, a stop, new work, overhead).
+    #[inline]
     fn arm(&mut self, c: usize) {
+        // One CPU: its next event is computed when asked for (see `next_cpu_event`).
+        if self.cpus.len() > 1 {
+            self.arm_cpu(c);
+        }
+    }
+
+    fn arm_cpu(&mut self, c: usize) {
+        let t = self.cpu_event(c);
+        self.cpus[c].next_event = t;
+        if self.few_cpus {
+            // The earliest of a few: look at each (ties: the lowest CPU).
+            let mut best = (Nanos::MAX, 0);
+            for k in 0..self.cpus.len() {
+                if self.cpus[k].next_event < best.0 {
+                    best = (self.cpus[k].next_event, k);
+                }
+            }
+            self.next_cpu = best;
+            return;
+        }
         self.gen += 1;
-        let cpu = &mut self.cpus[c];
-        cpu.gen = self.gen;
-        let Some(r) = cpu.running else { return };
+        self.cpus[c].gen = self.gen;
+        if t != Nanos::MAX {
+            self.cpu_events.push(Reverse((t, c as CpuId, self.gen)));
+        }
+    }
+
+    /// When CPU `c`'s running task finishes its work or its slice (MAX: neither). Time passing leaves it
+    /// unchanged ([`Sim::sync`] moves `synced` forward by what it takes off the overhead and the work).
+    #[inline]
+    fn cpu_event(&self, c: usize) -> Nanos {
+        let cpu = &self.cpus[c];
+        let Some(r) = cpu.running else { return Nanos::MAX };
         let rem = self.tasks[r.idx()].remaining;
         let mut t = Nanos::MAX;
         if rem != Nanos::MAX {
@@ -372,16 +551,21 @@ impl<'s> Sim<'s> {
         if let Some(s) = cpu.slice_end {
             t = t.min(s);
         }
-        if t != Nanos::MAX {
-            self.cpu_events.push(Reverse((t, self.gen, c as CpuId)));
-        }
+        t
     }
 
-    /// The earliest pending CPU event, dropping stale ones.
-    fn next_cpu_event(&mut self) -> Option<Nanos> {
-        while let Some(&Reverse((t, gen, c))) = self.cpu_events.peek() {
+    /// The earliest pending CPU event and its CPU (ties: the lowest CPU), dropping stale ones.
+    fn next_cpu_event(&mut self) -> Option<(Nanos, usize)> {
+        if self.cpus.len() == 1 {
+            let t = self.cpu_event(0);
+            return (t != Nanos::MAX).then_some((t, 0));
+        }
+        if self.few_cpus {
+            return (self.next_cpu.0 != Nanos::MAX).then_some(self.next_cpu);
+        }
+        while let Some(&Reverse((t, c, gen))) = self.cpu_events.peek() {
             if self.cpus[c as usize].gen == gen {
-                return Some(t);
+                return Some((t, c as usize));
             }
             self.cpu_events.pop();
         }
@@ -393,7 +577,7 @@ impl<'s> Sim<'s> {
         if let Some(Reverse((at, ..))) = self.heap.peek() {
             t = t.min(*at);
         }
-        if let Some(c) = self.next_cpu_event() {
+        if let Some((c, _)) = self.next_cpu_event() {
             t = t.min(c);
         }
         if self.ticks_on {
@@ -413,6 +597,7 @@ impl<'s> Sim<'s> {
     }
 
     /// Bring CPU `c` up to now: its running task progresses (after paying any pending overhead).
+    #[inline]
     fn sync(&mut self, c: usize) {
         let now = self.now;
         let cpu = &mut self.cpus[c];
@@ -446,10 +631,14 @@ impl<'s> Sim<'s> {
         }
     }
 
+    #[inline]
     fn sample_to(&mut self, t: Nanos) {
-        if self.next_sample > t {
-            return;
+        if self.next_sample <= t {
+            self.take_samples(t);
         }
+    }
+
+    fn take_samples(&mut self, t: Nanos) {
         self.sync_all();
         while self.next_sample <= t {
             let at = self.next_sample;
@@ -461,8 +650,8 @@ impl<'s> Sim<'s> {
     }
 
     fn flag(&mut self, c: CpuId) {
-        self.idle.remove(&c);
-        self.resched.insert(c);
+        self.idle.remove(c);
+        self.resched.push(c);
     }
 
     fn handle_events(&mut self) {
@@ -489,12 +678,13 @@ impl<'s> Sim<'s> {
             }
         }
         // Running tasks whose work is done, or whose slice is.
-        while let Some(t) = self.next_cpu_event() {
+        while let Some((t, c)) = self.next_cpu_event() {
             if t > now {
                 break;
             }
-            let Reverse((_, _, c)) = self.cpu_events.pop().expect("peeked");
-            let c = c as usize;
+            if !self.few_cpus {
+                self.cpu_events.pop();
+            }
             self.sync(c);
             let Some(r) = self.cpus[c].running else { continue };
             if self.tasks[r.idx()].remaining == 0 {
@@ -527,20 +717,32 @@ impl<'s> Sim<'s> {
         self.collect_notifications();
     }
 
-    /// End of an instant: reschedule the flagged CPUs, then offer every idle CPU work if some task was
-    /// queued since it last found none.
+    /// End of an instant. Each task that woke is offered an idle CPU it may use (the policy's
+    /// `select_cpu`), and the CPUs so chosen, and those flagged by the instant's events, decide, in the
+    /// order they were chosen. A woken task still waiting then asks the policy which CPU to preempt,
+    /// among those that have not decided since it woke (a decision made with the task in the queue
+    /// already weighed it). Last, each idle CPU decides if a task was queued since it last found none. Until
+    /// nothing changes.
     fn settle(&mut self) {
         for _ in 0..MAX_DECISIONS_PER_INSTANT {
-            if let Some(c) = self.resched.pop_first() {
+            if !self.woken.is_empty() {
+                self.offer_idle_cpus();
+            }
+            if let Some(c) = self.resched.pop() {
                 self.reschedule(c as usize, Stop::Preempted);
                 continue;
             }
+            if !self.to_preempt.is_empty() {
+                self.ask_preemptions();
+                if !self.resched.is_empty() {
+                    continue;
+                }
+            }
             let epoch = self.epoch;
-            if self.uniform && self.none_epoch == Some(epoch) {
+            if self.idle.is_empty() || self.uniform && self.none_epoch == Some(epoch) {
                 return;
             }
-            let Some(&c) = self.idle.iter().find(|&&c| self.cpus[c as usize].empty_epoch != Some(epoch))
-            else {
+            let Some(c) = self.idle.iter().find(|&c| self.cpus[c as usize].empty_epoch != Some(epoch)) else {
                 return;
             };
             self.reschedule(c as usize, Stop::Preempted);
@@ -549,6 +751,58 @@ impl<'s> Sim<'s> {
             }
         }
         panic!("policy `{}` did not settle at t={} ns", self.policy.name(), self.now);
+    }
+
+    /// Each task that woke (and still waits) is offered the idle CPUs it may use; the one the policy
+    /// selects is flagged to decide. Every such task may still have to preempt a CPU afterwards.
+    fn offer_idle_cpus(&mut self) {
+        for k in 0..self.woken.len() {
+            let (t, e) = self.woken[k];
+            if self.tasks[t.idx()].state != State::Runnable {
+                continue;
+            }
+            if !self.idle.is_empty() {
+                let p = &self.params[t.idx()];
+                self.scratch_cpus.clear();
+                self.scratch_cpus.extend(self.idle.iter().filter(|&c| p.allows(c)));
+                if !self.scratch_cpus.is_empty() {
+                    let c = self.policy.select_cpu(t, self.tasks[t.idx()].last_cpu, &self.scratch_cpus);
+                    self.flag(c);
+                }
+            }
+            // If the CPU it was offered takes another task, it may still preempt elsewhere.
+            self.to_preempt.push((t, e));
+        }
+        self.woken.clear();
+    }
+
+    /// Each woken task still waiting asks the policy which CPU to preempt, among those it may use that
+    /// run something and have not decided since it woke; the CPU named is flagged to decide.
+    fn ask_preemptions(&mut self) {
+        for k in 0..self.to_preempt.len() {
+            let (t, e) = self.to_preempt[k];
+            if self.tasks[t.idx()].state != State::Runnable {
+                continue;
+            }
+            let p = &self.params[t.idx()];
+            self.scratch_running.clear();
+            for c in 0..self.cpus.len() {
+                let cpu = &self.cpus[c];
+                let Some(r) = cpu.running else { continue };
+                let c = c as CpuId;
+                if cpu.picked_epoch.is_none_or(|d| d < e) && !self.resched.contains(c) && p.allows(c) {
+                    self.scratch_running.push((c, r));
+                }
+            }
+            if self.scratch_running.is_empty() {
+                continue;
+            }
+            let last = self.tasks[t.idx()].last_cpu;
+            if let Some(c) = self.policy.preempt_for(t, last, &self.scratch_running, self.now) {
+                self.flag(c);
+            }
+        }
+        self.to_preempt.clear();
     }
 
     fn task_event(&mut self, ev: Ev, i: usize) {
@@ -578,7 +832,16 @@ impl<'s> Sim<'s> {
                 let exec = p.exec.sample(&mut self.tasks[i].rng).max(1);
                 self.tasks[i].releases += 1;
                 self.sys.jobs += 1;
-                let job = Job { release, deadline: release + p.deadline, exec };
+                let job = Job {
+                    index: k,
+                    release,
+                    released: now,
+                    deadline: release + p.deadline,
+                    exec,
+                    start: Nanos::MAX,
+                    cpu: CpuId::MAX,
+                    preemptions: 0,
+                };
                 if p.on_miss == OnMiss::Abort {
                     self.push(job.deadline, Ev::Abort, i as u32);
                 }
@@ -725,24 +988,8 @@ impl<'s> Sim<'s> {
         self.tasks[i].ready_since = Some(from);
         self.policy.wake(id, self.now);
         self.epoch += 1;
-        let prev = self.tasks[i].last_cpu;
-        let p = &self.params[i];
-        let idle: Vec<CpuId> = self.idle.iter().copied().filter(|&c| p.allows(c)).collect();
-        if !idle.is_empty() {
-            let c = self.policy.select_cpu(id, prev, &idle);
-            self.flag(c);
-            return;
-        }
-        let running: Vec<(CpuId, TaskId)> = (0..self.cpus.len() as CpuId)
-            .filter(|&c| p.allows(c) && !self.resched.contains(&c))
-            .filter_map(|c| self.cpus[c as usize].running.map(|r| (c, r)))
-            .collect();
-        if running.is_empty() {
-            return;
-        }
-        if let Some(c) = self.policy.preempt_for(id, prev, &running, self.now) {
-            self.flag(c);
-        }
+        // Where it goes is decided at the end of the instant, when every event of it is known.
+        self.woken.push((id, self.epoch));
     }
 
     /// The running task finished its current piece of work.
@@ -775,24 +1022,24 @@ impl<'s> Sim<'s> {
     fn complete_job(&mut self, i: usize, job: &Job, dropped: Dropped) {
         let now = self.now;
         let t = &mut self.tasks[i];
-        let what = match dropped {
+        let outcome = match dropped {
             Dropped::Discarded => {
                 t.discarded += 1;
                 t.missed += 1;
-                Some("discarded")
+                Outcome::Discarded
             }
             Dropped::Aborted => {
                 t.aborted += 1;
                 t.missed += 1;
-                Some("aborted")
+                Outcome::Aborted
             }
             Dropped::No if now <= job.deadline => {
                 t.met += 1;
-                None
+                Outcome::Met
             }
             Dropped::No => {
                 t.missed += 1;
-                Some("finished late")
+                Outcome::Late
             }
         };
         if dropped == Dropped::No {
@@ -801,9 +1048,24 @@ impl<'s> Sim<'s> {
         if t.notified == Some(job.deadline) {
             t.notified = None;
         }
+        if self.trace.is_some() || self.jobs.is_some() {
+            self.log_job(i, job, outcome);
+        }
+    }
+
+    /// A request's end in the trace and the job records (when recorded).
+    #[cold]
+    fn log_job(&mut self, i: usize, job: &Job, outcome: Outcome) {
+        let what = match outcome {
+            Outcome::Met | Outcome::Unfinished => None,
+            Outcome::Late => Some("finished late"),
+            Outcome::Discarded => Some("discarded"),
+            Outcome::Aborted => Some("aborted"),
+        };
         if let Some(w) = what {
             self.mark(i, w);
         }
+        self.record_job(i, job, Some(self.now), outcome);
     }
 
     /// After a request of the running periodic task ended: the next one, or sleep, or exit.
@@ -863,6 +1125,17 @@ impl<'s> Sim<'s> {
 
     /// Take running task `i` off its CPU, telling the policy what it is billed. Its CPU is idle
     /// afterwards (the caller may reschedule it at once).
+    /// The stretch task `r` just ran on CPU `c`, in the trace.
+    #[cold]
+    fn log_interval(&mut self, r: TaskId, c: CpuId) {
+        let (from, now) = (self.cpus[c as usize].dispatched_at, self.now);
+        if let Some(tr) = &mut self.trace {
+            if now > from {
+                tr.intervals.push((r.0, c, from, now));
+            }
+        }
+    }
+
     fn stop_running(&mut self, i: usize, why: Stop) {
         let Some(c) = self.tasks[i].on_cpu.take() else { return };
         let cu = c as usize;
@@ -870,10 +1143,8 @@ impl<'s> Sim<'s> {
         let r = TaskId(i as u32);
         debug_assert_eq!(self.cpus[cu].running, Some(r));
         let now = self.now;
-        if let Some(tr) = &mut self.trace {
-            if now > self.cpus[cu].dispatched_at {
-                tr.intervals.push((r.0, c, self.cpus[cu].dispatched_at, now));
-            }
+        if self.trace.is_some() {
+            self.log_interval(r, c);
         }
         let charged = match self.scn.machine.billing {
             Billing::Exact => self.cpus[cu].run_wall,
@@ -883,6 +1154,11 @@ impl<'s> Sim<'s> {
         t.charged += charged;
         t.quanta += 1;
         t.last_cpu = Some(c);
+        if why != Stop::Blocked {
+            if let Some(j) = &mut t.job {
+                j.preemptions += 1;
+            }
+        }
         if charged == 0 {
             t.unbilled += 1;
         }
@@ -901,7 +1177,14 @@ impl<'s> Sim<'s> {
         self.arm(cu);
     }
 
+    #[inline]
     fn collect_notifications(&mut self) {
+        if self.notifies {
+            self.take_notifications();
+        }
+    }
+
+    fn take_notifications(&mut self) {
         self.policy.take_notifications(&mut self.notes);
         for n in std::mem::take(&mut self.notes) {
             self.mark(n.task.idx(), "notified");
@@ -940,13 +1223,14 @@ impl<'s> Sim<'s> {
     /// Stop the task running on `c` (if any) for `why` and let the policy choose for `c`, until a
     /// choice sticks.
     fn reschedule(&mut self, c: usize, why: Stop) {
-        self.resched.remove(&(c as CpuId));
+        self.resched.remove(c as CpuId);
         if let Some(r) = self.cpus[c].running {
             self.stop_running(r.idx(), why);
         }
         self.sync(c);
         for _ in 0..MAX_DECISIONS_PER_INSTANT {
             self.sys.decisions += 1;
+            self.cpus[c].picked_epoch = Some(self.epoch);
             let d = self.policy.pick_next(c as CpuId, self.now);
             self.collect_notifications();
             let Some(Dispatch { task, slice }) = d else {
@@ -954,11 +1238,14 @@ impl<'s> Sim<'s> {
                 return;
             };
             self.dispatch(c, task, slice);
-            self.handle_pending(task);
-            if self.cpus[c].running.is_some() && !self.resched.contains(&(c as CpuId)) {
+            let tr = &self.tasks[task.idx()];
+            if tr.notified.is_some() || tr.job.is_none() {
+                self.handle_pending(task);
+            }
+            if self.cpus[c].running.is_some() && !self.resched.contains(c as CpuId) {
                 return;
             }
-            self.resched.remove(&(c as CpuId));
+            self.resched.remove(c as CpuId);
             if let Some(r) = self.cpus[c].running {
                 self.stop_running(r.idx(), Stop::Preempted);
             }
@@ -970,16 +1257,21 @@ impl<'s> Sim<'s> {
         );
     }
 
+    #[cold]
+    fn print_dispatch(&self, c: usize, t: TaskId, slice: Option<Nanos>) {
+        eprintln!(
+            "{:>12} cpu {c} dispatch {} slice {:?} job {:?} notified {:?}",
+            self.now,
+            self.scn.tasks[t.idx()].name,
+            slice,
+            self.tasks[t.idx()].job,
+            self.tasks[t.idx()].notified
+        );
+    }
+
     fn dispatch(&mut self, c: usize, t: TaskId, slice: Option<Nanos>) {
         if self.debug {
-            eprintln!(
-                "{:>12} cpu {c} dispatch {} slice {:?} job {:?} notified {:?}",
-                self.now,
-                self.scn.tasks[t.idx()].name,
-                slice,
-                self.tasks[t.idx()].job,
-                self.tasks[t.idx()].notified
-            );
+            self.print_dispatch(c, t, slice);
         }
         let m = &self.scn.machine;
         let tr = &mut self.tasks[t.idx()];
@@ -990,6 +1282,10 @@ impl<'s> Sim<'s> {
         if let Some(since) = tr.ready_since.take() {
             let _ = tr.latency.record(self.now - since);
         }
+        if let Some(j) = &mut tr.job {
+            j.start = j.start.min(self.now);
+            j.cpu = c as CpuId;
+        }
         let migrated = tr.last_cpu.is_some_and(|l| l != c as CpuId);
         if migrated {
             tr.migrations += 1;
@@ -999,12 +1295,7 @@ impl<'s> Sim<'s> {
         if cpu.last_ran != Some(t) {
             self.sys.switches += 1;
             cpu.stats.switches += 1;
-            cpu.stall += m.overhead.switch;
-            let ws = self.scn.tasks[t.idx()].working_set;
-            if m.overhead.cache_bytes > 0 && m.overhead.bandwidth > 0 && ws > 0 {
-                let bytes = ws.min(m.overhead.cache_bytes) as u128;
-                cpu.stall += (bytes * 1_000_000_000 / m.overhead.bandwidth as u128) as Nanos;
-            }
+            cpu.stall += self.switch_cost[t.idx()];
         }
         if migrated {
             self.sys.migrations += 1;
@@ -1014,15 +1305,18 @@ impl<'s> Sim<'s> {
         cpu.running = Some(t);
         cpu.dispatched_at = self.now;
         cpu.slice_end = slice.map(|s| timer_fires(self.now.saturating_add(s), m.timer, m.hz));
-        self.idle.remove(&(c as CpuId));
+        self.idle.remove(c as CpuId);
         self.arm(c);
     }
 
-    /// Build the result and the trace recorded (empty unless [`Sim::record_trace`] was called).
-    pub fn finish_with_trace(mut self) -> (SimResult, TraceLog) {
+    /// Build the result, the trace recorded (empty unless [`Sim::record_trace`] was called) and the
+    /// record of every request (empty unless [`Sim::record_jobs`] was called), in the order the
+    /// requests ended (unfinished ones last).
+    pub fn finish_all(mut self) -> (SimResult, TraceLog, Vec<JobRecord>) {
         self.stop_all();
         let trace = self.trace.take().unwrap_or_default();
-        (self.finish(), trace)
+        let jobs = self.jobs.take().unwrap_or_default();
+        (self.finish(), trace, jobs)
     }
 
     fn stop_all(&mut self) {
@@ -1032,6 +1326,15 @@ impl<'s> Sim<'s> {
             }
         }
         self.sync_all();
+        if self.jobs.is_some() {
+            for i in 0..self.tasks.len() {
+                let open: Vec<Job> =
+                    self.tasks[i].job.take().into_iter().chain(self.tasks[i].pending.drain(..)).collect();
+                for j in open {
+                    self.record_job(i, &j, None, Outcome::Unfinished);
+                }
+            }
+        }
     }
 
     /// Build the result (call after the run).
@@ -1079,6 +1382,129 @@ impl<'s> Sim<'s> {
             counters,
             timeline: self.timeline,
         }
+    }
+}
+
+/// CPUs waiting to decide, first come first served, each once.
+#[derive(Clone, Debug, Default)]
+struct Resched {
+    order: VecDeque<CpuId>,
+    marked: CpuSet,
+}
+
+impl Resched {
+    fn push(&mut self, c: CpuId) {
+        if !self.marked.contains(c) {
+            self.marked.insert(c);
+            self.order.push_back(c);
+        }
+    }
+    fn pop(&mut self) -> Option<CpuId> {
+        let c = self.order.pop_front()?;
+        self.marked.remove(c);
+        Some(c)
+    }
+    fn remove(&mut self, c: CpuId) {
+        if self.marked.contains(c) {
+            self.marked.remove(c);
+            self.order.retain(|&x| x != c);
+        }
+    }
+    fn contains(&self, c: CpuId) -> bool {
+        self.marked.contains(c)
+    }
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
+/// A set of CPUs as a bit set (at most [`sched::MAX_CPUS`]), iterated in ascending order. CPUs 0 to 63
+/// in one word (the common machine: no loop, no bounds check), the others in more words.
+#[derive(Clone, Debug, Default)]
+struct CpuSet {
+    lo: u64,
+    hi: Vec<u64>,
+}
+
+impl CpuSet {
+    fn full(n: usize) -> CpuSet {
+        let mut s = CpuSet::default();
+        for c in 0..n as CpuId {
+            s.insert(c);
+        }
+        s
+    }
+    #[inline]
+    fn insert(&mut self, c: CpuId) {
+        if c < 64 {
+            self.lo |= 1 << c;
+        } else {
+            self.insert_hi(c);
+        }
+    }
+    #[cold]
+    fn insert_hi(&mut self, c: CpuId) {
+        let w = c as usize / 64 - 1;
+        if w >= self.hi.len() {
+            self.hi.resize(w + 1, 0);
+        }
+        self.hi[w] |= 1 << (c % 64);
+    }
+    #[inline]
+    fn remove(&mut self, c: CpuId) {
+        if c < 64 {
+            self.lo &= !(1 << c);
+        } else {
+            self.remove_hi(c);
+        }
+    }
+    #[cold]
+    fn remove_hi(&mut self, c: CpuId) {
+        if let Some(w) = self.hi.get_mut(c as usize / 64 - 1) {
+            *w &= !(1 << (c % 64));
+        }
+    }
+    #[inline]
+    fn contains(&self, c: CpuId) -> bool {
+        if c < 64 {
+            self.lo & (1 << c) != 0
+        } else {
+            self.contains_hi(c)
+        }
+    }
+    #[cold]
+    fn contains_hi(&self, c: CpuId) -> bool {
+        self.hi.get(c as usize / 64 - 1).is_some_and(|w| w & (1 << (c % 64)) != 0)
+    }
+    /// Empty (the words above `lo` are only looked at on machines of more than 64 CPUs).
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.lo == 0 && (self.hi.is_empty() || self.hi.iter().all(|&w| w == 0))
+    }
+    fn iter(&self) -> CpuIter<'_> {
+        CpuIter { set: self, i: 0, w: self.lo }
+    }
+}
+
+/// The members of a [`CpuSet`], in ascending order.
+struct CpuIter<'a> {
+    set: &'a CpuSet,
+    /// The word being taken apart (0: `lo`, k: `hi[k - 1]`), and what is left of it.
+    i: usize,
+    w: u64,
+}
+
+impl Iterator for CpuIter<'_> {
+    type Item = CpuId;
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        while self.w == 0 {
+            self.w = *self.set.hi.get(self.i)?;
+            self.i += 1;
+        }
+        let b = self.w.trailing_zeros();
+        self.w &= self.w - 1;
+        Some((self.i * 64) as CpuId + b)
     }
 }
 

@@ -59,6 +59,14 @@ enum Cmd {
         /// Also write the cumulative-CPU timeline as CSV here (time s, then ms per task).
         #[arg(long)]
         timeline: Option<PathBuf>,
+        /// Also write one row per request of a periodic task here: task, job, cpu, release_ns,
+        /// start_ns, finish_ns, deadline_ns, exec_ns, outcome (met, late, discarded, aborted,
+        /// unfinished), preemptions.
+        #[arg(long)]
+        jobs: Option<PathBuf>,
+        /// Format of --jobs: CSV with a header line, or JSON Lines.
+        #[arg(long, value_enum, default_value = "csv")]
+        jobs_format: JobsFormat,
     },
     /// Run one scenario under several policies and print them side by side.
     Compare {
@@ -90,9 +98,13 @@ enum Cmd {
     Policies,
     /// Benchmark the engine: simulated events and jobs per second for SMART and EDF.
     Bench {
-        /// Task-set sizes.
+        /// Task-set sizes on one CPU.
         #[arg(long, default_value = "10,20,100,1000", value_delimiter = ',')]
         tasks: Vec<usize>,
+        /// Machines of several CPUs, with 10 tasks per CPU at the same utilisation per CPU (none: only
+        /// the one-CPU sizes).
+        #[arg(long, default_value = "1,4,16,64", value_delimiter = ',')]
+        cpus: Vec<u32>,
         /// Policies.
         #[arg(long, default_value = "smart,edf", value_delimiter = ',')]
         policies: Vec<String>,
@@ -105,7 +117,72 @@ enum Cmd {
         /// Runs of each configuration; the median wall time is reported.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+        /// Output format: a table, or one JSON object per configuration (one per line).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
     },
+}
+
+/// Format of `smartsim run --jobs`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum JobsFormat {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// Writes the per-request rows of `smartsim run --jobs`.
+fn write_jobs(
+    path: &std::path::Path,
+    rows: &[smartsim::engine::JobRecord],
+    format: JobsFormat,
+) -> Result<()> {
+    use std::io::Write;
+    let f = fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+    match format {
+        JobsFormat::Csv => {
+            writeln!(
+                w,
+                "task,job,cpu,release_ns,start_ns,finish_ns,deadline_ns,exec_ns,outcome,preemptions"
+            )?;
+            for j in rows {
+                let outcome = serde_json::to_value(j.outcome)?;
+                writeln!(
+                    w,
+                    "{},{},{},{},{},{},{},{},{},{}",
+                    csv_field(&j.task),
+                    j.job,
+                    opt(j.cpu.map(u64::from)),
+                    j.release_ns,
+                    opt(j.start_ns),
+                    opt(j.finish_ns),
+                    j.deadline_ns,
+                    j.exec_ns,
+                    outcome.as_str().unwrap_or(""),
+                    j.preemptions
+                )?;
+            }
+        }
+        JobsFormat::Jsonl => {
+            for j in rows {
+                serde_json::to_writer(&mut w, j)?;
+                w.write_all(b"\n")?;
+            }
+        }
+    }
+    w.flush().with_context(|| format!("writing {}", path.display()))
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 fn main() {
@@ -117,16 +194,24 @@ fn main() {
 
 fn real_main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policy, format, svg, perfetto, window, timeline } => {
+        Cmd::Run { file, policy, format, svg, perfetto, window, timeline, jobs, jobs_format } => {
             let scn = load(&file)?;
-            let (r, trace) = if perfetto.is_some() {
+            let (r, trace, job_rows) = if perfetto.is_some() || jobs.is_some() {
                 let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
-                sim.record_trace();
+                if perfetto.is_some() {
+                    sim.record_trace();
+                }
+                if jobs.is_some() {
+                    sim.record_jobs();
+                }
                 sim.run_until(u64::MAX);
-                sim.finish_with_trace()
+                sim.finish_all()
             } else {
-                (run_scenario(&scn, policy.as_deref())?, Default::default())
+                (run_scenario(&scn, policy.as_deref())?, Default::default(), Vec::new())
             };
+            if let Some(path) = &jobs {
+                write_jobs(path, &job_rows, jobs_format)?;
+            }
             let windows = window.map(|w| windows(&r, w)).unwrap_or_default();
             match format {
                 Format::Json => {
@@ -209,8 +294,12 @@ fn real_main() -> Result<()> {
                 println!("{n:12} {d}");
             }
         }
-        Cmd::Bench { tasks, policies, seconds, utilisation, repeat } => {
-            bench(&tasks, &policies, seconds, utilisation, repeat.max(1))?
+        Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, format } => {
+            let mut configs: Vec<(usize, u32)> = tasks.iter().map(|&n| (n, 1)).collect();
+            configs.extend(
+                cpus.iter().filter(|&&c| c > 1 || !tasks.contains(&10)).map(|&c| (10 * c as usize, c)),
+            );
+            bench(&configs, &policies, seconds, utilisation, repeat.max(1), format)?
         }
     }
     Ok(())
@@ -445,12 +534,37 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
     Ok(())
 }
 
-fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64, repeat: usize) -> Result<()> {
-    let mut t = Table::new(&["policy", "tasks", "sim s", "wall s", "jobs", "jobs/s", "events/s", "sim×real"]);
-    let mut rates: Vec<(String, usize, f64)> = Vec::new();
+fn bench(
+    configs: &[(usize, u32)],
+    policies: &[String],
+    seconds: u64,
+    u: f64,
+    repeat: usize,
+    format: Format,
+) -> Result<()> {
+    if seconds == 0 || configs.iter().any(|&(n, c)| n == 0 || c == 0 || c as usize > sched::MAX_CPUS) {
+        anyhow::bail!(
+            "bench: --seconds, --tasks and --cpus must be positive (at most {} CPUs)",
+            sched::MAX_CPUS
+        );
+    }
+    let mut t = Table::new(&[
+        "policy",
+        "cpus",
+        "tasks",
+        "sim s",
+        "wall s",
+        "jobs",
+        "jobs/s",
+        "decisions",
+        "µs/decision",
+        "sim×real",
+    ]);
+    let mut rates: Vec<(String, usize, u32, f64)> = Vec::new();
     for p in policies {
-        for &n in sizes {
-            let scn = smartsim::bench::periodic_set(n, u, seconds * 1_000_000_000, p, 1);
+        for &(n, cpus) in configs {
+            let mut scn = smartsim::bench::periodic_set(n, u * cpus as f64, seconds * 1_000_000_000, p, 1);
+            scn.machine.cpus = cpus;
             let mut walls = Vec::new();
             let mut r = None;
             for _ in 0..repeat {
@@ -460,32 +574,50 @@ fn bench(sizes: &[usize], policies: &[String], seconds: u64, u: f64, repeat: usi
             }
             walls.sort_by(f64::total_cmp);
             let wall = walls[walls.len() / 2];
+            let spread = (walls[0], walls[walls.len() - 1]);
             let r = r.expect("at least one run");
             let s = &r.system;
-            let events = s.events + s.decisions + s.switches;
-            t.row(vec![
-                p.clone(),
-                n.to_string(),
-                seconds.to_string(),
-                format!("{wall:.3}"),
-                s.jobs.to_string(),
-                format!("{:.0}", s.jobs as f64 / wall),
-                format!("{:.0}", events as f64 / wall),
-                format!("{:.0}", seconds as f64 / wall),
-            ]);
-            rates.push((p.clone(), n, s.jobs as f64 / wall));
+            let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
+            match format {
+                Format::Table => t.row(vec![
+                    p.clone(),
+                    cpus.to_string(),
+                    n.to_string(),
+                    seconds.to_string(),
+                    format!("{wall:.3}"),
+                    s.jobs.to_string(),
+                    format!("{:.0}", s.jobs as f64 / wall),
+                    s.decisions.to_string(),
+                    format!("{per_decision:.2}"),
+                    format!("{:.0}", seconds as f64 / wall),
+                ]),
+                Format::Json => println!(
+                    "{}",
+                    serde_json::json!({
+                        "policy": p, "cpus": cpus, "tasks": n, "sim_s": seconds, "wall_s": wall,
+                        "wall_s_min": spread.0, "wall_s_max": spread.1, "jobs": s.jobs,
+                        "jobs_per_s": s.jobs as f64 / wall, "decisions": s.decisions,
+                        "us_per_decision": per_decision, "repeat": repeat, "utilisation_per_cpu": u,
+                    })
+                ),
+            }
+            rates.push((p.clone(), n, cpus, s.jobs as f64 / wall));
         }
+    }
+    if format == Format::Json {
+        return Ok(());
     }
     print!("{}", t.render());
     // Ratios measured in this run, side by side: SMART's cost relative to EDF's at each size.
-    for &n in sizes {
-        let get = |p: &str| rates.iter().find(|r| r.0 == p && r.1 == n).map(|r| r.2);
+    for &(n, cpus) in configs {
+        let get = |p: &str| rates.iter().find(|r| r.0 == p && r.1 == n && r.2 == cpus).map(|r| r.3);
         if let (Some(s), Some(e)) = (get("smart"), get("edf")) {
-            println!("tasks {n}: edf/smart jobs-per-second ratio {:.2}", e / s);
+            println!("{cpus} CPU(s), {n} tasks: edf/smart jobs-per-second ratio {:.2}", e / s);
         }
     }
     println!(
-        "(utilisation {u}, exact estimates, deadlines = periods; median of {repeat} runs; `events` counts timers, decisions and switches)"
+        "(utilisation {u} per CPU, exact estimates, deadlines = periods; median of {repeat} runs; µs/decision = wall \
+         time over pick_next calls)"
     );
     Ok(())
 }

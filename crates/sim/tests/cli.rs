@@ -93,3 +93,107 @@ fn reproduce_prints_paper_and_ours_and_writes_figures() {
         assert!(text.contains("R1") && text.contains("R3"), "{fig}");
     }
 }
+
+#[test]
+fn jobs_file_has_one_row_per_request_that_agrees_with_the_summary() {
+    let dir = std::env::temp_dir().join(format!("smartsim-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("two-cpus.toml");
+    // Overloaded on purpose (2.55 CPUs of periodic work on two, under EDF): some requests are aborted
+    // at their deadline, some finish late, most are met.
+    std::fs::write(
+        &scn,
+        r#"
+[machine]
+duration = "2s"
+cpus = 2
+[scheduler]
+policy = "edf"
+[[task]]
+name = "a,b"
+model = "periodic"
+exec = "7ms"
+period = "10ms"
+on_miss = "abort"
+[[task]]
+name = "c"
+model = "periodic"
+exec = "11ms"
+period = "20ms"
+on_miss = "abort"
+[[task]]
+name = "d"
+model = "periodic"
+exec = "6ms"
+period = "15ms"
+[[task]]
+name = "e"
+model = "periodic"
+exec = "9ms"
+period = "10ms"
+"#,
+    )
+    .unwrap();
+    let csv = dir.join("jobs.csv");
+    let jsonl = dir.join("jobs.jsonl");
+    let (code, out, err) =
+        smartsim(&["run", scn.to_str().unwrap(), "--format", "json", "--jobs", csv.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let (code, _, err) = smartsim(&[
+        "run",
+        scn.to_str().unwrap(),
+        "--jobs",
+        jsonl.to_str().unwrap(),
+        "--jobs-format",
+        "jsonl",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("task,job,cpu,release_ns,start_ns,finish_ns,deadline_ns,exec_ns,outcome,preemptions")
+    );
+    let rows: Vec<&str> = lines.collect();
+    let json_rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(&jsonl).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // The same rows both ways, one per released request.
+    assert_eq!(rows.len(), json_rows.len());
+    assert_eq!(rows.len() as u64, v["system"]["jobs"].as_u64().unwrap());
+    // Per task, the outcomes add up to the summary's deadlines.
+    for t in v["tasks"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let mine: Vec<&serde_json::Value> = json_rows.iter().filter(|r| r["task"] == name).collect();
+        let count = |o: &str| mine.iter().filter(|r| r["outcome"] == o).count() as u64;
+        let d = &t["deadlines"];
+        assert_eq!(count("met"), d["met"].as_u64().unwrap(), "{name}");
+        assert_eq!(count("aborted"), d["aborted"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            count("late") + count("aborted") + count("discarded"),
+            d["missed"].as_u64().unwrap(),
+            "{name}"
+        );
+        for r in &mine {
+            let (release, deadline) = (r["release_ns"].as_u64().unwrap(), r["deadline_ns"].as_u64().unwrap());
+            if let Some(start) = r["start_ns"].as_u64() {
+                assert!(release <= start && r["cpu"].as_u64().unwrap() < 2, "{r}");
+            }
+            match r["outcome"].as_str().unwrap() {
+                "met" => assert!(r["finish_ns"].as_u64().unwrap() <= deadline, "{r}"),
+                "late" => assert!(r["finish_ns"].as_u64().unwrap() > deadline, "{r}"),
+                "aborted" => assert_eq!(r["finish_ns"].as_u64(), Some(deadline), "{r}"),
+                "unfinished" => assert!(r["finish_ns"].is_null(), "{r}"),
+                o => panic!("unexpected outcome {o}"),
+            }
+        }
+    }
+    // The overload shows: both rules act.
+    let outcomes: Vec<&str> = json_rows.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    for o in ["met", "aborted", "late"] {
+        assert!(outcomes.contains(&o), "no {o} among {outcomes:?}");
+    }
+    // A task name with a comma is quoted in the CSV.
+    assert!(rows.iter().any(|r| r.starts_with("\"a,b\",")));
+    std::fs::remove_dir_all(&dir).ok();
+}
