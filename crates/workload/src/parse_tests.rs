@@ -103,7 +103,7 @@ fn every_key_example_sets_every_field() {
     assert_eq!(
         s.machine,
         Machine {
-            cpus: 1,
+            cpus: 2,
             hz: 1000,
             billing: Billing::Exact,
             timer: TimerKind::Hr,
@@ -115,12 +115,13 @@ fn every_key_example_sets_every_field() {
                 decision: US,
                 cache_bytes: 512 * 1024,
                 bandwidth: 1_000_000_000,
-                migration: 0,
+                migration: 5 * US,
             },
             sample: Some(10 * MS),
         }
     );
     assert_eq!(s.scheduler.policy, "smart");
+    assert_eq!(s.scheduler.options.get("partition"), Some(&toml::Value::String("global".into())));
     assert_eq!(s.tasks.len(), 3);
     assert_eq!(
         s.tasks[0],
@@ -128,6 +129,7 @@ fn every_key_example_sets_every_field() {
             priority: 1,
             timer: Some(TimerKind::Tick),
             jitter: Some(500 * US),
+            cpus: Some(vec![0, 1]),
             ..default_task(
                 "audio",
                 s.tasks[0].line,
@@ -137,7 +139,7 @@ fn every_key_example_sets_every_field() {
                     deadline: 8 * MS,
                     count: Some(500),
                     on_miss: OnMiss::Discard,
-                    on_miss_line: Some(30),
+                    on_miss_line: Some(33),
                     estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
                     notify: Notify::Asap,
                 })

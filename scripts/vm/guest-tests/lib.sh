@@ -141,15 +141,17 @@ load_run_unload() {
 json_num() { echo "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 
 # periodic_beside_hogs ARGS...: smart-periodic ARGS (10 ms of work every 40 ms, deadline 15 ms, 250 jobs)
-# beside two CPU hogs (14 s each); prints its JSON line.
+# beside $HOGS CPU hogs (default 2; 14 s each); prints its JSON line.
 periodic_beside_hogs() {
-  smart-hog --seconds 14 --name h1 >/dev/null &
-  _h1=$!
-  smart-hog --seconds 14 --name h2 >/dev/null &
-  _h2=$!
+  _hogs= _k=0
+  while [ "$_k" -lt "${HOGS:-2}" ]; do
+    _k=$((_k + 1))
+    smart-hog --seconds 14 --name "h$_k" >/dev/null &
+    _hogs="$_hogs $!"
+  done
   usleep 300000
   smart-periodic --work 10 --period 40 --deadline 15 --count 250 "$@"
-  wait "$_h1" "$_h2"
+  for _p in $_hogs; do wait "$_p"; done
 }
 
 # periodic_under_scx NAME ARGS...: periodic_beside_hogs under `scx_smart ARGS`; fails on a sched_ext error.
