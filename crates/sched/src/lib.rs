@@ -27,9 +27,31 @@
 //!   a slot `scx_smart` maps a pid to), so policies keep their per-task state in vectors.
 //! * **No allocation per decision** where it can be avoided: policies keep their scratch buffers.
 //!
+//! ## N CPUs
+//!
+//! A policy is built for a fixed number of CPUs ([`Policy::cpus`], 1 to [`MAX_CPUS`]) and its calls are
+//! sched_ext's operations, one to one (see [`Policy`]), so that the simulator and `scx_smart` drive it
+//! the same way. What a policy sees: each task's parameters with its affinity ([`TaskParams::cpus`]);
+//! wake-ups; for a woken task, the idle CPUs it may use ([`Policy::select_cpu`]) or else the CPUs it may
+//! use that run something, with what they run ([`Policy::preempt_for`]); a request for work from one CPU
+//! ([`Policy::pick_next`]); every stop with its CPU. What the driver guarantees: a task runs on at most
+//! one CPU at a time, only on a CPU its affinity allows; it is dispatched only after the policy returned
+//! it from `pick_next` for that CPU; every dispatch ends with exactly one [`Policy::stop`] naming that
+//! CPU, before the task can be dispatched again; a CPU the policy names in `preempt_for` or asks for
+//! with [`Policy::tick`] or [`Policy::timer`] stops its task (`Stop::Preempted`) and asks `pick_next`
+//! again. What a policy guarantees: `pick_next(cpu)` returns a runnable task the affinity allows there,
+//! and not one it returned for another CPU without a stop in between.
+//!
+//! Global policies keep one queue for all CPUs; [`partition::Partitioned`] runs one uniprocessor copy
+//! per CPU for tasks bound to one CPU each (`partition = "affinity"`, or `"ffd"`: first fit by
+//! decreasing utilisation, as SimSo's P_EDF). Proportional share on N CPUs readjusts weights that
+//! exceed what one CPU can give ([`fair`], Chandra et al. 2000), and SMART checks its working schedule
+//! by an EDF list schedule on the N CPUs ([`smart`]).
+//!
 //! ## Where it is weak
 //!
-//! * One CPU. Nothing here prevents several, but no policy balances load across CPUs yet.
+//! * No load balancing beyond what a global queue gives: a partitioned policy never moves a task, and
+//!   nothing models caches shared between CPUs (a migration has one fixed cost, set by the driver).
 //! * Virtual time is kept in `f64` nanoseconds-per-share. It is exact enough for runs of days (53 bits),
 //!   and deterministic, but not bit-identical to an integer implementation.
 

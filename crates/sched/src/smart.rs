@@ -383,14 +383,9 @@ impl Smart {
         }
         self.ws.clear();
         for (rank, &(t, running)) in all.iter().enumerate() {
-            let st = &self.tasks[t.idx()];
-            let (deadline, rem) = st.rt(now).expect("candidate is real-time");
-            let c = st.constraint.expect("candidate has a constraint");
-            let f = match (c.period, c.cpu_estimate) {
-                (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
-                _ => 0.0,
-            };
-            let entry = WsEntry { t, deadline, rem: rem as f64, f: 0.0, rank, running };
+            let entry = self.entry(t, rank, running, now);
+            let (deadline, f) = (entry.deadline, entry.f);
+            let entry = WsEntry { f: 0.0, ..entry };
             let pos = self.ws.partition_point(|e| e.deadline <= deadline);
             self.ws.insert(pos, entry);
             if self.feasible(0, now).is_some() {
@@ -414,19 +409,26 @@ impl Smart {
         self.run_earliest(conventional, cpu, now)
     }
 
+    /// Candidate `t`'s entry in the working schedule: its request, and its future demand as a fraction
+    /// of a CPU (eq. 8: estimate over period, for a periodic constraint).
+    fn entry(&self, t: TaskId, rank: usize, running: bool, now: Nanos) -> WsEntry {
+        let st = &self.tasks[t.idx()];
+        let (deadline, rem) = st.rt(now).expect("candidate is real-time");
+        let c = st.constraint.expect("candidate has a constraint");
+        let f = match (c.period, c.cpu_estimate) {
+            (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
+            _ => 0.0,
+        };
+        WsEntry { t, deadline, rem: rem as f64, f, rank, running }
+    }
+
     /// The working schedule of every candidate, each with its future demand (eq. 8), built in deadline
     /// order; whether it is feasible. Leaves the schedule in `ws`.
     fn all_fit(&mut self, all: &[(TaskId, bool)], now: Nanos) -> bool {
         self.ws.clear();
         for (rank, &(t, running)) in all.iter().enumerate() {
-            let st = &self.tasks[t.idx()];
-            let (deadline, rem) = st.rt(now).expect("candidate is real-time");
-            let c = st.constraint.expect("candidate has a constraint");
-            let f = match (c.period, c.cpu_estimate) {
-                (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
-                _ => 0.0,
-            };
-            self.ws.push(WsEntry { t, deadline, rem: rem as f64, f, rank, running });
+            let e = self.entry(t, rank, running, now);
+            self.ws.push(e);
         }
         // Stable: equal deadlines keep value order, as insertion one by one would.
         self.ws.sort_by_key(|e| e.deadline);
