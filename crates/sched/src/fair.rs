@@ -322,6 +322,9 @@ impl FairQueues {
     /// The running task blocked: it keeps its membership (and so its credit) for `credit`, then leaves.
     pub fn block(&mut self, t: TaskId, now: Nanos, credit: Nanos) {
         self.dequeue(t);
+        if let Some(u) = self.tasks[t.idx()].credit_until.take() {
+            self.expiries.remove(&(u, t.0));
+        }
         if credit == 0 {
             self.leave(t);
         } else if self.tasks[t.idx()].in_queue {

@@ -8,7 +8,11 @@
 //! bias step `b` comes from the table and the total bias is bounded by the task's latency tolerance and
 //! is zero for real-time tasks (§4.3). A task that blocks keeps its place (and earns credit) for the
 //! lesser of its relative deadline and the system default `credit`, then leaves its queue keeping
-//! `Δ = v − V` (eqs. 5–7). User interaction resets the bias.
+//! `Δ = v − V` (eqs. 5–7). A constraint set while it sleeps (the application announces its next request,
+//! then waits for its release) counts from the block: the stay is the lesser of the new relative deadline
+//! and the default, as if the constraint had been set just before blocking, which is where the
+//! dissertation's applications set it (a system call the scheduler sees at once). User interaction resets
+//! the bias.
 //!
 //! **Decision** (§4.2, the four steps, and §4.4):
 //! 1. if the runnable task of highest value-tuple (priority, then earlier BVFT) is conventional, run it;
@@ -128,6 +132,8 @@ struct SmartTask {
     req_exec: Nanos,
     /// The task's relative deadline, remembered for its sleep credit.
     rel_deadline: Option<Nanos>,
+    /// When it blocked, while it sleeps.
+    asleep_since: Option<Nanos>,
     notified: bool,
     /// The scheduler found this constraint cannot be met: the task now competes by priority and share.
     hopeless: bool,
@@ -500,6 +506,7 @@ impl Policy for Smart {
     }
 
     fn wake(&mut self, t: TaskId, _now: Nanos) {
+        self.tasks[t.idx()].asleep_since = None;
         let q = self.fq.task(t).q;
         self.fq.wake(t, q, false);
     }
@@ -516,7 +523,8 @@ impl Policy for Smart {
         }
         match why.requeue_front() {
             None => {
-                let st = &self.tasks[t.idx()];
+                let st = &mut self.tasks[t.idx()];
+                st.asleep_since = Some(now);
                 let credit = st.rel_deadline.unwrap_or(Nanos::MAX).min(self.cfg.credit);
                 self.fq.block(t, now, credit);
             }
@@ -619,6 +627,7 @@ impl Policy for Smart {
             }
             None => base,
         };
+        let asleep = st.asleep_since.zip(st.rel_deadline);
         if st.params.share > 0 {
             // A new quantum: β = v + Q/S, and real-time tasks carry no bias.
             self.fq.update(t, |f| {
@@ -626,6 +635,12 @@ impl Policy for Smart {
                 f.e = 0;
                 f.bias = 0;
             });
+        }
+        if let Some((since, rel)) = asleep {
+            self.fq.expire(now);
+            // Set while it sleeps: its stay on the queue is reckoned from the block with the new
+            // relative deadline (nothing happens once it has left).
+            self.fq.block(t, since, rel.min(self.cfg.credit));
         }
     }
 
@@ -816,6 +831,33 @@ mod tests {
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1, "lo must be rejected because of hi's future demand");
+    }
+
+    #[test]
+    fn a_constraint_set_while_asleep_sets_the_stay_from_the_block() {
+        // The request due at 15 ms (set at 0: a relative deadline of 15 ms) ends at 10 ms and the task
+        // blocks; at 12 ms it announces the next one, due at 55 ms (43 ms ahead). Its stay on the queue
+        // is then 43 ms from the block, not 15: still a member at 52 ms, gone at 54 ms. A task that
+        // announces nothing leaves at 25 ms.
+        for (announce, member_at_40) in [(true, true), (false, false)] {
+            let mut s = smart();
+            let a = admit(&mut s, 0, 1, 0);
+            s.set_time_constraint(a, rt(15 * MS, 11 * MS), 0);
+            s.wake(a, 0);
+            assert_eq!(s.pick_next(0, 0).unwrap().task, a);
+            s.stop(a, 0, 10 * MS, Stop::Blocked, 10 * MS);
+            if announce {
+                s.set_time_constraint(a, rt(55 * MS, 11 * MS), 12 * MS);
+            }
+            s.timer(40 * MS);
+            assert_eq!(s.fair().task(a).in_queue, member_at_40, "announced {announce}");
+            if announce {
+                s.timer(52 * MS);
+                assert!(s.fair().task(a).in_queue);
+                s.timer(54 * MS);
+                assert!(!s.fair().task(a).in_queue);
+            }
+        }
     }
 
     #[test]

@@ -22,8 +22,9 @@
 //! (`scx_smart::jobs`).
 //!
 //! Where it is weak: every decision is a round trip through user space (tens of microseconds under
-//! emulation), so it suits the study of policies more than a production desktop; the policies model one
-//! CPU and are given one decision per free CPU; exits are noticed by polling `/proc` once a second.
+//! emulation), so it suits the study of policies more than a production desktop; a constraint is read
+//! from libsmart's shared memory when its thread is queued or blocks, not when it is set; exits are
+//! noticed by polling `/proc` once a second.
 
 mod bpf_skel;
 pub use bpf_skel::*;
@@ -518,7 +519,12 @@ impl<'a> Scheduler<'a> {
             self.m.woken_since = Some(self.m.woken_since.map_or(since, |w| w.min(since)));
         }
         for (pid, cpu, start, stop) in self.preempt.take_blocks() {
-            self.drv.blocked(pid, cpu, start, stop, now);
+            // What the thread asks for now: a constraint it set before sleeping holds from the block.
+            let asked = reg.and_then(|r| r.lookup(pid as u32)).map(Asked::from);
+            if asked.is_some() {
+                self.asked_cache.insert(pid, asked.clone());
+            }
+            self.drv.blocked(pid, cpu, start, stop, asked, now);
         }
         while let Ok(Some(task)) = self.bpf.dequeue_task() {
             let q = Queued {
