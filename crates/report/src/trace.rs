@@ -216,6 +216,46 @@ impl Trace {
     }
 }
 
+impl Trace {
+    /// The Perfetto view of an execution trace (crate `trace`): a track per task with its stretches
+    /// on CPUs ("run on CPU k"), a track per CPU named by the task that ran, and instants for requests
+    /// that ended otherwise than met ("finished late", "discarded", "aborted", "unfinished"), the
+    /// scheduler's notifications ("notified") and marks. The one place any tool's trace becomes
+    /// Perfetto JSON.
+    pub fn from_records(process_name: &str, records: impl IntoIterator<Item = trace::Record>) -> Self {
+        use trace::{Outcome, Record};
+        let mut t = Trace::new(process_name);
+        let mut names: HashMap<u32, String> = HashMap::new();
+        for r in records {
+            match r {
+                Record::Task { task, name, .. } => {
+                    t.task(task, &name);
+                    names.insert(task, name);
+                }
+                Record::Run { task, cpu, start, end, .. } => {
+                    t.interval(task, start, end, &format!("run on CPU {cpu}"));
+                    let name = names.get(&task).cloned().unwrap_or_else(|| format!("task {task}"));
+                    t.cpu_interval(cpu, start, end, &name);
+                }
+                Record::JobEnd { task, at, outcome, .. } => {
+                    let what = match outcome {
+                        Outcome::Met => continue,
+                        Outcome::Late => "finished late",
+                        Outcome::Discarded => "discarded",
+                        Outcome::Aborted => "aborted",
+                        Outcome::Unfinished => continue,
+                    };
+                    t.instant(task, at, what);
+                }
+                Record::Notify { task, at, .. } => t.instant(task, at, "notified"),
+                Record::Mark { task, at, text } => t.instant(task.unwrap_or(0), at, &text),
+                Record::Wake { .. } | Record::Tick { .. } | Record::Release { .. } | Record::End { .. } => {}
+            }
+        }
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

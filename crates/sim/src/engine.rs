@@ -73,21 +73,8 @@ struct Job {
     preemptions: u32,
 }
 
-/// What became of a request (`--jobs`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Finished by its deadline.
-    Met,
-    /// Finished after it.
-    Late,
-    /// Dropped by the task when notified (`on_miss = "discard"`).
-    Discarded,
-    /// Dropped at its deadline (`on_miss = "abort"`).
-    Aborted,
-    /// Not finished when the run ended.
-    Unfinished,
-}
+/// What became of a request (`--jobs`, and the trace's JobEnd records).
+pub use trace::Outcome;
 
 /// One request of a periodic task, as the run treated it (`smartsim run --jobs`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -226,8 +213,10 @@ pub struct Sim<'s> {
     next_sample: Nanos,
     timeline: Timeline,
     sys: SystemStats,
-    /// Execution intervals and marks, when asked for (Perfetto export).
-    trace: Option<TraceLog>,
+    /// Where the execution trace goes, when asked for ([`Sim::trace_to`]).
+    trace: Option<Box<dyn FnMut(trace::Record) + 's>>,
+    /// The run is over: a task still on a CPU was cut by the end of the recording.
+    ending: bool,
     /// Every request's record, when asked for (`--jobs`).
     jobs: Option<Vec<JobRecord>>,
     /// When checking: instants that ended with a CPU idle while a task that may run there waited.
@@ -239,15 +228,6 @@ pub struct Sim<'s> {
     /// What switching to each task costs its CPU: the switch itself and refilling the cache with the
     /// task's working set.
     switch_cost: Vec<Nanos>,
-}
-
-/// What a run did, interval by interval, for a Perfetto/Chrome trace.
-#[derive(Clone, Debug, Default)]
-pub struct TraceLog {
-    /// (task, cpu, start, end) of every stretch on a CPU.
-    pub intervals: Vec<(u32, CpuId, Nanos, Nanos)>,
-    /// (task, time, what): releases, deadline misses, notifications.
-    pub marks: Vec<(u32, Nanos, &'static str)>,
 }
 
 /// Time of clock tick `k` at `hz` (exact integer arithmetic for any rate).
@@ -372,6 +352,7 @@ impl<'s> Sim<'s> {
             timeline: Timeline::new(scn.tasks.len()),
             sys: SystemStats::default(),
             trace: None,
+            ending: false,
             jobs: None,
             stranded: None,
             debug: std::env::var_os("SMARTSIM_DEBUG").is_some(),
@@ -411,9 +392,33 @@ impl<'s> Sim<'s> {
         self.scn.tasks[i].timer.unwrap_or(self.scn.machine.timer)
     }
 
-    /// Record every execution interval and mark for a trace (see [`Sim::finish_all`]).
-    pub fn record_trace(&mut self) {
-        self.trace = Some(TraceLog::default());
+    /// Send the run's execution trace to `sink` as it happens (the crate `trace`): first a Task record
+    /// per task (its index in the scenario, its name), then every stretch on a CPU with why it ended,
+    /// wake-ups, releases with their deadlines, the end of every request with its outcome, the
+    /// policy's notifications, and an End record when the run is finished.
+    pub fn trace_to(&mut self, mut sink: impl FnMut(trace::Record) + 's) {
+        for (i, t) in self.scn.tasks.iter().enumerate() {
+            sink(trace::Record::Task { task: i as u32, process: i as u32, name: t.name.clone() });
+        }
+        self.trace = Some(Box::new(sink));
+    }
+
+    /// The trace's header for this run of `scenario` (its path, as given) under `policy`.
+    pub fn trace_header(&self, scenario: &str) -> trace::Header {
+        let m = &self.scn.machine;
+        let source = trace::Source::Simulator {
+            scenario: scenario.into(),
+            seed: m.seed,
+            policy: self.policy.name().into(),
+        };
+        trace::Header::new(source, m.cpus, "simulated", 0, (m.hz > 0).then_some(m.hz))
+    }
+
+    #[cold]
+    fn emit(&mut self, r: trace::Record) {
+        if let Some(t) = &mut self.trace {
+            t(r);
+        }
     }
 
     /// Check, at the end of every instant, that no CPU idles while a task that may run there waits
@@ -435,6 +440,10 @@ impl<'s> Sim<'s> {
     }
 
     fn record_job(&mut self, i: usize, job: &Job, finish: Option<Nanos>, outcome: Outcome) {
+        if self.trace.is_some() {
+            let at = finish.unwrap_or(self.now);
+            self.emit(trace::Record::JobEnd { task: i as u32, job: job.index as u32, at, outcome });
+        }
         if let Some(v) = &mut self.jobs {
             v.push(JobRecord {
                 task: self.scn.tasks[i].name.clone(),
@@ -448,12 +457,6 @@ impl<'s> Sim<'s> {
                 outcome,
                 preemptions: job.preemptions,
             });
-        }
-    }
-
-    fn mark(&mut self, i: usize, what: &'static str) {
-        if let Some(t) = &mut self.trace {
-            t.marks.push((i as u32, self.now, what));
         }
     }
 
@@ -845,6 +848,14 @@ impl<'s> Sim<'s> {
                 if p.on_miss == OnMiss::Abort {
                     self.push(job.deadline, Ev::Abort, i as u32);
                 }
+                if self.trace.is_some() {
+                    self.emit(trace::Record::Release {
+                        task: i as u32,
+                        job: k as u32,
+                        at: now,
+                        deadline: Some(job.deadline),
+                    });
+                }
                 self.tasks[i].pending.push_back(job);
                 self.schedule_release(i);
                 if self.tasks[i].state == State::Sleeping {
@@ -987,6 +998,9 @@ impl<'s> Sim<'s> {
         let from = self.tasks[i].job.as_ref().map_or(self.now, |j| j.release.min(self.now));
         self.tasks[i].ready_since = Some(from);
         self.policy.wake(id, self.now);
+        if self.trace.is_some() {
+            self.emit(trace::Record::Wake { task: i as u32, cpu: None, at: self.now });
+        }
         self.epoch += 1;
         // Where it goes is decided at the end of the instant, when every event of it is known.
         self.woken.push((id, self.epoch));
@@ -1056,15 +1070,6 @@ impl<'s> Sim<'s> {
     /// A request's end in the trace and the job records (when recorded).
     #[cold]
     fn log_job(&mut self, i: usize, job: &Job, outcome: Outcome) {
-        let what = match outcome {
-            Outcome::Met | Outcome::Unfinished => None,
-            Outcome::Late => Some("finished late"),
-            Outcome::Discarded => Some("discarded"),
-            Outcome::Aborted => Some("aborted"),
-        };
-        if let Some(w) = what {
-            self.mark(i, w);
-        }
         self.record_job(i, job, Some(self.now), outcome);
     }
 
@@ -1127,12 +1132,18 @@ impl<'s> Sim<'s> {
     /// afterwards (the caller may reschedule it at once).
     /// The stretch task `r` just ran on CPU `c`, in the trace.
     #[cold]
-    fn log_interval(&mut self, r: TaskId, c: CpuId) {
-        let (from, now) = (self.cpus[c as usize].dispatched_at, self.now);
-        if let Some(tr) = &mut self.trace {
-            if now > from {
-                tr.intervals.push((r.0, c, from, now));
-            }
+    fn log_interval(&mut self, r: TaskId, c: CpuId, why: Stop) {
+        let (start, end) = (self.cpus[c as usize].dispatched_at, self.now);
+        if end > start {
+            let why = match why {
+                _ if self.ending => trace::EndReason::TraceEnd,
+                Stop::Blocked => trace::EndReason::Blocked,
+                Stop::Preempted => trace::EndReason::Preempted,
+                Stop::Yielded => trace::EndReason::Yielded,
+                Stop::SliceEnd => trace::EndReason::SliceEnd,
+            };
+            let complete = !self.ending;
+            self.emit(trace::Record::Run { task: r.0, cpu: c, start, end, why, complete });
         }
     }
 
@@ -1144,7 +1155,7 @@ impl<'s> Sim<'s> {
         debug_assert_eq!(self.cpus[cu].running, Some(r));
         let now = self.now;
         if self.trace.is_some() {
-            self.log_interval(r, c);
+            self.log_interval(r, c, why);
         }
         let charged = match self.scn.machine.billing {
             Billing::Exact => self.cpus[cu].run_wall,
@@ -1187,7 +1198,9 @@ impl<'s> Sim<'s> {
     fn take_notifications(&mut self) {
         self.policy.take_notifications(&mut self.notes);
         for n in std::mem::take(&mut self.notes) {
-            self.mark(n.task.idx(), "notified");
+            if self.trace.is_some() {
+                self.emit(trace::Record::Notify { task: n.task.0, at: n.at, deadline: n.deadline });
+            }
             let t = &mut self.tasks[n.task.idx()];
             t.notifications += 1;
             self.sys.notifications += 1;
@@ -1309,24 +1322,27 @@ impl<'s> Sim<'s> {
         self.arm(c);
     }
 
-    /// Build the result, the trace recorded (empty unless [`Sim::record_trace`] was called) and the
-    /// record of every request (empty unless [`Sim::record_jobs`] was called), in the order the
-    /// requests ended (unfinished ones last).
-    pub fn finish_all(mut self) -> (SimResult, TraceLog, Vec<JobRecord>) {
+    /// Build the result and the record of every request (empty unless [`Sim::record_jobs`] was
+    /// called), in the order the requests ended (unfinished ones last). The trace, if one was asked
+    /// for, ends with an End record.
+    pub fn finish_all(mut self) -> (SimResult, Vec<JobRecord>) {
         self.stop_all();
-        let trace = self.trace.take().unwrap_or_default();
         let jobs = self.jobs.take().unwrap_or_default();
-        (self.finish(), trace, jobs)
+        (self.finish(), jobs)
     }
 
     fn stop_all(&mut self) {
+        if self.ending {
+            return;
+        }
+        self.ending = true;
         for c in 0..self.cpus.len() {
             if let Some(r) = self.cpus[c].running {
                 self.stop_running(r.idx(), Stop::Preempted);
             }
         }
         self.sync_all();
-        if self.jobs.is_some() {
+        if self.jobs.is_some() || self.trace.is_some() {
             for i in 0..self.tasks.len() {
                 let open: Vec<Job> =
                     self.tasks[i].job.take().into_iter().chain(self.tasks[i].pending.drain(..)).collect();
@@ -1334,6 +1350,9 @@ impl<'s> Sim<'s> {
                     self.record_job(i, &j, None, Outcome::Unfinished);
                 }
             }
+        }
+        if self.trace.is_some() {
+            self.emit(trace::Record::End { at: self.now });
         }
     }
 

@@ -1,5 +1,6 @@
 //! `smartsim`: run scenarios, compare policies, reproduce the papers' experiments, benchmark.
 
+use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -53,6 +54,11 @@ enum Cmd {
         /// (open it at ui.perfetto.dev).
         #[arg(long)]
         perfetto: Option<PathBuf>,
+        /// Also write the run's execution trace here (the project's trace format, written as the run
+        /// goes: every stretch on a CPU with why it ended, wake-ups, releases, request outcomes,
+        /// notifications), for `smartsim trace` and klogger's analyses.
+        #[arg(long)]
+        trace: Option<PathBuf>,
         /// Also print (and put in the JSON) each task's CPU share per window of this length, e.g. 10s.
         #[arg(long, value_parser = parse_duration)]
         window: Option<u64>,
@@ -96,6 +102,10 @@ enum Cmd {
     },
     /// List the policies.
     Policies,
+    /// Read an execution trace (from `smartsim run --trace`, or any tool that writes the project's
+    /// trace format).
+    #[command(subcommand)]
+    Trace(TraceCmd),
     /// Benchmark the engine: simulated events and jobs per second for SMART and EDF.
     Bench {
         /// Task-set sizes on one CPU.
@@ -120,6 +130,27 @@ enum Cmd {
         /// Output format: a table, or one JSON object per configuration (one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+    },
+}
+
+/// `smartsim trace ...`.
+#[derive(Subcommand)]
+enum TraceCmd {
+    /// Per task: CPU time and share, stretches on CPUs by how they ended, their lengths (effective
+    /// quanta), wake-up latency, requests by outcome, notifications.
+    Report {
+        /// The trace file.
+        file: PathBuf,
+        /// Output format: a table for people, or JSON.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Convert to a Perfetto / Chrome trace (JSON; open it at ui.perfetto.dev).
+    Perfetto {
+        /// The trace file.
+        file: PathBuf,
+        /// Where to write the JSON.
+        out: PathBuf,
     },
 }
 
@@ -194,12 +225,31 @@ fn main() {
 
 fn real_main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policy, format, svg, perfetto, window, timeline, jobs, jobs_format } => {
+        Cmd::Run { file, policy, format, svg, perfetto, trace, window, timeline, jobs, jobs_format } => {
             let scn = load(&file)?;
-            let (r, trace, job_rows) = if perfetto.is_some() || jobs.is_some() {
+            // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
+            let kept: RefCell<Vec<trace::Record>> = RefCell::default();
+            let mut out = None;
+            let (r, job_rows) = if perfetto.is_some() || jobs.is_some() || trace.is_some() {
                 let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
-                if perfetto.is_some() {
-                    sim.record_trace();
+                if let Some(path) = &trace {
+                    let w = trace::Writer::create(path, &sim.trace_header(&file.display().to_string()))
+                        .with_context(|| format!("creating {}", path.display()))?;
+                    out = Some(RefCell::new((w, None::<std::io::Error>)));
+                }
+                if trace.is_some() || perfetto.is_some() {
+                    let (out, kept, keep) = (&out, &kept, perfetto.is_some());
+                    sim.trace_to(move |rec| {
+                        if let Some(o) = out {
+                            let (w, err) = &mut *o.borrow_mut();
+                            if err.is_none() {
+                                *err = w.write(&rec).err();
+                            }
+                        }
+                        if keep {
+                            kept.borrow_mut().push(rec);
+                        }
+                    });
                 }
                 if jobs.is_some() {
                     sim.record_jobs();
@@ -207,8 +257,16 @@ fn real_main() -> Result<()> {
                 sim.run_until(u64::MAX);
                 sim.finish_all()
             } else {
-                (run_scenario(&scn, policy.as_deref())?, Default::default(), Vec::new())
+                (run_scenario(&scn, policy.as_deref())?, Vec::new())
             };
+            if let (Some(path), Some(o)) = (&trace, out) {
+                let (w, err) = o.into_inner();
+                let n = w.records();
+                err.map_or(Ok(()), Err)
+                    .and_then(|()| w.finish().map(drop))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("wrote {} ({n} records)", path.display());
+            }
             if let Some(path) = &jobs {
                 write_jobs(path, &job_rows, jobs_format)?;
             }
@@ -229,17 +287,10 @@ fn real_main() -> Result<()> {
                 }
             }
             if let Some(path) = perfetto {
-                let mut t = report::Trace::new(&format!("smartsim {} ({})", scn.name, r.policy));
-                for (i, task) in scn.tasks.iter().enumerate() {
-                    t.task(i as u32, &task.name);
-                }
-                for (i, cpu, a, b) in &trace.intervals {
-                    t.interval(*i, *a, *b, &format!("run on CPU {cpu}"));
-                    t.cpu_interval(*cpu, *a, *b, &scn.tasks[*i as usize].name);
-                }
-                for (i, at, what) in &trace.marks {
-                    t.instant(*i, *at, what);
-                }
+                let t = report::Trace::from_records(
+                    &format!("smartsim {} ({})", scn.name, r.policy),
+                    kept.into_inner(),
+                );
                 let f = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
                 t.write(std::io::BufWriter::new(f))?;
                 eprintln!("wrote {} ({} events)", path.display(), t.event_count());
@@ -289,6 +340,7 @@ fn real_main() -> Result<()> {
             }
             reproduce(&name, &out, format)?;
         }
+        Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies => {
             for (n, d) in sched::POLICIES {
                 println!("{n:12} {d}");
@@ -620,4 +672,87 @@ fn bench(
          time over pick_next calls)"
     );
     Ok(())
+}
+
+fn trace_cmd(cmd: TraceCmd) -> Result<()> {
+    match cmd {
+        TraceCmd::Report { file, format } => {
+            let r = trace::Reader::open(&file)?;
+            let header = r.header().clone();
+            let mut r = r;
+            let s = trace::summary::summarize(&header, r.by_ref())?;
+            if r.trailing() > 0 {
+                eprintln!(
+                    "{}: cut short ({} bytes after the last whole record)",
+                    file.display(),
+                    r.trailing()
+                );
+            }
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+                Format::Table => print!("{}", summary_table(&s)),
+            }
+        }
+        TraceCmd::Perfetto { file, out } => {
+            let r = trace::Reader::open(&file)?;
+            let name = format!("{} trace {}", r.header().source.tool(), file.display());
+            let records: Vec<trace::Record> = r.collect::<Result<_, _>>()?;
+            let t = report::Trace::from_records(&name, records);
+            let f = fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?;
+            t.write(std::io::BufWriter::new(f)).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("wrote {} ({} events)", out.display(), t.event_count());
+        }
+    }
+    Ok(())
+}
+
+fn summary_table(s: &trace::summary::Summary) -> String {
+    let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    let mut t = Table::new(&[
+        "task",
+        "cpu ms",
+        "share %",
+        "stretches",
+        "blocked",
+        "preempted",
+        "slice end",
+        "quantum p50 ms",
+        "quantum max ms",
+        "wake p50 ms",
+        "wake p99 ms",
+        "wake max ms",
+        "met",
+        "late",
+        "notified",
+    ]);
+    for k in &s.tasks {
+        let n = |m: &std::collections::BTreeMap<String, u64>, key: &str| {
+            m.get(key).copied().unwrap_or(0).to_string()
+        };
+        t.row(vec![
+            k.name.clone(),
+            ms(k.cpu_ns),
+            format!("{:.2}", 100.0 * k.share),
+            k.quantum.count.to_string(),
+            n(&k.ended, "blocked"),
+            n(&k.ended, "preempted"),
+            n(&k.ended, "slice_end"),
+            ms(k.quantum.p50),
+            ms(k.quantum.max),
+            ms(k.wake_latency.p50),
+            ms(k.wake_latency.p99),
+            ms(k.wake_latency.max),
+            n(&k.requests, "met"),
+            n(&k.requests, "late"),
+            k.notified.to_string(),
+        ]);
+    }
+    format!(
+        "trace from {}  {} CPUs  {:.3} s  {} records\n{}",
+        s.header.source.tool(),
+        s.header.cpus,
+        (s.end_ns - s.start_ns) as f64 / 1e9,
+        s.records,
+        t.render()
+    )
 }

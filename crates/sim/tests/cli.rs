@@ -195,5 +195,41 @@ period = "10ms"
     }
     // A task name with a comma is quoted in the CSV.
     assert!(rows.iter().any(|r| r.starts_with("\"a,b\",")));
+
+    // The run's trace, read back by `smartsim trace report`, gives every task the CPU time of the
+    // summary and the outcomes of the job records; `trace perfetto` converts it.
+    let tr = dir.join("run.trace");
+    let (code, out2, err) =
+        smartsim(&["run", scn.to_str().unwrap(), "--format", "json", "--trace", tr.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out2, out, "writing a trace changes nothing in the run");
+    let (code, rep, err) = smartsim(&["trace", "report", tr.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let rep: serde_json::Value = serde_json::from_str(&rep).unwrap();
+    assert_eq!(rep["header"]["source"]["tool"], "smartsim");
+    assert_eq!(rep["header"]["cpus"], 2);
+    assert_eq!(rep["end_ns"], v["duration_ns"]);
+    for (t, r) in v["tasks"].as_array().unwrap().iter().zip(rep["tasks"].as_array().unwrap()) {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(r["name"], t["name"]);
+        assert_eq!(r["cpu_ns"], t["cpu_ns"], "{name}");
+        for o in ["met", "late", "aborted", "unfinished"] {
+            let rows = json_rows.iter().filter(|j| j["task"] == name && j["outcome"] == o).count() as u64;
+            assert_eq!(r["requests"][o].as_u64().unwrap_or(0), rows, "{name} {o}");
+        }
+    }
+    let pf = dir.join("run.json");
+    let (code, _, err) = smartsim(&["trace", "perfetto", tr.to_str().unwrap(), pf.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&pf).unwrap()).unwrap();
+    assert!(p["traceEvents"].as_array().unwrap().len() > rows.len());
+    // A damaged record is named by file and byte offset.
+    let mut bytes = std::fs::read(&tr).unwrap();
+    let body = 16 + u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    bytes[body] = 200;
+    std::fs::write(&tr, &bytes).unwrap();
+    let (code, _, err) = smartsim(&["trace", "report", tr.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("run.trace: byte {body}: unknown record type 200")), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -35,13 +35,18 @@ type Intervals = Vec<(u32, CpuId, u64, u64)>;
 
 /// Runs with the work-conservation check and a trace; returns (stranded instants, intervals, result).
 fn run_checked(scn: &Scenario) -> (u64, Intervals, smartsim::SimResult) {
+    let runs = std::cell::RefCell::new(Intervals::new());
     let mut sim: Sim = simulator(scn, None).expect("a valid scenario");
     sim.check_work_conservation();
-    sim.record_trace();
+    sim.trace_to(|rec| {
+        if let trace::Record::Run { task, cpu, start, end, .. } = rec {
+            runs.borrow_mut().push((task, cpu, start, end));
+        }
+    });
     sim.run_until(u64::MAX);
     let stranded = sim.stranded();
-    let (r, trace, _) = sim.finish_all();
-    (stranded, trace.intervals, r)
+    let (r, _) = sim.finish_all();
+    (stranded, runs.into_inner(), r)
 }
 
 /// Periodic tasks with utilisations `us` (each ≤ 1), periods from `periods` (ms).

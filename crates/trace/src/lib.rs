@@ -1,0 +1,751 @@
+//! One execution trace for the whole project: what ran on which CPU, from when to when, and why it
+//! stopped; wake-ups; ticks; requests with their release, deadline and outcome; notifications and
+//! marks. The simulator (`smartsim run --trace`) writes it and klogger's recordings convert to it
+//! (`klogger export --trace`), so that an analysis written once reads a simulated run and a kernel
+//! recording alike.
+//!
+//! **The file** (all integers little-endian) streams: a writer keeps nothing but its buffer, so a run
+//! of millions of intervals is written as it goes, and a reader yields one record at a time.
+//!
+//! ```text
+//! offset 0   8 bytes  magic "SMTRACE\0"
+//! offset 8   u32      format version (FORMAT_VERSION)
+//! offset 12  u32      header length H (at most MAX_HEADER bytes)
+//! offset 16  H bytes  header, UTF-8 JSON (see [`Header`]): format version, source, CPUs, clock
+//! then records, each a tag byte and a fixed payload (Task and Mark add a u16 length and text):
+//!   1 Run      task u32, cpu u32, start u64, end u64, end u8 (EndReason), complete u8   = 27 bytes
+//!   2 Wake     task u32, cpu u32 (u32::MAX: unknown), at u64                            = 17
+//!   3 Tick     cpu u32, task u32 (u32::MAX: unknown), at u64                           = 17
+//!   4 Release  task u32, job u32, at u64, deadline u64 (u64::MAX: none)                = 25
+//!   5 JobEnd   task u32, job u32, at u64, outcome u8 (Outcome)                          = 18
+//!   6 Task     task u32, process u32, name length u16, name (UTF-8, ≤ MAX_TEXT)
+//!   7 Mark     task u32 (u32::MAX: none), at u64, text length u16, text (≤ MAX_TEXT)
+//!   8 Notify   task u32, at u64, deadline u64                                           = 21
+//!   9 End      at u64 (when the recording stopped)                                      = 9
+//! ```
+//!
+//! A task is named by a Task record before its first other record (a source that learns names late,
+//! such as klogger, may repeat a Task record; the last name wins). A file cut short stays readable up
+//! to its last complete record. A reader never allocates more than a record's text (at most
+//! [`MAX_TEXT`] bytes) or the header ([`MAX_HEADER`]) at a time, and names the file and byte offset of
+//! anything it cannot read.
+//!
+//! Times are nanoseconds on the clock the header names (`"simulated"` for the simulator,
+//! `"CLOCK_MONOTONIC"` for real runs).
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub mod summary;
+
+/// First 8 bytes of every trace file.
+pub const MAGIC: &[u8; 8] = b"SMTRACE\0";
+/// Version of the layout in the crate documentation.
+pub const FORMAT_VERSION: u32 = 1;
+/// Largest header accepted, in bytes.
+pub const MAX_HEADER: u32 = 1 << 20;
+/// Longest task name or mark text, in bytes.
+pub const MAX_TEXT: usize = 4096;
+/// "None" for a 32-bit field (a CPU or task not known).
+pub const NONE32: u32 = u32::MAX;
+
+/// Where a trace came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "tool")]
+pub enum Source {
+    /// `smartsim run`: a simulated run.
+    #[serde(rename = "smartsim")]
+    Simulator {
+        /// The scenario file, as given.
+        scenario: String,
+        /// Its seed.
+        seed: u64,
+        /// The policy.
+        policy: String,
+    },
+    /// `hourglass`: real threads on the host.
+    #[serde(rename = "hourglass")]
+    Hourglass {
+        /// The kernel (`uname -r`).
+        kernel: String,
+    },
+    /// `klogger record`: the kernel's scheduling events.
+    #[serde(rename = "klogger")]
+    Klogger {
+        /// The kernel (`uname -r`).
+        kernel: String,
+        /// "system", "pid" or "command".
+        target: String,
+    },
+}
+
+impl Source {
+    /// The tool's name.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            Source::Simulator { .. } => "smartsim",
+            Source::Hourglass { .. } => "hourglass",
+            Source::Klogger { .. } => "klogger",
+        }
+    }
+}
+
+/// The JSON header. New fields may be added; readers ignore unknown ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The same as the binary format version.
+    pub format_version: u32,
+    /// Where the trace came from.
+    pub source: Source,
+    /// CPUs (ids in records are below this).
+    pub cpus: u32,
+    /// Clock of the times: "simulated" or "CLOCK_MONOTONIC".
+    pub clock: String,
+    /// Start of the recording (ns).
+    pub start_ns: u64,
+    /// The tick rate of the traced system (CONFIG_HZ, or the simulated machine's `hz`), if known and
+    /// not tickless.
+    pub hz: Option<u32>,
+    /// Processes followed, for a recording of some processes only (empty: everything).
+    #[serde(default)]
+    pub followed: Vec<u32>,
+}
+
+impl Header {
+    /// A header of this format version.
+    pub fn new(source: Source, cpus: u32, clock: &str, start_ns: u64, hz: Option<u32>) -> Header {
+        Header {
+            format_version: FORMAT_VERSION,
+            source,
+            cpus,
+            clock: clock.into(),
+            start_ns,
+            hz,
+            followed: Vec::new(),
+        }
+    }
+}
+
+/// Why a stretch on a CPU ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// It blocked (slept, waited for I/O or a lock).
+    Blocked,
+    /// Descheduled while runnable: a more important task, or the scheduler's decision.
+    Preempted,
+    /// It gave the CPU up while runnable.
+    Yielded,
+    /// Its slice (quantum) was used up.
+    SliceEnd,
+    /// It exited.
+    Exit,
+    /// Still running when the recording stopped.
+    TraceEnd,
+}
+
+impl EndReason {
+    fn code(self) -> u8 {
+        match self {
+            EndReason::Blocked => 1,
+            EndReason::Preempted => 2,
+            EndReason::Yielded => 3,
+            EndReason::SliceEnd => 4,
+            EndReason::Exit => 5,
+            EndReason::TraceEnd => 6,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<EndReason> {
+        Some(match c {
+            1 => EndReason::Blocked,
+            2 => EndReason::Preempted,
+            3 => EndReason::Yielded,
+            4 => EndReason::SliceEnd,
+            5 => EndReason::Exit,
+            6 => EndReason::TraceEnd,
+            _ => return None,
+        })
+    }
+
+    /// Ended while the task was still runnable (preempted, yielded, slice end).
+    pub fn runnable(self) -> bool {
+        matches!(self, EndReason::Preempted | EndReason::Yielded | EndReason::SliceEnd)
+    }
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Finished by its deadline.
+    Met,
+    /// Finished after it.
+    Late,
+    /// Dropped by the application when told it would miss.
+    Discarded,
+    /// Dropped at its deadline.
+    Aborted,
+    /// Not finished when the recording stopped.
+    Unfinished,
+}
+
+impl Outcome {
+    fn code(self) -> u8 {
+        match self {
+            Outcome::Met => 1,
+            Outcome::Late => 2,
+            Outcome::Discarded => 3,
+            Outcome::Aborted => 4,
+            Outcome::Unfinished => 5,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Outcome> {
+        Some(match c {
+            1 => Outcome::Met,
+            2 => Outcome::Late,
+            3 => Outcome::Discarded,
+            4 => Outcome::Aborted,
+            5 => Outcome::Unfinished,
+            _ => return None,
+        })
+    }
+}
+
+/// One record of a trace.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record {
+    /// A task's name and process.
+    Task { task: u32, process: u32, name: String },
+    /// `task` ran on `cpu` from `start` to `end`. `complete` is false when the recording cut it (it
+    /// began before the recording or was still running at its end).
+    Run { task: u32, cpu: u32, start: u64, end: u64, why: EndReason, complete: bool },
+    /// `task` became runnable (on `cpu`, if known).
+    Wake { task: u32, cpu: Option<u32>, at: u64 },
+    /// A clock interrupt on `cpu` (while `task` ran there, if known).
+    Tick { cpu: u32, task: Option<u32>, at: u64 },
+    /// Request `job` of `task` was released, due at `deadline` (if it has one).
+    Release { task: u32, job: u32, at: u64, deadline: Option<u64> },
+    /// Request `job` of `task` ended at `at`.
+    JobEnd { task: u32, job: u32, at: u64, outcome: Outcome },
+    /// The scheduler told `task` its request due at `deadline` would be missed.
+    Notify { task: u32, at: u64, deadline: u64 },
+    /// Anything else worth seeing on the timeline.
+    Mark { task: Option<u32>, at: u64, text: String },
+    /// The recording stopped.
+    End { at: u64 },
+}
+
+/// Errors when reading a trace: each names the file, and the byte offset where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The file is not a trace of a version this reader knows, or its header is bad.
+    #[error("{path}: {what}")]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// A record that cannot be read.
+    #[error("{path}: byte {offset}: {what}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// Where the record starts.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// Writes a trace as it goes.
+pub struct Writer<W: Write> {
+    out: W,
+    records: u64,
+}
+
+impl Writer<BufWriter<File>> {
+    /// Creates `path` and writes the header.
+    pub fn create(path: &Path, header: &Header) -> std::io::Result<Self> {
+        let f = File::create(path)?;
+        Writer::new(BufWriter::with_capacity(1 << 16, f), header)
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the magic, the version and `header` to `out`.
+    pub fn new(mut out: W, header: &Header) -> std::io::Result<Self> {
+        let json = serde_json::to_vec(header).map_err(std::io::Error::other)?;
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        out.write_all(&(json.len() as u32).to_le_bytes())?;
+        out.write_all(&json)?;
+        Ok(Writer { out, records: 0 })
+    }
+
+    /// Appends one record. Text longer than [`MAX_TEXT`] bytes is cut at a character boundary.
+    pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
+        let mut b = [0u8; 32];
+        let n = match r {
+            Record::Task { task, process, name } => {
+                b[0] = 6;
+                put32(&mut b, 1, *task);
+                put32(&mut b, 5, *process);
+                self.out.write_all(&b[..9])?;
+                return self.text(name);
+            }
+            Record::Run { task, cpu, start, end, why, complete } => {
+                b[0] = 1;
+                put32(&mut b, 1, *task);
+                put32(&mut b, 5, *cpu);
+                put64(&mut b, 9, *start);
+                put64(&mut b, 17, *end);
+                b[25] = why.code();
+                b[26] = *complete as u8;
+                27
+            }
+            Record::Wake { task, cpu, at } => {
+                b[0] = 2;
+                put32(&mut b, 1, *task);
+                put32(&mut b, 5, cpu.unwrap_or(NONE32));
+                put64(&mut b, 9, *at);
+                17
+            }
+            Record::Tick { cpu, task, at } => {
+                b[0] = 3;
+                put32(&mut b, 1, *cpu);
+                put32(&mut b, 5, task.unwrap_or(NONE32));
+                put64(&mut b, 9, *at);
+                17
+            }
+            Record::Release { task, job, at, deadline } => {
+                b[0] = 4;
+                put32(&mut b, 1, *task);
+                put32(&mut b, 5, *job);
+                put64(&mut b, 9, *at);
+                put64(&mut b, 17, deadline.unwrap_or(u64::MAX));
+                25
+            }
+            Record::JobEnd { task, job, at, outcome } => {
+                b[0] = 5;
+                put32(&mut b, 1, *task);
+                put32(&mut b, 5, *job);
+                put64(&mut b, 9, *at);
+                b[17] = outcome.code();
+                18
+            }
+            Record::Mark { task, at, text } => {
+                b[0] = 7;
+                put32(&mut b, 1, task.unwrap_or(NONE32));
+                put64(&mut b, 5, *at);
+                self.out.write_all(&b[..13])?;
+                return self.text(text);
+            }
+            Record::Notify { task, at, deadline } => {
+                b[0] = 8;
+                put32(&mut b, 1, *task);
+                put64(&mut b, 5, *at);
+                put64(&mut b, 13, *deadline);
+                21
+            }
+            Record::End { at } => {
+                b[0] = 9;
+                put64(&mut b, 1, *at);
+                9
+            }
+        };
+        self.records += 1;
+        self.out.write_all(&b[..n])
+    }
+
+    fn text(&mut self, s: &str) -> std::io::Result<()> {
+        let mut end = s.len().min(MAX_TEXT);
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.out.write_all(&(end as u16).to_le_bytes())?;
+        self.out.write_all(&s.as_bytes()[..end])?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Records written.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn get64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn opt32(v: u32) -> Option<u32> {
+    (v != NONE32).then_some(v)
+}
+
+/// Reads a trace record by record.
+pub struct Reader<R: Read> {
+    input: R,
+    path: PathBuf,
+    offset: u64,
+    header: Header,
+    /// Bytes left over at the end that do not make a whole record.
+    trailing: u64,
+    done: bool,
+}
+
+impl Reader<BufReader<File>> {
+    /// Opens `path` and reads its header.
+    pub fn open(path: &Path) -> Result<Self, ReadError> {
+        let f = File::open(path).map_err(|e| ReadError::Io { path: path.into(), source: e })?;
+        Reader::new(BufReader::with_capacity(1 << 16, f), path)
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads the header from `input`; `path` names it in errors.
+    pub fn new(mut input: R, path: &Path) -> Result<Self, ReadError> {
+        let bad = |what: String| ReadError::Header { path: path.into(), what };
+        let mut head = [0u8; 16];
+        let got =
+            read_full(&mut input, &mut head).map_err(|e| ReadError::Io { path: path.into(), source: e })?;
+        if got < 16 || &head[..8] != MAGIC {
+            return Err(bad("not a trace file (no SMTRACE magic at its start)".into()));
+        }
+        let version = get32(&head, 8);
+        if version != FORMAT_VERSION {
+            return Err(bad(format!("format version {version}, this reader reads {FORMAT_VERSION}")));
+        }
+        let len = get32(&head, 12);
+        if len > MAX_HEADER {
+            return Err(bad(format!("header of {len} bytes (at most {MAX_HEADER})")));
+        }
+        let mut json = vec![0u8; len as usize];
+        let got =
+            read_full(&mut input, &mut json).map_err(|e| ReadError::Io { path: path.into(), source: e })?;
+        if got < json.len() {
+            return Err(bad(format!("header cut short: {got} of {len} bytes")));
+        }
+        let header: Header =
+            serde_json::from_slice(&json).map_err(|e| bad(format!("header (byte 16): {e}")))?;
+        if header.format_version != FORMAT_VERSION {
+            return Err(bad(format!("header says format version {}", header.format_version)));
+        }
+        if header.cpus == 0 || header.cpus > 1 << 16 {
+            return Err(bad(format!("header says {} CPUs", header.cpus)));
+        }
+        Ok(Reader { input, path: path.into(), offset: 16 + len as u64, header, trailing: 0, done: false })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Bytes at the end of the file that did not make a whole record (a file cut short), once the
+    /// records have been read.
+    pub fn trailing(&self) -> u64 {
+        self.trailing
+    }
+
+    /// The next record; `None` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
+        if self.done {
+            return Ok(None);
+        }
+        let at = self.offset;
+        let mut b = [0u8; 32];
+        let got = self.fill(&mut b[..1])?;
+        if got == 0 {
+            self.done = true;
+            return Ok(None);
+        }
+        let len = match b[0] {
+            1 => 27,
+            2 | 3 => 17,
+            4 => 25,
+            5 => 18,
+            6 => 11,
+            7 => 15,
+            8 => 21,
+            9 => 9,
+            t => return Err(self.bad(at, format!("unknown record type {t}"))),
+        };
+        if !self.rest(&mut b[1..len], at)? {
+            return Ok(None);
+        }
+        let r = match b[0] {
+            1 => Record::Run {
+                task: get32(&b, 1),
+                cpu: self.cpu(get32(&b, 5), at)?,
+                start: get64(&b, 9),
+                end: get64(&b, 17),
+                why: EndReason::from_code(b[25])
+                    .ok_or_else(|| self.bad(at, format!("end reason {}", b[25])))?,
+                complete: b[26] != 0,
+            },
+            2 => Record::Wake { task: get32(&b, 1), cpu: opt32(get32(&b, 5)), at: get64(&b, 9) },
+            3 => {
+                Record::Tick { cpu: self.cpu(get32(&b, 1), at)?, task: opt32(get32(&b, 5)), at: get64(&b, 9) }
+            }
+            4 => Record::Release {
+                task: get32(&b, 1),
+                job: get32(&b, 5),
+                at: get64(&b, 9),
+                deadline: Some(get64(&b, 17)).filter(|&d| d != u64::MAX),
+            },
+            5 => Record::JobEnd {
+                task: get32(&b, 1),
+                job: get32(&b, 5),
+                at: get64(&b, 9),
+                outcome: Outcome::from_code(b[17])
+                    .ok_or_else(|| self.bad(at, format!("outcome {}", b[17])))?,
+            },
+            6 => {
+                let Some(name) = self.text(u16::from_le_bytes([b[9], b[10]]), at)? else { return Ok(None) };
+                Record::Task { task: get32(&b, 1), process: get32(&b, 5), name }
+            }
+            7 => {
+                let Some(text) = self.text(u16::from_le_bytes([b[13], b[14]]), at)? else { return Ok(None) };
+                Record::Mark { task: opt32(get32(&b, 1)), at: get64(&b, 5), text }
+            }
+            8 => Record::Notify { task: get32(&b, 1), at: get64(&b, 5), deadline: get64(&b, 13) },
+            _ => Record::End { at: get64(&b, 1) },
+        };
+        if let Record::Run { start, end, .. } = r {
+            if end < start {
+                return Err(self.bad(at, format!("a run ends ({end}) before it starts ({start})")));
+            }
+        }
+        Ok(Some(r))
+    }
+
+    fn bad(&self, offset: u64, what: String) -> ReadError {
+        ReadError::Record { path: self.path.clone(), offset, what }
+    }
+
+    fn cpu(&self, cpu: u32, at: u64) -> Result<u32, ReadError> {
+        if cpu >= self.header.cpus {
+            return Err(self.bad(at, format!("CPU {cpu} of a {}-CPU trace", self.header.cpus)));
+        }
+        Ok(cpu)
+    }
+
+    /// Reads into `buf`; returns the bytes read (fewer only at the end of the file).
+    fn fill(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
+        let n = read_full(&mut self.input, buf)
+            .map_err(|e| ReadError::Io { path: self.path.clone(), source: e })?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    /// The rest of a record begun at `at`; false (and the trailing bytes counted) if the file ends
+    /// inside it.
+    fn rest(&mut self, buf: &mut [u8], at: u64) -> Result<bool, ReadError> {
+        if self.fill(buf)? < buf.len() {
+            self.trailing = self.offset - at;
+            self.done = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn text(&mut self, len: u16, at: u64) -> Result<Option<String>, ReadError> {
+        if len as usize > MAX_TEXT {
+            return Err(self.bad(at, format!("text of {len} bytes (at most {MAX_TEXT})")));
+        }
+        let mut v = vec![0u8; len as usize];
+        if !self.rest(&mut v, at)? {
+            return Ok(None);
+        }
+        String::from_utf8(v).map(Some).map_err(|_| self.bad(at, "text is not UTF-8".into()))
+    }
+}
+
+impl<R: Read> Iterator for Reader<R> {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_record() {
+            Ok(r) => r.map(Ok),
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header::new(
+            Source::Simulator { scenario: "s.toml".into(), seed: 1, policy: "smart".into() },
+            2,
+            "simulated",
+            0,
+            Some(1000),
+        )
+    }
+
+    fn every_kind() -> Vec<Record> {
+        vec![
+            Record::Task { task: 0, process: 0, name: "audio ✓".into() },
+            Record::Release { task: 0, job: 0, at: 0, deadline: Some(8_000_000) },
+            Record::Release { task: 0, job: 1, at: 10, deadline: None },
+            Record::Wake { task: 0, cpu: None, at: 0 },
+            Record::Wake { task: 0, cpu: Some(1), at: 5 },
+            Record::Run {
+                task: 0,
+                cpu: 1,
+                start: 0,
+                end: 3_000_000,
+                why: EndReason::Blocked,
+                complete: true,
+            },
+            Record::Tick { cpu: 1, task: Some(0), at: 1_000_000 },
+            Record::Tick { cpu: 0, task: None, at: 1_000_000 },
+            Record::JobEnd { task: 0, job: 0, at: 3_000_000, outcome: Outcome::Met },
+            Record::Notify { task: 0, at: 4, deadline: 8_000_000 },
+            Record::Mark { task: None, at: 7, text: "x".into() },
+            Record::Mark { task: Some(0), at: 7, text: String::new() },
+            Record::End { at: 10_000_000 },
+        ]
+    }
+
+    fn write(records: &[Record]) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new(), &header()).unwrap();
+        for r in records {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn read(bytes: &[u8]) -> (Header, Vec<Record>, u64) {
+        let mut r = Reader::new(bytes, Path::new("t.trace")).unwrap();
+        let v: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
+        (r.header().clone(), v, r.trailing())
+    }
+
+    #[test]
+    fn every_record_reads_back_as_written() {
+        let recs = every_kind();
+        let (h, back, trailing) = read(&write(&recs));
+        assert_eq!(h, header());
+        assert_eq!(back, recs);
+        assert_eq!(trailing, 0);
+    }
+
+    #[test]
+    fn a_file_cut_anywhere_reads_up_to_its_last_whole_record() {
+        let recs = every_kind();
+        let bytes = write(&recs);
+        let body = 16 + get32(&bytes, 12) as usize;
+        for cut in body..bytes.len() {
+            let (_, back, trailing) = read(&bytes[..cut]);
+            assert_eq!(back[..], recs[..back.len()], "cut at {cut}");
+            let whole = write(&recs[..back.len()]).len();
+            assert_eq!(trailing as usize, cut - whole, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn bad_records_are_named_by_file_and_offset() {
+        let mut bytes = write(&[Record::End { at: 1 }]);
+        let body = 16 + get32(&bytes, 12) as usize;
+        bytes[body] = 77;
+        let err = Reader::new(&bytes[..], Path::new("t.trace")).unwrap().next().unwrap().unwrap_err();
+        assert_eq!(err.to_string(), format!("t.trace: byte {body}: unknown record type 77"));
+        // A CPU beyond the header's, a run that ends before it starts, an unknown reason.
+        let run = Record::Run { task: 0, cpu: 1, start: 5, end: 9, why: EndReason::Exit, complete: true };
+        let good = write(&[run]);
+        let mut b = good.clone();
+        put32(&mut b, body + 5, 7);
+        let err = Reader::new(&b[..], Path::new("t.trace")).unwrap().next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("CPU 7 of a 2-CPU trace"), "{err}");
+        let mut b = good.clone();
+        put64(&mut b, body + 17, 1);
+        let err = Reader::new(&b[..], Path::new("t.trace")).unwrap().next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("ends (1) before it starts (5)"), "{err}");
+        let mut b = good;
+        b[body + 25] = 0;
+        let err = Reader::new(&b[..], Path::new("t.trace")).unwrap().next().unwrap().unwrap_err();
+        assert!(err.to_string().contains("end reason 0"), "{err}");
+    }
+
+    #[test]
+    fn bad_headers_are_refused() {
+        let good = write(&[]);
+        let open = |b: &[u8]| Reader::new(b, Path::new("h.trace")).err().map(|e| e.to_string());
+        assert!(open(b"KLOGGER\0xxxxxxxx").unwrap().contains("not a trace file"));
+        assert!(open(&good[..10]).unwrap().contains("not a trace file"));
+        let mut b = good.clone();
+        put32(&mut b, 8, 2);
+        assert!(open(&b).unwrap().contains("format version 2"));
+        let mut b = good.clone();
+        put32(&mut b, 12, u32::MAX);
+        assert!(open(&b).unwrap().contains("at most"));
+        let mut b = good.clone();
+        b.truncate(20);
+        assert!(open(&b).unwrap().contains("cut short"));
+        let zero = String::from_utf8(good[16..].to_vec()).unwrap().replace("\"cpus\":2", "\"cpus\":0");
+        let mut b = good[..16].to_vec();
+        b.extend_from_slice(zero.as_bytes());
+        assert!(open(&b).unwrap().contains("0 CPUs"));
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_character_boundary() {
+        let name = "é".repeat(MAX_TEXT);
+        let (_, back, _) = read(&write(&[Record::Task { task: 1, process: 1, name }]));
+        let Record::Task { name, .. } = &back[0] else { panic!() };
+        assert!(name.len() <= MAX_TEXT && name.len() >= MAX_TEXT - 1 && name.chars().all(|c| c == 'é'));
+    }
+}
