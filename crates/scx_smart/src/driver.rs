@@ -18,7 +18,10 @@
 //!     record, when the kernel ran it several times in between), counted once.
 //! * **A task blocked** (`stopping` with `runnable` false; our BPF program's record at the switch):
 //!   [`Policy::stop`] with `Blocked` and the stretch it ran. scx_rustland_core reports nothing until the
-//!   task wakes, so without this its CPU would look busy until then. What libsmart shows the thread
+//!   task wakes, so without this its CPU would look busy until then. The two rings are read one after
+//!   the other, so a task that blocks and wakes at once may show its queued wake-up first: its block
+//!   record then describes a stretch that began before the end of the last one known, and is stale
+//!   (taken for a new block, it lost a runnable thread for good, and sched_ext ejected the scheduler). What libsmart shows the thread
 //!   asking for is applied right after the stop: a thread that announced its next request and went to
 //!   sleep until its release has that request's constraint from the block on, as the dissertation's
 //!   scheduler would from the system call (SMART's sleep credit depends on it: with the old request's
@@ -49,6 +52,12 @@ use sched::{Availability, CpuId, Nanos, Notification, Policy, Stop, TaskId, Task
 
 /// The longest slice given to a task working on a time constraint.
 pub const RT_SLICE_MAX: Nanos = 100_000_000;
+
+/// How long after its slice should have ended a dispatched task that neither came back nor blocked is
+/// taken to be lost, while other tasks wait ([`Driver::overdue`]): far beyond a slice's end seen late
+/// (an emulated machine stalls for up to tens of milliseconds), far below sched_ext's watchdog (5 s
+/// and more).
+pub const OVERDUE_GRACE: Nanos = 100_000_000;
 
 /// The shortest slice a task is cut to so that an [`Upcoming`] request can start in time.
 pub const MIN_SLICE: Nanos = 250_000;
@@ -126,9 +135,6 @@ struct Slot {
     params: TaskParams,
     /// The CPU it last ran on.
     last_cpu: Option<CpuId>,
-    /// It blocked while we held it as runnable (the kernel ran it on its own, as scx_rustland_core
-    /// does when a CPU finds nothing else): the policy learns it when it picks it.
-    asleep: bool,
     /// Deadline of its time constraint, if it has one.
     deadline: Option<Nanos>,
     /// Its weight at its last record (from its nice value).
@@ -136,6 +142,8 @@ struct Slot {
     /// CPU billed to the policy so far, and the number of stretches.
     billed: Nanos,
     stretches: u64,
+    /// When it entered its state (became runnable, was dispatched, blocked): for [`Driver::describe`].
+    since: Nanos,
 }
 
 /// Counters for statistics.
@@ -164,6 +172,11 @@ pub struct Counters {
     pub split: u64,
     /// Bills cut to the time between a task's two records (a timestamp was wrong).
     pub clamped: u64,
+    /// Block records about a stretch the driver already knew had ended (read after the queued
+    /// wake-up that followed the block): ignored.
+    pub stale_blocks: u64,
+    /// Dispatched tasks taken back by [`Driver::overdue`].
+    pub taken_back: u64,
 }
 
 /// The state between the kernel's events and a policy.
@@ -295,6 +308,7 @@ impl Driver {
         slot.stretches += 1;
         slot.last_cpu = Some(cpu);
         slot.st = if why == Stop::Blocked { St::Blocked } else { St::Runnable };
+        slot.since = now;
         if self.on_cpu[cpu as usize] == Some(t) {
             self.on_cpu[cpu as usize] = None;
         }
@@ -305,7 +319,9 @@ impl Driver {
     }
 
     fn wake(&mut self, t: TaskId, now: Nanos) {
-        self.slots[t.idx()].as_mut().expect("known task").st = St::Runnable;
+        let slot = self.slots[t.idx()].as_mut().expect("known task");
+        slot.st = St::Runnable;
+        slot.since = now;
         self.policy.wake(t, now);
         self.runnable += 1;
         self.woke.push(t);
@@ -331,11 +347,11 @@ impl Driver {
                 seen_seq: None,
                 params: params.clone(),
                 last_cpu: None,
-                asleep: false,
                 deadline: None,
                 weight: q.weight,
                 billed: 0,
                 stretches: 0,
+                since: now,
             });
             self.ids.insert(q.pid, t);
             self.counters.admitted += 1;
@@ -348,11 +364,8 @@ impl Driver {
         slot.weight = q.weight;
         match slot.st {
             St::Runnable => {
-                // Queued again before we dispatched it (the kernel moved it, or ran it on its own and
-                // it blocked and woke).
-                if q.wakeup {
-                    slot.asleep = false;
-                }
+                // Queued again before we dispatched it (the kernel moved it, or ran it while we
+                // had taken it back: see `overdue`).
                 if q.stop_ts != slot.last_stop {
                     self.counters.unbilled += 1;
                     self.counters.unbilled_ns += q.stop_ts.saturating_sub(q.start_ts);
@@ -422,22 +435,22 @@ impl Driver {
 
     /// Task `pid` blocked on `cpu` after running from `start` to `stop` (our BPF program's record at the
     /// switch); `asked` is what libsmart shows its thread asking for now, if known. Records of tasks we
-    /// did not dispatch, or older than what we know, are ignored.
+    /// did not dispatch are ignored, and so are stale ones: a stretch that started before the end of
+    /// the last stretch we know of is one we already know ended. That happens whenever the queued
+    /// wake-up that followed the block is read first (the two come through different rings): the
+    /// wake-up record's stop is sched_ext's `stopping`, a few microseconds before the switch, so the
+    /// stale record's stop is later than it, but its start (the switch to the task) is earlier.
     pub fn blocked(&mut self, pid: i32, cpu: CpuId, start: u64, stop: u64, asked: Option<Asked>, now: Nanos) {
         let Some(&t) = self.ids.get(&pid) else { return };
         let slot = self.slots[t.idx()].as_mut().expect("known task");
-        if stop <= slot.last_stop {
-            return;
-        }
-        if slot.st == St::Runnable {
-            // It ran on its own and blocked: not runnable, although the policy holds it so.
-            slot.asleep = true;
-            slot.last_stop = stop;
-            self.counters.unbilled += 1;
-            self.counters.unbilled_ns += stop.saturating_sub(start);
-            return;
-        }
-        if !matches!(slot.st, St::Dispatched(_)) {
+        // A task we hold as waiting for a decision is in the kernel's custody: it cannot have run
+        // since its record, so a block record about it is stale too. (Taking it for asleep would lose
+        // it for good: nothing would dispatch it, and nothing would report it again.)
+        let stale = start < slot.last_stop || stop <= slot.last_stop || slot.st == St::Runnable;
+        if stale || slot.st == St::Blocked {
+            if slot.st != St::Blocked {
+                self.counters.stale_blocks += 1;
+            }
             return;
         }
         let bound = stop.saturating_sub(slot.last_stop.max(slot.admitted));
@@ -468,21 +481,13 @@ impl Driver {
         upcoming: &[Upcoming],
     ) -> Option<(i32, Nanos)> {
         debug_assert!(self.on_cpu[cpu as usize].is_none(), "CPU {cpu} is not free");
-        let d = loop {
-            let d = self.policy.pick_next(cpu, now)?;
-            let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
-            debug_assert_eq!(slot.st, St::Runnable);
-            slot.st = St::Dispatched(cpu);
-            self.on_cpu[cpu as usize] = Some(d.task);
-            self.runnable -= 1;
-            if !slot.asleep {
-                break d;
-            }
-            // It blocked while we held it: it stops at once, and the policy picks again.
-            slot.asleep = false;
-            self.stopped(d.task, 0, Stop::Blocked, now);
-        };
+        let d = self.policy.pick_next(cpu, now)?;
         let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
+        debug_assert_eq!(slot.st, St::Runnable);
+        slot.st = St::Dispatched(cpu);
+        slot.since = now;
+        self.on_cpu[cpu as usize] = Some(d.task);
+        self.runnable -= 1;
         let own_deadline = slot.deadline.filter(|&dl| dl > now);
         let mut cap = if own_deadline.is_some() { RT_SLICE_MAX } else { max_slice };
         for u in upcoming {
@@ -495,6 +500,33 @@ impl Driver {
         slot.slice = slice;
         self.counters.dispatched += 1;
         Some((slot.pid, slice))
+    }
+
+    /// The driver's own watchdog. While tasks wait for a decision, a dispatched task comes back when
+    /// its slice ends (the kernel runs this process first and queues the task to it) or blocks, so
+    /// one that has done neither `grace` after its slice should have ended was lost on the way: its
+    /// dispatch dropped in the kernel, or a record about it misread. Such a task is taken back as if
+    /// its slice had ended, billed the slice it held (so that a task that keeps being lost does not
+    /// keep its place ahead of the others; it is dispatched again when picked), and its CPU is free
+    /// again; the caller kicks the CPUs returned, in case the task does run there. Without
+    /// this a single lost record leaves a CPU unused for good and its waiting tasks starve until
+    /// sched_ext's watchdog ejects the scheduler. Counted in [`Counters::taken_back`].
+    pub fn overdue(&mut self, now: Nanos, grace: Nanos) -> Vec<CpuId> {
+        if self.runnable == 0 {
+            return Vec::new();
+        }
+        let mut cpus = Vec::new();
+        for c in 0..self.on_cpu.len() {
+            let Some(t) = self.on_cpu[c] else { continue };
+            let slot = self.slots[t.idx()].as_ref().expect("a dispatched task is known");
+            if now > slot.since.saturating_add(slot.slice).saturating_add(grace) {
+                self.counters.taken_back += 1;
+                let slice = slot.slice;
+                self.stopped(t, slice, Stop::SliceEnd, now);
+                cpus.push(c as CpuId);
+            }
+        }
+        cpus
     }
 
     /// The tasks that woke since the last call, each with the CPU to preempt for it if no CPU it may
@@ -558,6 +590,36 @@ impl Driver {
             .get(&pid)
             .and_then(|t| self.slots[t.idx()].as_ref())
             .is_some_and(|s| s.deadline.is_some_and(|d| d > now))
+    }
+
+    /// What the driver believes at `now`, for a person reading why the kernel ejected the scheduler (a
+    /// runnable task it never ran): each CPU's task and since when, the tasks waiting for a decision,
+    /// longest first, and how many are blocked. `name` gives a pid's command name.
+    pub fn describe(&self, now: Nanos, name: impl Fn(i32) -> String) -> String {
+        let ago = |t: Nanos| format!("{:.1} ms", now.saturating_sub(t) as f64 / 1e6);
+        let mut out = String::new();
+        for (c, t) in self.on_cpu.iter().enumerate() {
+            let what = match t.and_then(|t| self.slots[t.idx()].as_ref()) {
+                _ if self.offline[c] => "offline".to_string(),
+                None => "free".to_string(),
+                Some(s) => format!(
+                    "{} ({}) dispatched {} ago, slice {:.1} ms",
+                    s.pid,
+                    name(s.pid),
+                    ago(s.since),
+                    s.slice as f64 / 1e6
+                ),
+            };
+            out += &format!("CPU {c}: {what}\n");
+        }
+        let mut waiting: Vec<&Slot> = self.slots.iter().flatten().filter(|s| s.st == St::Runnable).collect();
+        waiting.sort_by_key(|s| s.since);
+        let list: Vec<String> =
+            waiting.iter().map(|s| format!("{} ({}) for {}", s.pid, name(s.pid), ago(s.since))).collect();
+        out += &format!("waiting for a decision ({}): {}\n", waiting.len(), list.join(", "));
+        let blocked = self.slots.iter().flatten().filter(|s| s.st == St::Blocked).count();
+        out += &format!("blocked: {blocked}; counters: {:?}", self.counters);
+        out
     }
 
     /// The `n` known tasks billed the most CPU: (pid, CPU billed, stretches), most first.
@@ -784,6 +846,78 @@ mod tests {
     }
 
     #[test]
+    fn a_block_record_read_after_the_wake_up_it_led_to_changes_nothing() {
+        // The kernel reports a block twice: the queued wake-up record (stop_ts taken at sched_ext's
+        // `stopping`) and our program's record at the switch, a few microseconds later. The two come
+        // through different rings, and the wake-up can be read first (this process was preempted
+        // between reading the two, or the task ran on another CPU). The block record then describes a
+        // stretch already closed: the thread is runnable in the kernel's custody and must not be taken
+        // for asleep (it would never be dispatched again: sched_ext's watchdog ejected the scheduler).
+        // Round robin, so that the two threads take turns (SMART's bias may run one 250 ms first).
+        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.queued(&q(11, true, 0, 0), None, None, 0);
+        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        // It ran from 1.000 ms, `stopping` at 2.000 ms, the switch at 2.003 ms; it woke at 2.5 ms.
+        d.queued(&q(a, true, MS, 2 * MS), None, None, 3 * MS);
+        d.blocked(a, 0, MS + 2_000, 2 * MS + 3_000, None, 3 * MS);
+        assert_eq!(d.runnable(), 2, "the woken thread still waits for a decision");
+        let mut dispatched = Vec::new();
+        let mut now = 4 * MS;
+        for _ in 0..4 {
+            let (pid, slice) = d.pick(0, now, 5 * MS, &[]).unwrap();
+            dispatched.push(pid);
+            d.queued(&q(pid, false, now, now + slice), None, None, now + slice);
+            now += slice;
+        }
+        assert!(dispatched.contains(&a), "thread {a} was never dispatched again: {dispatched:?}");
+        assert_eq!(d.counters.stale_blocks, 1);
+
+        // The same record read after the thread was dispatched again: it still runs there.
+        let mut d = driver();
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        d.queued(&q(a, true, MS, 2 * MS), None, None, 3 * MS);
+        assert_eq!(d.pick(0, 3 * MS, 5 * MS, &[]).map(|p| p.0), Some(a));
+        d.blocked(a, 0, MS + 2_000, 2 * MS + 3_000, None, 3 * MS);
+        assert_eq!(d.free_cpus().count(), 0, "the stale record freed the CPU the thread runs on");
+        // Its real block, later, frees it.
+        d.blocked(a, 0, 3 * MS + 5_000, 4 * MS, None, 4 * MS);
+        assert_eq!(d.free_cpus().count(), 1);
+    }
+
+    #[test]
+    fn a_dispatch_lost_on_the_way_is_taken_back() {
+        // Two threads, one CPU: the first is dispatched, and nothing is ever heard of it again (its
+        // dispatch was dropped in the kernel). The second must not wait for good.
+        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.queued(&q(11, true, 0, 0), None, None, 0);
+        let (a, slice) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        assert!(d.overdue(slice + OVERDUE_GRACE, OVERDUE_GRACE).is_empty(), "not before the grace");
+        assert_eq!(d.overdue(slice + OVERDUE_GRACE + 1, OVERDUE_GRACE), vec![0]);
+        assert_eq!(d.counters.taken_back, 1);
+        let now = slice + OVERDUE_GRACE + 1;
+        let (b, _) = d.pick(0, now, 5 * MS, &[]).unwrap();
+        assert_ne!(a, b);
+        // A dispatched task with nothing waiting is left alone however long it runs.
+        let mut d = driver();
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.pick(0, 0, 5 * MS, &[]).unwrap();
+        assert!(d.overdue(10_000 * MS, OVERDUE_GRACE).is_empty());
+        // The taken-back task comes back queued after all (it did run): it is simply runnable again.
+        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.queued(&q(11, true, 0, 0), None, None, 0);
+        let (a, slice) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let late = slice + OVERDUE_GRACE + 1;
+        d.overdue(late, OVERDUE_GRACE);
+        d.queued(&q(a, false, MS, MS + slice), None, None, late);
+        assert_eq!(d.runnable(), 2);
+        assert_eq!(d.free_cpus().count(), 1);
+    }
+
+    #[test]
     fn notifications_about_replaced_requests_are_dropped() {
         let c =
             |deadline| TimeConstraint { deadline, cpu_estimate: None, notify_time: Some(0), period: None };
@@ -829,6 +963,11 @@ mod tests {
             New,
             /// One running thread exits.
             Exit { k: usize },
+            /// The `k`-th running thread blocks after `frac` of its slice and wakes at once; the queued
+            /// wake-up is read first, our program's record of the block only at the next `Late`.
+            BlockWake { k: usize, frac: u8 },
+            /// The block records held back by `BlockWake` are read.
+            Late,
         }
 
         fn ev() -> impl Strategy<Value = Ev> {
@@ -839,13 +978,16 @@ mod tests {
                 6 => (0..4usize).prop_map(|k| Ev::Wake { k }),
                 1 => Just(Ev::New),
                 1 => (0..4usize).prop_map(|k| Ev::Exit { k }),
+                4 => (0..4usize, 0..=100u8).prop_map(|(k, frac)| Ev::BlockWake { k, frac }),
+                3 => Just(Ev::Late),
             ]
         }
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(256))]
             /// Whatever order the kernel reports stops, blocks, wake-ups, share changes, new threads
-            /// and exits in, on 3 CPUs, the driver and SMART keep every runnable thread reachable (each
+            /// and exits in, and whichever of a block's two records (ours, the queued wake-up) is read
+            /// first, on 3 CPUs, the driver and SMART keep every runnable thread reachable (each
             /// one waiting for a decision is dispatched within a bounded number of decisions: shares
             /// 1-3, 5 ms slices; SMART's bias is at most 250 ms of CPU), never put two threads on one
             /// CPU, and never leave a CPU free while a thread waits.
@@ -859,6 +1001,7 @@ mod tests {
                 let mut waiting_since: HashMap<i32, usize> = HashMap::new();
                 let mut exec: HashMap<i32, u64> = HashMap::new();
                 let mut decisions = 0usize;
+                let mut late: Vec<(i32, CpuId, u64, u64)> = Vec::new();
                 for _ in 0..4 {
                     d.queued(&q(next_pid, true, 0, 0), None, None, 0);
                     waiting_since.insert(next_pid, 0);
@@ -893,6 +1036,21 @@ mod tests {
                             d.blocked(pid, cpu, start, start + ran.max(1), None, now);
                             exec.insert(pid, 0);
                             sleeping.push(pid);
+                        }
+                        Ev::BlockWake { k, frac } if !running.is_empty() => {
+                            let (pid, cpu, start, slice) = running.remove(k % running.len());
+                            let ran = (slice * frac as u64 / 100).max(10_000);
+                            now = now.max(start + ran) + 1000;
+                            // `stopping` at start + ran; the switch, our record, 3 us later.
+                            late.push((pid, cpu, start + 2_000, start + ran + 3_000));
+                            exec.insert(pid, 0);
+                            d.queued(&q(pid, true, start, start + ran), None, None, now);
+                            waiting_since.insert(pid, decisions);
+                        }
+                        Ev::Late => {
+                            for (pid, cpu, start, stop) in late.drain(..) {
+                                d.blocked(pid, cpu, start, stop, None, now);
+                            }
                         }
                         Ev::Wake { k } if !sleeping.is_empty() => {
                             let pid = sleeping.remove(k % sleeping.len());

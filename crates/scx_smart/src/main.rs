@@ -49,7 +49,7 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, OpenObject, ProgramInput, RingBuffer, RingBufferBuilder};
 use libsmart::server::Registry;
 use sched::CpuId;
-use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming};
+use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming, OVERDUE_GRACE};
 use scx_smart::jobs::Stalls;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -457,6 +457,11 @@ impl<'a> Scheduler<'a> {
             }
             self.read_events(reg.as_deref(), now);
             self.drv.timers(now);
+            // A task dispatched long ago that never came back was lost on the way: take it back, and
+            // kick its CPU in case it does run there.
+            for cpu in self.drv.overdue(now, OVERDUE_GRACE) {
+                self.preempt.kick(cpu);
+            }
             self.announced(reg.as_deref(), now);
             for (_, victim) in self.drv.woken(now) {
                 if let Some(c) = victim.filter(|_| !self.cli.no_preempt) {
@@ -680,13 +685,35 @@ impl<'a> Scheduler<'a> {
         let (started, start_mean, start_max, started_late) = self.preempt.start_delays();
         self.m.stalls_lost += self.preempt.take_stalls(&mut self.m.stalls);
         self.m.stalls_lost += self.preempt.stalls_dropped;
+        let blocks_lost = self.preempt.skel.maps.bss_data.as_ref().map_or(0, |b| b.nr_blocks_lost);
         drop(self.preempt);
-        let uei = self.bpf.shutdown_and_report()?;
+        let b = &mut self.bpf;
+        let counts = [
+            *b.nr_user_dispatches_mut(),
+            *b.nr_kernel_dispatches_mut(),
+            *b.nr_sched_congested_mut(),
+            *b.nr_cancel_dispatches_mut(),
+            *b.nr_bounce_dispatches_mut(),
+            *b.nr_failed_dispatches_mut(),
+        ];
+        let kernel_side = format!(
+            "dispatches from us {}, by the kernel itself {} (scheduler congested {}), cancelled as stale {}, \
+             bounced to another CPU {}, failed {}; block records lost {blocks_lost}",
+            counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]
+        );
+        // An ejection (the kernel's watchdog, a BPF error) is an error, reported after what was measured
+        // and what the driver believed, which tell why.
+        let exit = self.bpf.shutdown_and_report();
+        let uei = match &exit {
+            Ok(u) => format!("{u:?}"),
+            Err(e) => format!("ejected: {e}"),
+        };
         let c = &self.drv.counters;
         let m = &self.m;
         eprintln!(
-            "scx_smart: unloaded ({:?}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
+            "scx_smart: unloaded ({}); {} tasks admitted, {} decisions, decision cost p50 {} ns p99 {} ns, \
              {} notifications ({} dropped as superseded), {} unbilled stretches ({} ms), {} records of split stretches, {} bills clamped, \
+             {} stale block records, {} dispatches taken back (lost), \
              {} blocks, {} preemptions asked, {} wake-ups of time-constrained threads, {} preempting kicks, \
              wake-up to scheduler p50 {} us p99 {} us max {} us, \
              wake-up to dispatch p50 {} us p99 {} us max {} us, \
@@ -702,6 +729,8 @@ impl<'a> Scheduler<'a> {
             c.unbilled_ns / 1_000_000,
             c.split,
             c.clamped,
+            c.stale_blocks,
+            c.taken_back,
             c.blocked,
             c.preemptions,
             wakeups,
@@ -717,6 +746,7 @@ impl<'a> Scheduler<'a> {
             start_max / 1000,
             started_late,
         );
+        eprintln!("scx_smart: the BPF side: {kernel_side}");
         let top: Vec<String> = self
             .drv
             .top_billed(8)
@@ -740,6 +770,14 @@ impl<'a> Scheduler<'a> {
             std::fs::write(path, text)
                 .with_context(|| format!("writing the stall log {}", path.display()))?;
         }
-        Ok(())
+        if exit.is_err() {
+            let latest = &self.latest;
+            let name = |pid: i32| latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
+            eprintln!(
+                "scx_smart: what the driver believed at the ejection:\n{}",
+                self.drv.describe(now_ns(), name)
+            );
+        }
+        exit.map(|_| ())
     }
 }

@@ -29,7 +29,7 @@ wait_hogs
 errs=$(kernel_scx_errors)
 kill -INT "$sched_pid"; wait "$sched_pid"
 cat /tmp/hog3.json /tmp/hog2.json /tmp/hog1.json
-[ -z "$errs" ] || { cat /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
+[ -z "$errs" ] || { show_scheduler_output /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
 # Steady state: CPU after the first 4 s (SMART's bias, at most 250 ms of CPU per task, shifts only the start).
 c3=$(sed 's/.*"steady_cpu_ns":\([0-9]*\).*/\1/' /tmp/hog3.json)
 c2=$(sed 's/.*"steady_cpu_ns":\([0-9]*\).*/\1/' /tmp/hog2.json)

@@ -33,7 +33,7 @@ for j in $(jobs -p); do [ "$j" = "$sched_pid" ] || wait "$j"; done
 errs=$(kernel_scx_errors)
 kill -INT "$sched_pid"; wait "$sched_pid"
 cat /tmp/a3.json /tmp/b3.json /tmp/a1.json /tmp/b1.json
-[ -z "$errs" ] || { cat /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
+[ -z "$errs" ] || { show_scheduler_output /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
 cpu() { sed 's/.*"steady_cpu_ns":\([0-9]*\).*/\1/' "/tmp/$1.json"; }
 a3=$(cpu a3) b3=$(cpu b3) a1=$(cpu a1) b1=$(cpu b1)
 [ -n "$a1" ] && [ -n "$b1" ] && [ "$((a1 + b1))" -gt 0 ] || fail "no CPU time from the share-1 hogs"

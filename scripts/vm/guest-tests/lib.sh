@@ -112,8 +112,8 @@ load_run_unload() {
   sleep 10
   state=$(scx_state)
   log "after 10 s of load: state=$state ops=$(scx_ops)"
-  kill -0 "$sched_pid" 2>/dev/null || { cat "$_out"; fail "$_name exited during the load"; }
-  [ "$state" = enabled ] || { cat "$_out"; fail "state is '$state' after 10 s of load (ejected?)"; }
+  kill -0 "$sched_pid" 2>/dev/null || { show_scheduler_output "$_out"; fail "$_name exited during the load"; }
+  [ "$state" = enabled ] || { show_scheduler_output "$_out"; fail "state is '$state' after 10 s of load (ejected?)"; }
   errs=$(kernel_scx_errors)
   [ -z "$errs" ] || fail "kernel reported sched_ext errors: $errs"
   log "$_name says: $(grep -v "^$" "$_out" | tail -n1)"
@@ -135,6 +135,12 @@ load_run_unload() {
   done
   stop_load
   log "ok"
+}
+
+# show_scheduler_output FILE: a scheduler's output with the kernel's debug dump (tasks and queues, up to
+# 32 KiB) last and cut to 120 lines, so that what the scheduler itself said at an ejection comes first.
+show_scheduler_output() {
+  awk '/^DEBUG DUMP/ {d = 1} d {dump[n++] = $0; if (/^=====/ && ++bars == 2) d = 0; next} {print} END {for (i = 0; i < n && i < 120; i++) print dump[i]; if (n > 120) print "... (" n - 120 " more lines of the dump)"}' "$1"
 }
 
 # json_num KEY JSON: the whole number after "KEY": in a one-line JSON object (empty if none).
@@ -166,7 +172,7 @@ periodic_under_scx() {
   _r=$(periodic_beside_hogs --jobs /tmp/jobs)
   _errs=$(kernel_scx_errors)
   kill -INT "$_pid"; wait "$_pid"
-  [ -z "$_errs" ] || { cat /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $_errs"; }
+  [ -z "$_errs" ] || { show_scheduler_output /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $_errs"; }
   _why=$(smart-periodic --explain /tmp/jobs /tmp/stalls) || fail "smart-periodic --explain failed"
   log "$_name (scx_smart $*): $_r"
   log "  misses explained: $_why"
