@@ -1,394 +1,168 @@
-//! From events to quanta: replays the switches of each CPU to find every effective quantum
-//! (Etsion et al. §4, §6: the time from being scheduled to being descheduled), how it ended
-//! (preempted while runnable, or blocked), the wake-up-to-run latencies, and the ticks that fell
-//! inside each quantum.
+//! From events to the project's trace (`crates/trace`): replays the switches of each CPU to find every
+//! effective quantum (Etsion et al. §4, §6: the time from being scheduled to being descheduled) and
+//! how it ended (preempted while runnable, blocked, exited), and writes it as Run records beside the
+//! wake-ups, ticks and task names. Every analysis then reads the trace ([`trace::timeline`],
+//! [`trace::billing`]), the same for a recording and a simulated run.
 //!
 //! A quantum already running when recording began, or still running when it ended, is *partial*:
 //! its CPU time counts, but it is left out of quantum counts and distributions. When the switches
 //! of a CPU do not chain (events were lost, or only a process tree was recorded), the quantum whose
 //! start is unknown is dropped rather than guessed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
+
+use trace::timeline::Timeline;
+use trace::{EndReason, Record, Source};
 
 use crate::format::{comm_str, Event, Header, Kind, Log, FLAG_PREEMPT};
+
+pub use trace::timeline::{Group, Stretch, TaskStats};
 
 /// The kernel's TASK_DEAD bit in `prev_state`.
 const TASK_DEAD: u64 = 0x80;
 
-/// How a quantum ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndKind {
-    /// Descheduled while still runnable (preempted, or yielded).
-    Preempted,
-    /// Descheduled because it blocked (sleep, I/O, lock...).
-    Blocked,
-    /// Descheduled for the last time: the task exited.
-    Exited,
-    /// Still running when recording stopped.
-    TraceEnd,
+/// A recording as a trace: its header and records, in time order (a Run at its start), task names
+/// first.
+#[derive(Clone, Debug)]
+pub struct Converted {
+    /// The trace's header (source klogger, the recorded kernel, the processes followed).
+    pub header: trace::Header,
+    /// The records.
+    pub records: Vec<Record>,
+    /// Event records read (not counting the recorder's lost/end records).
+    pub events: u64,
+    /// Switches whose `prev` was not the task the CPU was last switched to (lost events, or tasks
+    /// outside a followed tree).
+    pub broken_chains: u64,
 }
 
-/// One effective quantum: a task on a CPU from its switch-in to its switch-out.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Quantum {
-    /// Thread id (0 = the idle task of that CPU).
-    pub tid: u32,
-    /// CPU.
-    pub cpu: u32,
-    /// Start (ns).
-    pub start: u64,
-    /// End (ns), > start.
-    pub end: u64,
-    /// How it ended.
-    pub end_kind: EndKind,
-    /// False if it was cut by the start or the end of the recording.
-    pub complete: bool,
-    /// Ticks recorded by the real kernel inside [start, end).
-    pub observed_ticks: u32,
-}
-
-impl Quantum {
-    /// Length in ns.
-    pub fn len(&self) -> u64 {
-        self.end - self.start
+/// Converts a recording's events (in any order: they are sorted by time here).
+pub fn convert(header: &Header, events: &[Event]) -> Converted {
+    let mut ev: Vec<&Event> = events.iter().filter(|e| !matches!(e.kind, Kind::Lost | Kind::End)).collect();
+    ev.sort_by_key(|e| e.ts);
+    let start = ev.first().map(|e| e.ts).unwrap_or(header.start_ns);
+    let end = ev.last().map(|e| e.ts).unwrap_or(start);
+    let ncpu = ev.iter().map(|e| e.cpu as usize + 1).max().unwrap_or(0).max(header.cpus as usize);
+    let mut names: BTreeMap<u32, (u32, String)> = BTreeMap::new();
+    let mut note = |tid: u32, tgid: u32, comm: &[u8; 16]| {
+        let name = if tid == 0 { "idle".to_string() } else { comm_str(comm) };
+        names.insert(tid, (tgid, name));
+    };
+    let mut cur: Vec<Option<(u32, u64)>> = vec![None; ncpu];
+    let mut timed: Vec<(u64, Record)> = Vec::new();
+    let mut broken = 0;
+    let mut followed: Option<HashSet<u32>> =
+        if header.target == "system" { None } else { Some(header.pids.iter().copied().collect()) };
+    for e in &ev {
+        let c = e.cpu as usize;
+        match e.kind {
+            Kind::Switch => {
+                note(e.pid, e.tgid, &e.comm);
+                note(e.pid2, e.tgid2, &e.comm2);
+                let why = if e.flags & FLAG_PREEMPT != 0 || e.arg == 0 {
+                    EndReason::Preempted
+                } else if e.arg & TASK_DEAD != 0 {
+                    EndReason::Exit
+                } else {
+                    EndReason::Blocked
+                };
+                let run =
+                    |task, start, complete| Record::Run { task, cpu: e.cpu, start, end: e.ts, why, complete };
+                match cur[c] {
+                    Some((tid, s)) if tid == e.pid => {
+                        if e.ts > s {
+                            timed.push((s, run(tid, s, true)));
+                        }
+                    }
+                    Some(_) => broken += 1,
+                    None => {
+                        if e.ts > start {
+                            timed.push((start, run(e.pid, start, false)));
+                        }
+                    }
+                }
+                cur[c] = Some((e.pid2, e.ts));
+            }
+            Kind::Wakeup | Kind::WakeupNew => {
+                note(e.pid, e.tgid, &e.comm);
+                timed.push((e.ts, Record::Wake { task: e.pid, cpu: Some(e.cpu), at: e.ts }));
+            }
+            Kind::Fork => {
+                note(e.pid, e.tgid, &e.comm);
+                note(e.pid2, e.tgid2, &e.comm2);
+                if let Some(f) = followed.as_mut() {
+                    if f.contains(&e.tgid) {
+                        f.insert(e.tgid2);
+                    }
+                }
+            }
+            Kind::Exec | Kind::Exit => note(e.pid, e.tgid, &e.comm),
+            Kind::Tick => timed.push((e.ts, Record::Tick { cpu: e.cpu, task: None, at: e.ts })),
+            _ => {}
+        }
     }
-
-    /// True for an empty quantum (never built by [`Trace::from_events`]).
-    pub fn is_empty(&self) -> bool {
-        self.end == self.start
+    for (c, st) in cur.iter().enumerate() {
+        if let Some((task, s)) = *st {
+            if end > s {
+                let why = EndReason::TraceEnd;
+                timed.push((s, Record::Run { task, cpu: c as u32, start: s, end, why, complete: false }));
+            }
+        }
     }
+    timed.sort_by_key(|(t, _)| *t);
+    let source = Source::Klogger { kernel: header.kernel.clone(), target: header.target.clone() };
+    let mut th = trace::Header::new(source, ncpu as u32, &header.clock, start, header.hz);
+    th.followed = followed
+        .map(|f| {
+            let mut v: Vec<u32> = f.into_iter().collect();
+            v.sort_unstable();
+            v
+        })
+        .unwrap_or_default();
+    let mut records: Vec<Record> =
+        names.into_iter().map(|(task, (process, name))| Record::Task { task, process, name }).collect();
+    records.extend(timed.into_iter().map(|(_, r)| r));
+    records.push(Record::End { at: end });
+    Converted { header: th, records, events: ev.len() as u64, broken_chains: broken }
 }
 
-/// What is known about a thread.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TaskMeta {
-    /// Process id.
-    pub tgid: u32,
-    /// Last command name seen.
-    pub name: String,
-    /// Wake-ups (sched_wakeup + sched_wakeup_new) of this thread.
-    pub wakeups: u64,
-    /// Wake-up to switch-in latencies (ns).
-    pub latencies: Vec<u64>,
-}
-
-/// A recording turned into quanta.
+/// A recording turned into the trace's timeline, with what only a recording has.
 #[derive(Clone, Debug)]
 pub struct Trace {
-    /// The file's header.
+    /// The log file's header.
     pub header: Header,
-    /// First event time (ns).
-    pub start: u64,
-    /// Last event time (ns).
-    pub end: u64,
-    /// Every quantum, in CPU order then time order.
-    pub quanta: Vec<Quantum>,
-    /// Threads by thread id.
-    pub tasks: HashMap<u32, TaskMeta>,
-    /// Recorded tick times per CPU, sorted.
-    pub ticks: Vec<Vec<u64>>,
+    /// Stretches, tasks, ticks.
+    pub timeline: Timeline,
     /// Event records (not counting the recorder's lost/end records).
     pub events: u64,
     /// Events lost in the kernel.
     pub lost: u64,
-    /// Switches whose `prev` was not the task the CPU was last switched to (lost events, or tasks
-    /// outside a followed tree).
+    /// See [`Converted::broken_chains`].
     pub broken_chains: u64,
-    /// For a process-tree recording, the followed process ids (None = system-wide).
-    pub followed: Option<HashSet<u32>>,
 }
 
 impl Trace {
-    /// Builds quanta from a log.
+    /// Builds the timeline of a log.
     pub fn from_log(log: &Log) -> Trace {
         let mut t = Trace::from_events(log.header.clone(), &log.events);
         t.lost = log.lost();
         t
     }
 
-    /// Builds quanta from events in any order (they are sorted by time here).
+    /// Builds the timeline of events in any order.
     pub fn from_events(header: Header, events: &[Event]) -> Trace {
-        let mut ev: Vec<&Event> =
-            events.iter().filter(|e| !matches!(e.kind, Kind::Lost | Kind::End)).collect();
-        ev.sort_by_key(|e| e.ts);
-        let start = ev.first().map(|e| e.ts).unwrap_or(header.start_ns);
-        let end = ev.last().map(|e| e.ts).unwrap_or(start);
-        let ncpu = ev.iter().map(|e| e.cpu as usize + 1).max().unwrap_or(0).max(header.cpus as usize);
-        let mut tasks: HashMap<u32, TaskMeta> = HashMap::new();
-        let mut note = |tid: u32, tgid: u32, comm: &[u8; 16]| {
-            let m = tasks.entry(tid).or_default();
-            m.tgid = tgid;
-            m.name = if tid == 0 { "idle".to_string() } else { comm_str(comm) };
+        let c = convert(&header, events);
+        let records = c.records.into_iter().map(Ok::<_, std::convert::Infallible>);
+        let timeline = match Timeline::from_records(&c.header, records) {
+            Ok(t) => t,
+            Err(never) => match never {},
         };
-        let mut cur: Vec<Option<(u32, u64)>> = vec![None; ncpu];
-        let mut pending_wake: HashMap<u32, u64> = HashMap::new();
-        let mut latencies: Vec<(u32, u64)> = Vec::new();
-        let mut wakeups: HashMap<u32, u64> = HashMap::new();
-        let mut quanta = Vec::new();
-        let mut ticks = vec![Vec::new(); ncpu];
-        let mut broken = 0;
-        let mut followed: Option<HashSet<u32>> =
-            if header.target == "system" { None } else { Some(header.pids.iter().copied().collect()) };
-        for e in &ev {
-            let c = e.cpu as usize;
-            match e.kind {
-                Kind::Switch => {
-                    note(e.pid, e.tgid, &e.comm);
-                    note(e.pid2, e.tgid2, &e.comm2);
-                    let end_kind = if e.flags & FLAG_PREEMPT != 0 || e.arg == 0 {
-                        EndKind::Preempted
-                    } else if e.arg & TASK_DEAD != 0 {
-                        EndKind::Exited
-                    } else {
-                        EndKind::Blocked
-                    };
-                    match cur[c] {
-                        Some((tid, s)) if tid == e.pid => {
-                            if e.ts > s {
-                                quanta.push(Quantum {
-                                    tid,
-                                    cpu: e.cpu,
-                                    start: s,
-                                    end: e.ts,
-                                    end_kind,
-                                    complete: true,
-                                    observed_ticks: 0,
-                                });
-                            }
-                        }
-                        Some(_) => broken += 1,
-                        None => {
-                            if e.ts > start {
-                                quanta.push(Quantum {
-                                    tid: e.pid,
-                                    cpu: e.cpu,
-                                    start,
-                                    end: e.ts,
-                                    end_kind,
-                                    complete: false,
-                                    observed_ticks: 0,
-                                });
-                            }
-                        }
-                    }
-                    cur[c] = Some((e.pid2, e.ts));
-                    if let Some(w) = pending_wake.remove(&e.pid2) {
-                        latencies.push((e.pid2, e.ts - w));
-                    }
-                }
-                Kind::Wakeup | Kind::WakeupNew => {
-                    note(e.pid, e.tgid, &e.comm);
-                    *wakeups.entry(e.pid).or_default() += 1;
-                    pending_wake.entry(e.pid).or_insert(e.ts);
-                }
-                Kind::Fork => {
-                    note(e.pid, e.tgid, &e.comm);
-                    note(e.pid2, e.tgid2, &e.comm2);
-                    if let Some(f) = followed.as_mut() {
-                        if f.contains(&e.tgid) {
-                            f.insert(e.tgid2);
-                        }
-                    }
-                }
-                Kind::Exec | Kind::Exit => note(e.pid, e.tgid, &e.comm),
-                Kind::Tick => ticks[c].push(e.ts),
-                _ => {}
-            }
-        }
-        for (c, st) in cur.iter().enumerate() {
-            if let Some((tid, s)) = *st {
-                if end > s {
-                    quanta.push(Quantum {
-                        tid,
-                        cpu: c as u32,
-                        start: s,
-                        end,
-                        end_kind: EndKind::TraceEnd,
-                        complete: false,
-                        observed_ticks: 0,
-                    });
-                }
-            }
-        }
-        for tk in ticks.iter_mut() {
-            tk.sort_unstable();
-        }
-        quanta.sort_by_key(|q| (q.cpu, q.start));
-        for q in quanta.iter_mut() {
-            let tk = &ticks[q.cpu as usize];
-            let a = tk.partition_point(|&t| t < q.start);
-            let b = tk.partition_point(|&t| t < q.end);
-            q.observed_ticks = (b - a) as u32;
-        }
-        for (tid, n) in wakeups {
-            tasks.entry(tid).or_default().wakeups = n;
-        }
-        for (tid, l) in latencies {
-            tasks.entry(tid).or_default().latencies.push(l);
-        }
-        Trace {
-            header,
-            start,
-            end,
-            quanta,
-            tasks,
-            ticks,
-            events: ev.len() as u64,
-            lost: 0,
-            broken_chains: broken,
-            followed,
-        }
+        Trace { header, timeline, events: c.events, lost: 0, broken_chains: c.broken_chains }
     }
 
     /// Length of the recording window (ns).
     pub fn duration(&self) -> u64 {
-        self.end - self.start
-    }
-
-    /// Whether a thread belongs to what was recorded (always true system-wide).
-    pub fn is_followed(&self, tid: u32) -> bool {
-        match &self.followed {
-            None => true,
-            Some(f) => self.tasks.get(&tid).map(|m| f.contains(&m.tgid)).unwrap_or(false),
-        }
-    }
-
-    /// Key of a thread under a grouping: the thread id, or its process id.
-    pub fn key(&self, tid: u32, group: Group) -> u32 {
-        match group {
-            Group::Thread => tid,
-            Group::Process => self.tasks.get(&tid).map(|m| m.tgid).unwrap_or(tid),
-        }
-    }
-
-    /// Display name of a key under a grouping.
-    pub fn name_of(&self, key: u32, group: Group) -> String {
-        if key == 0 {
-            return "idle".into();
-        }
-        match group {
-            Group::Thread => self.tasks.get(&key).map(|m| m.name.clone()),
-            Group::Process => self
-                .tasks
-                .get(&key)
-                .filter(|m| m.tgid == key)
-                .map(|m| m.name.clone())
-                .or_else(|| self.tasks.values().find(|m| m.tgid == key).map(|m| m.name.clone())),
-        }
-        .unwrap_or_else(|| format!("pid{key}"))
-    }
-
-    /// Per-task statistics, sorted by CPU time, largest first.
-    pub fn task_stats(&self, group: Group) -> Vec<TaskStats> {
-        let mut by: BTreeMap<u32, TaskStats> = BTreeMap::new();
-        let dur = self.duration().max(1) as f64;
-        let cap = dur * self.ticks.len().max(1) as f64;
-        for q in &self.quanta {
-            if !self.is_followed(q.tid) {
-                continue;
-            }
-            let k = self.key(q.tid, group);
-            let s = by.entry(k).or_insert_with(|| TaskStats::new(k));
-            s.cpu_ns += q.len();
-            if q.complete || q.end_kind == EndKind::TraceEnd {
-                s.switches_in += 1;
-            }
-            if q.complete {
-                s.quanta += 1;
-                match q.end_kind {
-                    EndKind::Preempted => s.preempted.push(q.len()),
-                    EndKind::Blocked | EndKind::Exited => s.blocked.push(q.len()),
-                    EndKind::TraceEnd => {}
-                }
-            }
-        }
-        for (&tid, m) in &self.tasks {
-            if !self.is_followed(tid) {
-                continue;
-            }
-            let k = self.key(tid, group);
-            if m.wakeups == 0 && m.latencies.is_empty() && !by.contains_key(&k) {
-                continue;
-            }
-            let s = by.entry(k).or_insert_with(|| TaskStats::new(k));
-            s.wakeups += m.wakeups;
-            s.latencies.extend_from_slice(&m.latencies);
-        }
-        let mut v: Vec<TaskStats> = by
-            .into_values()
-            .map(|mut s| {
-                s.name = self.name_of(s.key, group);
-                s.tgid = match group {
-                    Group::Thread => self.tasks.get(&s.key).map(|m| m.tgid).unwrap_or(0),
-                    Group::Process => s.key,
-                };
-                s.cpu_share = s.cpu_ns as f64 / cap;
-                s.quanta_per_s = s.quanta as f64 / (dur / 1e9);
-                s.preempted.sort_unstable();
-                s.blocked.sort_unstable();
-                s.latencies.sort_unstable();
-                s
-            })
-            .collect();
-        v.sort_by(|a, b| b.cpu_ns.cmp(&a.cpu_ns).then(a.key.cmp(&b.key)));
-        v
-    }
-
-    /// Median phase of the recorded ticks modulo the tick period (ns), if ticks were recorded.
-    pub fn observed_tick_phase(&self, hz: u32) -> Option<u64> {
-        let p = 1_000_000_000 / hz as u64;
-        let mut ph: Vec<u64> = self.ticks.iter().flatten().map(|t| t % p).collect();
-        if ph.is_empty() {
-            return None;
-        }
-        ph.sort_unstable();
-        Some(ph[ph.len() / 2])
-    }
-}
-
-/// How tasks are grouped in reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Group {
-    /// One row per thread (Linux task).
-    Thread,
-    /// One row per process (all its threads together, like Etsion's "applications").
-    Process,
-}
-
-/// Statistics of one task (thread or process).
-#[derive(Clone, Debug, Default)]
-pub struct TaskStats {
-    /// Thread id or process id, as grouped.
-    pub key: u32,
-    /// Process id.
-    pub tgid: u32,
-    /// Command name.
-    pub name: String,
-    /// CPU time (ns), partial quanta included.
-    pub cpu_ns: u64,
-    /// Share of the machine's capacity (window × CPUs).
-    pub cpu_share: f64,
-    /// Complete quanta.
-    pub quanta: u64,
-    /// Complete quanta per second of the window.
-    pub quanta_per_s: f64,
-    /// Times switched in during the window.
-    pub switches_in: u64,
-    /// Wake-ups.
-    pub wakeups: u64,
-    /// Lengths of complete quanta that ended in preemption, sorted.
-    pub preempted: Vec<u64>,
-    /// Lengths of complete quanta that ended in blocking (or exit), sorted.
-    pub blocked: Vec<u64>,
-    /// Wake-up to run latencies, sorted.
-    pub latencies: Vec<u64>,
-}
-
-impl TaskStats {
-    fn new(key: u32) -> Self {
-        TaskStats { key, ..Default::default() }
+        self.timeline.duration()
     }
 }
 
@@ -486,9 +260,9 @@ pub(crate) mod tests {
             wake(500, 0, 7),
         ];
         let t = Trace::from_events(header(1), &ev);
-        assert_eq!(t.start, 100);
-        assert_eq!(t.end, 500);
-        let s = t.task_stats(Group::Thread);
+        assert_eq!(t.timeline.start, 100);
+        assert_eq!(t.timeline.end, 500);
+        let s = t.timeline.task_stats(Group::Thread);
         let t5 = s.iter().find(|x| x.key == 5).unwrap();
         assert_eq!(t5.cpu_ns, 150 + 80);
         assert_eq!(t5.quanta, 2);
@@ -515,7 +289,7 @@ pub(crate) mod tests {
         let ev = vec![sw(100, 0, 0, 5, false), sw(300, 0, 6, 0, true)];
         let t = Trace::from_events(header(1), &ev);
         assert_eq!(t.broken_chains, 1);
-        assert!(t.quanta.iter().all(|q| q.tid != 6));
+        assert!(t.timeline.runs.iter().all(|q| q.task != 6));
     }
 
     #[test]

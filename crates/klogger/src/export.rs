@@ -1,53 +1,29 @@
-//! Perfetto export: Chrome trace-event JSON (opens in ui.perfetto.dev and chrome://tracing).
-//!
-//! One track per CPU (process "CPUs", thread = CPU id) holding every quantum as a complete event
-//! named after its task, with the end reason in `args`; recorded ticks are instant events on the
-//! CPU's track. Timestamps are microseconds from the start of the recording.
+//! Exports of a recording: the project's trace file (`crates/trace`, which `smartsim trace` reads like
+//! any other) and Perfetto JSON, written by `crates/report` from the same records as every tool's.
 
-use std::io::Write;
+use std::path::Path;
 
-use serde_json::json;
+use crate::analysis::convert;
+use crate::format::Log;
 
-use crate::analysis::Trace;
-
-/// Writes the trace as Chrome trace-event JSON.
-pub fn perfetto<W: Write>(trace: &Trace, mut w: W) -> std::io::Result<()> {
-    let us = |t: u64| (t - trace.start) as f64 / 1e3;
-    writeln!(w, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")?;
-    let mut first = true;
-    let mut emit = |w: &mut W, v: serde_json::Value| -> std::io::Result<()> {
-        if !first {
-            writeln!(w, ",")?;
-        }
-        first = false;
-        serde_json::to_writer(&mut *w, &v).map_err(std::io::Error::other)
-    };
-    emit(&mut w, json!({"ph":"M","pid":0,"name":"process_name","args":{"name":"CPUs"}}))?;
-    for cpu in 0..trace.ticks.len() {
-        emit(
-            &mut w,
-            json!({"ph":"M","pid":0,"tid":cpu,"name":"thread_name","args":{"name":format!("CPU {cpu}")}}),
-        )?;
+/// Writes `log` as a trace file at `path`; returns the number of records.
+pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<u64> {
+    let c = convert(&log.header, &log.events);
+    let mut w = trace::Writer::create(path, &c.header)?;
+    for r in &c.records {
+        w.write(r)?;
     }
-    for q in &trace.quanta {
-        if q.tid == 0 {
-            continue;
-        }
-        let name = trace.tasks.get(&q.tid).map(|m| m.name.as_str()).unwrap_or("?");
-        emit(
-            &mut w,
-            json!({"ph":"X","pid":0,"tid":q.cpu,"ts":us(q.start),"dur":(q.end - q.start) as f64 / 1e3,
-                   "name":format!("{name} ({})", q.tid),
-                   "args":{"tid":q.tid,"end":q.end_kind,"complete":q.complete,"ticks":q.observed_ticks}}),
-        )?;
-    }
-    for (cpu, ticks) in trace.ticks.iter().enumerate() {
-        for &t in ticks {
-            emit(&mut w, json!({"ph":"i","s":"t","pid":0,"tid":cpu,"ts":us(t),"name":"tick"}))?;
-        }
-    }
-    writeln!(w, "\n]}}")?;
-    w.flush()
+    let n = w.records();
+    w.finish()?;
+    Ok(n)
+}
+
+/// The Perfetto view of `log` (`report::Trace::from_records`): a track per thread and per CPU, ticks
+/// on the CPU tracks; the idle task's stretches are left out.
+pub fn perfetto(log: &Log) -> report::Trace {
+    let c = convert(&log.header, &log.events);
+    let records = c.records.into_iter().filter(|r| !matches!(r, trace::Record::Run { task: 0, .. }));
+    report::Trace::from_records(&format!("klogger: {}", log.header.kernel), records)
 }
 
 #[cfg(test)]
@@ -56,18 +32,32 @@ mod tests {
     use crate::analysis::tests::{header, sw};
 
     #[test]
-    fn export_is_valid_json_with_one_event_per_quantum() {
-        let ev = vec![sw(1000, 0, 0, 5, false), sw(3000, 0, 5, 6, false), sw(4000, 0, 6, 0, true)];
-        let t = Trace::from_events(header(1), &ev);
-        let mut out = Vec::new();
-        perfetto(&t, &mut out).unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        let evs = v["traceEvents"].as_array().unwrap();
-        let x: Vec<_> = evs.iter().filter(|e| e["ph"] == "X").collect();
-        assert_eq!(x.len(), 2);
-        assert_eq!(x[0]["name"], "t5 (5)");
-        assert_eq!(x[0]["ts"], 0.0);
-        assert_eq!(x[0]["dur"], 2.0);
-        assert_eq!(x[1]["args"]["end"], "blocked");
+    fn a_recording_becomes_a_trace_file_and_perfetto_json_with_the_same_quanta() {
+        let events = vec![
+            sw(100, 0, 0, 5, false),
+            sw(250, 0, 5, 0, true),
+            sw(300, 0, 0, 5, false),
+            sw(400, 0, 5, 6, false),
+        ];
+        let log = Log { header: header(1), events, trailing_bytes: 0, complete: true };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.smtrace");
+        trace_file(&log, &path).unwrap();
+        let mut r = trace::Reader::open(&path).unwrap();
+        assert_eq!(r.header().source.tool(), "klogger");
+        let recs: Vec<trace::Record> = r.by_ref().collect::<Result<_, _>>().unwrap();
+        let runs: Vec<(u32, u64, u64)> = recs
+            .iter()
+            .filter_map(|x| match x {
+                trace::Record::Run { task, start, end, complete: true, .. } => Some((*task, *start, *end)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(runs, vec![(5, 100, 250), (0, 250, 300), (5, 300, 400)]);
+        let mut json = Vec::new();
+        perfetto(&log).write(&mut json).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let x = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
+        assert_eq!(x, 2 * 2, "task 5's two quanta on its track and on the CPU's; idle left out");
     }
 }

@@ -6,8 +6,8 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
 use crate::analysis::{Group, Trace};
-use crate::billing::ticks_in;
 use crate::report;
+use trace::billing::ticks_in;
 
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -22,7 +22,7 @@ const COLORS: [RGBColor; 8] = [
 
 /// Complete quanta lengths (ns) of the `n` tasks with most CPU time (idle excluded).
 fn top_tasks(trace: &Trace, group: Group, n: usize, only: &[String]) -> Vec<(u32, String, Vec<u64>)> {
-    let stats = trace.task_stats(group);
+    let stats = trace.timeline.task_stats(group);
     stats
         .into_iter()
         .filter(|s| s.key != 0 && s.quanta > 0 && report::matches(&s.name, only))
@@ -98,8 +98,8 @@ pub fn billing_scatter_svg(
     let keys: Vec<(u32, String)> =
         top_tasks(trace, group, n, only).into_iter().map(|(k, name, _)| (k, name)).collect();
     let mut pts: Vec<Vec<(f64, f64)>> = vec![Vec::new(); keys.len()];
-    for q in trace.quanta.iter().filter(|q| q.complete) {
-        let k = trace.key(q.tid, group);
+    for q in trace.timeline.runs.iter().filter(|q| q.complete) {
+        let k = trace.timeline.key(q.task, group);
         if let Some(i) = keys.iter().position(|x| x.0 == k) {
             let billed = ticks_in(q.start, q.end, period, 0) * period;
             pts[i].push((q.len() as f64 / 1e6, billed as f64 / 1e6));

@@ -8,10 +8,12 @@
 //!
 //! - [`record`]: loads the programs (libbpf-rs skeleton), follows the whole system, a process tree
 //!   or a started command, and drains the per-CPU ring buffers into a log file ([`format`]).
-//! - [`analysis`]: turns switches into effective quanta (preempted vs blocked), wake-up latencies
-//!   and per-task statistics; [`billing`] replays the exact quanta against tick samplers at any
-//!   HZ (Etsion §4, table 3); [`report`] prints text tables or JSON; [`export`] writes Perfetto
-//!   JSON; [`html`] draws the quantum CDFs (fig. 6) and billing scatter (fig. 4) as SVG.
+//! - [`analysis`]: turns switches into the project's trace (`crates/trace`): effective quanta
+//!   (preempted vs blocked), wake-ups, ticks; the analyses are the trace's, the same for a simulated
+//!   run ([`trace::timeline`]: per-task statistics and wake-up latencies; [`trace::billing`]: the
+//!   exact quanta replayed against tick samplers at any HZ, Etsion §4, table 3); [`report`] prints
+//!   text tables or JSON; [`export`] writes the trace file and Perfetto JSON (through
+//!   `crates/report`); [`html`] draws the quantum CDFs (fig. 6) and billing scatter (fig. 4) as SVG.
 //! - [`bench`]: measures the recording overhead side by side on a pipe ping-pong.
 //!
 //! Design decision: fixed-size records and one ring buffer per CPU. Fixed records keep the BPF
@@ -32,7 +34,6 @@
 
 pub mod analysis;
 pub mod bench;
-pub mod billing;
 pub mod export;
 pub mod format;
 pub mod html;

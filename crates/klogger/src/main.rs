@@ -74,7 +74,8 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
         /// One row per thread or per process.
-        #[arg(long, value_enum, default_value = "thread")]
+        /// One row per thread or per process: thread, process.
+        #[arg(long, default_value = "thread")]
         group: Group,
         /// Show only tasks whose name contains one of these (comma-separated).
         #[arg(long, value_delimiter = ',')]
@@ -98,7 +99,8 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
         /// One row per thread or per process.
-        #[arg(long, value_enum, default_value = "thread")]
+        /// One row per thread or per process: thread, process.
+        #[arg(long, default_value = "thread")]
         group: Group,
         /// Show only tasks whose name contains one of these (comma-separated).
         #[arg(long, value_delimiter = ',')]
@@ -110,16 +112,20 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         min_quanta: u64,
     },
-    /// Exports a trace for Perfetto / chrome://tracing (Chrome trace-event JSON).
+    /// Converts a recording: the project's trace file (`--trace`, read by `smartsim trace report|billing|
+    /// perfetto`) or Chrome trace-event JSON for Perfetto / chrome://tracing (`--perfetto`).
     Export {
         /// Write Chrome trace-event JSON (opens in ui.perfetto.dev).
-        #[arg(long, required = true)]
+        #[arg(long, conflicts_with = "trace", required_unless_present = "trace")]
         perfetto: bool,
+        /// Write the trace file (crates/trace's format: quanta with their end reasons, wake-ups, ticks).
+        #[arg(long)]
+        trace: bool,
         /// Log file written by `klogger record`.
         file: PathBuf,
-        /// Output file.
-        #[arg(short, long, default_value = "klogger-trace.json")]
-        output: PathBuf,
+        /// Output file (default klogger-trace.json, or klogger.smtrace with --trace).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// HTML report with SVG plots: effective-quantum CDFs (fig. 6) and billing scatter (fig. 4).
     Html {
@@ -132,7 +138,8 @@ enum Cmd {
         #[arg(long, value_delimiter = ',', default_value = "100,1000")]
         hz: Vec<u32>,
         /// One curve per thread or per process.
-        #[arg(long, value_enum, default_value = "process")]
+        /// One curve per thread or per process: thread, process.
+        #[arg(long, default_value = "process")]
         group: Group,
         /// Show only tasks whose name contains one of these (comma-separated).
         #[arg(long, value_delimiter = ',')]
@@ -246,13 +253,20 @@ fn run(cli: Cli) -> Result<()> {
                 Format::Text => print!("{}", report::billing_text(&b, rows, min_quanta)),
             }
         }
-        Cmd::Export { perfetto: _, file, output } => {
-            let (trace, _) = load(&file)?;
-            let f =
-                std::fs::File::create(&output).with_context(|| format!("creating {}", output.display()))?;
-            export::perfetto(&trace, std::io::BufWriter::new(f))
-                .with_context(|| format!("writing {}", output.display()))?;
-            eprintln!("klogger: wrote {}", output.display());
+        Cmd::Export { perfetto: _, trace, file, output } => {
+            let log = read_log(&file)?;
+            if trace {
+                let output = output.unwrap_or_else(|| "klogger.smtrace".into());
+                let n = export::trace_file(&log, &output)
+                    .with_context(|| format!("writing {}", output.display()))?;
+                eprintln!("klogger: wrote {} ({n} records)", output.display());
+            } else {
+                let output = output.unwrap_or_else(|| "klogger-trace.json".into());
+                let f = std::fs::File::create(&output)
+                    .with_context(|| format!("creating {}", output.display()))?;
+                export::perfetto(&log).write(f).with_context(|| format!("writing {}", output.display()))?;
+                eprintln!("klogger: wrote {}", output.display());
+            }
         }
         Cmd::Html { file, output, hz, group, tasks, only } => {
             let (trace, name) = load(&file)?;
@@ -279,18 +293,7 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn load(file: &Path) -> Result<(Trace, String)> {
-    let log = Log::read(file)?;
-    let name = file.display().to_string();
-    if log.trailing_bytes > 0 || !log.complete {
-        eprintln!(
-            "klogger: note: {name} was cut short (no end record{}); reading up to its last complete record",
-            if log.trailing_bytes > 0 {
-                format!(", {} trailing bytes", log.trailing_bytes)
-            } else {
-                String::new()
-            }
-        );
-    }
+    let log = read_log(file)?;
     let trace = Trace::from_log(&log);
     if trace.lost > 0 {
         eprintln!(
@@ -298,5 +301,21 @@ fn load(file: &Path) -> Result<(Trace, String)> {
             trace.lost
         );
     }
-    Ok((trace, name))
+    Ok((trace, file.display().to_string()))
+}
+
+fn read_log(file: &Path) -> Result<Log> {
+    let log = Log::read(file)?;
+    if log.trailing_bytes > 0 || !log.complete {
+        eprintln!(
+            "klogger: note: {} was cut short (no end record{}); reading up to its last complete record",
+            file.display(),
+            if log.trailing_bytes > 0 {
+                format!(", {} trailing bytes", log.trailing_bytes)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(log)
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::analysis::{percentiles, Group, Percentiles, TaskStats, Trace};
-use crate::billing::{billing_table, BillingRow};
+use trace::billing::{billing_table, BillingRow};
 
 /// Effective-quantum distributions of a task.
 #[derive(Clone, Debug, Serialize)]
@@ -98,7 +98,7 @@ pub fn matches(name: &str, only: &[String]) -> bool {
 /// Builds the report of a trace. `top` bounds the share table's named rows; `only` filters the
 /// task list (not the share table) by name.
 pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[String]) -> Report {
-    let stats = trace.task_stats(group);
+    let stats = trace.timeline.task_stats(group);
     let tasks: Vec<TaskReport> = stats.iter().filter(|s| matches(&s.name, only)).map(task_report).collect();
     let mut share = Vec::new();
     let mut other = 0.0;
@@ -114,7 +114,7 @@ pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[Strin
             other += s.cpu_share;
         }
     }
-    if trace.followed.is_none() {
+    if trace.timeline.followed.is_none() {
         let idle = stats.iter().find(|s| s.key == 0).map(|s| s.cpu_share).unwrap_or(0.0);
         share.push(ShareRow { name: "idle loop".into(), share: idle });
     }
@@ -129,8 +129,8 @@ pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[Strin
         events: trace.events,
         lost: trace.lost,
         broken_chains: trace.broken_chains,
-        ticks: trace.ticks.iter().map(|t| t.len() as u64).sum(),
-        tick_phase_ns: trace.header.hz.and_then(|h| trace.observed_tick_phase(h)),
+        ticks: trace.timeline.ticks.iter().map(|t| t.len() as u64).sum(),
+        tick_phase_ns: trace.header.hz.and_then(|h| trace.timeline.observed_tick_phase(h)),
         group,
         tasks,
         cpu_share: share,
@@ -143,7 +143,7 @@ fn task_report(s: &TaskStats) -> TaskReport {
     TaskReport {
         name: s.name.clone(),
         pid: s.key,
-        tgid: s.tgid,
+        tgid: s.process,
         cpu_ns: s.cpu_ns,
         cpu_share: s.cpu_share,
         quanta: s.quanta,
@@ -287,7 +287,7 @@ pub fn billing(
         phase_ns: phase,
         duration_ns: trace.duration(),
         group,
-        tasks: billing_table(trace, hzs, phase, group)
+        tasks: billing_table(&trace.timeline, hzs, phase, group)
             .into_iter()
             .filter(|r| matches(&r.name, only))
             .collect(),

@@ -157,7 +157,7 @@ fn pipe_pingpong_counts_and_cpu_time() {
     let log = Log::read(&file).unwrap();
     assert!(log.complete && log.trailing_bytes == 0);
     let trace = Trace::from_log(&log);
-    let stats = trace.task_stats(Group::Thread);
+    let stats = trace.timeline.task_stats(Group::Thread);
     for (run, name, min_n) in [(&run_a, "A", N), (&run_b, "B", N - 1)] {
         let (tid, rt) = (run.tid, run.runtime);
         let in_loop = |e: &&Event| e.ts >= run.t0 && e.ts <= run.t1;

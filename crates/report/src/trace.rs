@@ -139,6 +139,13 @@ impl Trace {
         self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns, dur_ns: Some(end_ns - start_ns) });
     }
 
+    /// Adds an instant event on CPU `cpu`'s track (process "CPUs"), e.g. `"tick"`.
+    pub fn cpu_instant(&mut self, cpu: u32, at_ns: u64, name: &str) {
+        self.cpus.insert(cpu);
+        let name = self.intern(name);
+        self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns: at_ns, dur_ns: None });
+    }
+
     /// Adds an instant event (a mark on the task's track), e.g. `"deadline miss"`.
     pub fn instant(&mut self, task: u32, at_ns: u64, name: &str) {
         let name = self.intern(name);
@@ -220,8 +227,8 @@ impl Trace {
     /// The Perfetto view of an execution trace (crate `trace`): a track per task with its stretches
     /// on CPUs ("run on CPU k"), a track per CPU named by the task that ran, and instants for requests
     /// that ended otherwise than met ("finished late", "discarded", "aborted", "unfinished"), the
-    /// scheduler's notifications ("notified") and marks. The one place any tool's trace becomes
-    /// Perfetto JSON.
+    /// scheduler's notifications ("notified") and marks, and ticks on the CPU tracks. The one place
+    /// any tool's trace becomes Perfetto JSON.
     pub fn from_records(process_name: &str, records: impl IntoIterator<Item = trace::Record>) -> Self {
         use trace::{Outcome, Record};
         let mut t = Trace::new(process_name);
@@ -249,7 +256,8 @@ impl Trace {
                 }
                 Record::Notify { task, at, .. } => t.instant(task, at, "notified"),
                 Record::Mark { task, at, text } => t.instant(task.unwrap_or(0), at, &text),
-                Record::Wake { .. } | Record::Tick { .. } | Record::Release { .. } | Record::End { .. } => {}
+                Record::Tick { cpu, at, .. } => t.cpu_instant(cpu, at, "tick"),
+                Record::Wake { .. } | Record::Release { .. } | Record::End { .. } => {}
             }
         }
         t

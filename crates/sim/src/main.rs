@@ -145,6 +145,24 @@ enum TraceCmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Tick-sampled billing replayed on the trace's exact stretches (Etsion et al. 2003, §4, table 3):
+    /// per task and sampler rate, the CPU time billed by whole ticks over the time used (billing
+    /// ratio) and the complete quanta no tick fell in (never billed); with the trace's own ticks
+    /// (a klogger recording's), also the billing the traced kernel did. Any trace: simulated or
+    /// recorded (`klogger export --trace`).
+    Billing {
+        /// The trace file.
+        file: PathBuf,
+        /// Sampler rates (Hz), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+        hz: Vec<u32>,
+        /// Sampler phase: ticks at phase + k × 10^9/hz ns of the trace clock.
+        #[arg(long, default_value_t = 0)]
+        phase_ns: u64,
+        /// Output format: a table for people, or JSON.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
     /// Convert to a Perfetto / Chrome trace (JSON; open it at ui.perfetto.dev).
     Perfetto {
         /// The trace file.
@@ -693,6 +711,25 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 Format::Table => print!("{}", summary_table(&s)),
             }
         }
+        TraceCmd::Billing { file, hz, phase_ns, format } => {
+            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
+                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
+            }
+            let r = trace::Reader::open(&file)?;
+            let header = r.header().clone();
+            let tl = trace::timeline::Timeline::from_records(&header, r)?;
+            let rows = trace::billing::billing_table(&tl, &hz, phase_ns, trace::timeline::Group::Thread);
+            match format {
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "source": header.source, "hz": hz, "phase_ns": phase_ns,
+                        "duration_ns": tl.duration(), "kernel_hz": header.hz, "tasks": rows,
+                    }))?
+                ),
+                Format::Table => print!("{}", billing_table_text(&rows, &hz)),
+            }
+        }
         TraceCmd::Perfetto { file, out } => {
             let r = trace::Reader::open(&file)?;
             let name = format!("{} trace {}", r.header().source.tool(), file.display());
@@ -704,6 +741,41 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {
+    let mut head = vec!["task".to_string(), "cpu ms".into(), "quanta".into()];
+    for h in hz {
+        head.push(format!("{h} Hz ratio"));
+        head.push(format!("{h} Hz never billed %"));
+    }
+    let has_observed = rows.iter().any(|r| r.observed.is_some());
+    if has_observed {
+        head.push("traced ratio".into());
+        head.push("traced never billed %".into());
+    }
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut t = Table::new(&head);
+    let ratio = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
+    let pct = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.1}", 100.0 * v));
+    for r in rows {
+        let mut row = vec![r.name.clone(), format!("{:.3}", r.cpu_ns as f64 / 1e6), r.quanta.to_string()];
+        for b in &r.billing {
+            row.push(ratio(b.billing_ratio));
+            row.push(pct(b.unbilled_share));
+        }
+        if has_observed {
+            let o = r.observed.as_ref();
+            row.push(ratio(o.and_then(|b| b.billing_ratio)));
+            row.push(pct(o.and_then(|b| b.unbilled_share)));
+        }
+        t.row(row);
+    }
+    format!(
+        "tick-sampled billing (ratio = billed by whole ticks / CPU time used; never billed = complete quanta \
+         with no tick inside)\n{}",
+        t.render()
+    )
 }
 
 fn summary_table(s: &trace::summary::Summary) -> String {

@@ -233,3 +233,54 @@ period = "10ms"
     assert!(err.contains(&format!("run.trace: byte {body}: unknown record type 200")), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
+    // One CPU kept busy for exactly 1 s by three CPU-bound tasks: every tick of a sampler whose period
+    // divides 1 s falls in exactly one stretch, so the whole run is billed exactly (ratio 1 in all),
+    // while each task is billed by whole ticks; the 100 Hz ticks are among the 1000 Hz ones, so no
+    // quantum the 100 Hz sampler bills goes unbilled at 1000 Hz.
+    let dir = std::env::temp_dir().join(format!("smartsim-billing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("busy.toml");
+    std::fs::write(
+        &scn,
+        "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n\
+         [[task]]\nname = \"a\"\nmodel = \"cpu\"\nwork = \"10s\"\nshare = 3\n\
+         [[task]]\nname = \"b\"\nmodel = \"cpu\"\nwork = \"10s\"\nshare = 2\n\
+         [[task]]\nname = \"c\"\nmodel = \"cpu\"\nwork = \"10s\"\n",
+    )
+    .unwrap();
+    let tr = dir.join("busy.trace");
+    let (code, _, err) = smartsim(&["run", scn.to_str().unwrap(), "--trace", tr.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) =
+        smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "100,1000", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["duration_ns"], 1_000_000_000u64);
+    let tasks = v["tasks"].as_array().unwrap();
+    let mut names: Vec<&str> = tasks.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["a", "b", "c"], "the simulator's task 0 is a task like any other");
+    let sum = |f: &dyn Fn(&serde_json::Value) -> u64| tasks.iter().map(f).sum::<u64>();
+    assert_eq!(sum(&|t| t["cpu_ns"].as_u64().unwrap()), 1_000_000_000);
+    for (i, period) in [(0, 10_000_000u64), (1, 1_000_000)] {
+        assert_eq!(sum(&|t| t["billing"][i]["billed_ns"].as_u64().unwrap()), 1_000_000_000, "{period}");
+        for t in tasks {
+            assert_eq!(t["billing"][i]["billed_ns"].as_u64().unwrap() % period, 0);
+        }
+    }
+    for t in tasks {
+        let never = |i: usize| t["billing"][i]["unbilled_quanta"].as_u64().unwrap();
+        assert!(never(1) <= never(0), "{t}");
+        assert!(t["quanta"].as_u64().unwrap() > 0);
+    }
+    // The table names the samplers.
+    let (code, out, err) = smartsim(&["trace", "billing", tr.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("100 Hz ratio") && out.contains("1000 Hz never billed %"), "{out}");
+    let (code, _, err) = smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "0"]);
+    assert_eq!(code, 2, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

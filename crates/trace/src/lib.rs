@@ -39,7 +39,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod billing;
 pub mod summary;
+pub mod timeline;
 
 /// First 8 bytes of every trace file.
 pub const MAGIC: &[u8; 8] = b"SMTRACE\0";

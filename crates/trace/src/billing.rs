@@ -1,4 +1,5 @@
-//! Tick-sampled billing replayed on a real trace (Etsion et al. §4, table 3).
+//! Tick-sampled billing replayed on a trace (Etsion et al. §4, table 3): a kernel recording or a
+//! simulated run alike.
 //!
 //! A tick sampler at `hz` fires on every CPU at `phase + k * 10^9/hz` ns of the trace clock and
 //! bills one whole tick to the task running there. Replaying the exact quanta of a trace against
@@ -9,15 +10,16 @@
 //!
 //! The default phase is 0: Linux aligns its tick to multiples of the tick period on
 //! CLOCK_MONOTONIC (the trace clock), and `klogger report` prints the phase observed in the
-//! recorded ticks so this can be checked. Besides the synthetic samplers, the ticks the real
-//! kernel recorded give the billing the running kernel would do at its own HZ ("observed").
+//! recorded ticks so this can be checked (the simulator's ticks are at multiples of its period).
+//! Besides the synthetic samplers, the ticks in the trace give the billing the traced system would
+//! do at its own HZ ("observed").
 //!
 //! Weak: with NO_HZ the real kernel stops the tick on idle CPUs; the synthetic sampler ticks
 //! everywhere, which only matters for the idle task's row.
 
 use std::collections::BTreeMap;
 
-use crate::analysis::{Group, Quantum, Trace};
+use crate::timeline::{Group, Stretch, Timeline};
 
 /// Number of ticks `phase + k * period` (k any integer) in [start, end).
 pub fn ticks_in(start: u64, end: u64, period: u64, phase: u64) -> u64 {
@@ -74,9 +76,9 @@ struct Acc {
 }
 
 /// Replays `quanta` against tick samplers at each of `hzs` (phase `phase_ns`) and, when
-/// `kernel_hz` is given, against the recorded ticks. `key` maps a thread to its row.
+/// `kernel_hz` is given, against the trace's ticks. `key` maps a task to its row.
 pub fn replay(
-    quanta: &[Quantum],
+    quanta: &[Stretch],
     hzs: &[u32],
     phase_ns: u64,
     kernel_hz: Option<u32>,
@@ -84,7 +86,7 @@ pub fn replay(
 ) -> BTreeMap<u32, (u64, u64, Vec<Billing>, Option<Billing>)> {
     let mut acc: BTreeMap<u32, Acc> = BTreeMap::new();
     for q in quanta {
-        let a = acc.entry(key(q.tid)).or_insert_with(|| Acc {
+        let a = acc.entry(key(q.task)).or_insert_with(|| Acc {
             ticks: vec![0; hzs.len()],
             unbilled: vec![0; hzs.len()],
             ..Default::default()
@@ -132,18 +134,18 @@ pub fn replay(
 }
 
 /// The billing table of a trace: one row per task (followed tasks only), largest CPU time first.
-pub fn billing_table(trace: &Trace, hzs: &[u32], phase_ns: u64, group: Group) -> Vec<BillingRow> {
+pub fn billing_table(trace: &Timeline, hzs: &[u32], phase_ns: u64, group: Group) -> Vec<BillingRow> {
     let has_ticks = trace.ticks.iter().any(|t| !t.is_empty());
-    let khz = trace.header.hz.filter(|_| has_ticks);
-    let quanta: Vec<Quantum> = trace.quanta.iter().filter(|q| trace.is_followed(q.tid)).cloned().collect();
-    let rows = replay(&quanta, hzs, phase_ns, khz, |tid| trace.key(tid, group));
+    let khz = trace.hz.filter(|_| has_ticks);
+    let quanta: Vec<Stretch> = trace.runs.iter().filter(|q| trace.is_followed(q.task)).cloned().collect();
+    let rows = replay(&quanta, hzs, phase_ns, khz, |task| trace.key(task, group));
     let mut v: Vec<BillingRow> = rows
         .into_iter()
         .map(|(k, (cpu_ns, quanta, billing, observed))| BillingRow {
             name: trace.name_of(k, group),
             pid: k,
             tgid: match group {
-                Group::Thread => trace.tasks.get(&k).map(|m| m.tgid).unwrap_or(0),
+                Group::Thread => trace.tasks.get(&k).map_or(0, |m| m.process),
                 Group::Process => k,
             },
             cpu_ns,
@@ -159,13 +161,12 @@ pub fn billing_table(trace: &Trace, hzs: &[u32], phase_ns: u64, group: Group) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::tests::{header, sw};
-    use crate::analysis::EndKind;
+    use crate::{EndReason, Header, Record, Source};
 
     const MS: u64 = 1_000_000;
 
-    fn q(tid: u32, start: u64, end: u64) -> Quantum {
-        Quantum { tid, cpu: 0, start, end, end_kind: EndKind::Blocked, complete: true, observed_ticks: 0 }
+    fn q(task: u32, start: u64, end: u64) -> Stretch {
+        Stretch { task, cpu: 0, start, end, why: EndReason::Blocked, complete: true, observed_ticks: 0 }
     }
 
     #[test]
@@ -214,7 +215,7 @@ mod tests {
     fn uniform_phase_bills_the_right_amount_on_average() {
         // 1000 quanta of 3 ms at every phase step of 10 µs across a 10 ms tick: exactly 30% of
         // them contain a tick, and the total billed equals the CPU time used (ratio 1).
-        let qs: Vec<Quantum> = (0..1000u64)
+        let qs: Vec<Stretch> = (0..1000u64)
             .map(|k| {
                 let s = k * 20 * MS + (k % 1000) * 10_000;
                 q(1, s, s + 3 * MS)
@@ -231,21 +232,26 @@ mod tests {
 
     #[test]
     fn table_from_a_synthetic_trace_with_observed_ticks() {
-        // One CPU at 100 Hz: task 5 runs 8..12 ms (spans the 10 ms tick), idle 12..30 ms,
+        // One CPU at 100 Hz: task 5 runs 8..12 ms (spans the 10 ms tick), idle 12..31 ms,
         // task 5 runs 31..35 ms (no tick). The kernel recorded ticks at 10 ms and 20 ms.
-        let mut ev = vec![
-            sw(0, 0, 0, 0, false),
-            sw(8 * MS, 0, 0, 5, false),
-            sw(12 * MS, 0, 5, 0, true),
-            sw(31 * MS, 0, 0, 5, false),
-            sw(35 * MS, 0, 5, 0, true),
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 0, Some(100));
+        let run = |task, start, end| Record::Run {
+            task,
+            cpu: 0,
+            start,
+            end,
+            why: EndReason::Blocked,
+            complete: true,
+        };
+        let recs = vec![
+            run(0, 0, 8 * MS),
+            run(5, 8 * MS, 12 * MS),
+            run(0, 12 * MS, 31 * MS),
+            run(5, 31 * MS, 35 * MS),
+            Record::Tick { cpu: 0, task: Some(5), at: 10 * MS },
+            Record::Tick { cpu: 0, task: None, at: 20 * MS },
         ];
-        for t in [10 * MS, 20 * MS] {
-            let mut e = crate::format::Event::new(t, 0, crate::format::Kind::Tick);
-            e.pid = 5;
-            ev.push(e);
-        }
-        let trace = Trace::from_events(header(1), &ev);
+        let trace = Timeline::from_records::<()>(&h, recs.into_iter().map(Ok)).unwrap();
         let rows = billing_table(&trace, &[100], 0, Group::Thread);
         let r5 = rows.iter().find(|r| r.pid == 5).unwrap();
         assert_eq!(r5.cpu_ns, 8 * MS);
