@@ -163,6 +163,18 @@ enum TraceCmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Two traces of one workload side by side, task by task (matched by name): CPU share, median
+    /// effective quantum, wake-up latency (p50, p99), requests met and missed, with B − A. For example
+    /// a simulated run against a recorded one (klogger export --trace), or two policies.
+    Diff {
+        /// Trace A.
+        a: PathBuf,
+        /// Trace B.
+        b: PathBuf,
+        /// Output format: a table for people, or JSON.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
     /// Convert to a Perfetto / Chrome trace (JSON; open it at ui.perfetto.dev).
     Perfetto {
         /// The trace file.
@@ -695,17 +707,7 @@ fn bench(
 fn trace_cmd(cmd: TraceCmd) -> Result<()> {
     match cmd {
         TraceCmd::Report { file, format } => {
-            let r = trace::Reader::open(&file)?;
-            let header = r.header().clone();
-            let mut r = r;
-            let s = trace::summary::summarize(&header, r.by_ref())?;
-            if r.trailing() > 0 {
-                eprintln!(
-                    "{}: cut short ({} bytes after the last whole record)",
-                    file.display(),
-                    r.trailing()
-                );
-            }
+            let s = summarize_file(&file)?;
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&s)?),
                 Format::Table => print!("{}", summary_table(&s)),
@@ -730,6 +732,13 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 Format::Table => print!("{}", billing_table_text(&rows, &hz)),
             }
         }
+        TraceCmd::Diff { a, b, format } => {
+            let d = trace::diff::diff(&summarize_file(&a)?, &summarize_file(&b)?);
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&d)?),
+                Format::Table => print!("{}", diff_table(&d, &a, &b)),
+            }
+        }
         TraceCmd::Perfetto { file, out } => {
             let r = trace::Reader::open(&file)?;
             let name = format!("{} trace {}", r.header().source.tool(), file.display());
@@ -741,6 +750,54 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The summary of a trace file (a note on standard error if it was cut short).
+fn summarize_file(file: &std::path::Path) -> Result<trace::summary::Summary> {
+    let mut r = trace::Reader::open(file)?;
+    let header = r.header().clone();
+    let s = trace::summary::summarize(&header, r.by_ref())?;
+    if r.trailing() > 0 {
+        eprintln!("{}: cut short ({} bytes after the last whole record)", file.display(), r.trailing());
+    }
+    Ok(s)
+}
+
+fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -> String {
+    let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    let pair = |x: String, y: String| format!("{x} / {y}");
+    let mut t = Table::new(&[
+        "task",
+        "share % A / B",
+        "Δ pp",
+        "quantum p50 ms A / B",
+        "wake p50 ms A / B",
+        "wake p99 ms A / B",
+        "met A / B",
+        "missed A / B",
+    ]);
+    for k in &d.tasks {
+        t.row(vec![
+            k.name.clone(),
+            pair(format!("{:.2}", 100.0 * k.a.share), format!("{:.2}", 100.0 * k.b.share)),
+            format!("{:+.2}", k.delta.share_pp),
+            pair(ms(k.a.quantum.p50), ms(k.b.quantum.p50)),
+            pair(ms(k.a.wake_latency.p50), ms(k.b.wake_latency.p50)),
+            pair(ms(k.a.wake_latency.p99), ms(k.b.wake_latency.p99)),
+            pair(k.a.met.to_string(), k.b.met.to_string()),
+            pair(k.a.missed.to_string(), k.b.missed.to_string()),
+        ]);
+    }
+    let side =
+        |(tool, cpus, len): &(String, u32, u64)| format!("{tool}, {cpus} CPUs, {:.3} s", *len as f64 / 1e9);
+    let mut out =
+        format!("A: {} ({})\nB: {} ({})\n{}", a.display(), side(&d.a), b.display(), side(&d.b), t.render());
+    for (which, names) in [("A", &d.only_in_a), ("B", &d.only_in_b)] {
+        if !names.is_empty() {
+            out += &format!("only in {which}: {}\n", names.join(", "));
+        }
+    }
+    out
 }
 
 fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {

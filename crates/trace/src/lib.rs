@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod billing;
+pub mod diff;
 pub mod summary;
 pub mod timeline;
 

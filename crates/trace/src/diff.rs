@@ -1,0 +1,161 @@
+//! Two traces of the same workload side by side, task by task (matched by name): CPU share, effective
+//! quanta, wake-up latency, requests met and missed, notifications; with the differences B − A. The
+//! use: `smartsim run W.toml --trace sim.trace` against a real run of W (hourglass, klogger), or two
+//! policies, or two kernels.
+
+use serde::Serialize;
+
+use crate::summary::{Percentiles, Summary, TaskSummary};
+
+/// One side's figures for a task.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Side {
+    /// CPU share of the recording's capacity (0..1).
+    pub share: f64,
+    /// CPU time (ns).
+    pub cpu_ns: u64,
+    /// Effective quanta (complete stretches).
+    pub quantum: Percentiles,
+    /// Wake-up latency.
+    pub wake_latency: Percentiles,
+    /// Requests met by their deadline.
+    pub met: u64,
+    /// Requests that ended otherwise (late, discarded, aborted) or did not end.
+    pub missed: u64,
+    /// Notifications.
+    pub notified: u64,
+}
+
+impl Side {
+    fn of(t: &TaskSummary) -> Side {
+        let n = |k: &str| t.requests.get(k).copied().unwrap_or(0);
+        Side {
+            share: t.share,
+            cpu_ns: t.cpu_ns,
+            quantum: t.quantum.clone(),
+            wake_latency: t.wake_latency.clone(),
+            met: n("met"),
+            missed: n("late") + n("discarded") + n("aborted") + n("unfinished"),
+            notified: t.notified,
+        }
+    }
+}
+
+/// The differences B − A of a task in both traces.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Delta {
+    /// Share, in percentage points.
+    pub share_pp: f64,
+    /// Median effective quantum (ns).
+    pub quantum_p50_ns: i64,
+    /// Median and 99th-percentile wake-up latency (ns).
+    pub wake_p50_ns: i64,
+    /// See `wake_p50_ns`.
+    pub wake_p99_ns: i64,
+    /// Requests met.
+    pub met: i64,
+    /// Requests missed.
+    pub missed: i64,
+}
+
+/// A task found in both traces.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskDiff {
+    /// Its name.
+    pub name: String,
+    /// In trace A.
+    pub a: Side,
+    /// In trace B.
+    pub b: Side,
+    /// B − A.
+    pub delta: Delta,
+}
+
+/// Two traces compared.
+#[derive(Clone, Debug, Serialize)]
+pub struct Diff {
+    /// Trace A's source tool, CPUs and length (ns).
+    pub a: (String, u32, u64),
+    /// Trace B's.
+    pub b: (String, u32, u64),
+    /// Tasks in both, in A's order.
+    pub tasks: Vec<TaskDiff>,
+    /// Names only in A, and only in B.
+    pub only_in_a: Vec<String>,
+    /// See `only_in_a`.
+    pub only_in_b: Vec<String>,
+}
+
+/// Compares `a` and `b` task by task. Tasks are matched by name; where a name occurs several times
+/// in one trace (threads of one name), their figures are those of the first, and the rest count as
+/// unmatched.
+pub fn diff(a: &Summary, b: &Summary) -> Diff {
+    let d = |x: u64, y: u64| y as i64 - x as i64;
+    let mut used = vec![false; b.tasks.len()];
+    let mut tasks = Vec::new();
+    let mut only_in_a = Vec::new();
+    for ta in &a.tasks {
+        let hit = b.tasks.iter().enumerate().find(|(i, tb)| !used[*i] && tb.name == ta.name);
+        let Some((i, tb)) = hit else {
+            only_in_a.push(ta.name.clone());
+            continue;
+        };
+        used[i] = true;
+        let (sa, sb) = (Side::of(ta), Side::of(tb));
+        let delta = Delta {
+            share_pp: 100.0 * (sb.share - sa.share),
+            quantum_p50_ns: d(sa.quantum.p50, sb.quantum.p50),
+            wake_p50_ns: d(sa.wake_latency.p50, sb.wake_latency.p50),
+            wake_p99_ns: d(sa.wake_latency.p99, sb.wake_latency.p99),
+            met: d(sa.met, sb.met),
+            missed: d(sa.missed, sb.missed),
+        };
+        tasks.push(TaskDiff { name: ta.name.clone(), a: sa, b: sb, delta });
+    }
+    let only_in_b = b.tasks.iter().zip(&used).filter(|(_, u)| !**u).map(|(t, _)| t.name.clone()).collect();
+    let side = |s: &Summary| (s.header.source.tool().to_string(), s.header.cpus, s.end_ns - s.start_ns);
+    Diff { a: side(a), b: side(b), tasks, only_in_a, only_in_b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::summarize;
+    use crate::{EndReason, Header, Outcome, Record, Source};
+
+    fn trace(cpu_of_x: u64, with_z: bool) -> Summary {
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 0, None);
+        let mut recs = vec![
+            Record::Task { task: 1, process: 1, name: "x".into() },
+            Record::Task { task: 2, process: 2, name: "y".into() },
+            Record::Run { task: 1, cpu: 0, start: 0, end: cpu_of_x, why: EndReason::Blocked, complete: true },
+            Record::Run {
+                task: 2,
+                cpu: 0,
+                start: cpu_of_x,
+                end: 100,
+                why: EndReason::Preempted,
+                complete: true,
+            },
+            Record::JobEnd { task: 1, job: 0, at: cpu_of_x, outcome: Outcome::Met },
+        ];
+        if with_z {
+            recs.push(Record::Task { task: 3, process: 3, name: "z".into() });
+        }
+        recs.push(Record::End { at: 100 });
+        summarize::<()>(&h, recs.into_iter().map(Ok)).unwrap()
+    }
+
+    #[test]
+    fn tasks_are_matched_by_name_and_differences_are_b_minus_a() {
+        let d = diff(&trace(40, true), &trace(60, false));
+        assert_eq!(d.only_in_a, vec!["z".to_string()]);
+        assert!(d.only_in_b.is_empty());
+        let x = d.tasks.iter().find(|t| t.name == "x").unwrap();
+        assert!((x.delta.share_pp - 20.0).abs() < 1e-9);
+        assert_eq!((x.a.cpu_ns, x.b.cpu_ns, x.delta.met, x.delta.missed), (40, 60, 0, 0));
+        let y = d.tasks.iter().find(|t| t.name == "y").unwrap();
+        assert!((y.delta.share_pp + 20.0).abs() < 1e-9);
+        assert_eq!(y.delta.quantum_p50_ns, -20);
+    }
+}
