@@ -76,7 +76,7 @@ PY
 }
 
 run_hourglass() { # -> "min avg max p99 count" in us
-  "$BIN" -n 1 -d "${DUR}s" -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu "$CPU" --pm-qos 0 --format json --trace >"$TMP/hg.json" 2>"$TMP/hg.err" || { cat "$TMP/hg.err" >&2; exit 1; }
+  "$BIN" -n 1 -d "${DUR}s" -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu "$CPU" --pm-qos 0 --format json --intervals >"$TMP/hg.json" 2>"$TMP/hg.err" || { cat "$TMP/hg.err" >&2; exit 1; }
   python3 - "$TMP/hg.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["tasks"][0]
@@ -99,4 +99,4 @@ for cond in idle hog; do
   if [ -n "$HOG" ]; then kill "$HOG"; wait "$HOG" 2>/dev/null || true; HOG=""; fi
 done
 echo "cyclictest: -m -p 80 -i 1000 -a $CPU -t 1 -D ${DUR}s -q -h 20000 (p99 from its 1 us histogram; PM QoS 0)"
-echo "hourglass:  -n 1 -d ${DUR}s -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu $CPU --pm-qos 0 --format json --trace"
+echo "hourglass:  -n 1 -d ${DUR}s -t 0 -p RTHIGH -w LAT 1ms -i HR --cpu $CPU --pm-qos 0 --format json --intervals"

@@ -13,7 +13,7 @@
 //!   paper's `render_trace` script drew.
 //!
 //! Weak: from the paper's text format the end reason of an interval is not known, so switches are
-//! classified only when the header says no thread yields or blocks; JSON with `--trace` carries it.
+//! classified only when the header says no thread yields or blocks; JSON with `--intervals` carries it.
 
 use crate::config::{CpuChoice, Format, RunConfig, ThreadSpec, Workload};
 use crate::output::{log2_hist, percentile};
@@ -35,8 +35,8 @@ pub struct AnalyzeArgs {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// §5.1 context-switch cost histogram, from `hourglass --format paper` output or
-    /// `--format json --trace` output ('-' = stdin). Run e.g.
-    /// `hourglass -d 10s -n 10 -a -w CPU_YIELD 0.9ms --format json --trace > t.json`.
+    /// `--format json --intervals` output ('-' = stdin). Run e.g.
+    /// `hourglass -d 10s -n 10 -a -w CPU_YIELD 0.9ms --format json --intervals > t.json`.
     Ctx {
         /// Trace file.
         file: String,
@@ -74,7 +74,7 @@ enum Cmd {
         format: String,
     },
     /// §5.3 dispatch-latency percentiles and table-1 counts, from `latlate:` lines or JSON with
-    /// `--trace` ('-' = stdin).
+    /// `--intervals` ('-' = stdin).
     Latency {
         /// File with `latlate:` lines, or hourglass JSON.
         file: String,
@@ -83,7 +83,7 @@ enum Cmd {
         format: String,
     },
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
-    /// per interval of CPU time, red ticks at missed deadlines. From `--format json --trace`
+    /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
     /// output (or paper text, without misses); writes SVG to stdout.
     Render {
         /// Trace file ('-' = stdin).
@@ -123,14 +123,14 @@ pub struct Trace {
 }
 
 /// Parses `--format paper` text (lines `id start end duration gap` in ms) or `--format json
-/// --trace` output. Errors name the line.
+/// --intervals` output. Errors name the line.
 pub fn parse_trace(text: &str, name: &str) -> Result<Trace, String> {
     let t = text.trim_start();
     if t.starts_with('{') {
         let v: serde_json::Value =
             serde_json::from_str(t).map_err(|e| format!("{name}: not valid JSON: {e}"))?;
         let arr = v["trace"].as_array().ok_or_else(|| {
-            format!("{name}: JSON has no \"trace\" array; produce it with --format json --trace")
+            format!("{name}: JSON has no \"trace\" array; produce it with --format json --intervals")
         })?;
         let mut out = Vec::with_capacity(arr.len());
         for (i, e) in arr.iter().enumerate() {
@@ -314,7 +314,7 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                 t.intervals.len()
             );
             if !t.reasons_known {
-                o.push_str("(end reasons unknown in this input: switches are unclassified; use --format json --trace)\n");
+                o.push_str("(end reasons unknown in this input: switches are unclassified; use --format json --intervals)\n");
             }
             for (name, g) in [
                 ("voluntary (after yield/block)", &vol),
@@ -395,7 +395,7 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             }
             if s.is_empty() {
                 return Err(format!(
-                    "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --trace)"
+                    "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --intervals)"
                 ));
             }
             s.sort_unstable();

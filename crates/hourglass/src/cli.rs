@@ -95,7 +95,11 @@ new options:
   --format <text|paper|json>  text: one-screen summary (default); paper: every trace
                       line 'id start end duration gap' (ms), every 'latlate:' line (us)
                       and 'thread N: missed X deadlines, hit Y'; json: DESIGN.md contract
-  --trace             json: include every interval and latency sample
+  --intervals         json: include every interval and latency sample
+  --trace <file>      write the execution trace (crates/trace's format: every interval
+                      with why it ended, timer wake-ups, deadline misses), which
+                      smartsim trace report|billing|diff|perfetto read like a simulated
+                      run's or a klogger recording's
   --perfetto <file>   write a Chrome trace (open in ui.perfetto.dev): one complete
                       event per execution interval, an instant per missed deadline
   --hist              print latency and gap histograms
@@ -271,7 +275,17 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
                     _ => return Err(err(o, format!("unknown format '{s}' (text, paper, json)"))),
                 };
             }
-            "--trace" => base.trace = true,
+            "--intervals" => base.trace = true,
+            "--trace" => {
+                let f = a.value(o, "trace file (the JSON's intervals are --intervals)")?;
+                if f.starts_with('-') {
+                    return Err(err(
+                        o,
+                        format!("'{f}' is not a file: --trace takes the trace file to write; the JSON's intervals are --intervals"),
+                    ));
+                }
+                base.trace_file = Some(PathBuf::from(f));
+            }
             "--hist" => base.hist = true,
             "--force" => base.force = true,
             "--perfetto" => base.perfetto = Some(PathBuf::from(a.value(o, "output file")?)),

@@ -260,8 +260,10 @@ pub struct RunConfig {
     pub perfetto: Option<PathBuf>,
     /// Print latency/gap histograms (`--hist`).
     pub hist: bool,
-    /// Include every interval and latency sample in JSON output (`--trace`).
+    /// Include every interval and latency sample in JSON output (`--intervals`).
     pub trace: bool,
+    /// The project's trace file to write (`--trace FILE`, crates/trace).
+    pub trace_file: Option<PathBuf>,
     /// The watchdog ends the run if normal tasks on the workload CPU starve this long.
     pub starve_limit: Nanos,
     /// Hold `/dev/cpu_dma_latency` at this many µs during the run (`--pm-qos`; cyclictest writes 0
@@ -299,6 +301,7 @@ impl RunConfig {
             force: false,
             format: Format::Text,
             perfetto: None,
+            trace_file: None,
             hist: false,
             trace: false,
             starve_limit: 2_000_000_000,

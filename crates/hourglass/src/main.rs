@@ -70,6 +70,17 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
         }
         eprintln!("hourglass: wrote {} (open it in ui.perfetto.dev)", p.display());
     }
+    if let Some(p) = &cfg.trace_file {
+        match hourglass::output::write_trace(&r, p) {
+            Ok(n) => {
+                eprintln!("hourglass: wrote {} ({n} records; smartsim trace report reads it)", p.display())
+            }
+            Err(e) => {
+                eprintln!("hourglass: --trace {}: {e}", p.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
     if r.watchdog.is_some() {
         return ExitCode::from(3);
     }

@@ -8,28 +8,14 @@ use crate::units::format_time;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// Nearest-rank percentile of sorted samples.
-pub fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
+/// The `p`-th percentile of samples: the workspace's one computation (an HDR histogram, exact to
+/// 0.1 %; crates/trace).
+pub use trace::summary::percentile;
 
-/// p50/p90/p99/max of samples, as the JSON contract's `latency_ns` object.
+/// count/p50/p90/p99/max/mean of samples, as the JSON contract's `latency_ns` object (the
+/// workspace's one percentile type, crates/trace).
 pub fn summary(samples: &[u64]) -> Option<Value> {
-    if samples.is_empty() {
-        return None;
-    }
-    let mut s = samples.to_vec();
-    s.sort_unstable();
-    Some(json!({
-        "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0),
-        "p99": percentile(&s, 99.0), "max": *s.last().unwrap(),
-        "mean": s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
-        "count": s.len(),
-    }))
+    (!samples.is_empty()).then(|| json!(trace::summary::Percentiles::of_values(samples)))
 }
 
 /// Log2 histogram buckets from 1 µs: `(lo_ns, hi_ns, count)`; the first bucket is [0, 1 µs).
@@ -370,6 +356,64 @@ pub fn to_json(r: &RunResult) -> Value {
     out
 }
 
+/// The run as the project's execution trace (crates/trace), on CLOCK_MONOTONIC: each thread a task of
+/// this process; each interval a Run record, ended `Preempted` by a gap (something else ran: a task,
+/// an interrupt, the kernel; hourglass cannot tell which), `Yielded`, `Blocked` on its timer, or
+/// `Exit` when its run ended; each timer wake-up a Wake record at the time the timer was due (the
+/// wake-up minus its measured lateness), so that the trace's wake-up latency is hourglass's
+/// lateness up to the gap threshold; each missed deadline a Mark. hourglass knows the deadlines
+/// its periodic threads missed but not each request's release, so it writes no Release or JobEnd.
+pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
+    use trace::{EndReason as Why, Record};
+    let t0 = r.t0_monotonic_ns;
+    let cpus = r.intervals.iter().map(|i| i.cpu + 1).max().unwrap_or(1);
+    let source = trace::Source::Hourglass { kernel: uname_release() };
+    let header = trace::Header::new(source, cpus, "CLOCK_MONOTONIC", t0, None);
+    let pid = std::process::id();
+    let mut timed: Vec<(u64, Record)> = Vec::new();
+    for i in &r.intervals {
+        let why = match i.reason {
+            EndReason::Gap => Why::Preempted,
+            EndReason::Yield => Why::Yielded,
+            EndReason::Block => Why::Blocked,
+            EndReason::Finish => Why::Exit,
+        };
+        let (start, end) = (t0 + i.start_ns, t0 + i.end_ns);
+        timed.push((start, Record::Run { task: i.thread, cpu: i.cpu, start, end, why, complete: true }));
+    }
+    for t in &r.threads {
+        let task = t.id as u32;
+        for (&at, &late) in t.wake_at_ns.iter().zip(&t.latencies_ns) {
+            let due = t0 + at.saturating_sub(late);
+            timed.push((due, Record::Wake { task, cpu: None, at: due }));
+        }
+        for &m in &t.miss_at_ns {
+            timed.push((t0 + m, Record::Mark { task: Some(task), at: t0 + m, text: "deadline miss".into() }));
+        }
+    }
+    timed.sort_by_key(|(t, _)| *t);
+    let mut records: Vec<Record> = r
+        .threads
+        .iter()
+        .map(|t| Record::Task { task: t.id as u32, process: pid, name: t.spec.name.clone() })
+        .collect();
+    records.extend(timed.into_iter().map(|(_, rec)| rec));
+    records.push(Record::End { at: t0 + r.duration_ns });
+    (header, records)
+}
+
+/// Writes [`to_trace`] to `path`; returns the number of records.
+pub fn write_trace(r: &RunResult, path: &std::path::Path) -> std::io::Result<u64> {
+    let (header, records) = to_trace(r);
+    let mut w = trace::Writer::create(path, &header)?;
+    for rec in &records {
+        w.write(rec)?;
+    }
+    let n = w.records();
+    w.finish()?;
+    Ok(n)
+}
+
 /// The Chrome trace (JSON object format) Perfetto loads: one complete (`X`) event per execution
 /// interval, an instant (`i`) event per missed deadline, a counter (`C`) track of wake-up
 /// latencies per sleeping thread, thread names as metadata.
@@ -405,15 +449,6 @@ pub fn to_perfetto(r: &RunResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        let s: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&s, 50.0), 50);
-        assert_eq!(percentile(&s, 99.0), 99);
-        assert_eq!(percentile(&s, 100.0), 100);
-        assert_eq!(percentile(&[7], 90.0), 7);
-    }
 
     #[test]
     fn histogram_counts_every_sample() {

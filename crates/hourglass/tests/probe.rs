@@ -122,8 +122,9 @@ fn latency_thread_prints_latlate_lines() {
 #[test]
 fn json_and_perfetto_outputs_parse_and_agree() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c =
-        cfg("-n 3 -d 500ms -t 0 -w CPU_PERIODIC 3ms 4ms -t 1 -w CPU -t 2 -w LAT 5ms -i HR --hist --trace");
+    let mut c = cfg(
+        "-n 3 -d 500ms -t 0 -w CPU_PERIODIC 3ms 4ms -t 1 -w CPU -t 2 -w LAT 5ms -i HR --hist --intervals",
+    );
     c.format = Format::Json;
     let r = run(&c).unwrap();
     let text = render(&r, Format::Json);
@@ -183,6 +184,9 @@ fn bad_options_give_a_usage_error_naming_the_option() {
         (vec!["-n", "1", "-d", "10"], "-d"),
         (vec!["-d", "1s"], "-n"),
         (vec!["-n", "1", "-t", "0", "-w", "PERIODIC", "9ms", "5ms"], "-w"),
+        // --trace takes the trace file to write (the JSON's intervals are --intervals).
+        (vec!["-n", "1", "--trace", "--format", "json"], "--trace"),
+        (vec!["-n", "1", "--trace"], "--trace"),
     ] {
         let out = std::process::Command::new(bin).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -259,7 +263,7 @@ work = "20ms"
 #[test]
 fn yielding_threads_show_voluntary_switches_in_the_ctx_analysis() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = cfg("-n 2 -d 300ms -a -w CPU_YIELD 1ms --trace");
+    let mut c = cfg("-n 2 -d 300ms -a -w CPU_YIELD 1ms --intervals");
     c.format = Format::Json;
     let r = run(&c).unwrap();
     let t = hourglass::analyze::parse_trace(&render(&r, Format::Json), "run.json").unwrap();

@@ -213,3 +213,52 @@ fn real_threads_draw_the_simulators_execution_times() {
     }
     assert_eq!(task(&hg, "editor")["work"], 30, "30 bursts");
 }
+
+/// The same scenario simulated and run for real, both written as the project's trace and compared
+/// task by task (`smartsim trace diff`'s computation): every task is found in both, the periodic
+/// tasks get about the CPU their work needs in both (1 ms in 10 ms, 2-3 ms in 20 ms), and the trace
+/// hourglass writes says what its own results say (CPU time per thread, one Wake record per measured
+/// wake-up).
+#[test]
+fn a_simulated_and_a_real_run_of_one_scenario_compare_task_by_task_through_their_traces() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !root() {
+        return;
+    }
+    let scn = workload::parse_str(LIGHT, "light.toml").expect("a valid scenario");
+    let records = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut sim = smartsim::simulator(&scn, None).expect("the simulator takes it");
+    let header_a = sim.trace_header("light.toml");
+    let sink = std::rc::Rc::clone(&records);
+    sim.trace_to(move |r| sink.borrow_mut().push(r));
+    sim.run();
+    let recs_a: Vec<trace::Record> = records.borrow_mut().drain(..).collect();
+    let a = trace::summary::summarize::<()>(&header_a, recs_a.into_iter().map(Ok)).unwrap();
+
+    let cfg = hourglass::scenario::from_scenario(&scn, RunConfig::new(0), false).expect("hourglass maps it");
+    let r = hourglass::run::run(&cfg).expect("hourglass runs it");
+    assert!(r.watchdog.is_none(), "{:?}", r.watchdog);
+    let (header_b, recs_b) = hourglass::output::to_trace(&r);
+    let wakes = recs_b.iter().filter(|x| matches!(x, trace::Record::Wake { .. })).count();
+    assert_eq!(wakes, r.threads.iter().map(|t| t.latencies_ns.len()).sum::<usize>());
+    let b = trace::summary::summarize::<()>(&header_b, recs_b.into_iter().map(Ok)).unwrap();
+    for t in &r.threads {
+        let s = b.tasks.iter().find(|s| s.name == t.spec.name).expect("every thread is a task");
+        // The intervals also hold the few hundred nanoseconds after each gap that hourglass spends
+        // storing the record and reading the CPU, which its cpu_ns leaves out.
+        let (got, want) = (s.cpu_ns as f64, t.cpu_ns as f64);
+        assert!(got >= want && got <= want * 1.01, "{}: trace {got} ns, hourglass {want} ns", t.spec.name);
+    }
+
+    let d = trace::diff::diff(&a, &b);
+    assert!(d.only_in_a.is_empty() && d.only_in_b.is_empty(), "{:?} {:?}", d.only_in_a, d.only_in_b);
+    assert_eq!(d.tasks.len(), 3);
+    for (name, lo, hi) in [("audio", 8.0, 12.0), ("video", 9.0, 16.0)] {
+        let t = d.tasks.iter().find(|t| t.name == name).unwrap();
+        eprintln!("{name}: simulated {:.2} %, real {:.2} % of one CPU", t.a.cpu_pct, t.b.cpu_pct);
+        assert!((lo..=hi).contains(&t.a.cpu_pct), "simulated {name}: {} %", t.a.cpu_pct);
+        // The real work may take longer (other work on the machine shares its caches).
+        assert!((lo * 0.8..=hi * 1.5).contains(&t.b.cpu_pct), "real {name}: {} %", t.b.cpu_pct);
+        assert!((t.delta.cpu_pp - (t.b.cpu_pct - t.a.cpu_pct)).abs() < 1e-9);
+    }
+}

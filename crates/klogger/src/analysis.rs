@@ -16,6 +16,7 @@ use trace::{EndReason, Record, Source};
 
 use crate::format::{comm_str, Event, Header, Kind, Log, FLAG_PREEMPT};
 
+pub use trace::summary::Percentiles;
 pub use trace::timeline::{Group, Stretch, TaskStats};
 
 /// The kernel's TASK_DEAD bit in `prev_state`.
@@ -166,42 +167,6 @@ impl Trace {
     }
 }
 
-/// Percentiles of a sorted sample.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct Percentiles {
-    /// Sample size.
-    pub count: u64,
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// Maximum.
-    pub max: u64,
-    /// Mean.
-    pub mean: f64,
-}
-
-/// Nearest-rank percentiles of a sorted sample (all zero for an empty one).
-pub fn percentiles(sorted: &[u64]) -> Percentiles {
-    if sorted.is_empty() {
-        return Percentiles::default();
-    }
-    let at = |p: f64| {
-        let r = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-        sorted[r - 1]
-    };
-    Percentiles {
-        count: sorted.len() as u64,
-        p50: at(0.5),
-        p90: at(0.9),
-        p99: at(0.99),
-        max: *sorted.last().unwrap(),
-        mean: sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64,
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -290,13 +255,5 @@ pub(crate) mod tests {
         let t = Trace::from_events(header(1), &ev);
         assert_eq!(t.broken_chains, 1);
         assert!(t.timeline.runs.iter().all(|q| q.task != 6));
-    }
-
-    #[test]
-    fn percentiles_nearest_rank() {
-        let v: Vec<u64> = (1..=100).collect();
-        let p = percentiles(&v);
-        assert_eq!((p.p50, p.p90, p.p99, p.max, p.count), (50, 90, 99, 100, 100));
-        assert_eq!(percentiles(&[]).count, 0);
     }
 }

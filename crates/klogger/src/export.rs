@@ -20,10 +20,10 @@ pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<u64> {
 
 /// The Perfetto view of `log` (`report::Trace::from_records`): a track per thread and per CPU, ticks
 /// on the CPU tracks; the idle task's stretches are left out.
-pub fn perfetto(log: &Log) -> report::Trace {
+pub fn perfetto(log: &Log) -> report_crate::Trace {
     let c = convert(&log.header, &log.events);
     let records = c.records.into_iter().filter(|r| !matches!(r, trace::Record::Run { task: 0, .. }));
-    report::Trace::from_records(&format!("klogger: {}", log.header.kernel), records)
+    report_crate::Trace::from_records(&format!("klogger: {}", log.header.kernel), records)
 }
 
 #[cfg(test)]

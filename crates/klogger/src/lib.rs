@@ -12,8 +12,9 @@
 //!   (preempted vs blocked), wake-ups, ticks; the analyses are the trace's, the same for a simulated
 //!   run ([`trace::timeline`]: per-task statistics and wake-up latencies; [`trace::billing`]: the
 //!   exact quanta replayed against tick samplers at any HZ, Etsion §4, table 3); [`report`] prints
-//!   text tables or JSON; [`export`] writes the trace file and Perfetto JSON (through
-//!   `crates/report`); [`html`] draws the quantum CDFs (fig. 6) and billing scatter (fig. 4) as SVG.
+//!   text tables or JSON; [`export`] writes the trace file and Perfetto JSON, and [`html`] the HTML
+//!   report with the quantum CDFs (fig. 6) and billing scatter (fig. 4), both through
+//!   `crates/report`, as every tool's.
 //! - [`bench`]: measures the recording overhead side by side on a pipe ping-pong.
 //!
 //! Design decision: fixed-size records and one ring buffer per CPU. Fixed records keep the BPF

@@ -270,7 +270,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Html { file, output, hz, group, tasks, only } => {
             let (trace, name) = load(&file)?;
-            let page = html::html_report(&trace, &name, &hz, group, tasks, &only)?;
+            let page = html::html_report(&trace, &name, &hz, group, tasks, &only);
             std::fs::write(&output, page).with_context(|| format!("writing {}", output.display()))?;
             eprintln!("klogger: wrote {}", output.display());
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::{percentiles, Group, Percentiles, TaskStats, Trace};
+use crate::analysis::{Group, Percentiles, TaskStats, Trace};
 use trace::billing::{billing_table, BillingRow};
 
 /// Effective-quantum distributions of a task.
@@ -151,11 +151,11 @@ fn task_report(s: &TaskStats) -> TaskReport {
         switches_in: s.switches_in,
         wakeups: s.wakeups,
         quantum_ns: QuantumDist {
-            all: percentiles(&all),
-            preempted: percentiles(&s.preempted),
-            blocked: percentiles(&s.blocked),
+            all: Percentiles::of_values(&all),
+            preempted: Percentiles::of_values(&s.preempted),
+            blocked: Percentiles::of_values(&s.blocked),
         },
-        latency_ns: percentiles(&s.latencies),
+        latency_ns: Percentiles::of_values(&s.latencies),
     }
 }
 

@@ -86,6 +86,15 @@ pub struct Figure {
     /// Ideal (expected) series, drawn dashed; same colour as the measured series of the same
     /// name if any.
     pub ideal: Vec<Series>,
+    /// Point clouds, drawn as dots, each in the next palette colour with its own legend entry
+    /// (e.g. Etsion's fig. 4: effective quantum against billed time). At most
+    /// [`MAX_PLOT_POINTS`] dots each (evenly taken).
+    #[serde(default)]
+    pub scatter: Vec<Series>,
+    /// Logarithmic x axis (base 10): for distributions over orders of magnitude (quantum lengths
+    /// from microseconds to seconds). Points with x ≤ 0 are left out.
+    #[serde(default)]
+    pub log_x: bool,
 }
 
 impl Figure {
@@ -98,6 +107,8 @@ impl Figure {
             y_label: y_label.to_string(),
             measured: Vec::new(),
             ideal: Vec::new(),
+            scatter: Vec::new(),
+            log_x: false,
         }
     }
 
@@ -126,12 +137,23 @@ impl Figure {
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
 
+        // A log axis is drawn as a linear one over log10(x), labelled with x itself.
+        let log_x = self.log_x;
+        let to_plot = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
+            if log_x {
+                points.iter().filter(|p| p.0 > 0.0).map(|&(x, y)| (x.log10(), y)).collect()
+            } else {
+                points.to_vec()
+            }
+        };
         let measured: Vec<(&str, Vec<(f64, f64)>)> =
-            self.measured.iter().map(|s| (s.name.as_str(), plot_points(&s.points))).collect();
+            self.measured.iter().map(|s| (s.name.as_str(), plot_points(&to_plot(&s.points)))).collect();
         let ideal: Vec<(&str, Vec<(f64, f64)>)> =
-            self.ideal.iter().map(|s| (s.name.as_str(), plot_points(&s.points))).collect();
+            self.ideal.iter().map(|s| (s.name.as_str(), plot_points(&to_plot(&s.points)))).collect();
+        let scatter: Vec<(&str, Vec<(f64, f64)>)> =
+            self.scatter.iter().map(|s| (s.name.as_str(), dots(&to_plot(&s.points)))).collect();
 
-        let (x_range, y_range) = ranges(measured.iter().chain(&ideal).flat_map(|(_, p)| p));
+        let (x_range, y_range) = ranges(measured.iter().chain(&ideal).chain(&scatter).flat_map(|(_, p)| p));
 
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, 26).into_font().color(&BLACK))
@@ -143,7 +165,8 @@ impl Figure {
             .y_label_area_size(y_label_area(&y_range))
             .build_cartesian_2d(x_range.clone(), y_range.clone())?;
 
-        let x_fmt = tick_formatter(&x_range);
+        let x_lin = tick_formatter(&x_range);
+        let x_fmt = move |v: &f64| if log_x { log_label(*v) } else { x_lin(v) };
         let y_fmt = tick_formatter(&y_range);
         chart
             .configure_mesh()
@@ -192,18 +215,27 @@ impl Figure {
             }
         }
 
-        if !measured.is_empty() || !ideal.is_empty() {
+        for (k, (name, points)) in scatter.iter().enumerate() {
+            let colour = PALETTE[(measured.len() + unmatched.len() + k) % PALETTE.len()];
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 2, colour.mix(0.6).filled())))?
+                .label(*name)
+                .legend(move |(x, y)| Circle::new((x + 12, y), 4, colour.filled()));
+        }
+
+        if !measured.is_empty() || !ideal.is_empty() || !scatter.is_empty() {
             let labels: Vec<&str> = measured
                 .iter()
                 .map(|(n, _)| *n)
                 .chain(unmatched.iter().map(|(n, _)| *n))
                 .chain((!matched.is_empty()).then_some("ideal"))
+                .chain(scatter.iter().map(|(n, _)| *n))
                 .collect();
             let corner = legend_corner(
                 &labels,
                 chart.plotting_area().dim_in_pixel(),
                 (&x_range, &y_range),
-                measured.iter().chain(&ideal).map(|(_, p)| p.as_slice()),
+                measured.iter().chain(&ideal).chain(&scatter).map(|(_, p)| p.as_slice()),
             );
             chart
                 .configure_series_labels()
@@ -285,6 +317,25 @@ fn plot_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let finite: Vec<(f64, f64)> =
         points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
     downsample(&finite, MAX_PLOT_POINTS)
+}
+
+/// The finite points of a point cloud, at most [`MAX_PLOT_POINTS`] of them taken evenly.
+fn dots(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let finite: Vec<(f64, f64)> =
+        points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    let step = finite.len().div_ceil(MAX_PLOT_POINTS).max(1);
+    finite.into_iter().step_by(step).collect()
+}
+
+/// The label of a log axis tick at log10(x) = `v`: x with two significant digits.
+fn log_label(v: f64) -> String {
+    let x = 10f64.powf(v);
+    if !(1e-3..1e5).contains(&x) {
+        format!("{x:.1e}")
+    } else {
+        let digits = (1 - x.log10().floor() as i32).max(0) as usize;
+        format!("{x:.digits$}")
+    }
 }
 
 /// Axis ranges covering `points`, with the conventions described on [`Figure`].

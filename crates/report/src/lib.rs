@@ -11,6 +11,8 @@
 //!   the same colour, a legend, axis labels and a title. Rendered to SVG with `plotters`.
 //! - [`HtmlReport`]: one HTML page of sections, each a paragraph, an optional table and inline SVG
 //!   figures; no external files, scripts or fonts, so it can be mailed or attached to an issue.
+//! - [`analyses`]: the tables and figures of a trace's analyses (tasks, tick billing, quantum CDFs,
+//!   billing scatter) and the HTML sections every tool's trace report has.
 //! - [`Trace`]: Chrome trace event JSON (`{"traceEvents": [...]}`) that opens in
 //!   <https://ui.perfetto.dev> and `chrome://tracing`: one track per task, complete events for
 //!   execution intervals, instant events for marks such as deadline misses.
@@ -38,6 +40,7 @@
 //!   event costs about 32 bytes (a million intervals is about 32 MB).
 #![deny(missing_docs)]
 
+pub mod analyses;
 mod figure;
 mod html;
 mod table;

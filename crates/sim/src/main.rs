@@ -163,7 +163,8 @@ enum TraceCmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
-    /// Two traces of one workload side by side, task by task (matched by name): CPU share, median
+    /// Two traces of one workload side by side, task by task (matched by name): CPU time in % of one
+    /// CPU over each trace's length (a one-CPU simulation compares with a larger machine), median
     /// effective quantum, wake-up latency (p50, p99), requests met and missed, with B − A. For example
     /// a simulated run against a recorded one (klogger export --trace), or two policies.
     Diff {
@@ -174,6 +175,20 @@ enum TraceCmd {
         /// Output format: a table for people, or JSON.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+    },
+    /// An HTML page (one file, figures inline): the tasks, tick billing, the effective-quantum CDFs
+    /// (Etsion fig. 6) and quantum against billed time (fig. 4), as `klogger html` draws them.
+    Html {
+        /// The trace file.
+        file: PathBuf,
+        /// Where to write the page.
+        out: PathBuf,
+        /// Sampler rates (Hz) of the billing table and scatters, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+        hz: Vec<u32>,
+        /// Tasks drawn (largest CPU time first).
+        #[arg(long, default_value_t = 8)]
+        tasks: usize,
     },
     /// Convert to a Perfetto / Chrome trace (JSON; open it at ui.perfetto.dev).
     Perfetto {
@@ -739,6 +754,39 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 Format::Table => print!("{}", diff_table(&d, &a, &b)),
             }
         }
+        TraceCmd::Html { file, out, hz, tasks } => {
+            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
+                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
+            }
+            let r = trace::Reader::open(&file)?;
+            let header = r.header().clone();
+            let tl = trace::timeline::Timeline::from_records(&header, r)?;
+            let mut page =
+                report::HtmlReport::new(&format!("{} trace: {}", header.source.tool(), file.display()));
+            page.section(
+                "Trace",
+                &format!(
+                    "From {} ({}), {} CPUs, {:.3} s on the {} clock.",
+                    header.source.tool(),
+                    serde_json::to_string(&header.source)?,
+                    header.cpus,
+                    tl.duration() as f64 / 1e9,
+                    header.clock
+                ),
+                None,
+                &[],
+            );
+            report::analyses::trace_sections(
+                &mut page,
+                &tl,
+                trace::timeline::Group::Thread,
+                &hz,
+                tasks,
+                |_| true,
+            );
+            page.write(&out).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!("wrote {}", out.display());
+        }
         TraceCmd::Perfetto { file, out } => {
             let r = trace::Reader::open(&file)?;
             let name = format!("{} trace {}", r.header().source.tool(), file.display());
@@ -768,7 +816,7 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
     let pair = |x: String, y: String| format!("{x} / {y}");
     let mut t = Table::new(&[
         "task",
-        "share % A / B",
+        "CPU % A / B",
         "Δ pp",
         "quantum p50 ms A / B",
         "wake p50 ms A / B",
@@ -779,8 +827,8 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
     for k in &d.tasks {
         t.row(vec![
             k.name.clone(),
-            pair(format!("{:.2}", 100.0 * k.a.share), format!("{:.2}", 100.0 * k.b.share)),
-            format!("{:+.2}", k.delta.share_pp),
+            pair(format!("{:.2}", k.a.cpu_pct), format!("{:.2}", k.b.cpu_pct)),
+            format!("{:+.2}", k.delta.cpu_pp),
             pair(ms(k.a.quantum.p50), ms(k.b.quantum.p50)),
             pair(ms(k.a.wake_latency.p50), ms(k.b.wake_latency.p50)),
             pair(ms(k.a.wake_latency.p99), ms(k.b.wake_latency.p99)),
@@ -801,37 +849,10 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
 }
 
 fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {
-    let mut head = vec!["task".to_string(), "cpu ms".into(), "quanta".into()];
-    for h in hz {
-        head.push(format!("{h} Hz ratio"));
-        head.push(format!("{h} Hz never billed %"));
-    }
-    let has_observed = rows.iter().any(|r| r.observed.is_some());
-    if has_observed {
-        head.push("traced ratio".into());
-        head.push("traced never billed %".into());
-    }
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let mut t = Table::new(&head);
-    let ratio = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
-    let pct = |x: Option<f64>| x.map_or("-".into(), |v| format!("{:.1}", 100.0 * v));
-    for r in rows {
-        let mut row = vec![r.name.clone(), format!("{:.3}", r.cpu_ns as f64 / 1e6), r.quanta.to_string()];
-        for b in &r.billing {
-            row.push(ratio(b.billing_ratio));
-            row.push(pct(b.unbilled_share));
-        }
-        if has_observed {
-            let o = r.observed.as_ref();
-            row.push(ratio(o.and_then(|b| b.billing_ratio)));
-            row.push(pct(o.and_then(|b| b.unbilled_share)));
-        }
-        t.row(row);
-    }
     format!(
         "tick-sampled billing (ratio = billed by whole ticks / CPU time used; never billed = complete quanta \
          with no tick inside)\n{}",
-        t.render()
+        report::analyses::billing_table(rows, hz).render()
     )
 }
 

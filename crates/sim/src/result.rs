@@ -25,31 +25,12 @@ pub struct Deadlines {
     pub notifications: u64,
 }
 
-/// Percentiles of a latency distribution, in nanoseconds.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Percentiles {
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// Maximum.
-    pub max: u64,
-    /// Number of samples.
-    pub count: u64,
-}
+/// Percentiles of a latency distribution, in nanoseconds: the workspace's one type (crates/trace).
+pub use trace::summary::Percentiles;
 
-impl Percentiles {
-    fn of(h: &Histogram<u64>) -> Option<Self> {
-        (!h.is_empty()).then(|| Percentiles {
-            p50: h.value_at_quantile(0.5),
-            p90: h.value_at_quantile(0.9),
-            p99: h.value_at_quantile(0.99),
-            max: h.max(),
-            count: h.len(),
-        })
-    }
+/// The percentiles of `h`, if it holds any sample.
+fn percentiles(h: &Histogram<u64>) -> Option<Percentiles> {
+    (!h.is_empty()).then(|| Percentiles::of(h))
 }
 
 /// What the policy was told a task used (tick billing bills whole ticks, Etsion 2003 §4).
@@ -104,8 +85,8 @@ impl TaskResult {
                 aborted: m.aborted,
                 notifications: m.notifications,
             }),
-            latency_ns: Percentiles::of(m.latency),
-            response_ns: if periodic { Percentiles::of(m.response) } else { None },
+            latency_ns: percentiles(m.latency),
+            response_ns: if periodic { percentiles(m.response) } else { None },
             billing: Billing {
                 charged_ns: m.charged,
                 quanta: m.quanta,

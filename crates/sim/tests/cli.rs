@@ -349,8 +349,9 @@ fn trace_diff_finds_the_known_differences_between_a_simulated_and_a_hand_made_tr
     assert_eq!(tasks.len(), 2);
     for t in tasks {
         let name = t["name"].as_str().unwrap();
+        // One CPU on both sides: % of one CPU is the share.
         let want = 100.0 * (0.5 - sim_share(name));
-        assert!((t["delta"]["share_pp"].as_f64().unwrap() - want).abs() < 1e-9, "{name}: {t}");
+        assert!((t["delta"]["cpu_pp"].as_f64().unwrap() - want).abs() < 1e-9, "{name}: {t}");
         assert_eq!(t["b"]["cpu_ns"], 500 * MS);
         assert_eq!(t["b"]["quantum"]["count"], 50);
         assert_eq!(t["b"]["quantum"]["p50"].as_u64().unwrap() / MS, 10, "{t}");

@@ -1,4 +1,6 @@
-//! Two traces of the same workload side by side, task by task (matched by name): CPU share, effective
+//! Two traces of the same workload side by side, task by task (matched by name): CPU time (as a
+//! percentage of one CPU over each recording's length, so that a one-CPU simulation and a run on a
+//! larger machine compare), CPU share, effective
 //! quanta, wake-up latency, requests met and missed, notifications; with the differences B − A. The
 //! use: `smartsim run W.toml --trace sim.trace` against a real run of W (hourglass, klogger), or two
 //! policies, or two kernels.
@@ -10,7 +12,9 @@ use crate::summary::{Percentiles, Summary, TaskSummary};
 /// One side's figures for a task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Side {
-    /// CPU share of the recording's capacity (0..1).
+    /// CPU time over the recording's length, in % of one CPU.
+    pub cpu_pct: f64,
+    /// CPU share of the recording's capacity (length × CPUs; 0..1).
     pub share: f64,
     /// CPU time (ns).
     pub cpu_ns: u64,
@@ -27,9 +31,10 @@ pub struct Side {
 }
 
 impl Side {
-    fn of(t: &TaskSummary) -> Side {
+    fn of(t: &TaskSummary, len: u64) -> Side {
         let n = |k: &str| t.requests.get(k).copied().unwrap_or(0);
         Side {
+            cpu_pct: 100.0 * t.cpu_ns as f64 / len.max(1) as f64,
             share: t.share,
             cpu_ns: t.cpu_ns,
             quantum: t.quantum.clone(),
@@ -44,8 +49,8 @@ impl Side {
 /// The differences B − A of a task in both traces.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Delta {
-    /// Share, in percentage points.
-    pub share_pp: f64,
+    /// CPU time, in percentage points of one CPU.
+    pub cpu_pp: f64,
     /// Median effective quantum (ns).
     pub quantum_p50_ns: i64,
     /// Median and 99th-percentile wake-up latency (ns).
@@ -101,9 +106,9 @@ pub fn diff(a: &Summary, b: &Summary) -> Diff {
             continue;
         };
         used[i] = true;
-        let (sa, sb) = (Side::of(ta), Side::of(tb));
+        let (sa, sb) = (Side::of(ta, a.end_ns - a.start_ns), Side::of(tb, b.end_ns - b.start_ns));
         let delta = Delta {
-            share_pp: 100.0 * (sb.share - sa.share),
+            cpu_pp: sb.cpu_pct - sa.cpu_pct,
             quantum_p50_ns: d(sa.quantum.p50, sb.quantum.p50),
             wake_p50_ns: d(sa.wake_latency.p50, sb.wake_latency.p50),
             wake_p99_ns: d(sa.wake_latency.p99, sb.wake_latency.p99),
@@ -152,10 +157,10 @@ mod tests {
         assert_eq!(d.only_in_a, vec!["z".to_string()]);
         assert!(d.only_in_b.is_empty());
         let x = d.tasks.iter().find(|t| t.name == "x").unwrap();
-        assert!((x.delta.share_pp - 20.0).abs() < 1e-9);
+        assert!((x.delta.cpu_pp - 20.0).abs() < 1e-9);
         assert_eq!((x.a.cpu_ns, x.b.cpu_ns, x.delta.met, x.delta.missed), (40, 60, 0, 0));
         let y = d.tasks.iter().find(|t| t.name == "y").unwrap();
-        assert!((y.delta.share_pp + 20.0).abs() < 1e-9);
+        assert!((y.delta.cpu_pp + 20.0).abs() < 1e-9);
         assert_eq!(y.delta.quantum_p50_ns, -20);
     }
 }
