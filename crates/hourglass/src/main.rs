@@ -63,8 +63,8 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
     }
     print!("{}", hourglass::output::render(&r, cfg.format));
     if let Some(p) = &cfg.perfetto {
-        let s = serde_json::to_string(&hourglass::output::to_perfetto(&r)).expect("json");
-        if let Err(e) = std::fs::write(p, s) {
+        let written = std::fs::File::create(p).and_then(|f| hourglass::output::to_perfetto(&r).write(f));
+        if let Err(e) = written {
             eprintln!("hourglass: --perfetto {}: {e}", p.display());
             return ExitCode::from(1);
         }

@@ -414,36 +414,20 @@ pub fn write_trace(r: &RunResult, path: &std::path::Path) -> std::io::Result<u64
     Ok(n)
 }
 
-/// The Chrome trace (JSON object format) Perfetto loads: one complete (`X`) event per execution
-/// interval, an instant (`i`) event per missed deadline, a counter (`C`) track of wake-up
-/// latencies per sleeping thread, thread names as metadata.
-pub fn to_perfetto(r: &RunResult) -> Value {
-    let mut ev: Vec<Value> = vec![json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0,
-        "args": {"name": "hourglass"}})];
-    for t in &r.threads {
-        ev.push(json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": t.id + 1,
-            "args": {"name": format!("{} {} {}", t.spec.name, t.spec.sched_describe(), t.spec.workload.describe())}}));
-    }
-    for i in &r.intervals {
-        ev.push(json!({"ph": "X", "name": "run", "cat": "cpu", "pid": 1, "tid": i.thread + 1,
-            "ts": i.start_ns as f64 / 1e3, "dur": (i.end_ns - i.start_ns) as f64 / 1e3,
-            "args": {"ended_by": i.reason, "cpu": i.cpu}}));
-    }
-    for t in &r.threads {
-        // A counter track per sleeping thread: the lateness of each wake-up, in microseconds.
-        let name = format!("{} wake-up latency (us)", t.spec.name);
-        for (&at, &l) in t.wake_at_ns.iter().zip(&t.latencies_ns) {
-            ev.push(json!({"ph": "C", "name": name, "pid": 1, "ts": at as f64 / 1e3,
-                "args": {"latency": l as f64 / 1e3}}));
-        }
-        for &m in &t.miss_at_ns {
-            ev.push(json!({"ph": "i", "s": "t", "name": "deadline miss", "pid": 1, "tid": t.id + 1,
-                "ts": m as f64 / 1e3}));
+/// The Perfetto view of the run, by the workspace's one writer (`report::Trace::from_records` of
+/// [`to_trace`]): a track per thread and per CPU with every execution interval, an instant per
+/// missed deadline, and a counter track per sleeping thread with the lateness of each wake-up (µs),
+/// which LAT threads measure without recording intervals.
+pub fn to_perfetto(r: &RunResult) -> report::Trace {
+    let (_, records) = to_trace(r);
+    let mut t = report::Trace::from_records(&format!("hourglass: {}", r.config.source), records);
+    for th in &r.threads {
+        let name = format!("{} wake-up latency (us)", th.spec.name);
+        for (&at, &l) in th.wake_at_ns.iter().zip(&th.latencies_ns) {
+            t.counter(&name, r.t0_monotonic_ns + at, l as f64 / 1e3);
         }
     }
-    json!({"traceEvents": ev, "displayTimeUnit": "ns",
-           "otherData": {"tool": "hourglass", "command": r.config.source,
-                         "t0_monotonic_ns": r.t0_monotonic_ns}})
+    t
 }
 
 #[cfg(test)]

@@ -147,11 +147,13 @@ fn json_and_perfetto_outputs_parse_and_agree() {
     assert!(tasks[1]["deadlines"].is_null(), "a CPU thread has no deadlines");
     assert_eq!(v["trace"].as_array().unwrap().len(), r.intervals.len());
 
-    let p: serde_json::Value =
-        serde_json::from_str(&serde_json::to_string(&to_perfetto(&r)).unwrap()).unwrap();
+    let mut json = Vec::new();
+    to_perfetto(&r).write(&mut json).unwrap();
+    let p: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let ev = p["traceEvents"].as_array().unwrap();
     let complete: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
-    assert_eq!(complete.len(), r.intervals.len());
+    // Each interval on its thread's track and on its CPU's.
+    assert_eq!(complete.len(), 2 * r.intervals.len());
     assert!(complete.iter().all(|e| e["dur"].as_f64().unwrap() >= 0.0 && e["ts"].is_number()));
     let counters = ev.iter().filter(|e| e["ph"] == "C").count();
     assert!(counters > 0);

@@ -52,8 +52,10 @@ struct Event {
     task: u32,
     name: u32,
     start_ns: u64,
-    /// `Some(duration)` for a complete event, `None` for an instant.
+    /// `Some(duration)` for a complete event, `None` for an instant or a counter.
     dur_ns: Option<u64>,
+    /// The value of a counter sample (`"ph":"C"`), named by `name`.
+    value: Option<f64>,
 }
 
 /// One JSON trace event as written.
@@ -80,6 +82,7 @@ struct JsonEvent<'a> {
 enum Args<'a> {
     Name { name: &'a str },
     SortIndex { sort_index: u32 },
+    Value { value: f64 },
 }
 
 /// Nanoseconds to the format's microseconds; exact to the nanosecond below 2^53 ns (104 days).
@@ -124,7 +127,14 @@ impl Trace {
             "report::Trace::interval: task {task} {name:?} ends at {end_ns} ns, before it starts at {start_ns} ns"
         );
         let name = self.intern(name);
-        self.events.push(Event { pid: PID, task, name, start_ns, dur_ns: Some(end_ns - start_ns) });
+        self.events.push(Event {
+            pid: PID,
+            task,
+            name,
+            start_ns,
+            dur_ns: Some(end_ns - start_ns),
+            value: None,
+        });
     }
 
     /// Adds a complete event on CPU `cpu`'s track (process "CPUs"): `name` (the task) ran there from
@@ -136,23 +146,44 @@ impl Trace {
         assert!(end_ns >= start_ns, "report::Trace::cpu_interval: CPU {cpu} ends before it starts");
         self.cpus.insert(cpu);
         let name = self.intern(name);
-        self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns, dur_ns: Some(end_ns - start_ns) });
+        self.events.push(Event {
+            pid: CPU_PID,
+            task: cpu,
+            name,
+            start_ns,
+            dur_ns: Some(end_ns - start_ns),
+            value: None,
+        });
     }
 
     /// Adds an instant event on CPU `cpu`'s track (process "CPUs"), e.g. `"tick"`.
     pub fn cpu_instant(&mut self, cpu: u32, at_ns: u64, name: &str) {
         self.cpus.insert(cpu);
         let name = self.intern(name);
-        self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns: at_ns, dur_ns: None });
+        self.events.push(Event { pid: CPU_PID, task: cpu, name, start_ns: at_ns, dur_ns: None, value: None });
     }
 
     /// Adds an instant event (a mark on the task's track), e.g. `"deadline miss"`.
     pub fn instant(&mut self, task: u32, at_ns: u64, name: &str) {
         let name = self.intern(name);
-        self.events.push(Event { pid: PID, task, name, start_ns: at_ns, dur_ns: None });
+        self.events.push(Event { pid: PID, task, name, start_ns: at_ns, dur_ns: None, value: None });
     }
 
-    /// Number of interval and instant events added (metadata not counted).
+    /// Adds a sample of counter `name` (a track of its own, e.g. `"R1 wake-up latency (us)"`): its
+    /// value from `at_ns` on.
+    pub fn counter(&mut self, name: &str, at_ns: u64, value: f64) {
+        let name = self.intern(name);
+        self.events.push(Event {
+            pid: PID,
+            task: 0,
+            name,
+            start_ns: at_ns,
+            dur_ns: None,
+            value: Some(value),
+        });
+    }
+
+    /// Number of interval, instant and counter events added (metadata not counted).
     pub fn event_count(&self) -> usize {
         self.events.len()
     }
@@ -200,21 +231,23 @@ impl Trace {
         }
         for e in &self.events {
             let name = &self.names[e.name as usize];
-            let (ph, dur, s) = match e.dur_ns {
-                Some(d) => ("X", Some(micros(d)), None),
-                None => ("i", None, Some("t")),
+            let (ph, dur, s) = match (e.dur_ns, e.value) {
+                (Some(d), _) => ("X", Some(micros(d)), None),
+                (None, Some(_)) => ("C", None, None),
+                (None, None) => ("i", None, Some("t")),
             };
+            let counter = e.value.map(|value| Args::Value { value });
             emit(
                 &mut w,
                 &JsonEvent {
                     name,
                     ph,
                     pid: e.pid,
-                    tid: Some(e.task),
+                    tid: (counter.is_none()).then_some(e.task),
                     ts: Some(micros(e.start_ns)),
                     dur,
                     s,
-                    args: None,
+                    args: counter,
                 },
             )?;
         }
@@ -275,6 +308,20 @@ mod tests {
         let v: Value = serde_json::from_slice(&buf).expect("valid JSON");
         assert_eq!(v["displayTimeUnit"], "ns");
         v["traceEvents"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn counters_are_samples_of_a_named_track_with_their_value() {
+        let mut t = Trace::new("p");
+        t.task(1, "R1");
+        t.counter("R1 wake-up latency (us)", 2_500, 12.5);
+        let ev = parse(&t);
+        let c: Vec<&Value> = ev.iter().filter(|e| e["ph"] == "C").collect();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0]["name"], "R1 wake-up latency (us)");
+        assert_eq!(c[0]["ts"], 2.5);
+        assert_eq!(c[0]["args"]["value"], 12.5);
+        assert!(c[0].get("tid").is_none(), "a counter track belongs to the process");
     }
 
     #[test]
