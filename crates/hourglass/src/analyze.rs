@@ -492,8 +492,9 @@ fn execute(cmd: Cmd) -> Result<String, String> {
     }
 }
 
-/// Draws an execution map (figures 3 and 6 of the paper) as SVG: one row per thread, a block per
-/// interval inside `[from, from + span)`, red ticks at missed deadlines, a time axis.
+/// Draws an execution map (figures 3 and 6 of the paper) as SVG (`report::analyses::execution_map`):
+/// one row per thread, a block per interval inside `[from, from + span)`, red ticks at missed
+/// deadlines, a time axis.
 pub fn render_svg(
     iv: &[Interval],
     names: &std::collections::BTreeMap<u32, String>,
@@ -505,60 +506,15 @@ pub fn render_svg(
     let mut threads: Vec<u32> = iv.iter().map(|i| i.thread).chain(names.keys().copied()).collect();
     threads.sort_unstable();
     threads.dedup();
-    let (left, row, top) = (30.0, 34.0, 20.0);
-    let w = width as f64 - 2.0 * left;
-    let h = top + row * threads.len() as f64 + 30.0;
-    let x = |ns: u64| left + (ns.saturating_sub(from).min(span) as f64 / span as f64) * w;
-    let mut o = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{h:.0}\" \
-         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    );
-    for (k, th) in threads.iter().enumerate() {
-        let y = top + row * k as f64;
-        let label = names.get(th).cloned().unwrap_or_else(|| format!("thread {th}"));
-        o.push_str(&format!(
-            "<text x=\"{left}\" y=\"{:.1}\">{}</text>\n<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ccc\"/>\n",
-            y + 10.0,
-            label.replace('&', "&amp;").replace('<', "&lt;"),
-            left + w,
-            y + row - 4.0,
-            y + row - 4.0
-        ));
-        for i in iv.iter().filter(|i| i.thread == *th && i.end_ns >= from && i.start_ns < from + span) {
-            let (x0, x1) = (x(i.start_ns), x(i.end_ns));
-            o.push_str(&format!(
-                "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"14\" fill=\"#888\"/>\n",
-                y + 14.0,
-                (x1 - x0).max(0.3)
-            ));
-        }
-        for &(_, m) in misses.iter().filter(|(t, m)| t == th && *m >= from && *m < from + span) {
-            let xm = x(m);
-            o.push_str(&format!(
-                "<line x1=\"{xm:.2}\" x2=\"{xm:.2}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"red\" stroke-width=\"1.5\"/>\n",
-                y + 11.0,
-                y + 30.0
-            ));
-        }
-    }
-    let ya = top + row * threads.len() as f64 + 4.0;
-    o.push_str(&format!(
-        "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{ya:.1}\" y2=\"{ya:.1}\" stroke=\"black\"/>\n",
-        left + w
-    ));
-    for k in 0..=10u64 {
-        let t = from + span * k / 10;
-        let xt = x(t);
-        o.push_str(&format!(
-            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{ya:.1}\" y2=\"{:.1}\" stroke=\"black\"/>\n\
-             <text x=\"{xt:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-            ya + 4.0,
-            ya + 16.0,
-            format_time(t)
-        ));
-    }
-    o.push_str("</svg>\n");
-    o
+    let rows: Vec<report::analyses::MapRow> = threads
+        .iter()
+        .map(|th| report::analyses::MapRow {
+            label: names.get(th).cloned().unwrap_or_else(|| format!("thread {th}")),
+            blocks: iv.iter().filter(|i| i.thread == *th).map(|i| (i.start_ns, i.end_ns)).collect(),
+            marks: misses.iter().filter(|(t, _)| t == th).map(|&(_, m)| m).collect(),
+        })
+        .collect();
+    report::analyses::execution_map(&rows, from, span, width)
 }
 
 /// One §5.2 measurement.

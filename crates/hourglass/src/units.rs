@@ -64,32 +64,9 @@ pub fn parse_time(text: &str) -> Result<Nanos, UnitError> {
     Ok(ns.round() as Nanos)
 }
 
-/// Formats nanoseconds as a short self-describing time that [`parse_time`] reads back
-/// (to the shown precision): `1.5s`, `1020ms`, `87.0us`, `500ns`.
-pub fn format_time(ns: Nanos) -> String {
-    let f = ns as f64;
-    if ns >= 60_000_000_000 && ns % 60_000_000_000 == 0 {
-        format!("{}m", ns / 60_000_000_000)
-    } else if ns >= 1_000_000_000 {
-        trim(format!("{:.3}", f / 1e9)) + "s"
-    } else if ns >= 1_000_000 {
-        trim(format!("{:.3}", f / 1e6)) + "ms"
-    } else if ns >= 1_000 {
-        trim(format!("{:.1}", f / 1e3)) + "us"
-    } else {
-        format!("{ns}ns")
-    }
-}
-
-fn trim(s: String) -> String {
-    if s.contains('.') {
-        let t = s.trim_end_matches('0');
-        let t = t.strip_suffix('.').map(|x| format!("{x}.0")).unwrap_or(t.to_string());
-        t
-    } else {
-        s
-    }
-}
+/// A time for people: `87.0us`, `1.5s`, `3m` (what [`parse_time`] reads back); the workspace's one
+/// time formatter for text (crates/report).
+pub use report::format_time;
 
 /// Parses a size in bytes. A bare number is KB (appendix A: "an array that is size KB long");
 /// suffixes `B`, `KB`/`K`/`KiB`, `MB`/`M`/`MiB` are accepted (all binary multiples).

@@ -7,7 +7,95 @@ use trace::billing::{ticks_in, BillingRow};
 use trace::summary::Percentiles;
 use trace::timeline::{Group, TaskStats, Timeline};
 
-use crate::{Figure, HtmlReport, Series, Table};
+use crate::{escape_html, format_time, Figure, HtmlReport, Series, Table};
+
+/// One row of an [`execution_map`]: a task's label, the stretches it ran, and marks (e.g. missed
+/// deadlines) on its row.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MapRow {
+    /// Shown at the row's left.
+    pub label: String,
+    /// Execution stretches (start, end), ns.
+    pub blocks: Vec<(u64, u64)>,
+    /// Instants drawn as red ticks, ns.
+    pub marks: Vec<u64>,
+}
+
+/// An execution map (Regehr's Hourglass, figures 3 and 6) as SVG: one row per task, a grey block
+/// per stretch inside `[from, from + span)`, red ticks at the marks, a time axis in ten steps. The
+/// gaps between blocks are the time the task did not get.
+pub fn execution_map(rows: &[MapRow], from: u64, span: u64, width: u32) -> String {
+    let span = span.max(1);
+    let (left, row, top) = (30.0, 34.0, 20.0);
+    let w = width.max(200) as f64 - 2.0 * left;
+    let h = top + row * rows.len() as f64 + 30.0;
+    let x = |ns: u64| left + (ns.saturating_sub(from).min(span) as f64 / span as f64) * w;
+    let mut o = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{h:.0}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    for (k, r) in rows.iter().enumerate() {
+        let y = top + row * k as f64;
+        o.push_str(&format!(
+            "<text x=\"{left}\" y=\"{:.1}\">{}</text>\n<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ccc\"/>\n",
+            y + 10.0,
+            escape_html(&r.label),
+            left + w,
+            y + row - 4.0,
+            y + row - 4.0
+        ));
+        for &(s, e) in r.blocks.iter().filter(|&&(s, e)| e >= from && s < from + span) {
+            let (x0, x1) = (x(s), x(e));
+            o.push_str(&format!(
+                "<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"14\" fill=\"#888\"/>\n",
+                y + 14.0,
+                (x1 - x0).max(0.3)
+            ));
+        }
+        for &m in r.marks.iter().filter(|&&m| m >= from && m < from + span) {
+            let xm = x(m);
+            o.push_str(&format!(
+                "<line x1=\"{xm:.2}\" x2=\"{xm:.2}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"red\" stroke-width=\"1.5\"/>\n",
+                y + 11.0,
+                y + 30.0
+            ));
+        }
+    }
+    let ya = top + row * rows.len() as f64 + 4.0;
+    o.push_str(&format!(
+        "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{ya:.1}\" y2=\"{ya:.1}\" stroke=\"black\"/>\n",
+        left + w
+    ));
+    for k in 0..=10u64 {
+        let t = from + span * k / 10;
+        let xt = x(t);
+        o.push_str(&format!(
+            "<line x1=\"{xt:.1}\" x2=\"{xt:.1}\" y1=\"{ya:.1}\" y2=\"{:.1}\" stroke=\"black\"/>\n\
+             <text x=\"{xt:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+            ya + 4.0,
+            ya + 16.0,
+            format_time(t)
+        ));
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The rows of an execution map of a trace: the tasks of `tasks`, each with its stretches (on any
+/// CPU), times from the trace's start.
+pub fn map_rows(tl: &Timeline, group: Group, tasks: &[TaskStats]) -> Vec<MapRow> {
+    let mut rows: Vec<MapRow> = tasks
+        .iter()
+        .map(|s| MapRow { label: format!("{} ({})", s.name, s.key), ..Default::default() })
+        .collect();
+    for q in &tl.runs {
+        let k = tl.key(q.task, group);
+        if let Some(i) = tasks.iter().position(|s| s.key == k) {
+            rows[i].blocks.push((q.start - tl.start, q.end - tl.start));
+        }
+    }
+    rows
+}
 
 fn ms(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
@@ -177,6 +265,12 @@ pub fn trace_sections(
     let scatters: Vec<Figure> = hz.iter().map(|&h| billing_scatter(tl, group, &top, h)).collect();
     let refs: Vec<&Figure> = scatters.iter().collect();
     page.section("Billing scatter (cf. Etsion fig. 4)", "", None, &refs);
+    let span = tl.duration().min(100_000_000);
+    page.section_svg(
+        "Execution map (cf. Regehr's Hourglass, fig. 3)",
+        &format!("The first {} of the trace: a grey block per stretch on a CPU; gaps are time the task did not get.", format_time(span)),
+        &execution_map(&map_rows(tl, group, &top), 0, span, 960),
+    );
 }
 
 #[cfg(test)]
@@ -217,7 +311,9 @@ mod tests {
         let mut page = HtmlReport::new("t");
         trace_sections(&mut page, &tl, Group::Thread, &[100, 1000], 8, |_| true);
         let html = page.render();
-        assert_eq!(html.matches("<svg").count(), 3);
+        assert_eq!(html.matches("<svg").count(), 4);
+        // The execution map: a block per stretch of the two tasks inside its 30 ms.
+        assert_eq!(html.matches("fill=\"#888\"").count(), 10);
         assert!(html.contains("1000 Hz never billed %"));
     }
 }

@@ -66,6 +66,15 @@ impl HtmlReport {
         self.sections.push((heading.to_string(), body));
     }
 
+    /// Appends a section holding an SVG drawing made by this crate (e.g.
+    /// [`crate::analyses::execution_map`]) after the text.
+    pub fn section_svg(&mut self, heading: &str, text: &str, svg: &str) {
+        self.section(heading, text, None, &[]);
+        let body = &mut self.sections.last_mut().expect("just added").1;
+        let svg = svg.find("<svg").map_or(svg, |i| &svg[i..]);
+        body.push_str(&format!("<figure>\n{}\n</figure>\n", svg.trim_end()));
+    }
+
     /// Renders the whole page as an HTML5 document.
     pub fn render(&self) -> String {
         let title = escape_html(&self.title);

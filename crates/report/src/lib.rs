@@ -51,6 +51,30 @@ pub use html::HtmlReport;
 pub use table::Table;
 pub use trace::Trace;
 
+/// Formats nanoseconds as a short self-describing time, to the precision people read: `1.5s`,
+/// `1020ms`, `87.0us`, `500ns`, `3m` (whole minutes). The time formatter of every text output.
+pub fn format_time(ns: u64) -> String {
+    fn trim(s: String) -> String {
+        if !s.contains('.') {
+            return s;
+        }
+        let t = s.trim_end_matches('0');
+        t.strip_suffix('.').map_or(t.to_string(), |x| format!("{x}.0"))
+    }
+    let f = ns as f64;
+    if ns >= 60_000_000_000 && ns % 60_000_000_000 == 0 {
+        format!("{}m", ns / 60_000_000_000)
+    } else if ns >= 1_000_000_000 {
+        trim(format!("{:.3}", f / 1e9)) + "s"
+    } else if ns >= 1_000_000 {
+        trim(format!("{:.3}", f / 1e6)) + "ms"
+    } else if ns >= 1_000 {
+        trim(format!("{:.1}", f / 1e3)) + "us"
+    } else {
+        format!("{ns}ns")
+    }
+}
+
 /// Escapes text for HTML and XML content and attribute values (`<`, `>`, `&`, `"`, `'`).
 pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -70,6 +94,16 @@ pub fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_as_written() {
+        assert_eq!(format_time(87_000), "87.0us");
+        assert_eq!(format_time(1_500_000_000), "1.5s");
+        assert_eq!(format_time(1_020_000_000), "1.02s");
+        assert_eq!(format_time(5_300_000), "5.3ms");
+        assert_eq!(format_time(180_000_000_000), "3m");
+        assert_eq!(format_time(500), "500ns");
+    }
 
     #[test]
     fn escapes_markup_characters() {
