@@ -234,13 +234,10 @@ period = "10ms"
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
-fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
-    // One CPU kept busy for exactly 1 s by three CPU-bound tasks: every tick of a sampler whose period
-    // divides 1 s falls in exactly one stretch, so the whole run is billed exactly (ratio 1 in all),
-    // while each task is billed by whole ticks; the 100 Hz ticks are among the 1000 Hz ones, so no
-    // quantum the 100 Hz sampler bills goes unbilled at 1000 Hz.
-    let dir = std::env::temp_dir().join(format!("smartsim-billing-{}", std::process::id()));
+/// A fresh directory `smartsim-NAME-PID` holding the trace of 1 s on one CPU kept busy by three
+/// CPU-bound tasks a, b, c of shares 3, 2, 1.
+fn busy_trace(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("smartsim-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let scn = dir.join("busy.toml");
     std::fs::write(
@@ -254,6 +251,16 @@ fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
     let tr = dir.join("busy.trace");
     let (code, _, err) = smartsim(&["run", scn.to_str().unwrap(), "--trace", tr.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    (dir, tr)
+}
+
+#[test]
+fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
+    // One CPU kept busy for exactly 1 s by three CPU-bound tasks: every tick of a sampler whose period
+    // divides 1 s falls in exactly one stretch, so the whole run is billed exactly (ratio 1 in all),
+    // while each task is billed by whole ticks; the 100 Hz ticks are among the 1000 Hz ones, so no
+    // quantum the 100 Hz sampler bills goes unbilled at 1000 Hz.
+    let (dir, tr) = busy_trace("billing");
     let (code, out, err) =
         smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "100,1000", "--format", "json"]);
     assert_eq!(code, 0, "{err}");
@@ -282,6 +289,13 @@ fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
     assert!(out.contains("100 Hz ratio") && out.contains("1000 Hz never billed %"), "{out}");
     let (code, _, err) = smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "0"]);
     assert_eq!(code, 2, "{err}");
+    // The HTML page of the same trace: tables, the quantum CDFs, a scatter per rate, the map.
+    let page = dir.join("busy.html");
+    let (code, _, err) = smartsim(&["trace", "html", tr.to_str().unwrap(), page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1 + 2 + 1, "CDF, two scatters, execution map");
+    assert!(html.contains("1000 Hz never billed %") && html.contains("Execution map"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -290,20 +304,7 @@ fn trace_diff_finds_the_known_differences_between_a_simulated_and_a_hand_made_tr
     // A: a simulated 1 s on one CPU of three CPU-bound tasks. B: made by hand as a recording of the
     // same workload might read: `a` and `b` each ran half of the second in 10 ms quanta, `c` never
     // shows, and a task `d` the simulation does not have woke once and waited 2 ms.
-    let dir = std::env::temp_dir().join(format!("smartsim-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let scn = dir.join("busy.toml");
-    std::fs::write(
-        &scn,
-        "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n\
-         [[task]]\nname = \"a\"\nmodel = \"cpu\"\nwork = \"10s\"\nshare = 3\n\
-         [[task]]\nname = \"b\"\nmodel = \"cpu\"\nwork = \"10s\"\nshare = 2\n\
-         [[task]]\nname = \"c\"\nmodel = \"cpu\"\nwork = \"10s\"\n",
-    )
-    .unwrap();
-    let a = dir.join("sim.trace");
-    let (code, _, err) = smartsim(&["run", scn.to_str().unwrap(), "--trace", a.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let (dir, a) = busy_trace("diff");
     let b = dir.join("hand.trace");
     let source = trace::Source::Hourglass { kernel: "hand-made".into() };
     let mut w =
