@@ -1,8 +1,11 @@
 //! One execution trace for the whole project: what ran on which CPU, from when to when, and why it
 //! stopped; wake-ups; ticks; requests with their release, deadline and outcome; notifications and
-//! marks. The simulator (`smartsim run --trace`) writes it and klogger's recordings convert to it
-//! (`klogger export --trace`), so that an analysis written once reads a simulated run and a kernel
-//! recording alike.
+//! marks. The simulator (`smartsim run --trace`) and hourglass (`hourglass --trace`) write it and
+//! klogger's recordings convert to it (`klogger export --trace`), so that an analysis written once
+//! reads a simulated run, real threads and a kernel recording alike. The analyses live here too:
+//! [`summary`] (per task, streaming), [`timeline`] (effective quanta, wake-up latencies, ticks),
+//! [`billing`] (tick sampling at any HZ, Etsion §4) and [`diff`] (two traces task by task); their
+//! tables, figures, HTML and Perfetto are `crates/report`'s.
 //!
 //! **The file** (all integers little-endian) streams: a writer keeps nothing but its buffer, so a run
 //! of millions of intervals is written as it goes, and a reader yields one record at a time.
