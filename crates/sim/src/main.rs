@@ -59,7 +59,8 @@ enum Cmd {
         /// notifications), for `smartsim trace` and klogger's analyses.
         #[arg(long)]
         trace: Option<PathBuf>,
-        /// Also print (and put in the JSON) each task's CPU share per window of this length, e.g. 10s.
+        /// Also print (and put in the JSON) each task's CPU share per window of this length, e.g. 10s:
+        /// its CPU time inside the window as a fraction of one CPU, from the run's trace (exact).
         #[arg(long, value_parser = parse_duration)]
         window: Option<u64>,
         /// Also write the cumulative-CPU timeline as CSV here (time s, then ms per task).
@@ -144,6 +145,9 @@ enum TraceCmd {
         /// Output format: a table for people, or JSON.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Also each task's CPU share per window of this length (e.g. 10s), as a fraction of one CPU.
+        #[arg(long, value_parser = parse_duration)]
+        window: Option<u64>,
     },
     /// Tick-sampled billing replayed on the trace's exact stretches (Etsion et al. 2003, §4, table 3):
     /// per task and sampler rate, the CPU time billed by whole ticks over the time used (billing
@@ -274,17 +278,23 @@ fn real_main() -> Result<()> {
             let scn = load(&file)?;
             // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
+            let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
             let mut out = None;
-            let (r, job_rows) = if perfetto.is_some() || jobs.is_some() || trace.is_some() {
+            let (r, job_rows) = if perfetto.is_some() || jobs.is_some() || trace.is_some() || window.is_some()
+            {
                 let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
                 if let Some(path) = &trace {
                     let w = trace::Writer::create(path, &sim.trace_header(&file.display().to_string()))
                         .with_context(|| format!("creating {}", path.display()))?;
                     out = Some(RefCell::new((w, None::<std::io::Error>)));
                 }
-                if trace.is_some() || perfetto.is_some() {
-                    let (out, kept, keep) = (&out, &kept, perfetto.is_some());
+                if trace.is_some() || perfetto.is_some() || window.is_some() {
+                    let (out, kept, keep, shares, windowed) =
+                        (&out, &kept, perfetto.is_some(), &shares, window.is_some());
                     sim.trace_to(move |rec| {
+                        if windowed {
+                            shares.borrow_mut().add(&rec);
+                        }
                         if let Some(o) = out {
                             let (w, err) = &mut *o.borrow_mut();
                             if err.is_none() {
@@ -315,7 +325,7 @@ fn real_main() -> Result<()> {
             if let Some(path) = &jobs {
                 write_jobs(path, &job_rows, jobs_format)?;
             }
-            let windows = window.map(|w| windows(&r, w)).unwrap_or_default();
+            let windows = if window.is_some() { shares.borrow().finish() } else { Vec::new() };
             match format {
                 Format::Json => {
                     let mut v = r.to_json();
@@ -327,7 +337,8 @@ fn real_main() -> Result<()> {
                 Format::Table => {
                     print!("{}", result_table(&r));
                     if window.is_some() {
-                        print!("{}", window_table(&r, &windows));
+                        let names: Vec<String> = r.tasks.iter().map(|t| t.name.clone()).collect();
+                        print!("{}", window_table(&names, &windows));
                     }
                 }
             }
@@ -406,29 +417,9 @@ fn parse_duration(s: &str) -> Result<u64, String> {
     workload::parse_time(s).map_err(|e| e.to_string())
 }
 
-#[derive(serde::Serialize)]
-struct Window {
-    from_ns: u64,
-    to_ns: u64,
-    shares: Vec<f64>,
-}
-
-fn windows(r: &SimResult, w: u64) -> Vec<Window> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while from < r.duration_ns {
-        let to = (from + w.max(1)).min(r.duration_ns);
-        if let Some(shares) = r.timeline.shares(from, to) {
-            out.push(Window { from_ns: from, to_ns: to, shares });
-        }
-        from = to;
-    }
-    out
-}
-
-fn window_table(r: &SimResult, ws: &[Window]) -> String {
+fn window_table(names: &[String], ws: &[trace::windows::Window]) -> String {
     let mut h = vec!["window s".to_string()];
-    h.extend(r.tasks.iter().map(|t| format!("{} %", t.name)));
+    h.extend(names.iter().map(|n| format!("{n} %")));
     let hs: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = Table::new(&hs);
     for w in ws {
@@ -721,11 +712,43 @@ fn bench(
 
 fn trace_cmd(cmd: TraceCmd) -> Result<()> {
     match cmd {
-        TraceCmd::Report { file, format } => {
+        TraceCmd::Report { file, format, window } => {
             let s = summarize_file(&file)?;
+            let windows = match window {
+                Some(w) => {
+                    let r = trace::Reader::open(&file)?;
+                    let mut acc = trace::windows::Windows::new(r.header().start_ns, w);
+                    for rec in r {
+                        acc.add(&rec?);
+                    }
+                    let names: Vec<String> = acc
+                        .tasks()
+                        .iter()
+                        .map(|id| {
+                            s.tasks
+                                .iter()
+                                .find(|t| t.task == *id)
+                                .map_or(format!("task {id}"), |t| t.name.clone())
+                        })
+                        .collect();
+                    Some((names, acc.finish()))
+                }
+                None => None,
+            };
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&s)?),
-                Format::Table => print!("{}", summary_table(&s)),
+                Format::Json => {
+                    let mut v = serde_json::to_value(&s)?;
+                    if let Some((names, ws)) = &windows {
+                        v["windows"] = serde_json::json!({"tasks": names, "windows": ws});
+                    }
+                    println!("{}", serde_json::to_string_pretty(&v)?)
+                }
+                Format::Table => {
+                    print!("{}", summary_table(&s));
+                    if let Some((names, ws)) = &windows {
+                        print!("{}", window_table(names, ws));
+                    }
+                }
             }
         }
         TraceCmd::Billing { file, hz, phase_ns, format } => {

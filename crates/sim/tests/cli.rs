@@ -218,6 +218,23 @@ period = "10ms"
             assert_eq!(r["requests"][o].as_u64().unwrap_or(0), rows, "{name} {o}");
         }
     }
+    // Shares per window, from the run and from its trace: the same computation, the same numbers.
+    let (code, run_w, err) =
+        smartsim(&["run", scn.to_str().unwrap(), "--format", "json", "--window", "500ms"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, rep_w, err) =
+        smartsim(&["trace", "report", tr.to_str().unwrap(), "--format", "json", "--window", "500ms"]);
+    assert_eq!(code, 0, "{err}");
+    let run_w: serde_json::Value = serde_json::from_str(&run_w).unwrap();
+    let rep_w: serde_json::Value = serde_json::from_str(&rep_w).unwrap();
+    assert_eq!(run_w["windows"].as_array().unwrap().len(), 4, "2 s in windows of 500 ms");
+    assert_eq!(run_w["windows"], rep_w["windows"]["windows"]);
+    let names: Vec<&serde_json::Value> = v["tasks"].as_array().unwrap().iter().map(|t| &t["name"]).collect();
+    assert_eq!(rep_w["windows"]["tasks"].as_array().unwrap().iter().collect::<Vec<_>>(), names);
+    for w in run_w["windows"].as_array().unwrap() {
+        let sum: f64 = w["shares"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
+        assert!(sum <= 2.0 + 1e-9, "two CPUs give at most 2 CPUs of time: {w}");
+    }
     let pf = dir.join("run.json");
     let (code, _, err) = smartsim(&["trace", "perfetto", tr.to_str().unwrap(), pf.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");

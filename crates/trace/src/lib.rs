@@ -46,6 +46,7 @@ pub mod billing;
 pub mod diff;
 pub mod summary;
 pub mod timeline;
+pub mod windows;
 
 /// First 8 bytes of every trace file.
 pub const MAGIC: &[u8; 8] = b"SMTRACE\0";

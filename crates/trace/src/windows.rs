@@ -1,0 +1,148 @@
+//! CPU shares per window of time (the dissertation's figures are cumulative CPU against time; a
+//! window's share is the slope over it): each task's CPU time inside `[from, from + window)`, as a
+//! fraction of one CPU, for every window of a trace. Streaming: it keeps one number per task and
+//! window, never the records; a stretch across a window boundary is split exactly.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::Record;
+
+/// One window's shares.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Window {
+    /// Start (ns, the trace's clock).
+    pub from_ns: u64,
+    /// End: the next window's start, or the end of the trace.
+    pub to_ns: u64,
+    /// CPU time over the window's length (a fraction of one CPU), one per task in [`Windows::tasks`]
+    /// order.
+    pub shares: Vec<f64>,
+}
+
+/// The accumulator: give it every record ([`Windows::add`]), then [`Windows::finish`].
+#[derive(Clone, Debug)]
+pub struct Windows {
+    start: u64,
+    window: u64,
+    /// Task id → column, in order of first appearance.
+    column: BTreeMap<u32, usize>,
+    order: Vec<u32>,
+    /// Per window, CPU ns per column.
+    cpu: Vec<Vec<u64>>,
+    end: u64,
+    ended: Option<u64>,
+}
+
+impl Windows {
+    /// Windows of `window` ns from `start` (the trace header's `start_ns`).
+    pub fn new(start: u64, window: u64) -> Windows {
+        Windows {
+            start,
+            window: window.max(1),
+            column: BTreeMap::new(),
+            order: Vec::new(),
+            cpu: Vec::new(),
+            end: start,
+            ended: None,
+        }
+    }
+
+    fn col(&mut self, task: u32) -> usize {
+        let n = self.order.len();
+        *self.column.entry(task).or_insert_with(|| {
+            self.order.push(task);
+            n
+        })
+    }
+
+    /// Takes one record into account.
+    pub fn add(&mut self, r: &Record) {
+        match *r {
+            Record::Task { task, .. } => {
+                self.col(task);
+            }
+            Record::Run { task, start, end, .. } => {
+                self.end = self.end.max(end);
+                let c = self.col(task);
+                let mut t = start.max(self.start);
+                while t < end {
+                    let k = ((t - self.start) / self.window) as usize;
+                    let edge = self.start + (k as u64 + 1) * self.window;
+                    let upto = end.min(edge);
+                    if self.cpu.len() <= k {
+                        self.cpu.resize(k + 1, Vec::new());
+                    }
+                    let row = &mut self.cpu[k];
+                    if row.len() <= c {
+                        row.resize(c + 1, 0);
+                    }
+                    row[c] += upto - t;
+                    t = upto;
+                }
+            }
+            Record::End { at } => self.ended = Some(at),
+            Record::Wake { at, .. }
+            | Record::Tick { at, .. }
+            | Record::Release { at, .. }
+            | Record::JobEnd { at, .. }
+            | Record::Notify { at, .. }
+            | Record::Mark { at, .. } => self.end = self.end.max(at),
+        }
+    }
+
+    /// The tasks, in column order (order of first appearance).
+    pub fn tasks(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Every window from the start to the end of the trace (its End record, or the last time seen);
+    /// the last one may be shorter.
+    pub fn finish(&self) -> Vec<Window> {
+        let end = self.ended.unwrap_or(self.end);
+        let mut out = Vec::new();
+        let mut from = self.start;
+        let mut k = 0;
+        while from < end {
+            let to = (from + self.window).min(end);
+            let len = (to - from) as f64;
+            let row = self.cpu.get(k);
+            let shares = (0..self.order.len())
+                .map(|c| row.and_then(|r| r.get(c)).copied().unwrap_or(0) as f64 / len)
+                .collect();
+            out.push(Window { from_ns: from, to_ns: to, shares });
+            from = to;
+            k += 1;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EndReason;
+
+    #[test]
+    fn stretches_are_split_at_window_edges() {
+        let mut w = Windows::new(0, 10);
+        let run = |task, start, end| Record::Run {
+            task,
+            cpu: 0,
+            start,
+            end,
+            why: EndReason::Preempted,
+            complete: true,
+        };
+        for r in [run(7, 0, 15), run(3, 15, 25), Record::End { at: 25 }] {
+            w.add(&r);
+        }
+        assert_eq!(w.tasks(), &[7, 3]);
+        let ws = w.finish();
+        assert_eq!(ws.len(), 3);
+        assert_eq!(ws[0].shares, vec![1.0, 0.0]);
+        assert_eq!(ws[1].shares, vec![0.5, 0.5]);
+        assert_eq!((ws[2].from_ns, ws[2].to_ns, ws[2].shares.clone()), (20, 25, vec![0.0, 1.0]));
+    }
+}
