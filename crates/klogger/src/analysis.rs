@@ -98,7 +98,8 @@ pub fn convert(header: &Header, events: &[Event]) -> Converted {
                 }
             }
             Kind::Exec | Kind::Exit => note(e.pid, e.tgid, &e.comm),
-            Kind::Tick => timed.push((e.ts, Record::Tick { cpu: e.cpu, task: None, at: e.ts })),
+            // The tick hook records the task it interrupted.
+            Kind::Tick => timed.push((e.ts, Record::Tick { cpu: e.cpu, task: Some(e.pid), at: e.ts })),
             _ => {}
         }
     }

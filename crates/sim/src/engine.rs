@@ -395,7 +395,8 @@ impl<'s> Sim<'s> {
     /// Send the run's execution trace to `sink` as it happens (the crate `trace`): first a Task record
     /// per task (its index in the scenario, its name), then every stretch on a CPU with why it ended,
     /// wake-ups, releases with their deadlines, the end of every request with its outcome, the
-    /// policy's notifications, and an End record when the run is finished.
+    /// policy's notifications, the clock ticks when the machine ticks (each naming the task it
+    /// found running, which tick billing charges), and an End record when the run is finished.
     pub fn trace_to(&mut self, mut sink: impl FnMut(trace::Record) + 's) {
         for (i, t) in self.scn.tasks.iter().enumerate() {
             sink(trace::Record::Task { task: i as u32, process: i as u32, name: t.name.clone() });
@@ -667,6 +668,9 @@ impl<'s> Sim<'s> {
                 self.sys.ticks += 1;
                 self.sync(c);
                 let running = self.cpus[c].running;
+                if self.trace.is_some() {
+                    self.emit(trace::Record::Tick { cpu: c as u32, task: running.map(|r| r.0), at: now });
+                }
                 if running.is_some() {
                     self.cpus[c].run_ticks += self.tick_len_hint;
                     self.cpus[c].stall += self.scn.machine.overhead.tick;

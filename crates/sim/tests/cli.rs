@@ -380,3 +380,40 @@ fn trace_diff_finds_the_known_differences_between_a_simulated_and_a_hand_made_tr
     assert!(out.contains("only in A: c") && out.contains("only in B: d"), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_simulated_machine_billing_by_tick_is_what_its_trace_says_it_billed() {
+    // billing = "tick": each tick charges the task it finds running. The trace carries the ticks with
+    // that task; `trace billing`'s "traced" column replayed from them gives every task exactly the
+    // charge the simulator reports, though slices end on ticks (the tick at a switch is the
+    // stopped task's).
+    let dir = std::env::temp_dir().join(format!("smartsim-tickbill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("tick.toml");
+    std::fs::write(
+        &scn,
+        "[machine]\nduration = \"2s\"\nhz = 100\nbilling = \"tick\"\n[scheduler]\npolicy = \"smart\"\n\
+         [[task]]\nname = \"a\"\nmodel = \"cpu\"\nwork = \"10s\"\n\
+         [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"3ms\"\nperiod = \"17ms\"\n\
+         [[task]]\nname = \"i\"\nmodel = \"interactive\"\nthink = \"exp(7ms)\"\nburst = \"exp(2ms)\"\n",
+    )
+    .unwrap();
+    let tr = dir.join("tick.trace");
+    let (code, out, err) =
+        smartsim(&["run", scn.to_str().unwrap(), "--format", "json", "--trace", tr.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let run: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (code, out, err) =
+        smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "100", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let bill: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(bill["kernel_hz"], 100);
+    for t in run["tasks"].as_array().unwrap() {
+        let b = bill["tasks"].as_array().unwrap().iter().find(|b| b["name"] == t["name"]).unwrap();
+        assert_eq!(b["observed"]["billed_ns"], t["billing"]["charged_ns"], "{}", t["name"]);
+        // The simulator counts the dispatch the run's end cut; the trace counts complete quanta.
+        let (q, sq) = (b["quanta"].as_u64().unwrap(), t["billing"]["quanta"].as_u64().unwrap());
+        assert!(q == sq || q + 1 == sq, "{}: {q} quanta, simulator {sq}", t["name"]);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

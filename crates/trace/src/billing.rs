@@ -11,8 +11,12 @@
 //! The default phase is 0: Linux aligns its tick to multiples of the tick period on
 //! CLOCK_MONOTONIC (the trace clock), and `klogger report` prints the phase observed in the
 //! recorded ticks so this can be checked (the simulator's ticks are at multiples of its period).
-//! Besides the synthetic samplers, the ticks in the trace give the billing the traced system would
-//! do at its own HZ ("observed").
+//! Besides the synthetic samplers, the ticks in the trace give the billing the traced system did at
+//! its own HZ ("observed"): a tick whose record names the task it found running is billed to that
+//! task even at a switch on the tick (a simulator's slice ends exactly there, and the tick belongs
+//! to the task it stopped, as Linux's tick handler charges `current`), which the synthetic samplers'
+//! half-open rule would give to the next task. On a simulated machine with tick billing the
+//! observed column equals the simulator's own charges.
 //!
 //! Weak: with NO_HZ the real kernel stops the tick on idle CPUs; the synthetic sampler ticks
 //! everywhere, which only matters for the idle task's row.

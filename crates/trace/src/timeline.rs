@@ -85,7 +85,7 @@ impl Timeline {
     ) -> Result<Timeline, E> {
         let mut tasks: HashMap<u32, TaskMeta> = HashMap::new();
         let mut runs = Vec::new();
-        let mut ticks: Vec<Vec<u64>> = vec![Vec::new(); header.cpus as usize];
+        let mut ticks: Vec<Vec<(u64, Option<u32>)>> = vec![Vec::new(); header.cpus as usize];
         let mut wakes: Vec<(u32, u64)> = Vec::new();
         let (mut end, mut ended) = (header.start_ns, None);
         for r in records {
@@ -106,12 +106,12 @@ impl Timeline {
                     tasks.entry(task).or_default().wakeups += 1;
                     wakes.push((task, at));
                 }
-                Record::Tick { cpu, at, .. } => {
+                Record::Tick { cpu, task, at } => {
                     end = end.max(at);
                     if ticks.len() <= cpu as usize {
                         ticks.resize(cpu as usize + 1, Vec::new());
                     }
-                    ticks[cpu as usize].push(at);
+                    ticks[cpu as usize].push((at, task));
                 }
                 Record::Release { at, .. }
                 | Record::JobEnd { at, .. }
@@ -124,13 +124,21 @@ impl Timeline {
             tk.sort_unstable();
         }
         runs.sort_by_key(|q: &Stretch| (q.cpu, q.start));
+        // A tick belongs to the stretch it falls in, [start, end). At a switch exactly on a tick, the
+        // tick's own record decides when it names the task it found running: a simulator switching
+        // at the tick bills it to the task the tick stopped, as Linux's tick handler does.
         for q in runs.iter_mut() {
             if let Some(tk) = ticks.get(q.cpu as usize) {
-                let a = tk.partition_point(|&t| t < q.start);
-                let b = tk.partition_point(|&t| t < q.end);
-                q.observed_ticks = (b - a) as u32;
+                let a = tk.partition_point(|t| t.0 < q.start);
+                let b = tk.partition_point(|t| t.0 < q.end);
+                let other = |t: &&(u64, Option<u32>)| t.1.is_some_and(|x| x != q.task);
+                let lost = tk[a..b].iter().take_while(|t| t.0 == q.start).filter(other).count();
+                let gained = tk[b..].iter().take_while(|t| t.0 == q.end && t.1 == Some(q.task)).count();
+                q.observed_ticks = (b - a - lost + gained) as u32;
             }
         }
+        let ticks: Vec<Vec<u64>> =
+            ticks.into_iter().map(|tk| tk.into_iter().map(|t| t.0).collect()).collect();
         // Wake-up latency: from the first wake-up since the task's last start to its next start (a
         // wake-up at the very time of a start comes before it), whatever order the source wrote
         // the records in.
@@ -333,6 +341,22 @@ mod tests {
 
     fn run(task: u32, start: u64, end: u64, why: EndReason) -> Result<Record, ()> {
         Ok(Record::Run { task, cpu: 0, start, end, why, complete: true })
+    }
+
+    #[test]
+    fn a_tick_on_a_switch_goes_where_its_record_says() {
+        // Task 1 runs 0..10, task 2 10..20; ticks at 10 (naming task 1, as a simulator switching on
+        // the tick writes it) and at 20 (naming nobody: the half-open rule gives it to whoever
+        // starts there, here nobody).
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 0, Some(100));
+        let recs = vec![
+            run(1, 0, 10, EndReason::SliceEnd),
+            run(2, 10, 20, EndReason::SliceEnd),
+            Ok(Record::Tick { cpu: 0, task: Some(1), at: 10 }),
+            Ok(Record::Tick { cpu: 0, task: None, at: 5 }),
+        ];
+        let t = Timeline::from_records(&h, recs).unwrap();
+        assert_eq!(t.runs.iter().map(|q| q.observed_ticks).collect::<Vec<_>>(), vec![2, 0]);
     }
 
     #[test]
