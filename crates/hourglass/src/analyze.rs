@@ -34,8 +34,8 @@ pub struct AnalyzeArgs {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
-    /// §5.1 context-switch cost histogram, from `hourglass --format paper` output or
-    /// `--format json --intervals` output ('-' = stdin). Run e.g.
+    /// §5.1 context-switch cost histogram, from `hourglass --format paper` output,
+    /// `--format json --intervals` output ('-' = stdin), or any trace file (`--trace`). Run e.g.
     /// `hourglass -d 10s -n 10 -a -w CPU_YIELD 0.9ms --format json --intervals > t.json`.
     Ctx {
         /// Trace file.
@@ -84,7 +84,8 @@ enum Cmd {
     },
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
     /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
-    /// output (or paper text, without misses); writes SVG to stdout.
+    /// output, paper text (without misses), or any trace file (`hourglass --trace`, `smartsim run
+    /// --trace`, `klogger export --trace`); writes SVG to stdout.
     Render {
         /// Trace file ('-' = stdin).
         file: String,
@@ -108,6 +109,55 @@ fn read(file: &str) -> Result<String, String> {
     } else {
         std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))
     }
+}
+
+/// A trace file's intervals, task names by id, and missed deadlines (task, ns from the start).
+pub type TraceFile = (Trace, std::collections::BTreeMap<u32, String>, Vec<(u32, u64)>);
+
+/// A file in the project's trace format (crates/trace: `hourglass --trace`, `smartsim run --trace`,
+/// `klogger export --trace`), read as intervals with their task names and the missed deadlines
+/// (Mark records "deadline miss"); `None` if the file is not one. Times are from the trace's start;
+/// a stretch that ended blocked, yielded or at the end keeps that reason, any other was a gap.
+pub fn read_trace_file(file: &str) -> Result<Option<TraceFile>, String> {
+    let mut magic = [0u8; 8];
+    let is_trace = file != "-"
+        && std::fs::File::open(file).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
+        && &magic == trace::MAGIC;
+    if !is_trace {
+        return Ok(None);
+    }
+    let r = trace::Reader::open(std::path::Path::new(file)).map_err(|e| e.to_string())?;
+    let t0 = r.header().start_ns;
+    let (mut intervals, mut names, mut misses, mut end) =
+        (Vec::new(), std::collections::BTreeMap::new(), Vec::new(), t0);
+    for rec in r {
+        match rec.map_err(|e| e.to_string())? {
+            trace::Record::Task { task, name, .. } => {
+                names.insert(task, name);
+            }
+            trace::Record::Run { task, cpu, start, end: e, why, .. } => {
+                end = end.max(e);
+                let reason = match why {
+                    trace::EndReason::Blocked => EndReason::Block,
+                    trace::EndReason::Yielded => EndReason::Yield,
+                    trace::EndReason::Exit | trace::EndReason::TraceEnd => EndReason::Finish,
+                    trace::EndReason::Preempted | trace::EndReason::SliceEnd => EndReason::Gap,
+                };
+                intervals.push(Interval { thread: task, start_ns: start - t0, end_ns: e - t0, reason, cpu });
+            }
+            trace::Record::Mark { task: Some(task), at, text } if text == "deadline miss" => {
+                misses.push((task, at - t0))
+            }
+            trace::Record::JobEnd { task, at, outcome, .. } if outcome != trace::Outcome::Met => {
+                misses.push((task, at - t0))
+            }
+            trace::Record::End { at } => end = end.max(at),
+            _ => {}
+        }
+    }
+    intervals.sort_by_key(|i| (i.start_ns, i.thread));
+    let t = Trace { intervals, reasons_known: true, duration_ns: Some(end - t0) };
+    Ok(Some((t, names, misses)))
 }
 
 /// Intervals read back from hourglass output, with whether their end reasons are known.
@@ -277,7 +327,10 @@ pub fn main(argv: &[String]) -> ExitCode {
 fn execute(cmd: Cmd) -> Result<String, String> {
     match cmd {
         Cmd::Ctx { file, bin, max, format } => {
-            let t = parse_trace(&read(&file)?, &file)?;
+            let t = match read_trace_file(&file)? {
+                Some((t, _, _)) => t,
+                None => parse_trace(&read(&file)?, &file)?,
+            };
             let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
             let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
             let switches = vol.len() + inv.len() + unk.len();
@@ -349,6 +402,9 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             Ok(o)
         }
         Cmd::Render { file, from, span, width } => {
+            if let Some((t, names, misses)) = read_trace_file(&file)? {
+                return Ok(render_svg(&t.intervals, &names, &misses, from, span.max(1), width.max(200)));
+            }
             let text = read(&file)?;
             let t = parse_trace(&text, &file)?;
             let mut names = std::collections::BTreeMap::new();
@@ -591,6 +647,44 @@ pub fn indirect_once(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn any_trace_file_reads_as_intervals_with_names_and_misses() {
+        let dir = std::env::temp_dir().join(format!("hourglass-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.trace");
+        let source = trace::Source::Simulator { scenario: "s".into(), seed: 1, policy: "smart".into() };
+        let mut w =
+            trace::Writer::create(&path, &trace::Header::new(source, 1, "simulated", 100, None)).unwrap();
+        let run =
+            |task, start, end, why| trace::Record::Run { task, cpu: 0, start, end, why, complete: true };
+        for r in [
+            trace::Record::Task { task: 0, process: 0, name: "video".into() },
+            run(0, 100, 400, trace::EndReason::Blocked),
+            run(1, 400, 900, trace::EndReason::SliceEnd),
+            trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Late },
+            trace::Record::End { at: 1100 },
+        ] {
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        let (t, names, misses) = read_trace_file(path.to_str().unwrap()).unwrap().expect("a trace file");
+        assert_eq!(t.duration_ns, Some(1000));
+        assert_eq!(t.intervals.len(), 2);
+        assert_eq!(
+            (t.intervals[0].start_ns, t.intervals[0].end_ns, t.intervals[0].reason),
+            (0, 300, EndReason::Block)
+        );
+        assert_eq!(t.intervals[1].reason, EndReason::Gap);
+        assert_eq!(names.get(&0).map(String::as_str), Some("video"));
+        assert_eq!(misses, vec![(0, 850)]);
+        // The switch at 400 ns follows a block: voluntary, and free in a simulation.
+        let (vol, inv, _, _) = ctx_gaps(&t);
+        assert_eq!((vol, inv.len()), (vec![0], 0));
+        std::fs::write(dir.join("x.txt"), "0 0.0 1.0 1.0 0.0\n").unwrap();
+        assert!(read_trace_file(dir.join("x.txt").to_str().unwrap()).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     use super::*;
 
     const PAPER: &str = "# thread 0: NORMAL CPU -i NATIVE\n# thread 1: NORMAL CPU -i NATIVE\n\
