@@ -361,8 +361,9 @@ pub fn to_json(r: &RunResult) -> Value {
 /// an interrupt, the kernel; hourglass cannot tell which), `Yielded`, `Blocked` on its timer, or
 /// `Exit` when its run ended; each timer wake-up a Wake record at the time the timer was due (the
 /// wake-up minus its measured lateness), so that the trace's wake-up latency is hourglass's
-/// lateness up to the gap threshold; each missed deadline a Mark. hourglass knows the deadlines
-/// its periodic threads missed but not each request's release, so it writes no Release or JobEnd.
+/// lateness up to the gap threshold; each request of a scenario's periodic task a Release (with
+/// its deadline) and a JobEnd (met, late, aborted at its deadline, or unfinished); each missed
+/// deadline of the appendix-A periodic models, which keep no per-request record, a Mark.
 pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
     use trace::{EndReason as Why, Record};
     let t0 = r.t0_monotonic_ns;
@@ -387,8 +388,19 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
             let due = t0 + at.saturating_sub(late);
             timed.push((due, Record::Wake { task, cpu: None, at: due }));
         }
-        for &m in &t.miss_at_ns {
-            timed.push((t0 + m, Record::Mark { task: Some(task), at: t0 + m, text: "deadline miss".into() }));
+        for (k, j) in t.jobs.iter().enumerate() {
+            let (job, at, deadline) = (k as u32, t0 + j.release_ns, Some(t0 + j.deadline_ns));
+            timed.push((at, Record::Release { task, job, at, deadline }));
+            let end = t0 + j.end_ns;
+            timed.push((end, Record::JobEnd { task, job, at: end, outcome: j.outcome }));
+        }
+        if t.jobs.is_empty() {
+            for &m in &t.miss_at_ns {
+                timed.push((
+                    t0 + m,
+                    Record::Mark { task: Some(task), at: t0 + m, text: "deadline miss".into() },
+                ));
+            }
         }
     }
     timed.sort_by_key(|(t, _)| *t);

@@ -116,6 +116,9 @@ pub struct ThreadResult {
     pub wake_at_ns: Vec<u64>,
     /// Response time (release to completion) of each met period, ns (PERIODIC).
     pub responses_ns: Vec<u64>,
+    /// Scenario mode, periodic tasks: every request, in order (ns from the start of the run).
+    #[serde(skip)]
+    pub jobs: Vec<JobRecord>,
     /// Units of work: passes over the array (scanning models), frames (CPU_PERIODIC), jobs done
     /// (PERIODIC); loop iterations otherwise.
     pub work: u64,
@@ -147,6 +150,7 @@ impl ThreadResult {
             latencies_ns: Vec::new(),
             wake_at_ns: Vec::new(),
             responses_ns: Vec::new(),
+            jobs: Vec::new(),
             work: 0,
             yields: 0,
             gap_ns: 0,
@@ -155,6 +159,19 @@ impl ThreadResult {
             finish_ns: None,
         }
     }
+}
+
+/// One request of a scenario's periodic task, in ns from the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRecord {
+    /// When it was released (its nominal release plus its jitter draw).
+    pub release_ns: u64,
+    /// Its deadline.
+    pub deadline_ns: u64,
+    /// When it ended: finished, or dropped at its deadline.
+    pub end_ns: u64,
+    /// How.
+    pub outcome: trace::Outcome,
 }
 
 /// An execution interval converted to nanoseconds from the start of the run.
@@ -921,13 +938,21 @@ fn model<B: Body>(
                 }
                 let stop = clock.ticks_at(dl.min(finish));
                 let (got, why) = g.spin(body, stop, want);
+                let job = |end: u64, outcome| JobRecord {
+                    release_ns: release - t0,
+                    deadline_ns: dl - t0,
+                    end_ns: end.saturating_sub(t0),
+                    outcome,
+                };
                 match why {
                     Why::Budget => {
                         res.hits += 1;
                         // From the clock reading that completed the work, not a reading taken after
                         // the loop (a gap there would be counted as response time).
                         let nominal_ticks = stop.saturating_sub(clock.to_ticks(dl.min(finish) - nominal));
-                        res.responses_ns.push(clock.to_ns(g.last.saturating_sub(nominal_ticks)));
+                        let response = clock.to_ns(g.last.saturating_sub(nominal_ticks));
+                        res.responses_ns.push(response);
+                        res.jobs.push(job(nominal + response, trace::Outcome::Met));
                     }
                     Why::Stop if dl <= finish => {
                         res.misses += 1;
@@ -935,9 +960,13 @@ fn model<B: Body>(
                         if finish_late {
                             let (_, w) = g.spin(body, clock.ticks_at(finish), want - got.min(want));
                             if w != Why::Budget {
+                                res.jobs.push(job(mono_ns(), trace::Outcome::Unfinished));
                                 break;
                             }
                             res.responses_ns.push(mono_ns().saturating_sub(nominal));
+                            res.jobs.push(job(mono_ns(), trace::Outcome::Late));
+                        } else {
+                            res.jobs.push(job(dl, trace::Outcome::Aborted));
                         }
                     }
                     _ => break,

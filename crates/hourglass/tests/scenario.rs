@@ -255,6 +255,10 @@ fn a_simulated_and_a_real_run_of_one_scenario_compare_task_by_task_through_their
     assert_eq!(d.tasks.len(), 3);
     for (name, lo, hi) in [("audio", 8.0, 12.0), ("video", 9.0, 16.0)] {
         let t = d.tasks.iter().find(|t| t.name == name).unwrap();
+        // Every request judged on both sides: hourglass's per-request records say what its counts say.
+        let th = r.threads.iter().find(|th| th.spec.name == name).unwrap();
+        assert_eq!((t.b.met, t.b.missed), (th.hits, th.misses), "{name}");
+        assert!(t.a.met + t.a.missed >= t.b.met + t.b.missed - 1, "{name}: {:?} {:?}", t.a, t.b);
         eprintln!("{name}: simulated {:.2} %, real {:.2} % of one CPU", t.a.cpu_pct, t.b.cpu_pct);
         assert!((lo..=hi).contains(&t.a.cpu_pct), "simulated {name}: {} %", t.a.cpu_pct);
         // The real work may take longer (other work on the machine shares its caches).
