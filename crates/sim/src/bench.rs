@@ -13,14 +13,10 @@ pub fn periodic_set(n: usize, u: f64, duration_ns: u64, policy: &str, seed: u64)
             let period = rng.random_range(10u64..=100) * 1_000_000;
             let exec = ((u / n as f64) * period as f64) as u64;
             let model = Model::Periodic(Periodic {
-                exec: Exec::Fixed(exec.max(1)),
-                period,
-                deadline: period,
-                count: None,
                 on_miss: OnMiss::Finish,
-                on_miss_line: None,
                 estimate: Estimate::Exact,
                 notify: Notify::Never,
+                ..Periodic::new(Exec::Fixed(exec.max(1)), period)
             });
             TaskSpec::new(&format!("T{i}"), model)
         })

@@ -13,14 +13,10 @@ const S: u64 = 1_000_000_000;
 
 fn periodic(exec: u64, period: u64) -> Model {
     Model::Periodic(Periodic {
-        exec: Exec::Fixed(exec),
-        period,
-        deadline: period,
-        count: None,
         on_miss: OnMiss::Finish,
-        on_miss_line: None,
         estimate: Estimate::Exact,
         notify: Notify::Never,
+        ..Periodic::new(Exec::Fixed(exec), period)
     })
 }
 

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use smartsim::run_scenario;
-use workload::{Estimate, Exec, Model, Notify, OnMiss, Periodic, Scenario, TaskSpec};
+use workload::{Estimate, Exec, Model, Periodic, Scenario, TaskSpec};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -16,16 +16,7 @@ fn scenario(tasks: Vec<TaskSpec>, duration: u64, policy: &str, seed: u64) -> Sce
 }
 
 fn periodic(exec: u64, period: u64) -> Model {
-    Model::Periodic(Periodic {
-        exec: Exec::Fixed(exec),
-        period,
-        deadline: period,
-        count: None,
-        on_miss: OnMiss::Discard,
-        on_miss_line: None,
-        estimate: Estimate::Exact,
-        notify: Notify::Asap,
-    })
+    Model::Periodic(Periodic { estimate: Estimate::Exact, ..Periodic::new(Exec::Fixed(exec), period) })
 }
 
 proptest! {
@@ -103,10 +94,7 @@ proptest! {
     #[test]
     fn same_seed_same_bytes(seed in any::<u64>(), n in 1usize..6) {
         let tasks: Vec<TaskSpec> = (0..n).map(|i| {
-            let model = Model::Periodic(Periodic {
-                exec: Exec::Uniform(2 * MS, 9 * MS), period: (10 + 7 * i as u64) * MS, deadline: (10 + 7 * i as u64) * MS,
-                count: None, on_miss: OnMiss::Discard, on_miss_line: None,
-                estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None }, notify: Notify::Asap });
+            let model = Model::Periodic(Periodic::new(Exec::Uniform(2 * MS, 9 * MS), (10 + 7 * i as u64) * MS));
             let mut t = task(format!("T{i}"), model, 1 + i as u32, 0);
             t.jitter = Some(MS);
             t

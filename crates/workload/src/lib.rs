@@ -428,7 +428,29 @@ pub struct Periodic {
     pub notify: Notify,
 }
 
+/// Default `estimate_alpha`: the weight of the newest request in the EWMA estimate.
+pub const EWMA_ALPHA: f64 = 0.5;
+/// Default `estimate_factor`: the margin the EWMA estimate is multiplied by (1.1 = 10 %).
+pub const EWMA_FACTOR: f64 = 1.1;
+
 impl Periodic {
+    /// A periodic task needing `exec` every `period`, every other key at its scenario default:
+    /// deadline = period, requests until the end, `on_miss = "discard"`, the EWMA estimate, `notify =
+    /// "asap"` (what a `[[task]]` with only `exec` and `period` parses to). Change a field with
+    /// `Periodic { on_miss: OnMiss::Finish, ..Periodic::new(exec, period) }`.
+    pub fn new(exec: Exec, period: Nanos) -> Periodic {
+        Periodic {
+            exec,
+            period,
+            deadline: period,
+            count: None,
+            on_miss: OnMiss::Discard,
+            on_miss_line: None,
+            estimate: Estimate::Ewma { alpha: EWMA_ALPHA, factor: EWMA_FACTOR, initial: None },
+            notify: Notify::Asap,
+        }
+    }
+
     /// The CPU fraction this task asks for on average: mean exec / period.
     pub fn utilization(&self) -> f64 {
         self.exec.mean() as f64 / self.period as f64

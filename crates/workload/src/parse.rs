@@ -861,7 +861,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
         Some("exact") => Some(Estimate::Exact),
         Some(_) => {
             let mut ok = true;
-            let alpha = t.float(cx, "estimate_alpha").unwrap_or(0.5);
+            let alpha = t.float(cx, "estimate_alpha").unwrap_or(crate::EWMA_ALPHA);
             if !(alpha > 0.0 && alpha <= 1.0) {
                 cx.err(
                     t.at_value("estimate_alpha"),
@@ -870,7 +870,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
                 );
                 ok = false;
             }
-            let factor = t.float(cx, "estimate_factor").unwrap_or(1.1);
+            let factor = t.float(cx, "estimate_factor").unwrap_or(crate::EWMA_FACTOR);
             if !(factor > 0.0 && factor.is_finite()) {
                 cx.err(
                     t.at_value("estimate_factor"),

@@ -43,16 +43,7 @@ fn default_task(name: &str, line: usize, model: Model) -> TaskSpec {
 }
 
 fn default_periodic(exec: Exec, period: u64) -> Periodic {
-    Periodic {
-        exec,
-        period,
-        deadline: period,
-        count: None,
-        on_miss: OnMiss::Discard,
-        on_miss_line: None,
-        estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
-        notify: Notify::Asap,
-    }
+    Periodic::new(exec, period)
 }
 
 #[test]
