@@ -21,7 +21,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -251,28 +251,9 @@ pub struct Header {
     pub buffer_bytes: u64,
 }
 
-/// Errors when reading a log file.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The file could not be opened or read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not a klogger log or has an unsupported version or a bad header.
-    #[error("{path}: byte {offset}: {msg}")]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// Byte offset of the problem.
-        offset: u64,
-        /// What is wrong.
-        msg: String,
-    },
-}
+/// Errors when reading a log file: the trace's (crates/trace), naming the file and the byte offset
+/// of the problem.
+pub use trace::ReadError;
 
 /// A whole log file in memory.
 #[derive(Clone, Debug)]
@@ -297,7 +278,7 @@ impl Log {
     /// in `trailing_bytes` / `complete`, not an error.
     pub fn read(path: &Path) -> Result<Log, ReadError> {
         let io = |source| ReadError::Io { path: path.to_path_buf(), source };
-        let fmt = |offset: u64, msg: String| ReadError::Format { path: path.to_path_buf(), offset, msg };
+        let fmt = |offset: u64, what: String| ReadError::Record { path: path.to_path_buf(), offset, what };
         let mut r = BufReader::new(File::open(path).map_err(io)?);
         let mut pre = [0u8; 16];
         r.read_exact(&mut pre).map_err(|_| fmt(0, "file too short for a klogger header".into()))?;

@@ -247,7 +247,8 @@ pub enum Record {
     End { at: u64 },
 }
 
-/// Errors when reading a trace: each names the file, and the byte offset where there is one.
+/// Errors when reading a trace (or klogger's raw log, which reports a bad header or record as a
+/// `Record` at its offset): each names the file, and the byte offset where there is one.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file could not be opened or read.
