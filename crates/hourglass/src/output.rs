@@ -417,13 +417,7 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
 /// Writes [`to_trace`] to `path`; returns the number of records.
 pub fn write_trace(r: &RunResult, path: &std::path::Path) -> std::io::Result<u64> {
     let (header, records) = to_trace(r);
-    let mut w = trace::Writer::create(path, &header)?;
-    for rec in &records {
-        w.write(rec)?;
-    }
-    let n = w.records();
-    w.finish()?;
-    Ok(n)
+    trace::write_file(path, &header, &records)
 }
 
 /// The Perfetto view of the run, by the workspace's one writer (`report::Trace::from_records` of

@@ -9,13 +9,7 @@ use crate::format::Log;
 /// Writes `log` as a trace file at `path`; returns the number of records.
 pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<u64> {
     let c = convert(&log.header, &log.events);
-    let mut w = trace::Writer::create(path, &c.header)?;
-    for r in &c.records {
-        w.write(r)?;
-    }
-    let n = w.records();
-    w.finish()?;
-    Ok(n)
+    trace::write_file(path, &c.header, &c.records)
 }
 
 /// The Perfetto view of `log` (`report::Trace::from_records`): a track per thread and per CPU, ticks

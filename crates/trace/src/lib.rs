@@ -402,6 +402,18 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// Writes a whole trace to `path` (a source that has all its records at once, e.g. a recording
+/// converted after the fact); returns the number of records.
+pub fn write_file(path: &Path, header: &Header, records: &[Record]) -> std::io::Result<u64> {
+    let mut w = Writer::create(path, header)?;
+    for r in records {
+        w.write(r)?;
+    }
+    let n = w.records();
+    w.finish()?;
+    Ok(n)
+}
+
 fn put32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }

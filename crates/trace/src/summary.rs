@@ -46,21 +46,14 @@ impl Percentiles {
 
     /// Of the sample `values` (any order).
     pub fn of_values(values: &[u64]) -> Percentiles {
-        let mut h = hist();
-        for &v in values {
-            let _ = h.record(v);
-        }
-        Percentiles::of(&h)
+        Percentiles::of(&hist_of(values))
     }
 }
 
 /// The `p`-th percentile (0-100) of `values` (any order), by the same HDR histogram as
 /// [`Percentiles`]; 0 for an empty sample.
 pub fn percentile(values: &[u64], p: f64) -> u64 {
-    let mut h = hist();
-    for &v in values {
-        let _ = h.record(v);
-    }
+    let h = hist_of(values);
     if h.is_empty() {
         0
     } else {
@@ -116,6 +109,14 @@ struct Acc {
 
 fn hist() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant figures is valid")
+}
+
+fn hist_of(values: &[u64]) -> Histogram<u64> {
+    let mut h = hist();
+    for &v in values {
+        let _ = h.record(v);
+    }
+    h
 }
 
 /// Builds a summary from `records` of a trace with `header`, streaming (it keeps one entry per task).
