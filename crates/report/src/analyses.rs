@@ -106,10 +106,10 @@ fn is_idle(s: &TaskStats) -> bool {
     s.key == 0 && s.name == "idle"
 }
 
-/// The `n` tasks with the most CPU time that had complete quanta and that `keep` keeps, idle left
-/// out.
-pub fn top_tasks(tl: &Timeline, group: Group, n: usize, keep: impl Fn(&TaskStats) -> bool) -> Vec<TaskStats> {
-    tl.task_stats(group).into_iter().filter(|s| !is_idle(s) && s.quanta > 0 && keep(s)).take(n).collect()
+/// The first `n` of `stats` (largest CPU time first) that had complete quanta, idle left out: the
+/// tasks the figures draw.
+pub fn top_tasks(stats: &[TaskStats], n: usize) -> Vec<TaskStats> {
+    stats.iter().filter(|s| !is_idle(s) && s.quanta > 0).take(n).cloned().collect()
 }
 
 /// Per task: CPU time and share, quanta (per second; lengths by how they ended), wake-ups and their
@@ -259,7 +259,7 @@ pub fn trace_sections(
         Some(&billing_table(&rows, hz)),
         &[],
     );
-    let top = top_tasks(tl, group, n, keep);
+    let top = top_tasks(&stats, n);
     let cdf = quantum_cdf(&top);
     page.section("Effective quanta (cf. Etsion fig. 6)", "", None, &[&cdf]);
     let scatters: Vec<Figure> = hz.iter().map(|&h| billing_scatter(tl, group, &top, h)).collect();
@@ -298,7 +298,7 @@ mod tests {
             });
         }
         let tl = Timeline::from_records::<()>(&h, recs.into_iter().map(Ok)).unwrap();
-        let top = top_tasks(&tl, Group::Thread, 8, |_| true);
+        let top = top_tasks(&tl.task_stats(Group::Thread), 8);
         assert_eq!(top.len(), 2, "the simulator's task 0 is no idle task");
         let cdf = quantum_cdf(&top);
         assert!(cdf.log_x);
