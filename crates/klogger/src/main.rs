@@ -243,9 +243,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Cmd::Billing { file, hz, phase_ns, format, group, rows, min_quanta, only } => {
-            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
-                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
-            }
+            trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let (trace, name) = load(&file)?;
             let b = report::billing(&trace, &name, &hz, phase_ns, group, &only);
             match format {
@@ -269,6 +267,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Cmd::Html { file, output, hz, group, tasks, only } => {
+            trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let (trace, name) = load(&file)?;
             let page = html::html_report(&trace, &name, &hz, group, tasks, &only);
             std::fs::write(&output, page).with_context(|| format!("writing {}", output.display()))?;

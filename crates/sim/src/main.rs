@@ -752,9 +752,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             }
         }
         TraceCmd::Billing { file, hz, phase_ns, format } => {
-            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
-                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
-            }
+            trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let r = trace::Reader::open(&file)?;
             let header = r.header().clone();
             let tl = trace::timeline::Timeline::from_records(&header, r)?;
@@ -778,9 +776,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             }
         }
         TraceCmd::Html { file, out, hz, tasks } => {
-            if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
-                bail!("--hz wants rates between 1 and 1000000, got {hz:?}");
-            }
+            trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let r = trace::Reader::open(&file)?;
             let header = r.header().clone();
             let tl = trace::timeline::Timeline::from_records(&header, r)?;

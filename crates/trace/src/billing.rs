@@ -25,6 +25,14 @@ use std::collections::BTreeMap;
 
 use crate::timeline::{Group, Stretch, Timeline};
 
+/// Checks sampler rates given by a user (`--hz`): at least one, each from 1 to 1,000,000 Hz.
+pub fn check_rates(hz: &[u32]) -> Result<(), String> {
+    if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
+        return Err(format!("--hz wants rates between 1 and 1000000, got {hz:?}"));
+    }
+    Ok(())
+}
+
 /// Number of ticks `phase + k * period` (k any integer) in [start, end).
 pub fn ticks_in(start: u64, end: u64, period: u64, phase: u64) -> u64 {
     if end <= start {
@@ -171,6 +179,14 @@ mod tests {
 
     fn q(task: u32, start: u64, end: u64) -> Stretch {
         Stretch { task, cpu: 0, start, end, why: EndReason::Blocked, complete: true, observed_ticks: 0 }
+    }
+
+    #[test]
+    fn sampler_rates_are_checked() {
+        assert!(check_rates(&[100, 1000]).is_ok());
+        for bad in [&[][..], &[0], &[100, 2_000_000]] {
+            assert_eq!(check_rates(bad), Err(format!("--hz wants rates between 1 and 1000000, got {bad:?}")));
+        }
     }
 
     #[test]
