@@ -276,6 +276,9 @@ fn real_main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Run { file, policy, format, svg, perfetto, trace, window, timeline, jobs, jobs_format } => {
             let scn = load(&file)?;
+            if let Some(w) = window {
+                trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
+            }
             // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
             let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
@@ -716,6 +719,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             let s = summarize_file(&file)?;
             let windows = match window {
                 Some(w) => {
+                    trace::windows::check(s.end_ns - s.start_ns, w).map_err(anyhow::Error::msg)?;
                     let r = trace::Reader::open(&file)?;
                     let mut acc = trace::windows::Windows::new(r.header().start_ns, w);
                     for rec in r {

@@ -235,6 +235,16 @@ period = "10ms"
         let sum: f64 = w["shares"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).sum();
         assert!(sum <= 2.0 + 1e-9, "two CPUs give at most 2 CPUs of time: {w}");
     }
+    // A window that would cut the run into too many pieces is refused, not computed.
+    for args in [
+        vec!["run", scn.to_str().unwrap(), "--window", "0s"],
+        vec!["run", scn.to_str().unwrap(), "--window", "1us"],
+        vec!["trace", "report", tr.to_str().unwrap(), "--window", "1us"],
+    ] {
+        let (code, _, err) = smartsim(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("--window"), "{args:?}: {err}");
+    }
     let pf = dir.join("run.json");
     let (code, _, err) = smartsim(&["trace", "perfetto", tr.to_str().unwrap(), pf.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");

@@ -9,6 +9,25 @@ use serde::Serialize;
 
 use crate::Record;
 
+/// The most windows one report gives (a window too small for the run would take time and memory
+/// without bound).
+pub const MAX_WINDOWS: u64 = 100_000;
+
+/// Checks a user's window length against the length `len` of what it divides (ns): positive, and at
+/// most [`MAX_WINDOWS`] windows.
+pub fn check(len: u64, window: u64) -> Result<(), String> {
+    if window == 0 {
+        return Err("--window must be positive".into());
+    }
+    let n = len.div_ceil(window);
+    if n > MAX_WINDOWS {
+        return Err(format!(
+            "--window {window} ns cuts {len} ns into {n} windows, more than {MAX_WINDOWS}: take a longer window"
+        ));
+    }
+    Ok(())
+}
+
 /// One window's shares.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Window {
@@ -123,6 +142,14 @@ impl Windows {
 mod tests {
     use super::*;
     use crate::EndReason;
+
+    #[test]
+    fn windows_too_small_for_the_run_are_refused() {
+        assert!(check(1_000, 10).is_ok());
+        assert!(check(1_000, 0).is_err());
+        assert!(check(MAX_WINDOWS * 10, 10).is_ok());
+        assert!(check(MAX_WINDOWS * 10 + 1, 10).unwrap_err().contains("100001 windows"));
+    }
 
     #[test]
     fn stretches_are_split_at_window_edges() {
