@@ -143,13 +143,19 @@ pub fn read_trace_file(file: &str) -> Result<Option<TraceFile>, String> {
                     trace::EndReason::Exit | trace::EndReason::TraceEnd => EndReason::Finish,
                     trace::EndReason::Preempted | trace::EndReason::SliceEnd => EndReason::Gap,
                 };
-                intervals.push(Interval { thread: task, start_ns: start - t0, end_ns: e - t0, reason, cpu });
+                intervals.push(Interval {
+                    thread: task,
+                    start_ns: start.saturating_sub(t0),
+                    end_ns: e.saturating_sub(t0),
+                    reason,
+                    cpu,
+                });
             }
             trace::Record::Mark { task: Some(task), at, text } if text == "deadline miss" => {
-                misses.push((task, at - t0))
+                misses.push((task, at.saturating_sub(t0)))
             }
             trace::Record::JobEnd { task, at, outcome, .. } if outcome != trace::Outcome::Met => {
-                misses.push((task, at - t0))
+                misses.push((task, at.saturating_sub(t0)))
             }
             trace::Record::End { at } => end = end.max(at),
             _ => {}
@@ -680,6 +686,18 @@ mod tests {
         // The switch at 400 ns follows a block: voluntary, and free in a simulation.
         let (vol, inv, _, _) = ctx_gaps(&t);
         assert_eq!((vol, inv.len()), (vec![0], 0));
+        // A stretch before the header's start (a hand-made or damaged file) reads as starting at 0.
+        let early = dir.join("early.trace");
+        let h = trace::Header::new(
+            trace::Source::Hourglass { kernel: "k".into() },
+            1,
+            "CLOCK_MONOTONIC",
+            100,
+            None,
+        );
+        trace::write_file(&early, &h, &[run(0, 50, 150, trace::EndReason::Blocked)]).unwrap();
+        let (t, _, _) = read_trace_file(early.to_str().unwrap()).unwrap().unwrap();
+        assert_eq!((t.intervals[0].start_ns, t.intervals[0].end_ns), (0, 50));
         std::fs::write(dir.join("x.txt"), "0 0.0 1.0 1.0 0.0\n").unwrap();
         assert!(read_trace_file(dir.join("x.txt").to_str().unwrap()).unwrap().is_none());
         std::fs::remove_dir_all(&dir).ok();

@@ -91,7 +91,7 @@ pub fn map_rows(tl: &Timeline, group: Group, tasks: &[TaskStats]) -> Vec<MapRow>
     for q in &tl.runs {
         let k = tl.key(q.task, group);
         if let Some(i) = tasks.iter().position(|s| s.key == k) {
-            rows[i].blocks.push((q.start - tl.start, q.end - tl.start));
+            rows[i].blocks.push((q.start.saturating_sub(tl.start), q.end.saturating_sub(tl.start)));
         }
     }
     rows
@@ -312,6 +312,18 @@ mod tests {
         trace_sections(&mut page, &tl, Group::Thread, &[100, 1000], 8, |_| true);
         let html = page.render();
         assert_eq!(html.matches("<svg").count(), 4);
+        // A stretch before the recording's start (a file made by hand, or damaged) draws from 0.
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 100, None);
+        let early = vec![Record::Run {
+            task: 0,
+            cpu: 0,
+            start: 0,
+            end: 150,
+            why: EndReason::Blocked,
+            complete: true,
+        }];
+        let tl = Timeline::from_records::<()>(&h, early.into_iter().map(Ok)).unwrap();
+        assert_eq!(map_rows(&tl, Group::Thread, &tl.task_stats(Group::Thread))[0].blocks, vec![(0, 50)]);
         // The execution map: a block per stretch of the two tasks inside its 30 ms.
         assert_eq!(html.matches("fill=\"#888\"").count(), 10);
         assert!(html.contains("1000 Hz never billed %"));
