@@ -434,11 +434,21 @@ impl Gapper<'_> {
                     start: exec_start,
                     end: last,
                 });
-                exec_start = now;
                 self.cpu = sys::current_cpu() as u16;
-                // Re-read the clock: the record's store (often a cache miss) and the getcpu are
-                // our own overhead, not a gap, and must not be reported as the next one.
+                // Re-read the clock: the record's store (often a cache miss) and the getcpu ran on
+                // the CPU in the new interval, and must not be reported as the next gap. Their time
+                // is received CPU like any step's, so that the intervals hold exactly the time
+                // counted as received. A gap inside them (a preemption the loop cannot otherwise
+                // see; once 9 ms in CI) starts the interval after it instead.
                 last = self.clock.now();
+                let own = last.wrapping_sub(now);
+                if own > gap {
+                    exec_start = last;
+                    self.cpu = sys::current_cpu() as u16;
+                } else {
+                    exec_start = now;
+                    got += own;
+                }
             } else {
                 got += d;
                 last = now;
