@@ -85,7 +85,7 @@ enum Cmd {
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
     /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
     /// output, paper text (without misses), or any trace file (`hourglass --trace`, `smartsim run
-    /// --trace`, `klogger export --trace`); writes SVG to stdout.
+    /// --trace`, a klogger recording); writes SVG to stdout.
     Render {
         /// Trace file ('-' = stdin).
         file: String,
@@ -115,15 +115,11 @@ fn read(file: &str) -> Result<String, String> {
 pub type TraceFile = (Trace, std::collections::BTreeMap<u32, String>, Vec<(u32, u64)>);
 
 /// A file in the project's trace format (crates/trace: `hourglass --trace`, `smartsim run --trace`,
-/// `klogger export --trace`), read as intervals with their task names and the missed deadlines
+/// a klogger recording), read as intervals with their task names and the missed deadlines
 /// (Mark records "deadline miss"); `None` if the file is not one. Times are from the trace's start;
 /// a stretch that ended blocked, yielded or at the end keeps that reason, any other was a gap.
 pub fn read_trace_file(file: &str) -> Result<Option<TraceFile>, String> {
-    let mut magic = [0u8; 8];
-    let is_trace = file != "-"
-        && std::fs::File::open(file).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
-        && &magic == trace::MAGIC;
-    if !is_trace {
+    if file == "-" || !trace::is_trace_file(std::path::Path::new(file)) {
         return Ok(None);
     }
     let r = trace::Reader::open(std::path::Path::new(file)).map_err(|e| e.to_string())?;

@@ -152,8 +152,8 @@ enum TraceCmd {
     /// Tick-sampled billing replayed on the trace's exact stretches (Etsion et al. 2003, §4, table 3):
     /// per task and sampler rate, the CPU time billed by whole ticks over the time used (billing
     /// ratio) and the complete quanta no tick fell in (never billed); with the trace's own ticks
-    /// (a klogger recording's), also the billing the traced kernel did. Any trace: simulated or
-    /// recorded (`klogger export --trace`).
+    /// (a klogger recording's), also the billing the traced kernel did. Any trace: simulated,
+    /// hourglass's, or a klogger recording (read as it is).
     Billing {
         /// The trace file.
         file: PathBuf,
@@ -170,7 +170,8 @@ enum TraceCmd {
     /// Two traces of one workload side by side, task by task (matched by name): CPU time in % of one
     /// CPU over each trace's length (a one-CPU simulation compares with a larger machine), median
     /// effective quantum, wake-up latency (p50, p99), requests met and missed, with B − A. For example
-    /// a simulated run against a recorded one (klogger export --trace), or two policies.
+    /// a simulated run against a recorded one (a klogger recording or hourglass --trace), or two
+    /// policies.
     Diff {
         /// Trace A.
         a: PathBuf,

@@ -392,6 +392,71 @@ fn trace_diff_finds_the_known_differences_between_a_simulated_and_a_hand_made_tr
 }
 
 #[test]
+fn a_klogger_recording_opens_with_the_same_trace_commands_as_a_simulated_run() {
+    // A klogger log as the recorder writes it (its raw format, not converted): on one CPU at 100 Hz,
+    // `a` and `b` alternate in 10 ms quanta for 1 s, each tick recorded with the task it interrupted.
+    // `smartsim trace report|billing|diff` read it as they read a simulated trace.
+    use trace::klog::{comm_bytes, Event, Header, Kind, LogWriter, FORMAT_VERSION, RECORD_SIZE};
+    const MS: u64 = 1_000_000;
+    let (dir, sim) = busy_trace("klog");
+    let header = Header {
+        tool: "klogger".into(),
+        format_version: FORMAT_VERSION,
+        record_size: RECORD_SIZE as u32,
+        kernel: "hand-made".into(),
+        hz: Some(100),
+        cpus: 1,
+        clock: "CLOCK_MONOTONIC".into(),
+        start_ns: 0,
+        start_unix_s: 0.0,
+        target: "system".into(),
+        pids: vec![],
+        command: vec![],
+        tick_hook: None,
+        buffer_bytes: 0,
+    };
+    let mut w = LogWriter::new(Vec::new(), &header).unwrap();
+    let task = |k: u64| if k % 2 == 0 { (7, "a") } else { (8, "b") };
+    for k in 0..=100u64 {
+        let ((prev, pn), (next, nn)) = (task(k + 1), task(k));
+        let mut e = Event::new(k * 10 * MS, 0, Kind::Switch);
+        (e.pid, e.tgid, e.comm, e.pid2, e.tgid2, e.comm2) =
+            (prev, prev, comm_bytes(pn), next, next, comm_bytes(nn));
+        w.write(&e).unwrap();
+        if k < 100 {
+            let mut t = Event::new(k * 10 * MS + 5 * MS, 0, Kind::Tick);
+            t.pid = next;
+            w.write(&t).unwrap();
+        }
+    }
+    w.write(&Event::new(1000 * MS, 0, Kind::End)).unwrap();
+    let log = dir.join("run.klog");
+    std::fs::write(&log, w.into_inner()).unwrap();
+
+    let (code, out, err) = smartsim(&["trace", "report", log.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["header"]["source"]["tool"], "klogger", "{v}");
+    for name in ["a", "b"] {
+        let t = v["tasks"].as_array().unwrap().iter().find(|t| t["name"] == name).expect(name);
+        assert_eq!(t["cpu_ns"], 500 * MS, "{t}");
+    }
+    let (code, out, err) =
+        smartsim(&["trace", "billing", log.to_str().unwrap(), "--hz", "100", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["duration_ns"], 1000 * MS, "{v}");
+    let (code, out, err) =
+        smartsim(&["trace", "diff", sim.to_str().unwrap(), log.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((&d["a"][0], &d["b"][0]), (&"smartsim".into(), &"klogger".into()), "{d}");
+    assert_eq!(d["only_in_a"], serde_json::json!(["c"]));
+    assert_eq!(d["tasks"].as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_simulated_machine_billing_by_tick_is_what_its_trace_says_it_billed() {
     // billing = "tick": each tick charges the task it finds running. The trace carries the ticks with
     // that task; `trace billing`'s "traced" column replayed from them gives every task exactly the

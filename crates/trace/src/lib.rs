@@ -1,8 +1,9 @@
 //! One execution trace for the whole project: what ran on which CPU, from when to when, and why it
 //! stopped; wake-ups; ticks; requests with their release, deadline and outcome; notifications and
-//! marks. The simulator (`smartsim run --trace`) and hourglass (`hourglass --trace`) write it and
-//! klogger's recordings convert to it (`klogger export --trace`), so that an analysis written once
-//! reads a simulated run, real threads and a kernel recording alike. The analyses live here too:
+//! marks. The simulator (`smartsim run --trace`) and hourglass (`hourglass --trace`) write it, and
+//! klogger's recordings ([`klog`], its raw format) are converted when read ([`Reader::open`], or
+//! once for good with `klogger export --trace`), so that an analysis written once reads a simulated
+//! run, real threads and a kernel recording alike. The analyses live here too:
 //! [`summary`] (per task, streaming), [`timeline`] (effective quanta, wake-up latencies, ticks),
 //! [`billing`] (tick sampling at any HZ, Etsion §4) and [`diff`] (two traces task by task); their
 //! tables, figures, HTML and Perfetto are `crates/report`'s.
@@ -44,6 +45,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod billing;
 pub mod diff;
+pub mod klog;
 pub mod summary;
 pub mod timeline;
 pub mod windows;
@@ -402,6 +404,13 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// Whether `path` is a file [`Reader::open`] reads: a trace, or a klogger recording. Reads 8 bytes.
+pub fn is_trace_file(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && (&magic == MAGIC || &magic == klog::MAGIC)
+}
+
 /// Writes a whole trace to `path` (a source that has all its records at once, e.g. a recording
 /// converted after the fact); returns the number of records.
 pub fn write_file(path: &Path, header: &Header, records: &[Record]) -> std::io::Result<u64> {
@@ -443,13 +452,32 @@ pub struct Reader<R: Read> {
     /// Bytes left over at the end that do not make a whole record.
     trailing: u64,
     done: bool,
+    /// The records of a klogger recording, converted when it was opened.
+    converted: Option<std::vec::IntoIter<Record>>,
 }
 
 impl Reader<BufReader<File>> {
-    /// Opens `path` and reads its header.
+    /// Opens `path` and reads its header. A klogger recording ([`klog`]) is read whole and
+    /// converted here, so that whatever reads a trace reads a recording as it is.
     pub fn open(path: &Path) -> Result<Self, ReadError> {
-        let f = File::open(path).map_err(|e| ReadError::Io { path: path.into(), source: e })?;
-        Reader::new(BufReader::with_capacity(1 << 16, f), path)
+        let io = |e| ReadError::Io { path: path.into(), source: e };
+        let f = File::open(path).map_err(io)?;
+        let mut input = BufReader::with_capacity(1 << 16, f);
+        let head = std::io::BufRead::fill_buf(&mut input).map_err(io)?;
+        if head.starts_with(klog::MAGIC) {
+            let log = klog::Log::read(path)?;
+            let c = klog::convert(&log.header, &log.events);
+            return Ok(Reader {
+                input,
+                path: path.into(),
+                offset: 0,
+                header: c.header,
+                trailing: log.trailing_bytes as u64,
+                done: false,
+                converted: Some(c.records.into_iter()),
+            });
+        }
+        Reader::new(input, path)
     }
 }
 
@@ -482,10 +510,11 @@ impl<R: Read> Reader<R> {
         if header.format_version != FORMAT_VERSION {
             return Err(bad(format!("header says format version {}", header.format_version)));
         }
-        if header.cpus == 0 || header.cpus > 1 << 16 {
+        if header.cpus == 0 || header.cpus > klog::MAX_CPUS {
             return Err(bad(format!("header says {} CPUs", header.cpus)));
         }
-        Ok(Reader { input, path: path.into(), offset: 16 + len as u64, header, trailing: 0, done: false })
+        let offset = 16 + len as u64;
+        Ok(Reader { input, path: path.into(), offset, header, trailing: 0, done: false, converted: None })
     }
 
     /// The header.
@@ -503,6 +532,9 @@ impl<R: Read> Reader<R> {
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
         if self.done {
             return Ok(None);
+        }
+        if let Some(c) = self.converted.as_mut() {
+            return Ok(c.next());
         }
         let at = self.offset;
         let mut b = [0u8; 32];

@@ -1,0 +1,622 @@
+//! klogger's raw recording, read as a trace ("converted on read"). The klogger log file: a versioned header followed by fixed-size event records.
+//!
+//! Layout (all integers little-endian):
+//!
+//! ```text
+//! offset 0   8 bytes  magic "KLOGGER\0"
+//! offset 8   u32      format version (FORMAT_VERSION)
+//! offset 12  u32      header length H in bytes
+//! offset 16  H bytes  header, UTF-8 JSON (see [`Header`]): kernel, HZ, CPUs, clock, target...
+//! then       records of RECORD_SIZE (72) bytes each:
+//!   0 u64 ts (ns, the header's clock)   8 u32 cpu    12 u16 type   14 u16 flags
+//!  16 u32 pid   20 u32 tgid   24 u32 pid2   28 u32 tgid2   32 u64 arg
+//!  40 [u8;16] comm (NUL padded)   56 [u8;16] comm2
+//! ```
+//!
+//! The record is the BPF program's `struct kl_event` (src/bpf/klogger.h) byte for byte; the
+//! recorder appends [`Kind::Lost`] records (one per CPU, `arg` = events dropped because that CPU's
+//! ring buffer was full) and one [`Kind::End`] record when it stops cleanly. A file cut short (the
+//! recorder was killed, the disk filled) stays readable up to its last complete record: the reader
+//! reports the trailing partial bytes and the missing end record instead of failing.
+//!
+//! [`convert`] replays the switches of each CPU to find every effective quantum (Etsion et al. §4,
+//! §6: the time from being scheduled to being descheduled) and how it ended (preempted while
+//! runnable, blocked, exited), and writes it as Run records beside the wake-ups, ticks and task
+//! names. [`crate::Reader::open`] does this for a klogger file, so that every command that reads a
+//! trace reads a recording as it is. A quantum already running when recording began, or still
+//! running when it ended, is *partial*: its CPU time counts, but it is left out of quantum counts
+//! and distributions. When the switches of a CPU do not chain (events were lost, or only a process
+//! tree was recorded), the quantum whose start is unknown is dropped rather than guessed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{EndReason, ReadError, Record, Source};
+
+/// First 8 bytes of every klogger file.
+pub const MAGIC: &[u8; 8] = b"KLOGGER\0";
+/// Version of the layout described in the module documentation.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size in bytes of one event record.
+pub const RECORD_SIZE: usize = 72;
+/// Most CPUs a recording may say it has (the trace's own limit).
+pub const MAX_CPUS: u32 = 1 << 16;
+
+/// What an event record reports. Numeric values are those of `enum kl_type` in klogger.h.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// sched:sched_switch. pid = prev, pid2 = next, arg = prev_state, flags bit 0 = preempt.
+    Switch,
+    /// sched:sched_wakeup. pid = woken task, pid2 = waker, arg = target CPU.
+    Wakeup,
+    /// sched:sched_wakeup_new, as `Wakeup` for a newly created task.
+    WakeupNew,
+    /// sched:sched_process_fork. pid = parent, pid2 = child.
+    Fork,
+    /// sched:sched_process_exec. pid = task, arg = old pid, comm = new command name.
+    Exec,
+    /// sched:sched_process_exit. pid = exiting task.
+    Exit,
+    /// timer:hrtimer_expire_entry of a timer other than the tick. arg = callback address.
+    Hrtimer,
+    /// The scheduler tick (hrtimer_expire_entry of the tick_sched timer). pid = running task.
+    Tick,
+    /// irq:irq_handler_entry. arg = IRQ number.
+    IrqEntry,
+    /// irq:irq_handler_exit. arg = IRQ number.
+    IrqExit,
+    /// irq:softirq_entry. arg = vector.
+    SoftirqEntry,
+    /// irq:softirq_exit. arg = vector.
+    SoftirqExit,
+    /// Written by the recorder: arg = events lost on `cpu`.
+    Lost,
+    /// Written by the recorder when it stops cleanly: ts = stop time, arg = records written.
+    End,
+    /// A type this version does not know (kept so that newer files stay readable).
+    Unknown(u16),
+}
+
+impl Kind {
+    /// Decodes the `type` field.
+    pub fn from_u16(v: u16) -> Kind {
+        match v {
+            1 => Kind::Switch,
+            2 => Kind::Wakeup,
+            3 => Kind::WakeupNew,
+            4 => Kind::Fork,
+            5 => Kind::Exec,
+            6 => Kind::Exit,
+            7 => Kind::Hrtimer,
+            8 => Kind::Tick,
+            9 => Kind::IrqEntry,
+            10 => Kind::IrqExit,
+            11 => Kind::SoftirqEntry,
+            12 => Kind::SoftirqExit,
+            100 => Kind::Lost,
+            101 => Kind::End,
+            x => Kind::Unknown(x),
+        }
+    }
+
+    /// Encodes the `type` field.
+    pub fn to_u16(self) -> u16 {
+        match self {
+            Kind::Switch => 1,
+            Kind::Wakeup => 2,
+            Kind::WakeupNew => 3,
+            Kind::Fork => 4,
+            Kind::Exec => 5,
+            Kind::Exit => 6,
+            Kind::Hrtimer => 7,
+            Kind::Tick => 8,
+            Kind::IrqEntry => 9,
+            Kind::IrqExit => 10,
+            Kind::SoftirqEntry => 11,
+            Kind::SoftirqExit => 12,
+            Kind::Lost => 100,
+            Kind::End => 101,
+            Kind::Unknown(x) => x,
+        }
+    }
+}
+
+/// `flags` bit of a switch record: the kernel passed `preempt = true`.
+pub const FLAG_PREEMPT: u16 = 1;
+
+/// One decoded event record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Timestamp in ns of the header's clock (CLOCK_MONOTONIC).
+    pub ts: u64,
+    /// CPU the event happened on.
+    pub cpu: u32,
+    /// Event type.
+    pub kind: Kind,
+    /// Type-specific flags ([`FLAG_PREEMPT`] for switches).
+    pub flags: u16,
+    /// First task's thread id (see [`Kind`]).
+    pub pid: u32,
+    /// First task's process id.
+    pub tgid: u32,
+    /// Second task's thread id.
+    pub pid2: u32,
+    /// Second task's process id.
+    pub tgid2: u32,
+    /// Type-specific argument.
+    pub arg: u64,
+    /// First task's command name.
+    pub comm: [u8; 16],
+    /// Second task's command name.
+    pub comm2: [u8; 16],
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+/// A command name as text (up to the first NUL).
+pub fn comm_str(c: &[u8; 16]) -> String {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&c[..n]).into_owned()
+}
+
+/// A command name as the 16 NUL-padded bytes of a record (truncated to 15 bytes like the kernel).
+pub fn comm_bytes(s: &str) -> [u8; 16] {
+    let mut c = [0u8; 16];
+    let b = s.as_bytes();
+    let n = b.len().min(15);
+    c[..n].copy_from_slice(&b[..n]);
+    c
+}
+
+impl Event {
+    /// A record with every field zero but these.
+    pub fn new(ts: u64, cpu: u32, kind: Kind) -> Event {
+        Event {
+            ts,
+            cpu,
+            kind,
+            flags: 0,
+            pid: 0,
+            tgid: 0,
+            pid2: 0,
+            tgid2: 0,
+            arg: 0,
+            comm: [0; 16],
+            comm2: [0; 16],
+        }
+    }
+
+    /// Decodes one record. `b` must hold at least [`RECORD_SIZE`] bytes.
+    pub fn from_bytes(b: &[u8]) -> Event {
+        assert!(b.len() >= RECORD_SIZE, "short record");
+        Event {
+            ts: u64_at(b, 0),
+            cpu: u32_at(b, 8),
+            kind: Kind::from_u16(u16::from_le_bytes([b[12], b[13]])),
+            flags: u16::from_le_bytes([b[14], b[15]]),
+            pid: u32_at(b, 16),
+            tgid: u32_at(b, 20),
+            pid2: u32_at(b, 24),
+            tgid2: u32_at(b, 28),
+            arg: u64_at(b, 32),
+            comm: b[40..56].try_into().unwrap(),
+            comm2: b[56..72].try_into().unwrap(),
+        }
+    }
+
+    /// Encodes this record.
+    pub fn to_bytes(&self) -> [u8; RECORD_SIZE] {
+        let mut b = [0u8; RECORD_SIZE];
+        b[0..8].copy_from_slice(&self.ts.to_le_bytes());
+        b[8..12].copy_from_slice(&self.cpu.to_le_bytes());
+        b[12..14].copy_from_slice(&self.kind.to_u16().to_le_bytes());
+        b[14..16].copy_from_slice(&self.flags.to_le_bytes());
+        b[16..20].copy_from_slice(&self.pid.to_le_bytes());
+        b[20..24].copy_from_slice(&self.tgid.to_le_bytes());
+        b[24..28].copy_from_slice(&self.pid2.to_le_bytes());
+        b[28..32].copy_from_slice(&self.tgid2.to_le_bytes());
+        b[32..40].copy_from_slice(&self.arg.to_le_bytes());
+        b[40..56].copy_from_slice(&self.comm);
+        b[56..72].copy_from_slice(&self.comm2);
+        b
+    }
+}
+
+/// The JSON header of a log file. New fields may be added; readers ignore unknown ones.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Header {
+    /// Always "klogger".
+    pub tool: String,
+    /// Same as the binary format version.
+    pub format_version: u32,
+    /// Size of one record in bytes.
+    pub record_size: u32,
+    /// `uname -r` of the recorded kernel.
+    pub kernel: String,
+    /// CONFIG_HZ of the recorded kernel, if it could be read (/proc/config.gz, /boot/config-*).
+    pub hz: Option<u32>,
+    /// Number of possible CPUs (ids in records are below this).
+    pub cpus: u32,
+    /// Clock of the `ts` fields: "CLOCK_MONOTONIC" (bpf_ktime_get_ns).
+    pub clock: String,
+    /// Clock value when recording started (ns).
+    pub start_ns: u64,
+    /// Wall-clock time when recording started (seconds since the Unix epoch).
+    pub start_unix_s: f64,
+    /// "system", "pid" or "command".
+    pub target: String,
+    /// Followed process ids (empty for system-wide recording).
+    pub pids: Vec<u32>,
+    /// The command started and followed, for target "command".
+    pub command: Vec<String>,
+    /// How the tick was identified, e.g. "timer:hrtimer_expire_entry function=tick_nohz_handler".
+    pub tick_hook: Option<String>,
+    /// Bytes of each per-CPU ring buffer.
+    pub buffer_bytes: u64,
+}
+
+/// A whole log file in memory.
+#[derive(Clone, Debug)]
+pub struct Log {
+    /// The header.
+    pub header: Header,
+    /// Every complete record in file order (not sorted by time: CPUs' buffers interleave).
+    pub events: Vec<Event>,
+    /// Bytes after the last complete record (non-zero if the file was cut short).
+    pub trailing_bytes: usize,
+    /// Whether the file ends with an [`Kind::End`] record (clean stop).
+    pub complete: bool,
+}
+
+impl Log {
+    /// Events lost in the kernel (sum of [`Kind::Lost`] records).
+    pub fn lost(&self) -> u64 {
+        self.events.iter().filter(|e| e.kind == Kind::Lost).map(|e| e.arg).sum()
+    }
+
+    /// Reads a whole file. Fails on a bad magic, version or header; a cut-short tail is reported
+    /// in `trailing_bytes` / `complete`, not an error.
+    pub fn read(path: &Path) -> Result<Log, ReadError> {
+        let io = |source| ReadError::Io { path: path.to_path_buf(), source };
+        let fmt = |offset: u64, what: String| ReadError::Record { path: path.to_path_buf(), offset, what };
+        let mut r = BufReader::new(File::open(path).map_err(io)?);
+        let mut pre = [0u8; 16];
+        r.read_exact(&mut pre).map_err(|_| fmt(0, "file too short for a klogger header".into()))?;
+        if &pre[0..8] != MAGIC {
+            return Err(fmt(0, "not a klogger file (bad magic)".into()));
+        }
+        let version = u32_at(&pre, 8);
+        if version != FORMAT_VERSION {
+            return Err(fmt(
+                8,
+                format!("format version {version}, this klogger reads version {FORMAT_VERSION}"),
+            ));
+        }
+        let hlen = u32_at(&pre, 12) as usize;
+        if hlen > 1 << 20 {
+            return Err(fmt(12, format!("header length {hlen} is implausible")));
+        }
+        let mut hbuf = vec![0u8; hlen];
+        r.read_exact(&mut hbuf).map_err(|_| fmt(16, "file ends inside the header".into()))?;
+        let header: Header = serde_json::from_slice(&hbuf)
+            .map_err(|e| fmt(16 + e.column() as u64, format!("bad JSON header: {e}")))?;
+        if header.record_size as usize != RECORD_SIZE {
+            return Err(fmt(
+                16,
+                format!("record_size {} in header, expected {RECORD_SIZE}", header.record_size),
+            ));
+        }
+        if header.format_version != version {
+            return Err(fmt(
+                16,
+                format!("header says format version {}, the file {version}", header.format_version),
+            ));
+        }
+        if header.cpus == 0 || header.cpus > MAX_CPUS {
+            return Err(fmt(16, format!("header says {} CPUs (1 to {MAX_CPUS})", header.cpus)));
+        }
+        if header.hz == Some(0) {
+            return Err(fmt(16, "header says hz 0 (a tick rate is positive, or null when unknown)".into()));
+        }
+        let mut body = Vec::new();
+        r.read_to_end(&mut body).map_err(io)?;
+        let n = body.len() / RECORD_SIZE;
+        let events: Vec<Event> = body.chunks_exact(RECORD_SIZE).map(Event::from_bytes).collect();
+        let first = 16 + hlen as u64;
+        if let Some(k) = events.iter().position(|e| e.cpu >= header.cpus) {
+            let what = format!("CPU {} in a recording of {} CPUs", events[k].cpu, header.cpus);
+            return Err(fmt(first + (k * RECORD_SIZE) as u64, what));
+        }
+        let complete = events.last().map(|e| e.kind == Kind::End).unwrap_or(false);
+        Ok(Log { header, events, trailing_bytes: body.len() - n * RECORD_SIZE, complete })
+    }
+}
+
+/// Writes a log file: header first, then records.
+pub struct LogWriter<W: Write> {
+    out: W,
+    records: u64,
+}
+
+impl<W: Write> LogWriter<W> {
+    /// Writes the magic, version and header.
+    pub fn new(mut out: W, header: &Header) -> std::io::Result<Self> {
+        let h = serde_json::to_vec(header).map_err(std::io::Error::other)?;
+        out.write_all(MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        out.write_all(&(h.len() as u32).to_le_bytes())?;
+        out.write_all(&h)?;
+        Ok(LogWriter { out, records: 0 })
+    }
+
+    /// Appends a raw record as produced by the BPF program (must be RECORD_SIZE bytes).
+    pub fn write_raw(&mut self, rec: &[u8]) -> std::io::Result<()> {
+        debug_assert_eq!(rec.len(), RECORD_SIZE);
+        self.out.write_all(&rec[..RECORD_SIZE])?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Appends a record.
+    pub fn write(&mut self, e: &Event) -> std::io::Result<()> {
+        self.write_raw(&e.to_bytes())
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Flushes the underlying writer.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Returns the underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// The kernel's TASK_DEAD bit in `prev_state`.
+const TASK_DEAD: u64 = 0x80;
+
+/// A recording as a trace: its header and records, in time order (a Run at its start), task names
+/// first.
+#[derive(Clone, Debug)]
+pub struct Converted {
+    /// The trace's header (source klogger, the recorded kernel, the processes followed).
+    pub header: crate::Header,
+    /// The records.
+    pub records: Vec<Record>,
+    /// Event records read (not counting the recorder's lost/end records).
+    pub events: u64,
+    /// Switches whose `prev` was not the task the CPU was last switched to (lost events, or tasks
+    /// outside a followed tree).
+    pub broken_chains: u64,
+}
+
+/// Converts a recording's events (in any order: they are sorted by time here).
+pub fn convert(header: &Header, events: &[Event]) -> Converted {
+    let mut ev: Vec<&Event> = events.iter().filter(|e| !matches!(e.kind, Kind::Lost | Kind::End)).collect();
+    ev.sort_by_key(|e| e.ts);
+    let start = ev.first().map(|e| e.ts).unwrap_or(header.start_ns);
+    let end = ev.last().map(|e| e.ts).unwrap_or(start);
+    let ncpu = ev.iter().map(|e| e.cpu as usize + 1).max().unwrap_or(0).max(header.cpus as usize);
+    let mut names: BTreeMap<u32, (u32, String)> = BTreeMap::new();
+    let mut note = |tid: u32, tgid: u32, comm: &[u8; 16]| {
+        let name = if tid == 0 { "idle".to_string() } else { comm_str(comm) };
+        names.insert(tid, (tgid, name));
+    };
+    let mut cur: Vec<Option<(u32, u64)>> = vec![None; ncpu];
+    let mut timed: Vec<(u64, Record)> = Vec::new();
+    let mut broken = 0;
+    let mut followed: Option<HashSet<u32>> =
+        if header.target == "system" { None } else { Some(header.pids.iter().copied().collect()) };
+    for e in &ev {
+        let c = e.cpu as usize;
+        match e.kind {
+            Kind::Switch => {
+                note(e.pid, e.tgid, &e.comm);
+                note(e.pid2, e.tgid2, &e.comm2);
+                let why = if e.flags & FLAG_PREEMPT != 0 || e.arg == 0 {
+                    EndReason::Preempted
+                } else if e.arg & TASK_DEAD != 0 {
+                    EndReason::Exit
+                } else {
+                    EndReason::Blocked
+                };
+                let run =
+                    |task, start, complete| Record::Run { task, cpu: e.cpu, start, end: e.ts, why, complete };
+                match cur[c] {
+                    Some((tid, s)) if tid == e.pid => {
+                        if e.ts > s {
+                            timed.push((s, run(tid, s, true)));
+                        }
+                    }
+                    Some(_) => broken += 1,
+                    None => {
+                        if e.ts > start {
+                            timed.push((start, run(e.pid, start, false)));
+                        }
+                    }
+                }
+                cur[c] = Some((e.pid2, e.ts));
+            }
+            Kind::Wakeup | Kind::WakeupNew => {
+                note(e.pid, e.tgid, &e.comm);
+                timed.push((e.ts, Record::Wake { task: e.pid, cpu: Some(e.cpu), at: e.ts }));
+            }
+            Kind::Fork => {
+                note(e.pid, e.tgid, &e.comm);
+                note(e.pid2, e.tgid2, &e.comm2);
+                if let Some(f) = followed.as_mut() {
+                    if f.contains(&e.tgid) {
+                        f.insert(e.tgid2);
+                    }
+                }
+            }
+            Kind::Exec | Kind::Exit => note(e.pid, e.tgid, &e.comm),
+            // The tick hook records the task it interrupted.
+            Kind::Tick => timed.push((e.ts, Record::Tick { cpu: e.cpu, task: Some(e.pid), at: e.ts })),
+            _ => {}
+        }
+    }
+    for (c, st) in cur.iter().enumerate() {
+        if let Some((task, s)) = *st {
+            if end > s {
+                let why = EndReason::TraceEnd;
+                timed.push((s, Record::Run { task, cpu: c as u32, start: s, end, why, complete: false }));
+            }
+        }
+    }
+    timed.sort_by_key(|(t, _)| *t);
+    let source = Source::Klogger { kernel: header.kernel.clone(), target: header.target.clone() };
+    let mut th = crate::Header::new(source, ncpu as u32, &header.clock, start, header.hz);
+    th.followed = followed
+        .map(|f| {
+            let mut v: Vec<u32> = f.into_iter().collect();
+            v.sort_unstable();
+            v
+        })
+        .unwrap_or_default();
+    let mut records: Vec<Record> =
+        names.into_iter().map(|(task, (process, name))| Record::Task { task, process, name }).collect();
+    records.extend(timed.into_iter().map(|(_, r)| r));
+    records.push(Record::End { at: end });
+    Converted { header: th, records, events: ev.len() as u64, broken_chains: broken }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            tool: "klogger".into(),
+            format_version: FORMAT_VERSION,
+            record_size: RECORD_SIZE as u32,
+            kernel: "test".into(),
+            hz: Some(250),
+            cpus: 2,
+            clock: "CLOCK_MONOTONIC".into(),
+            start_ns: 5,
+            start_unix_s: 0.0,
+            target: "system".into(),
+            pids: vec![],
+            command: vec![],
+            tick_hook: None,
+            buffer_bytes: 4096,
+        }
+    }
+
+    #[test]
+    fn roundtrip_and_truncation() {
+        let dir = std::env::temp_dir().join(format!("klogger-fmt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.klog");
+        let mut w = LogWriter::new(Vec::new(), &header()).unwrap();
+        let mut e = Event::new(10, 1, Kind::Switch);
+        e.pid = 7;
+        e.pid2 = 8;
+        e.comm = comm_bytes("a-very-long-command-name");
+        w.write(&e).unwrap();
+        w.write(&Event::new(20, 0, Kind::End)).unwrap();
+        let mut bytes = w.into_inner();
+        std::fs::write(&p, &bytes).unwrap();
+        let log = Log::read(&p).unwrap();
+        assert_eq!(log.header, header());
+        assert_eq!(log.events.len(), 2);
+        assert_eq!(log.events[0], e);
+        assert_eq!(comm_str(&log.events[0].comm), "a-very-long-com");
+        assert!(log.complete);
+        // Cut inside the last record: the first stays readable, the end is reported missing.
+        bytes.truncate(bytes.len() - 10);
+        std::fs::write(&p, &bytes).unwrap();
+        let log = Log::read(&p).unwrap();
+        assert_eq!(log.events.len(), 1);
+        assert_eq!(log.trailing_bytes, RECORD_SIZE - 10);
+        assert!(!log.complete);
+        // A foreign file is refused with the file name and offset.
+        std::fs::write(&p, b"hello world, not a log").unwrap();
+        let err = Log::read(&p).unwrap_err().to_string();
+        assert!(err.contains("t.klog: byte 0: not a klogger file"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn switch(ts: u64, cpu: u32, prev: u32, next: u32) -> Event {
+        let mut e = Event::new(ts, cpu, Kind::Switch);
+        (e.pid, e.tgid, e.pid2, e.tgid2) = (prev, prev, next, next);
+        e.arg = 1; // prev blocked
+        e.comm = comm_bytes(&format!("t{prev}"));
+        e.comm2 = comm_bytes(&format!("t{next}"));
+        e
+    }
+
+    fn file(dir: &Path, name: &str, h: &Header, events: &[Event]) -> std::path::PathBuf {
+        let mut w = LogWriter::new(Vec::new(), h).unwrap();
+        for e in events {
+            w.write(e).unwrap();
+        }
+        let p = dir.join(name);
+        std::fs::write(&p, w.into_inner()).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_recording_opens_as_a_trace_converted_on_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = [switch(100, 0, 0, 5), switch(250, 0, 5, 0), switch(300, 1, 0, 5), switch(420, 1, 5, 0)];
+        let p = file(dir.path(), "r.klog", &header(), &events);
+        let mut r = crate::Reader::open(&p).unwrap();
+        assert_eq!(r.header().source.tool(), "klogger");
+        assert_eq!((r.header().cpus, r.header().hz), (2, Some(250)));
+        let got: Vec<Record> = r.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(got, convert(&header(), &events).records);
+        let runs: Vec<(u32, u32, u64, u64)> = got
+            .iter()
+            .filter_map(|x| match *x {
+                Record::Run { task: 5, cpu, start, end, .. } => Some((5, cpu, start, end)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(runs, [(5, 0, 100, 250), (5, 1, 300, 420)]);
+    }
+
+    #[test]
+    fn a_damaged_recording_is_refused_with_the_file_offset_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = |name: &str, h: &Header, ev: &[Event]| {
+            let p = file(dir.path(), name, h, ev);
+            let e = Log::read(&p).unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+            // The one reader says the same.
+            assert_eq!(crate::Reader::open(&p).err().map(|x| x.to_string()), Some(e.clone()));
+            e
+        };
+        // A corrupt CPU number used to size a per-CPU table (102 GB, then an abort).
+        let mut bad = switch(200, 0, 5, 0);
+        bad.cpu = 0x7fff_ffff;
+        let h = header();
+        let hlen = serde_json::to_vec(&h).unwrap().len() as u64;
+        let e = err("cpu.klog", &h, &[switch(100, 0, 0, 5), bad]);
+        let at = 16 + hlen + RECORD_SIZE as u64;
+        assert!(e.contains(&format!("byte {at}: CPU 2147483647 in a recording of 2 CPUs")), "{e}");
+        let e = err("cpus.klog", &Header { cpus: 0, ..header() }, &[]);
+        assert!(e.contains("header says 0 CPUs"), "{e}");
+        let e = err("hz.klog", &Header { hz: Some(0), ..header() }, &[]);
+        assert!(e.contains("hz 0"), "{e}");
+        let e = err("ver.klog", &Header { format_version: 7, ..header() }, &[]);
+        assert!(e.contains("header says format version 7"), "{e}");
+    }
+}
