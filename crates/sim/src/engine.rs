@@ -32,7 +32,6 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use hdrhistogram::Histogram;
 use sched::{CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
 use workload::rand_pcg::Pcg64;
 use workload::{Billing, Estimate, Exec, Model, Notify, OnMiss, Scenario, TimerKind};
@@ -140,8 +139,10 @@ struct TaskRt {
     aborted: u64,
     notifications: u64,
     finish: Option<Nanos>,
-    latency: Histogram<u64>,
-    response: Histogram<u64>,
+    /// Latency and response samples, ns: kept as values (8 bytes a sample, nothing for a task with
+    /// none), summarised when the run ends; a histogram per task cost 30-80 KB before any sample.
+    latency: Vec<u64>,
+    response: Vec<u64>,
 }
 
 /// One simulated CPU. Its progress is accounted up to `synced`.
@@ -244,6 +245,17 @@ fn tick_at_or_after(t: Nanos, hz: u32) -> u64 {
     k
 }
 
+/// Cells (samples × tasks) of the timeline a scenario without `sample` gets at most: 64 MB.
+pub const DEFAULT_TIMELINE_CELLS: u64 = 4_000_000;
+
+/// The timeline's sampling period when the scenario gives none: 1000 samples over the run, at most
+/// one a millisecond, and no more than [`DEFAULT_TIMELINE_CELLS`] cells (100,000 tasks get 40
+/// samples).
+pub fn default_sample(duration: Nanos, tasks: usize) -> Nanos {
+    let by_cells = duration.saturating_mul(tasks as u64) / DEFAULT_TIMELINE_CELLS;
+    (duration / 1000).max(1_000_000).max(by_cells)
+}
+
 /// When a timer asked for `t` fires, given its resolution.
 pub fn timer_fires(t: Nanos, kind: TimerKind, hz: u32) -> Nanos {
     match kind {
@@ -252,10 +264,6 @@ pub fn timer_fires(t: Nanos, kind: TimerKind, hz: u32) -> Nanos {
         TimerKind::Tick => tick_time(tick_at_or_after(t, hz), hz),
         TimerKind::Rtc(f) => tick_time(tick_at_or_after(t, f), f),
     }
-}
-
-fn hist() -> Histogram<u64> {
-    Histogram::new(3).expect("3 significant figures is valid")
 }
 
 impl<'s> Sim<'s> {
@@ -300,8 +308,8 @@ impl<'s> Sim<'s> {
                 aborted: 0,
                 notifications: 0,
                 finish: None,
-                latency: hist(),
-                response: hist(),
+                latency: Vec::new(),
+                response: Vec::new(),
             })
             .collect();
         let params: Vec<TaskParams> = scn
@@ -317,7 +325,7 @@ impl<'s> Sim<'s> {
             .collect();
         let uniform = params.iter().all(|p| p.cpus.is_none()) && placement.is_none();
         let ticks_on = m.hz > 0 && (m.billing == Billing::Tick || m.overhead.tick > 0 || policy.uses_tick());
-        let sample_every = m.sample.unwrap_or_else(|| (m.duration / 1000).max(1_000_000));
+        let sample_every = m.sample.unwrap_or_else(|| default_sample(m.duration, scn.tasks.len()));
         let ncpus = m.cpus as usize;
         let mut sim = Sim {
             scn,
@@ -1061,7 +1069,7 @@ impl<'s> Sim<'s> {
             }
         };
         if dropped == Dropped::No {
-            let _ = t.response.record(now - job.release);
+            t.response.push(now - job.release);
         }
         if t.notified == Some(job.deadline) {
             t.notified = None;
@@ -1297,7 +1305,7 @@ impl<'s> Sim<'s> {
         tr.state = State::Running;
         tr.on_cpu = Some(c as CpuId);
         if let Some(since) = tr.ready_since.take() {
-            let _ = tr.latency.record(self.now - since);
+            tr.latency.push(self.now - since);
         }
         if let Some(j) = &mut tr.job {
             j.start = j.start.min(self.now);
@@ -1566,9 +1574,9 @@ pub struct TaskMetrics<'a> {
     /// When it finished.
     pub finish: Option<Nanos>,
     /// Ready-to-running latencies.
-    pub latency: &'a Histogram<u64>,
+    pub latency: &'a [u64],
     /// Release-to-completion times of requests.
-    pub response: &'a Histogram<u64>,
+    pub response: &'a [u64],
 }
 
 /// Whether an exec distribution has a spread (used by reports).

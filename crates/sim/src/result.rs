@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
 use sched::Nanos;
 use serde::Serialize;
 use workload::{Model, TaskSpec};
@@ -28,9 +27,9 @@ pub struct Deadlines {
 /// Percentiles of a latency distribution, in nanoseconds: the workspace's one type (crates/trace).
 pub use trace::summary::Percentiles;
 
-/// The percentiles of `h`, if it holds any sample.
-fn percentiles(h: &Histogram<u64>) -> Option<Percentiles> {
-    (!h.is_empty()).then(|| Percentiles::of(h))
+/// The percentiles of `values`, if there is any.
+fn percentiles(values: &[u64]) -> Option<Percentiles> {
+    (!values.is_empty()).then(|| Percentiles::of_values(values))
 }
 
 /// What the policy was told a task used (tick billing bills whole ticks, Etsion 2003 §4).
