@@ -75,7 +75,11 @@ pub const POLICY_CLASSES: &[(&str, Class)] = &[
 /// `duration_given` makes its duration override the scenario's. Errors list every problem, each
 /// as `file:line:col: field: message`.
 pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunConfig, ScenarioError> {
-    from_scenario(&workload::load(path)?, base, duration_given)
+    let s = workload::load(path)?;
+    for w in &s.warnings {
+        eprintln!("hourglass: warning: {w}");
+    }
+    from_scenario(&s, base, duration_given)
 }
 
 /// [`load`] from a string (`file` names it in errors).

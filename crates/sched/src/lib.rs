@@ -410,6 +410,9 @@ impl Partition {
     }
 }
 
+/// Shortest quantum or slice a policy accepts (`quantum`, `slice`): 1 µs.
+pub const MIN_SLICE: Nanos = 1_000;
+
 /// Build a policy by its registry name for `cpus` CPUs, with options (`[scheduler]` keys of a scenario).
 pub fn by_name(name: &str, opts: &Options, cpus: usize) -> Result<Box<dyn Policy>, PolicyError> {
     let mut o = OptReader { policy: name, opts, used: Vec::new() };
@@ -443,9 +446,9 @@ fn build(name: &str, o: &mut OptReader<'_>, cpus: usize) -> Result<Box<dyn Polic
         "smart" => Box::new(smart::Smart::new(smart::SmartConfig::from_options(o)?, cpus)),
         "wfq" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, false)?, cpus)),
         "wfq-credit" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, true)?, cpus)),
-        "edf" => Box::new(edf::Edf::new(o.time("slice", 10 * MS)?, cpus)),
+        "edf" => Box::new(edf::Edf::new(o.slice("slice", 10 * MS)?, cpus)),
         "fifo" => Box::new(fixed::FixedPriority::fifo(cpus)),
-        "rr" => Box::new(fixed::FixedPriority::rr(o.time("slice", 100 * MS)?, cpus)),
+        "rr" => Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?, cpus)),
         _ => return Err(PolicyError::Unknown(name.to_string())),
     })
 }
@@ -473,6 +476,19 @@ impl<'a> OptReader<'a> {
             Some(OptValue::Time(t)) => Ok(*t),
             Some(_) => Err(self.bad(key, "expected a time such as \"100ms\"")),
         }
+    }
+    /// A quantum or slice option, or its default: at least [`MIN_SLICE`] (a shorter one would make
+    /// a run of simulated seconds take billions of decisions), never rounded.
+    pub fn slice(&mut self, key: &str, default: Nanos) -> Result<Nanos, PolicyError> {
+        let t = self.time(key, default)?;
+        if t < MIN_SLICE {
+            return Err(self.bad(key, &format!("{t} ns: a {key} is at least 1us (MIN_SLICE)")));
+        }
+        Ok(t)
+    }
+    /// Whether the option is given.
+    pub fn has(&self, key: &str) -> bool {
+        self.opts.contains_key(key)
     }
     /// A boolean option, or its default.
     pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, PolicyError> {

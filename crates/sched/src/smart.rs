@@ -113,8 +113,8 @@ impl SmartConfig {
     /// the quanta and zeroes every bias), `quantum` (time: the quantum of every level).
     pub fn from_options(o: &mut OptReader<'_>) -> Result<Self, PolicyError> {
         let mut c = SmartConfig { credit: o.time("credit", 100 * MS)?, ..Default::default() };
-        let q = o.time("quantum", 0)?;
-        if q > 0 {
+        if o.has("quantum") {
+            let q = o.slice("quantum", 0)?;
             c.table.iter_mut().for_each(|l| l.quantum = q);
         }
         if !o.bool("bias", true)? {

@@ -36,7 +36,7 @@ pub struct WfqConfig {
 impl WfqConfig {
     /// From scenario options: `quantum` (default 10ms) and, with credit, `credit` (default 100ms).
     pub fn from_options(o: &mut OptReader<'_>, with_credit: bool) -> Result<Self, PolicyError> {
-        let quantum = o.time("quantum", 10 * MS)?.max(1);
+        let quantum = o.slice("quantum", 10 * MS)?;
         let credit = if with_credit { o.time("credit", 100 * MS)? } else { 0 };
         Ok(WfqConfig { quantum, credit })
     }

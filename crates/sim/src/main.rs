@@ -407,11 +407,32 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, format } => {
+            if seconds == 0 {
+                anyhow::bail!("bench: --seconds 0: give at least 1 simulated second");
+            }
+            if let Some(n) = tasks.iter().find(|&&n| n == 0 || n > 100_000) {
+                anyhow::bail!("bench: --tasks {n}: a task set has 1 to 100000 tasks");
+            }
+            if let Some(c) = cpus.iter().find(|&&c| c == 0 || c as usize > sched::MAX_CPUS) {
+                anyhow::bail!("bench: --cpus {c}: a machine has 1 to {} CPUs", sched::MAX_CPUS);
+            }
+            if !(utilisation > 0.0 && utilisation <= 1.0) {
+                anyhow::bail!(
+                    "bench: --utilisation {utilisation}: a utilisation per CPU above 0 and at most 1"
+                );
+            }
+            if repeat == 0 {
+                anyhow::bail!("bench: --repeat 0: run each configuration at least once");
+            }
+            for p in &policies {
+                sched::by_name(p, &Default::default(), 1)
+                    .map_err(|e| anyhow::anyhow!("bench: --policies: {e}"))?;
+            }
             let mut configs: Vec<(usize, u32)> = tasks.iter().map(|&n| (n, 1)).collect();
             configs.extend(
                 cpus.iter().filter(|&&c| c > 1 || !tasks.contains(&10)).map(|&c| (10 * c as usize, c)),
             );
-            bench(&configs, &policies, seconds, utilisation, repeat.max(1), format)?
+            bench(&configs, &policies, seconds, utilisation, repeat, format)?
         }
     }
     Ok(())
@@ -434,8 +455,13 @@ fn window_table(names: &[String], ws: &[trace::windows::Window]) -> String {
     t.render()
 }
 
+/// Reads a scenario; its warnings go to stderr (the run goes on).
 fn load(path: &Path) -> Result<workload::Scenario> {
-    workload::load(path).map_err(|e| anyhow::anyhow!("{e}"))
+    let s = workload::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for w in &s.warnings {
+        eprintln!("smartsim: warning: {w}");
+    }
+    Ok(s)
 }
 
 fn ms(ns: u64) -> String {

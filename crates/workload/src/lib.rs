@@ -168,6 +168,10 @@ pub struct Scenario {
     pub scheduler: SchedulerCfg,
     /// The `[[task]]` entries, in file order; at least one; names unique.
     pub tasks: Vec<TaskSpec>,
+    /// What is legitimate but probably not meant (a task that is always overloaded), in file order:
+    /// tools print these on stderr and run.
+    #[serde(skip)]
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Scenario {
@@ -195,6 +199,7 @@ impl Scenario {
                 line: 1,
             },
             tasks,
+            warnings: Vec::new(),
         }
     }
 
@@ -530,10 +535,38 @@ impl fmt::Display for TimerKind {
     }
 }
 
-/// Reads and validates a scenario file. On error, lists every problem with its line and field.
+/// Largest scenario file read, in bytes. A scenario of 100,000 tasks is about 7.6 MB; the cap keeps a
+/// device or a runaway file from being read into memory, and leaves room for an oversized field to
+/// be reported by its own rule.
+pub const MAX_SCENARIO_BYTES: u64 = 64 << 20;
+
+/// Reads a text input file of at most `cap` bytes: a regular file (not a device, pipe or directory,
+/// which could be read without end) whose size is checked before reading. The error says which
+/// and, for a file too large, the cap.
+pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a device, directory or pipe is not read)".into());
+    }
+    let mib = |b: u64| format!("{} MiB", b >> 20);
+    if meta.len() > cap {
+        return Err(format!("{} bytes, over the limit of {}", meta.len(), mib(cap)));
+    }
+    let mut text = String::new();
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    f.take(cap + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    if text.len() as u64 > cap {
+        return Err(format!("grew past the limit of {} while being read", mib(cap)));
+    }
+    Ok(text)
+}
+
+/// Reads and validates a scenario file (at most [`MAX_SCENARIO_BYTES`]). On error, lists every
+/// problem with its line and field.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match read_capped(path, MAX_SCENARIO_BYTES) {
         Ok(src) => parse_str(&src, &file),
         Err(e) => Err(ScenarioError::single(file, 0, 0, "", format!("cannot read the scenario: {e}"))),
     }

@@ -64,12 +64,13 @@ struct Ctx<'a> {
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
     diags: Vec<(usize, Diagnostic)>,
+    warns: Vec<(usize, Diagnostic)>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(src: &'a str, file: &'a str) -> Ctx<'a> {
         let line_starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Ctx { src, file, line_starts, diags: Vec::new() }
+        Ctx { src, file, line_starts, diags: Vec::new(), warns: Vec::new() }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -87,18 +88,20 @@ impl<'a> Ctx<'a> {
         self.line_col(offset).0
     }
 
-    fn err(&mut self, at: usize, field: &str, message: impl Into<String>) {
+    fn diag(&self, at: usize, field: &str, message: String) -> (usize, Diagnostic) {
         let (line, col) = self.line_col(at);
-        self.diags.push((
-            at,
-            Diagnostic {
-                file: self.file.to_string(),
-                line,
-                col,
-                field: field.to_string(),
-                message: message.into(),
-            },
-        ));
+        (at, Diagnostic { file: self.file.to_string(), line, col, field: field.to_string(), message })
+    }
+
+    fn err(&mut self, at: usize, field: &str, message: impl Into<String>) {
+        let d = self.diag(at, field, message.into());
+        self.diags.push(d);
+    }
+
+    /// Something legitimate but probably not meant: said on stderr, the run goes on.
+    fn warn(&mut self, at: usize, field: &str, message: impl Into<String>) {
+        let d = self.diag(at, field, message.into());
+        self.warns.push(d);
     }
 }
 
@@ -406,10 +409,79 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
     let by_affinity =
         matches!(scheduler.options.get("partition"), Some(toml::Value::String(p)) if p == "affinity");
     let tasks = tasks(&mut cx, &root, &machine, by_affinity);
+    overheads_against_their_periods(&mut cx, &root, &machine, &scheduler, &tasks);
     if cx.diags.is_empty() {
-        Ok(Scenario { path: path.to_string(), name: stem(path), description, machine, scheduler, tasks })
+        cx.warns.sort_by_key(|(at, _)| *at);
+        let warnings = cx.warns.into_iter().map(|(_, d)| d).collect();
+        Ok(Scenario {
+            path: path.to_string(),
+            name: stem(path),
+            description,
+            machine,
+            scheduler,
+            tasks,
+            warnings,
+        })
     } else {
         Err(finish(cx))
+    }
+}
+
+/// Byte offset of the value at `path` below the root (no error if absent or of another type).
+fn value_at(root: &Tbl, path: &[&str]) -> Option<usize> {
+    let mut table = root.table?;
+    let (last, parents) = path.split_last()?;
+    for p in parents {
+        match table.get(*p)?.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => return None,
+        }
+    }
+    table.get(*last).map(|v| v.span().start)
+}
+
+/// A switch or decision cost is paid at least once per quantum (`quantum` or `slice` of the
+/// scheduler) and once per request of a periodic task: one that is not smaller than the shortest of
+/// these would leave no time for the work it serves.
+fn overheads_against_their_periods(
+    cx: &mut Ctx,
+    root: &Tbl,
+    machine: &Machine,
+    scheduler: &SchedulerCfg,
+    tasks: &[TaskSpec],
+) {
+    let mut eaten: Vec<(Nanos, String)> = Vec::new();
+    for key in ["quantum", "slice"] {
+        if let Some(toml::Value::String(v)) = scheduler.options.get(key) {
+            if let Ok(q) = parse_time(v) {
+                eaten.push((q, format!("scheduler.{key} {}", format_time(q))));
+            }
+        }
+    }
+    if let Some((p, name)) = tasks
+        .iter()
+        .filter_map(|t| match &t.model {
+            Model::Periodic(p) => Some((p.period, &t.name)),
+            _ => None,
+        })
+        .min_by_key(|(p, _)| *p)
+    {
+        eaten.push((p, format!("the period of task \"{name}\" ({})", format_time(p))));
+    }
+    let Some((limit, what)) = eaten.into_iter().min_by_key(|(q, _)| *q) else { return };
+    for (key, cost) in [("switch", machine.overhead.switch), ("decision", machine.overhead.decision)] {
+        if cost > 0 && cost >= limit {
+            let at = value_at(root, &["machine", "overhead", key]).unwrap_or(0);
+            cx.err(
+                at,
+                &format!("machine.overhead.{key}"),
+                format!(
+                    "a {key} cost of {} is not smaller than {what}, which pays it at least once: \
+                     no time would be left for the work",
+                    format_time(cost)
+                ),
+            );
+        }
     }
 }
 
@@ -553,7 +625,7 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> Vec<
         };
         // Names are checked for uniqueness whether or not the rest of the task is valid.
         let name = table.get("name").and_then(|n| n.get_ref().as_str().map(|s| (s, n)));
-        if let Some((name, v)) = name.filter(|(s, _)| !s.trim().is_empty()) {
+        if let Some((name, v)) = name.filter(|(s, _)| name_problem(s).is_none()) {
             if let Some(&first) = seen.get(name) {
                 cx.err(
                     v.span().start,
@@ -566,7 +638,38 @@ fn tasks(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> Vec<
         }
         out.extend(task(cx, i, item.span().start, table, machine, by_affinity));
     }
+    if !out.is_empty() && out.len() == items.len() && out.iter().all(|t| t.share == 0) {
+        let at = match items[0].get_ref() {
+            DeValue::Table(t) => t.get("share").map_or(items[0].span().start, |v| v.span().start),
+            _ => items[0].span().start,
+        };
+        cx.err(
+            at,
+            "task[0].share",
+            "every task has share = 0: nobody could be given any time (give at least one task a share)",
+        );
+    }
     out
+}
+
+/// Most bytes in a task name.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// What is wrong with a task name, if anything: empty, longer than [`MAX_NAME_BYTES`], or holding a
+/// control character (names reach terminals, CSV, traces and HTML).
+fn name_problem(n: &str) -> Option<String> {
+    if n.trim().is_empty() {
+        return Some("must not be empty".into());
+    }
+    if n.len() > MAX_NAME_BYTES {
+        return Some(format!("a name of {} bytes: at most {MAX_NAME_BYTES}", n.len()));
+    }
+    n.char_indices().find(|(_, c)| c.is_control()).map(|(i, c)| {
+        format!(
+            "holds a control character (U+{:04X}) at byte {i}: names reach terminals, CSV and HTML",
+            c as u32
+        )
+    })
 }
 
 fn task(
@@ -584,11 +687,14 @@ fn task(
             None
         }
         Some(_) => match t.string(cx, "name") {
-            Some(n) if n.trim().is_empty() => {
-                cx.err(t.at_value("name"), &t.field("name"), "must not be empty");
-                None
-            }
-            other => other,
+            Some(n) => match name_problem(n) {
+                Some(why) => {
+                    cx.err(t.at_value("name"), &t.field("name"), why);
+                    None
+                }
+                None => Some(n),
+            },
+            None => None,
         },
     };
     if let Some(n) = name {
@@ -797,6 +903,24 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
     let notify = notify(cx, t);
     let (exec, period) = (exec?, period?);
     let deadline = deadline.unwrap_or(period);
+    let least = exec.min();
+    if least > period.min(deadline) {
+        let (what, limit, outcome) = if least > period {
+            ("period", period, "its requests pile up: the task is always overloaded")
+        } else {
+            ("deadline", deadline, "every request misses its deadline")
+        };
+        cx.warn(
+            t.at_value("exec"),
+            &t.field("exec"),
+            format!(
+                "exec of at least {} is above the {what} {}: {outcome} (overload is a legitimate experiment; \
+                 is it the one meant?)",
+                format_time(least),
+                format_time(limit)
+            ),
+        );
+    }
     if let Some(j) = jitter {
         if j >= period {
             cx.err(

@@ -83,6 +83,7 @@ fn mix_example_parses_to_the_expected_structure() {
             TaskSpec { priority: 1, ..default_task("R2", 23, Model::Periodic(r2)) },
             default_task("batch", 31, Model::Cpu { work: None }),
         ],
+        warnings: vec![],
     };
     assert_eq!(s, expected);
 }
@@ -220,9 +221,12 @@ fn alternative_spellings_of_values() {
     assert_eq!(p.estimate, Estimate::Ewma { alpha: 1.0, factor: 1.25, initial: Some(7 * MS) });
     assert_eq!(p.notify, Notify::Never);
 
-    // share 0 (a legacy zero-share task) and negative priorities are allowed.
-    let s = ok(&with("", "share = 0\npriority = -5"));
+    // share 0 beside a task with a share (a legacy zero-share task) and negative priorities are
+    // allowed; every share 0 is not (nobody could be given time).
+    let s = ok(&format!("{}[[task]]\nname = \"U\"\nmodel = \"cpu\"\n", with("", "share = 0\npriority = -5")));
     assert_eq!((s.tasks[0].share, s.tasks[0].priority), (0, -5));
+    let e = error(&with("", "share = 0"));
+    assert!(e.starts_with("t.toml:8:9: task[0].share: every task has share = 0"), "{e}");
 
     // Inline tables and dotted keys are the same TOML.
     let s = ok("machine = { duration = \"1s\", overhead.switch = \"5us\" }\ntask = [{ name = \"a\", model = \"cpu\" }]\n");
@@ -630,4 +634,91 @@ fn damaged_files_give_diagnostics_not_panics() {
         check(&text.join("\n"));
     }
     assert!(rejected > src.len() / 2, "most prefixes are not valid scenarios");
+}
+
+#[test]
+fn names_are_short_and_printable() {
+    for (name, why) in [
+        ("red\u{1b}[31m", "control character (U+001B) at byte 3"),
+        ("two\nlines", "control character (U+000A)"),
+        ("nul\u{0}", "control character (U+0000)"),
+        ("del\u{7f}", "control character (U+007F)"),
+    ] {
+        let src =
+            format!("[machine]\nduration = \"1s\"\n[[task]]\nname = {}\nmodel = \"cpu\"\n", toml_str(name));
+        let e = error(&src);
+        assert!(e.starts_with("t.toml:4:8: task[0].name: holds a"), "{e}");
+        assert!(e.contains(why), "{e}");
+    }
+    let long = "n".repeat(1 << 20);
+    let src = format!("[machine]\nduration = \"1s\"\n[[task]]\nname = \"{long}\"\nmodel = \"cpu\"\n");
+    let e = error(&src);
+    assert_eq!(e, "t.toml:4:8: task[0].name: a name of 1048576 bytes: at most 255");
+    // Two of them are one error each, not a duplicate-name error that would print the name.
+    let e = errors(&format!("{src}[[task]]\nname = \"{long}\"\nmodel = \"cpu\"\n"));
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(e.iter().all(|x| x.len() < 200));
+    let ok255 =
+        format!("[machine]\nduration = \"1s\"\n[[task]]\nname = \"{}\"\nmodel = \"cpu\"\n", "é".repeat(127));
+    assert_eq!(ok(&ok255).tasks[0].name.len(), 254);
+    // Unicode that prints is a name like any other.
+    assert_eq!(ok(&with("", "")).tasks[0].name, "T");
+    let s = ok("[machine]\nduration = \"1s\"\n[[task]]\nname = \"décodeur vidéo 🎬\"\nmodel = \"cpu\"\n");
+    assert_eq!(s.tasks[0].name, "décodeur vidéo 🎬");
+}
+
+fn toml_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[test]
+fn an_always_overloaded_task_is_a_warning_and_still_runs() {
+    let s = ok(&with("", "model = \"periodic\"\nexec = \"20ms\"\nperiod = \"10ms\""));
+    assert_eq!(s.warnings.len(), 1);
+    let w = s.warnings[0].to_string();
+    assert!(
+        w.starts_with(
+            "t.toml:8:8: task[0].exec (task \"T\"): exec of at least 20ms is above the period 10ms"
+        ),
+        "{w}"
+    );
+    let s = ok(&with("", "model = \"periodic\"\nexec = \"5ms..6ms\"\nperiod = \"10ms\"\ndeadline = \"4ms\""));
+    assert!(
+        s.warnings[0].to_string().contains("above the deadline 4ms: every request misses"),
+        "{:?}",
+        s.warnings
+    );
+    // Only when every request overruns: a range or distribution that can fit is no warning.
+    for exec in ["5ms..20ms", "exp(20ms)", "10ms"] {
+        let s = ok(&with("", &format!("model = \"periodic\"\nexec = \"{exec}\"\nperiod = \"10ms\"")));
+        assert!(s.warnings.is_empty(), "{exec}: {:?}", s.warnings);
+    }
+}
+
+#[test]
+fn an_overhead_as_long_as_what_pays_it_is_refused() {
+    let e = errors(&with(
+        "[machine.overhead]\nswitch = \"1s\"",
+        "model = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"",
+    ));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("t.toml:4:10: machine.overhead.switch: a switch cost of 1s is not smaller than the period of task \"T\" (10ms)"), "{e:?}");
+    let src = "[machine]\nduration = \"1s\"\n[machine.overhead]\ndecision = \"10ms\"\n[scheduler]\npolicy = \"wfq\"\nquantum = \"10ms\"\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
+    let e = error(src);
+    assert!(e.starts_with("t.toml:4:12: machine.overhead.decision: a decision cost of 10ms is not smaller than scheduler.quantum 10ms"), "{e}");
+    // Smaller is fine.
+    ok(&with(
+        "[machine.overhead]\nswitch = \"9ms\"",
+        "model = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"",
+    ));
 }
