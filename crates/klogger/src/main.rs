@@ -175,7 +175,7 @@ enum Cmd {
 fn main() {
     if let Err(e) = run(Cli::parse()) {
         eprintln!("klogger: error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(2);
     }
 }
 
@@ -305,6 +305,10 @@ fn load(file: &Path) -> Result<(Trace, String)> {
 
 fn read_log(file: &Path) -> Result<Log> {
     let log = Log::read(file)?;
+    if !log.events.iter().any(|e| !matches!(e.kind, klogger::format::Kind::Lost | klogger::format::Kind::End))
+    {
+        anyhow::bail!("no records in {}: nothing was recorded", file.display());
+    }
     if log.trailing_bytes > 0 || !log.complete {
         eprintln!(
             "klogger: note: {} was cut short (no end record{}); reading up to its last complete record",

@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod budget;
 pub mod engine;
 pub mod ideal;
 pub mod papers;

@@ -74,6 +74,10 @@ enum Cmd {
         /// Format of --jobs: CSV with a header line, or JSON Lines.
         #[arg(long, value_enum, default_value = "csv")]
         jobs_format: JobsFormat,
+        /// Run even if the estimate made before the run (events, memory, output; README, "Limits")
+        /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output.
+        #[arg(long)]
+        force: bool,
     },
     /// Run one scenario under several policies and print them side by side.
     Compare {
@@ -85,6 +89,9 @@ enum Cmd {
         /// Output format (json: one object per policy, one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Run even if the estimate made before the run is over a limit (as `run --force`).
+        #[arg(long)]
+        force: bool,
     },
     /// Reproduce the papers' experiments: paper vs ours, with figures.
     Reproduce {
@@ -267,6 +274,10 @@ fn csv_field(s: &str) -> String {
 }
 
 fn main() {
+    // Output piped into `head` ends quietly, as other command-line tools do, instead of a panic on
+    // the closed pipe.
+    // SAFETY: setting a signal's disposition to its default before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     if let Err(e) = real_main() {
         eprintln!("smartsim: {e:#}");
         std::process::exit(2);
@@ -275,8 +286,26 @@ fn main() {
 
 fn real_main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Run { file, policy, format, svg, perfetto, trace, window, timeline, jobs, jobs_format } => {
+        Cmd::Run {
+            file,
+            policy,
+            format,
+            svg,
+            perfetto,
+            trace,
+            window,
+            timeline,
+            jobs,
+            jobs_format,
+            force,
+        } => {
             let scn = load(&file)?;
+            let outputs = smartsim::budget::Outputs {
+                trace: trace.is_some(),
+                perfetto: perfetto.is_some(),
+                jobs: jobs.is_some(),
+            };
+            within_budget(&scn, policy.as_deref(), outputs, force)?;
             if let Some(w) = window {
                 trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
             }
@@ -378,8 +407,11 @@ fn real_main() -> Result<()> {
                 eprintln!("wrote {}", path.display());
             }
         }
-        Cmd::Compare { file, policies, format } => {
+        Cmd::Compare { file, policies, format, force } => {
             let scn = load(&file)?;
+            for p in policies.split(',') {
+                within_budget(&scn, Some(p.trim()), Default::default(), force)?;
+            }
             let results: Vec<SimResult> =
                 policies.split(',').map(|p| run_scenario(&scn, Some(p.trim()))).collect::<Result<_>>()?;
             match format {
@@ -453,6 +485,24 @@ fn window_table(names: &[String], ws: &[trace::windows::Window]) -> String {
         t.row(row);
     }
     t.render()
+}
+
+/// Refuses a run whose estimate is over a limit, unless forced (then says so).
+fn within_budget(
+    scn: &workload::Scenario,
+    policy: Option<&str>,
+    out: smartsim::budget::Outputs,
+    force: bool,
+) -> Result<()> {
+    let e = smartsim::budget::estimate(scn, policy, out);
+    match smartsim::budget::check(&e, &scn.path) {
+        Ok(()) => Ok(()),
+        Err(msg) if force => {
+            eprintln!("smartsim: warning: --force: {msg}");
+            Ok(())
+        }
+        Err(msg) => Err(anyhow::anyhow!(msg)),
+    }
 }
 
 /// Reads a scenario; its warnings go to stderr (the run goes on).
@@ -784,8 +834,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
         }
         TraceCmd::Billing { file, hz, phase_ns, format } => {
             trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
-            let r = trace::Reader::open(&file)?;
-            let header = r.header().clone();
+            let (header, r) = open_trace(&file)?;
             let tl = trace::timeline::Timeline::from_records(&header, r)?;
             let rows = trace::billing::billing_table(&tl, &hz, phase_ns, trace::timeline::Group::Thread);
             match format {
@@ -808,8 +857,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
         }
         TraceCmd::Html { file, out, hz, tasks } => {
             trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
-            let r = trace::Reader::open(&file)?;
-            let header = r.header().clone();
+            let (header, r) = open_trace(&file)?;
             let tl = trace::timeline::Timeline::from_records(&header, r)?;
             let mut page =
                 report::HtmlReport::new(&format!("{} trace: {}", header.source.tool(), file.display()));
@@ -838,8 +886,8 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             eprintln!("wrote {}", out.display());
         }
         TraceCmd::Perfetto { file, out } => {
-            let r = trace::Reader::open(&file)?;
-            let name = format!("{} trace {}", r.header().source.tool(), file.display());
+            let (header, r) = open_trace(&file)?;
+            let name = format!("{} trace {}", header.source.tool(), file.display());
             let records: Vec<trace::Record> = r.collect::<Result<_, _>>()?;
             let t = report::Trace::from_records(&name, records);
             let f = fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?;
@@ -850,11 +898,27 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
     Ok(())
 }
 
+/// A trace file's header and records; a file without any record is an error, not a report of
+/// zeros.
+fn open_trace(
+    file: &std::path::Path,
+) -> Result<(trace::Header, impl Iterator<Item = Result<trace::Record, trace::ReadError>>)> {
+    let mut r = trace::Reader::open(file)?;
+    let header = r.header().clone();
+    let Some(first) = r.next_record()? else {
+        anyhow::bail!("no records in {}", file.display());
+    };
+    Ok((header, std::iter::once(Ok(first)).chain(r)))
+}
+
 /// The summary of a trace file (a note on standard error if it was cut short).
 fn summarize_file(file: &std::path::Path) -> Result<trace::summary::Summary> {
     let mut r = trace::Reader::open(file)?;
     let header = r.header().clone();
     let s = trace::summary::summarize(&header, r.by_ref())?;
+    if s.records == 0 {
+        anyhow::bail!("no records in {}", file.display());
+    }
     if r.trailing() > 0 {
         eprintln!("{}: cut short ({} bytes after the last whole record)", file.display(), r.trailing());
     }

@@ -289,11 +289,17 @@ impl Log {
     pub fn read(path: &Path) -> Result<Log, ReadError> {
         let io = |source| ReadError::Io { path: path.to_path_buf(), source };
         let fmt = |offset: u64, what: String| ReadError::Record { path: path.to_path_buf(), offset, what };
+        if !std::fs::metadata(path).map_err(io)?.is_file() {
+            return Err(fmt(0, "not a regular file (a device, directory or pipe is not read)".into()));
+        }
         let mut r = BufReader::new(File::open(path).map_err(io)?);
         let mut pre = [0u8; 16];
-        r.read_exact(&mut pre).map_err(|_| fmt(0, "file too short for a klogger header".into()))?;
-        if &pre[0..8] != MAGIC {
+        let got = crate::read_full(&mut r, &mut pre).map_err(io)?;
+        if got < 8 || &pre[0..8] != MAGIC {
             return Err(fmt(0, "not a klogger file (bad magic)".into()));
+        }
+        if got < 16 {
+            return Err(fmt(0, "file too short for a klogger header".into()));
         }
         let version = u32_at(&pre, 8);
         if version != FORMAT_VERSION {

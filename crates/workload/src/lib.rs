@@ -233,7 +233,8 @@ pub struct Machine {
     pub seed: u64,
     /// Costs of the machine itself (`[machine.overhead]`).
     pub overhead: Overheads,
-    /// Timeline sampling interval (key `sample`, > 0), if any.
+    /// Timeline sampling interval (key `sample`: at least 1us, and at most 1,000,000 samples over the
+    /// run), if any.
     pub sample: Option<Nanos>,
 }
 

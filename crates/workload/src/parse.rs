@@ -56,6 +56,10 @@ const MODELS: &[(&str, &[&str])] = &[
     ("interactive", &["think", "burst", "count"]),
 ];
 const MAX_HZ: u32 = 1_000_000;
+/// Shortest timeline sampling period (`machine.sample`).
+pub const MIN_SAMPLE: Nanos = 1_000;
+/// Most timeline samples a run takes (each holds every task's CPU time and deadlines met).
+pub const MAX_SAMPLES: u64 = 1_000_000;
 
 /// Collects diagnostics; maps byte offsets to lines and columns.
 struct Ctx<'a> {
@@ -537,6 +541,23 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
     };
     let seed = m.int(cx, "seed", 0, i128::from(u64::MAX)).unwrap_or(1) as u64;
     let sample = m.positive_time(cx, "sample");
+    if let Some(sa) = sample {
+        let n = duration / sa;
+        if sa < MIN_SAMPLE || n > MAX_SAMPLES {
+            cx.err(
+                m.at_value("sample"),
+                &m.field("sample"),
+                format!(
+                    "sample {} over duration {} would take {n} samples: a sample is at least {} and a run \
+                     takes at most {MAX_SAMPLES} (here sample >= {})",
+                    format_time(sa),
+                    format_time(duration),
+                    format_time(MIN_SAMPLE),
+                    format_time((duration / MAX_SAMPLES).max(MIN_SAMPLE))
+                ),
+            );
+        }
+    }
     let o = sub_table(cx, &m, "overhead");
     o.check_keys(cx, OVERHEAD_KEYS, |_| None);
     let overhead = Overheads {
@@ -662,7 +683,7 @@ fn name_problem(n: &str) -> Option<String> {
         return Some("must not be empty".into());
     }
     if n.len() > MAX_NAME_BYTES {
-        return Some(format!("a name of {} bytes: at most {MAX_NAME_BYTES}", n.len()));
+        return Some(format!("a name of {} bytes: at most {MAX_NAME_BYTES} bytes", n.len()));
     }
     n.char_indices().find(|(_, c)| c.is_control()).map(|(i, c)| {
         format!(

@@ -653,7 +653,7 @@ fn names_are_short_and_printable() {
     let long = "n".repeat(1 << 20);
     let src = format!("[machine]\nduration = \"1s\"\n[[task]]\nname = \"{long}\"\nmodel = \"cpu\"\n");
     let e = error(&src);
-    assert_eq!(e, "t.toml:4:8: task[0].name: a name of 1048576 bytes: at most 255");
+    assert_eq!(e, "t.toml:4:8: task[0].name: a name of 1048576 bytes: at most 255 bytes");
     // Two of them are one error each, not a duplicate-name error that would print the name.
     let e = errors(&format!("{src}[[task]]\nname = \"{long}\"\nmodel = \"cpu\"\n"));
     assert_eq!(e.len(), 2, "{e:?}");

@@ -1,0 +1,190 @@
+//! What a run will cost, estimated from its scenario before it starts, so that a run that would
+//! exhaust memory or disk, or take hours, is refused up front with the figure and the key to change
+//! (`smartsim run --force` goes past). The estimate is an upper bound of the engine's own counts:
+//!
+//! - **events**: clock ticks (`hz` × duration × CPUs, when the run simulates ticks), three per
+//!   request of a periodic or interactive task (release, dispatch, completion), and one slice end per
+//!   quantum per CPU (the scheduler's `quantum` or `slice`, else 1 ms, the shortest default);
+//! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), the
+//!   timeline (samples × tasks × 16 bytes), and every trace record when Perfetto is written (it is
+//!   written at the end, from memory);
+//! - **output**: the trace file (27 bytes a stretch, 17 a tick, 70 a request), Perfetto (about 150
+//!   bytes a record) and the per-job table (about 100 bytes a row).
+
+use workload::{Model, Scenario};
+
+/// Memory a run may take without `--force`, bytes.
+pub const MAX_MEMORY: u64 = 2 << 30;
+/// Output a run may write without `--force`, bytes.
+pub const MAX_OUTPUT: u64 = 10_000_000_000;
+/// Events a run may simulate without `--force` (the engine does some millions a second).
+pub const MAX_EVENTS: u64 = 2_000_000_000;
+
+/// Which outputs a run writes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outputs {
+    /// `--trace`.
+    pub trace: bool,
+    /// `--perfetto` (held in memory until the end).
+    pub perfetto: bool,
+    /// `--jobs`.
+    pub jobs: bool,
+}
+
+/// The estimate of one run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// Clock ticks simulated.
+    pub ticks: u64,
+    /// Requests of periodic and interactive tasks.
+    pub requests: u64,
+    /// Slice ends (quanta expiring on busy CPUs).
+    pub slices: u64,
+    /// Timeline samples.
+    pub samples: u64,
+    /// Events in all.
+    pub events: u64,
+    /// Bytes held.
+    pub memory: u64,
+    /// Bytes written.
+    pub output: u64,
+}
+
+/// The estimate for `scn` (under `policy` if it replaces the scenario's) writing `out`.
+pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate {
+    let m = &scn.machine;
+    let d = m.duration;
+    let cpus = u64::from(m.cpus);
+    let n = scn.tasks.len() as u64;
+    let per_s = |count: u64| -> u64 { ((count as u128 * d as u128) / 1_000_000_000) as u64 };
+    let ticks = if m.hz > 0 { per_s(u64::from(m.hz)).saturating_mul(cpus) } else { 0 };
+    let requests: u64 = scn
+        .tasks
+        .iter()
+        .map(|t| {
+            let live = d.saturating_sub(t.start);
+            match &t.model {
+                Model::Periodic(p) => {
+                    let k = live / p.period.max(1) + 1;
+                    p.count.map_or(k, |c| c.min(k))
+                }
+                Model::Interactive { think, burst, count, .. } => {
+                    let k = live / (think.mean() + burst.mean()).max(1) + 1;
+                    count.map_or(k, |c| c.min(k))
+                }
+                Model::Cpu { .. } => 0,
+            }
+        })
+        .fold(0u64, u64::saturating_add);
+    let same_policy = policy.is_none_or(|p| p == scn.scheduler.policy);
+    let quantum = ["quantum", "slice"]
+        .iter()
+        .filter(|_| same_policy)
+        .filter_map(|k| match scn.scheduler.options.get(*k) {
+            Some(toml::Value::String(v)) => workload::parse_time(v).ok(),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(1_000_000)
+        .max(1);
+    let slices = (d / quantum).saturating_mul(cpus);
+    let sample = m.sample.unwrap_or_else(|| crate::engine::default_sample(d, scn.tasks.len()));
+    let samples = d / sample.max(1) + 1;
+    let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
+    // Records of the trace: a stretch per slice or request end, a tick each, a release and an end
+    // per request.
+    let records = slices.saturating_add(requests.saturating_mul(3)).saturating_add(ticks);
+    let mut memory = n
+        .saturating_mul(2048)
+        .saturating_add(requests.saturating_mul(16))
+        .saturating_add(samples.saturating_mul(n).saturating_mul(16));
+    let mut output = 0u64;
+    if out.trace {
+        output = output.saturating_add(
+            slices.saturating_mul(27).saturating_add(ticks * 17).saturating_add(requests.saturating_mul(70)),
+        );
+    }
+    if out.perfetto {
+        memory = memory.saturating_add(records.saturating_mul(64));
+        output = output.saturating_add(records.saturating_mul(150));
+    }
+    if out.jobs {
+        memory = memory.saturating_add(requests.saturating_mul(80));
+        output = output.saturating_add(requests.saturating_mul(100));
+    }
+    Estimate { ticks, requests, slices, samples, events, memory, output }
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses an estimate over a limit, with the figure and what to change.
+pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
+    let mut over = Vec::new();
+    if e.events > MAX_EVENTS {
+        let mut parts = Vec::new();
+        if e.ticks > 0 {
+            parts.push(format!("{} clock ticks (machine.hz × machine.duration × machine.cpus)", e.ticks));
+        }
+        if e.requests > 0 {
+            parts.push(format!("{} requests (the tasks' period or count, machine.duration)", e.requests));
+        }
+        if e.slices > 0 {
+            parts.push(format!("{} quanta (scheduler.quantum or slice, machine.duration)", e.slices));
+        }
+        over.push(format!("about {} events, over the limit of {MAX_EVENTS}: {}", e.events, parts.join(", ")));
+    }
+    if e.memory > MAX_MEMORY {
+        over.push(format!(
+            "about {} of memory, over the limit of {} ({} requests, {} timeline samples: machine.duration, \
+             machine.sample, the tasks' periods; --perfetto and --jobs hold their records)",
+            gib(e.memory),
+            gib(MAX_MEMORY),
+            e.requests,
+            e.samples
+        ));
+    }
+    if e.output > MAX_OUTPUT {
+        over.push(format!(
+            "about {:.1} GB of output, over the limit of {:.0} GB (--trace, --perfetto, --jobs)",
+            e.output as f64 / 1e9,
+            MAX_OUTPUT as f64 / 1e9
+        ));
+    }
+    if over.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{file}: this run would take {}; shorten it, or pass --force", over.join("; and ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scn(src: &str) -> Scenario {
+        workload::parse_str(src, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn counts_ticks_requests_and_quanta() {
+        let s = scn("[machine]\nduration = \"10s\"\nhz = 1000\ncpus = 2\nbilling = \"tick\"\n[scheduler]\npolicy = \"rr\"\nslice = \"10ms\"\n[[task]]\nname = \"a\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n[[task]]\nname = \"b\"\nmodel = \"cpu\"\n");
+        let e = estimate(&s, None, Outputs::default());
+        assert_eq!(e.ticks, 20_000);
+        assert_eq!(e.requests, 1001);
+        assert_eq!(e.slices, 2000);
+        assert_eq!(e.events, 20_000 + 3 * 1001 + 2000);
+        assert!(check(&e, "t.toml").is_ok());
+    }
+
+    #[test]
+    fn a_year_of_ticks_is_refused_with_the_keys_to_change() {
+        let s = scn("[machine]\nduration = \"8760h\"\nhz = 1000\nbilling = \"tick\"\n[scheduler]\npolicy = \"rr\"\n[[task]]\nname = \"a\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"2ms\"\n");
+        let e = estimate(&s, None, Outputs { trace: true, ..Outputs::default() });
+        let msg = check(&e, "t.toml").unwrap_err();
+        assert!(msg.starts_with("t.toml: this run would take about "), "{msg}");
+        assert!(msg.contains("machine.hz") && msg.contains("--force"), "{msg}");
+        assert!(msg.contains("of memory") && msg.contains("GB of output"), "{msg}");
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Writes tests/hostile/klogger.toml: hostile klogger recordings, built byte by byte (the header
+JSON, then 72-byte records as klogger's format describes, crates/trace/src/klog.rs). Rerun after
+editing the cases below: python3 tests/hostile/gen-klogger.py"""
+import json, os, struct
+
+def hdr(**kw):
+    h = {"tool": "klogger", "format_version": 1, "record_size": 72, "kernel": "x", "hz": 250, "cpus": 2,
+         "clock": "CLOCK_MONOTONIC", "start_ns": 0, "start_unix_s": 0.0, "target": "system", "pids": [],
+         "command": [], "tick_hook": None, "buffer_bytes": 0}
+    h.update(kw)
+    return json.dumps(h, separators=(",", ":"))
+
+def log(h, recs=b""):
+    hb = h.encode()
+    return b"KLOGGER\x00" + struct.pack("<II", 1, len(hb)) + hb + recs
+
+def rec(ts, cpu, typ, pid=0, pid2=0, arg=0, flags=0):
+    return struct.pack("<QIHHIIIIQ", ts, cpu, typ, flags, pid, pid, pid2, pid2, arg) + b"a" * 16 + b"b" * 16
+
+SW = rec(100, 0, 1, pid=0, pid2=5) + rec(300, 0, 1, pid=5, pid2=0, arg=1)
+OK = log(hdr(), SW + rec(400, 0, 101))
+BAD_CPU = rec(100, 0, 1, 0, 5) + rec(200, 0x7FFFFFFF, 1, 5, 0)
+
+CASES = [
+    ("report of a missing file", ["report", "${dir}/none.klog"], {}, 2, ["none.klog"]),
+    ("report of /dev/null", ["report", "/dev/null"], {}, 2, ["/dev/null"]),
+    ("report of /dev/zero", ["report", "/dev/zero"], {}, 2, ["/dev/zero"]),
+    ("report of a directory", ["report", "${dir}"], {}, 2, ["not a regular file"]),
+    ("report of a scenario", ["report", "${dir}/x.toml"], {"x.toml": b"[machine]\n"}, 2, ["x.toml", "not a klogger file"]),
+    ("header length of 1 GB", ["report", "${dir}/k.klog"], {"k.klog": b"KLOGGER\x00\x01\x00\x00\x00\x00\x00\x00\x40"}, 2, ["k.klog", "header length"]),
+    ("version 9", ["report", "${dir}/k.klog"], {"k.klog": b"KLOGGER\x00\x09\x00\x00\x00\x02\x00\x00\x00{}"}, 2, ["k.klog", "version 9"]),
+    ("header that is not JSON", ["report", "${dir}/k.klog"], {"k.klog": b"KLOGGER\x00\x01\x00\x00\x00\x04\x00\x00\x00nope"}, 2, ["k.klog", "bad JSON header"]),
+    ("header cut short", ["report", "${dir}/k.klog"], {"k.klog": log(hdr())[:40]}, 2, ["k.klog", "ends inside the header"]),
+    ("header of hz 0", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
+    ("billing of a header of hz 0", ["billing", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
+    ("html of a header of hz 0", ["html", "${dir}/k.klog", "-o", "${dir}/k.html"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
+    ("header of zero CPUs", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(cpus=0), SW)}, 2, ["k.klog", "0 CPUs"]),
+    ("header of 100000 CPUs", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(cpus=100000), SW)}, 2, ["k.klog", "100000 CPUs"]),
+    ("header of another format_version", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(format_version=3), SW)}, 2, ["k.klog", "format version 3"]),
+    ("header of another record size", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(record_size=64), SW)}, 2, ["k.klog", "record_size 64"]),
+    ("header without its CPUs", ["report", "${dir}/k.klog"], {"k.klog": log(json.dumps({"tool": "klogger"}), SW)}, 2, ["k.klog", "bad JSON header"]),
+    ("record of a corrupt CPU number", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(), BAD_CPU)}, 2, ["k.klog", "CPU 2147483647"]),
+    ("billing of a corrupt CPU number", ["billing", "${dir}/k.klog"], {"k.klog": log(hdr(), BAD_CPU)}, 2, ["k.klog", "CPU 2147483647"]),
+    ("export of a corrupt CPU number", ["export", "--trace", "${dir}/k.klog", "-o", "${dir}/k.trace"], {"k.klog": log(hdr(), BAD_CPU)}, 2, ["k.klog", "CPU 2147483647"]),
+    ("billing at 0 Hz", ["billing", "${dir}/k.klog", "--hz", "0"], {"k.klog": OK}, 2, ["hz"]),
+    ("billing at 10 MHz", ["billing", "${dir}/k.klog", "--hz", "10000000"], {"k.klog": OK}, 2, ["hz"]),
+    ("html at 0 Hz", ["html", "${dir}/k.klog", "--hz", "0", "-o", "${dir}/k.html"], {"k.klog": OK}, 2, ["hz"]),
+    ("a recording cut short is read up to its last record", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(), SW)[:-10]}, 0, []),
+    ("a recording with no records", ["report", "${dir}/k.klog"], {"k.klog": log(hdr())}, 2, ["no records"]),
+    ("unknown record types are skipped", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(), rec(50, 0, 77) + SW)}, 0, []),
+    ("export into a missing directory", ["export", "--trace", "${dir}/k.klog", "-o", "${dir}/no/such/k.trace"], {"k.klog": OK}, 2, ["no/such"]),
+    ("unknown group", ["report", "${dir}/k.klog", "--group", "planet"], {"k.klog": OK}, 2, ["planet"]),
+    ("record with a negative duration", ["record", "--duration", "-5s", "-o", "${dir}/r.klog"], {}, 2, ["-5"]),
+    ("record with a duration of zero", ["record", "--duration", "0s", "-o", "${dir}/r.klog"], {}, 2, ["duration"]),
+    ("record with a duration without a unit", ["record", "--duration", "soon", "-o", "${dir}/r.klog"], {}, 2, ["soon"]),
+    ("bench with an unknown option", ["bench", "--warp"], {}, 2, ["--warp"]),
+    ("no command", [], {}, 2, ["Usage"]),
+]
+
+out = ["# Hostile input for klogger (crates/hostile runs these). Generated by gen-klogger.py: edit that.\n\n"]
+for name, args, files, code, stderr in CASES:
+    out.append("[[case]]\nname = %s\nbin = \"klogger\"\nargs = %s\n" % (json.dumps("klogger: " + name), json.dumps(args)))
+    if files:
+        out.append("files = { %s }\n" % ", ".join('%s = "${hex:%s}"' % (json.dumps(k), v.hex()) for k, v in files.items()))
+    if code != 2:
+        out.append("exit = %d\n" % code)
+    if stderr:
+        out.append("stderr = %s\n" % json.dumps(stderr))
+    out.append("\n")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "klogger.toml"), "w") as f:
+    f.write("".join(out))
