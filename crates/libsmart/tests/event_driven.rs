@@ -19,31 +19,41 @@ fn registrations_wake_the_waiting_thread_and_claims_need_no_descriptor() {
     assert!(t0.elapsed() >= Duration::from_millis(40));
 
     // A process registers (in another thread, as register() waits for the answer): the listening
-    // socket wakes the waiter, and poll() answers.
+    // socket wakes the waiter, and poll() answers. The thread claims its slot only once we stop
+    // calling poll() (which also indexes claims), so that what indexes it below is poll_claims.
     let (tx, rx) = mpsc::channel();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
     let p = path.clone();
     let client = std::thread::spawn(move || {
         let smart =
             Smart::register_with(Options { socket: Some(p), slots: 4, ..Options::default() }).unwrap();
+        tx.send(None).unwrap();
+        go_rx.recv().unwrap();
         let tid = smart.attach_thread().unwrap();
         let d = libsmart::now() + 1_000_000_000;
         smart.set_time_constraint(d, Some(5_000_000), None).unwrap();
-        tx.send((tid, d)).unwrap();
+        tx.send(Some((tid, d))).unwrap();
         // Stay registered until the test is done with us.
         std::thread::park();
     });
     let deadline = Instant::now() + Duration::from_secs(30);
-    let (tid, d) = loop {
+    loop {
         assert!(Instant::now() < deadline, "the registration never completed");
         if wait_readable(&reg.event_fds(), Duration::from_millis(100)).unwrap() {
             reg.poll();
         }
         if let Ok(x) = rx.try_recv() {
-            break x;
+            assert!(x.is_none());
+            break;
         }
-    };
-    // The thread's slot claim came after the registration, and a claim wakes no descriptor, so poll()
-    // has not run since: the thread is not indexed yet, and poll_claims alone indexes it.
+    }
+    go_tx.send(()).unwrap();
+    let (tid, d) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("claiming a slot and setting a constraint need no answer from the registry")
+        .expect("the thread's claim");
+    // A claim wakes no descriptor, and poll() has not run since: the thread is not indexed yet, and
+    // poll_claims alone indexes it.
     assert!(!reg.is_registered(tid));
     assert!(!wait_readable(&reg.event_fds(), Duration::from_millis(20)).unwrap());
     assert_eq!(reg.poll_claims(), 1);
