@@ -76,17 +76,9 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
             }
         })
         .fold(0u64, u64::saturating_add);
+    // The scenario's options are its own policy's; another policy runs with its defaults.
     let same_policy = policy.is_none_or(|p| p == scn.scheduler.policy);
-    let quantum = ["quantum", "slice"]
-        .iter()
-        .filter(|_| same_policy)
-        .filter_map(|k| match scn.scheduler.options.get(*k) {
-            Some(toml::Value::String(v)) => workload::parse_time(v).ok(),
-            _ => None,
-        })
-        .min()
-        .unwrap_or(1_000_000)
-        .max(1);
+    let quantum = scn.scheduler.slice_option().filter(|_| same_policy).map_or(1_000_000, |(_, q)| q.max(1));
     let slices = (d / quantum).saturating_mul(cpus);
     let sample = m.sample.unwrap_or_else(|| crate::engine::default_sample(d, scn.tasks.len()));
     let samples = d / sample.max(1) + 1;

@@ -296,6 +296,18 @@ pub struct SchedulerCfg {
 }
 
 impl SchedulerCfg {
+    /// The time slice the options give (`quantum` or `slice`, the shorter if both), with its key; the
+    /// policy's own default otherwise, which only `sched` knows.
+    pub fn slice_option(&self) -> Option<(&'static str, Nanos)> {
+        ["quantum", "slice"]
+            .into_iter()
+            .filter_map(|k| match self.options.get(k) {
+                Some(toml::Value::String(v)) => parse_time(v).ok().map(|t| (k, t)),
+                _ => None,
+            })
+            .min_by_key(|(_, t)| *t)
+    }
+
     /// The options of `[scheduler]` as the policy registry (`sched::by_name`) takes them: strings that are
     /// times (`"100ms"`) become durations, booleans and integers stay what they are.
     pub fn policy_options(&self) -> sched::Options {

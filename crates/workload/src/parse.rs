@@ -455,12 +455,8 @@ fn overheads_against_their_periods(
     tasks: &[TaskSpec],
 ) {
     let mut eaten: Vec<(Nanos, String)> = Vec::new();
-    for key in ["quantum", "slice"] {
-        if let Some(toml::Value::String(v)) = scheduler.options.get(key) {
-            if let Ok(q) = parse_time(v) {
-                eaten.push((q, format!("scheduler.{key} {}", format_time(q))));
-            }
-        }
+    if let Some((key, q)) = scheduler.slice_option() {
+        eaten.push((q, format!("scheduler.{key} {}", format_time(q))));
     }
     if let Some((p, name)) = tasks
         .iter()
