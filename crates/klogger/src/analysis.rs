@@ -54,38 +54,15 @@ impl Trace {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::format::{comm_bytes, Kind, FORMAT_VERSION, RECORD_SIZE};
+    use crate::format::{comm_bytes, Kind};
 
     pub fn header(cpus: u32) -> Header {
-        Header {
-            tool: "klogger".into(),
-            format_version: FORMAT_VERSION,
-            record_size: RECORD_SIZE as u32,
-            kernel: "synthetic".into(),
-            hz: Some(100),
-            cpus,
-            clock: "CLOCK_MONOTONIC".into(),
-            start_ns: 0,
-            start_unix_s: 0.0,
-            target: "system".into(),
-            pids: vec![],
-            command: vec![],
-            tick_hook: None,
-            buffer_bytes: 0,
-        }
+        Header::new("synthetic", cpus, Some(100))
     }
 
     /// A switch on `cpu` at `ts` from `prev` (blocked if `blocked`) to `next`.
     pub fn sw(ts: u64, cpu: u32, prev: u32, next: u32, blocked: bool) -> Event {
-        let mut e = Event::new(ts, cpu, Kind::Switch);
-        e.pid = prev;
-        e.tgid = prev;
-        e.pid2 = next;
-        e.tgid2 = next;
-        e.arg = if blocked { 1 } else { 0 };
-        e.comm = comm_bytes(&format!("t{prev}"));
-        e.comm2 = comm_bytes(&format!("t{next}"));
-        e
+        Event::switch(ts, cpu, (prev, &format!("t{prev}")), (next, &format!("t{next}")), u64::from(blocked))
     }
 
     pub fn wake(ts: u64, cpu: u32, tid: u32) -> Event {

@@ -20,7 +20,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
 
-use crate::format::{Event, Header, Kind, LogWriter, FORMAT_VERSION, RECORD_SIZE};
+use crate::format::{Event, Header, Kind, LogWriter, RECORD_SIZE};
 use crate::skel::KloggerSkelBuilder;
 
 /// What to record.
@@ -461,13 +461,6 @@ fn record_inner(
     }
 
     let header = Header {
-        tool: "klogger".into(),
-        format_version: FORMAT_VERSION,
-        record_size: RECORD_SIZE as u32,
-        kernel: kernel_release(),
-        hz: kernel_hz(),
-        cpus: ncpu as u32,
-        clock: "CLOCK_MONOTONIC".into(),
         start_ns: now_monotonic_ns(),
         start_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -486,6 +479,7 @@ fn record_inner(
         },
         tick_hook: tick.as_ref().map(|t| format!("timer:hrtimer_expire_entry function={}", t.1)),
         buffer_bytes: bb as u64,
+        ..Header::new(&kernel_release(), ncpu as u32, kernel_hz())
     };
     let file = File::create(&opts.output).with_context(|| format!("creating {}", opts.output.display()))?;
     let writer = LogWriter::new(BufWriter::with_capacity(1 << 20, file), &header)

@@ -396,36 +396,19 @@ fn a_klogger_recording_opens_with_the_same_trace_commands_as_a_simulated_run() {
     // A klogger log as the recorder writes it (its raw format, not converted): on one CPU at 100 Hz,
     // `a` and `b` alternate in 10 ms quanta for 1 s, each tick recorded with the task it interrupted.
     // `smartsim trace report|billing|diff` read it as they read a simulated trace.
-    use trace::klog::{comm_bytes, Event, Header, Kind, LogWriter, FORMAT_VERSION, RECORD_SIZE};
+    use trace::klog::{Event, Header, Kind, LogWriter};
     const MS: u64 = 1_000_000;
     let (dir, sim) = busy_trace("klog");
-    let header = Header {
-        tool: "klogger".into(),
-        format_version: FORMAT_VERSION,
-        record_size: RECORD_SIZE as u32,
-        kernel: "hand-made".into(),
-        hz: Some(100),
-        cpus: 1,
-        clock: "CLOCK_MONOTONIC".into(),
-        start_ns: 0,
-        start_unix_s: 0.0,
-        target: "system".into(),
-        pids: vec![],
-        command: vec![],
-        tick_hook: None,
-        buffer_bytes: 0,
-    };
+    let header = Header::new("hand-made", 1, Some(100));
     let mut w = LogWriter::new(Vec::new(), &header).unwrap();
     let task = |k: u64| if k % 2 == 0 { (7, "a") } else { (8, "b") };
     for k in 0..=100u64 {
-        let ((prev, pn), (next, nn)) = (task(k + 1), task(k));
-        let mut e = Event::new(k * 10 * MS, 0, Kind::Switch);
-        (e.pid, e.tgid, e.comm, e.pid2, e.tgid2, e.comm2) =
-            (prev, prev, comm_bytes(pn), next, next, comm_bytes(nn));
-        w.write(&e).unwrap();
+        let (prev, next) = (task(k + 1), task(k));
+        // prev_state 0: preempted.
+        w.write(&Event::switch(k * 10 * MS, 0, prev, next, 0)).unwrap();
         if k < 100 {
             let mut t = Event::new(k * 10 * MS + 5 * MS, 0, Kind::Tick);
-            t.pid = next;
+            t.pid = next.0;
             w.write(&t).unwrap();
         }
     }

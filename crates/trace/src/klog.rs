@@ -196,6 +196,22 @@ impl Event {
         }
     }
 
+    /// A switch on `cpu` at `ts` from `prev` to `next` (each a thread id, its own process, and its
+    /// command name), `prev` left in `prev_state` (0: runnable, preempted; else blocked): for tests
+    /// and tools that write a recording by hand.
+    pub fn switch(ts: u64, cpu: u32, prev: (u32, &str), next: (u32, &str), prev_state: u64) -> Event {
+        Event {
+            pid: prev.0,
+            tgid: prev.0,
+            pid2: next.0,
+            tgid2: next.0,
+            arg: prev_state,
+            comm: comm_bytes(prev.1),
+            comm2: comm_bytes(next.1),
+            ..Event::new(ts, cpu, Kind::Switch)
+        }
+    }
+
     /// Decodes one record. `b` must hold at least [`RECORD_SIZE`] bytes.
     pub fn from_bytes(b: &[u8]) -> Event {
         assert!(b.len() >= RECORD_SIZE, "short record");
@@ -276,6 +292,30 @@ pub struct Log {
     pub trailing_bytes: usize,
     /// Whether the file ends with an [`Kind::End`] record (clean stop).
     pub complete: bool,
+}
+
+impl Header {
+    /// The header of a system-wide recording of this format on the `CLOCK_MONOTONIC` clock, from 0,
+    /// of a kernel with `cpus` CPUs ticking at `hz`; the recorder sets the rest from the machine,
+    /// tests with struct update syntax.
+    pub fn new(kernel: &str, cpus: u32, hz: Option<u32>) -> Header {
+        Header {
+            tool: "klogger".into(),
+            format_version: FORMAT_VERSION,
+            record_size: RECORD_SIZE as u32,
+            kernel: kernel.into(),
+            hz,
+            cpus,
+            clock: "CLOCK_MONOTONIC".into(),
+            start_ns: 0,
+            start_unix_s: 0.0,
+            target: "system".into(),
+            pids: vec![],
+            command: vec![],
+            tick_hook: None,
+            buffer_bytes: 0,
+        }
+    }
 }
 
 impl Log {
@@ -508,22 +548,7 @@ mod tests {
     use super::*;
 
     fn header() -> Header {
-        Header {
-            tool: "klogger".into(),
-            format_version: FORMAT_VERSION,
-            record_size: RECORD_SIZE as u32,
-            kernel: "test".into(),
-            hz: Some(250),
-            cpus: 2,
-            clock: "CLOCK_MONOTONIC".into(),
-            start_ns: 5,
-            start_unix_s: 0.0,
-            target: "system".into(),
-            pids: vec![],
-            command: vec![],
-            tick_hook: None,
-            buffer_bytes: 4096,
-        }
+        Header { start_ns: 5, buffer_bytes: 4096, ..Header::new("test", 2, Some(250)) }
     }
 
     #[test]
@@ -560,13 +585,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A switch from `prev`, which blocked, to `next`.
     fn switch(ts: u64, cpu: u32, prev: u32, next: u32) -> Event {
-        let mut e = Event::new(ts, cpu, Kind::Switch);
-        (e.pid, e.tgid, e.pid2, e.tgid2) = (prev, prev, next, next);
-        e.arg = 1; // prev blocked
-        e.comm = comm_bytes(&format!("t{prev}"));
-        e.comm2 = comm_bytes(&format!("t{next}"));
-        e
+        Event::switch(ts, cpu, (prev, &format!("t{prev}")), (next, &format!("t{next}")), 1)
     }
 
     fn file(dir: &Path, name: &str, h: &Header, events: &[Event]) -> std::path::PathBuf {
