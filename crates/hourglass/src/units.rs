@@ -8,29 +8,17 @@ pub type Nanos = u64;
 /// A time or size that could not be parsed.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum UnitError {
-    /// The text is empty.
-    #[error("empty time")]
-    Empty,
-    /// No unit was given: Hourglass times are self-describing.
-    #[error("'{0}' has no unit; times are self-describing, e.g. 3m, 1.5s, 1020ms, 87.0us, 500ns")]
-    NoUnit(String),
-    /// The unit is not one we know.
-    #[error("'{0}': unknown unit '{1}' (use h, m, s, ms, us, ns)")]
-    BadUnit(String, String),
-    /// The number is malformed, negative or too large.
-    #[error("'{0}' is not a valid non-negative number")]
-    BadNumber(String),
-    /// A size has an unknown suffix.
+    /// A time the workspace's one time parser refused (it says why: no unit, an unknown unit, a
+    /// malformed or negative number, below a nanosecond, too large).
+    #[error("{0}")]
+    Time(#[from] workload::TimeError),
+    /// A size has an unknown suffix, or is not a whole number of bytes.
     #[error("'{0}': unknown size (use a number of KB, or 64KB, 1MB, 512B)")]
     BadSize(String),
 }
 
-fn split_number(s: &str) -> (&str, &str) {
-    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    (&s[..idx], &s[idx..])
-}
-
-/// Parses a self-describing time into nanoseconds.
+/// Parses a self-describing time into nanoseconds, exactly (decimal, no floating point): the
+/// workspace's [`workload::parse_time`].
 ///
 /// Units: `h`, `m` (minutes, as in the paper's `3m`), `s`, `ms`, `us` (or `µs`), `ns`.
 /// ```
@@ -38,53 +26,42 @@ fn split_number(s: &str) -> (&str, &str) {
 /// assert_eq!(hourglass::units::parse_time("3m").unwrap(), 180_000_000_000);
 /// ```
 pub fn parse_time(text: &str) -> Result<Nanos, UnitError> {
-    let s = text.trim();
-    if s.is_empty() {
-        return Err(UnitError::Empty);
-    }
-    let (num, unit) = split_number(s);
-    if num.is_empty() {
-        return Err(UnitError::BadNumber(text.to_string()));
-    }
-    let value: f64 = num.parse().map_err(|_| UnitError::BadNumber(text.to_string()))?;
-    let scale: f64 = match unit.trim() {
-        "" => return Err(UnitError::NoUnit(text.to_string())),
-        "h" => 3600e9,
-        "m" | "min" => 60e9,
-        "s" => 1e9,
-        "ms" => 1e6,
-        "us" | "µs" | "μs" => 1e3,
-        "ns" => 1.0,
-        other => return Err(UnitError::BadUnit(text.to_string(), other.to_string())),
-    };
-    let ns = value * scale;
-    if !ns.is_finite() || !(0.0..=1e19).contains(&ns) {
-        return Err(UnitError::BadNumber(text.to_string()));
-    }
-    Ok(ns.round() as Nanos)
+    Ok(workload::parse_time(text)?)
 }
 
-/// A time for people: `87.0us`, `1.5s`, `3m` (what [`parse_time`] reads back); the workspace's one
-/// time formatter for text (crates/report).
+/// A time for people: `87.0us`, `1.5s`, `3m`, rounded to what people read (crates/report's text
+/// formatter; [`parse_time`] reads it back). [`workload::format_time`] is the exact one, for files.
 pub use report::format_time;
 
-/// Parses a size in bytes. A bare number is KB (appendix A: "an array that is size KB long");
-/// suffixes `B`, `KB`/`K`/`KiB`, `MB`/`M`/`MiB` are accepted (all binary multiples).
+/// Size suffixes (all binary multiples), in the spellings Hourglass accepts.
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("b", 1),
+    ("K", 1 << 10),
+    ("k", 1 << 10),
+    ("KB", 1 << 10),
+    ("kB", 1 << 10),
+    ("kb", 1 << 10),
+    ("KiB", 1 << 10),
+    ("M", 1 << 20),
+    ("m", 1 << 20),
+    ("MB", 1 << 20),
+    ("mb", 1 << 20),
+    ("MiB", 1 << 20),
+];
+
+/// The largest size accepted: 1 TiB (a working set is an array in memory).
+const MAX_SIZE: u64 = 1 << 40;
+
+/// Parses a size in bytes, exactly. A bare number is KB (appendix A: "an array that is size KB
+/// long"); suffixes `B`, `KB`/`K`/`KiB`, `MB`/`M`/`MiB` are accepted (all binary multiples).
 pub fn parse_size(text: &str) -> Result<usize, UnitError> {
-    let s = text.trim();
-    let (num, unit) = split_number(s);
-    let value: f64 = num.parse().map_err(|_| UnitError::BadSize(text.to_string()))?;
-    let scale = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "K" | "KB" | "KIB" => 1024.0,
-        "B" => 1.0,
-        "M" | "MB" | "MIB" => 1024.0 * 1024.0,
-        _ => return Err(UnitError::BadSize(text.to_string())),
-    };
-    let b = value * scale;
-    if !b.is_finite() || !(0.0..=1e12).contains(&b) {
-        return Err(UnitError::BadSize(text.to_string()));
+    let bad = || UnitError::BadSize(text.to_string());
+    let b = workload::parse_units(text, SIZE_UNITS, Some(1 << 10)).map_err(|_| bad())?;
+    if b > MAX_SIZE {
+        return Err(bad());
     }
-    Ok(b.round() as usize)
+    usize::try_from(b).map_err(|_| bad())
 }
 
 #[cfg(test)]
@@ -104,11 +81,13 @@ mod tests {
 
     #[test]
     fn bad_times_are_rejected_with_reason() {
-        assert!(matches!(parse_time("10"), Err(UnitError::NoUnit(_))));
-        assert!(matches!(parse_time("10parsecs"), Err(UnitError::BadUnit(_, _))));
-        assert!(matches!(parse_time("ms"), Err(UnitError::BadNumber(_))));
-        assert!(matches!(parse_time("-1s"), Err(UnitError::BadNumber(_))));
-        assert!(matches!(parse_time(""), Err(UnitError::Empty)));
+        use workload::TimeError;
+        assert!(matches!(parse_time("10"), Err(UnitError::Time(TimeError::MissingUnit(_)))));
+        assert!(matches!(parse_time("10parsecs"), Err(UnitError::Time(TimeError::UnknownUnit { .. }))));
+        assert!(matches!(parse_time("ms"), Err(UnitError::Time(TimeError::BadNumber(_)))));
+        assert!(matches!(parse_time("-1s"), Err(UnitError::Time(TimeError::BadNumber(_)))));
+        assert!(matches!(parse_time(""), Err(UnitError::Time(TimeError::Empty))));
+        assert!(matches!(parse_time("0.5ns"), Err(UnitError::Time(TimeError::SubNanosecond(_)))));
     }
 
     #[test]
@@ -126,6 +105,9 @@ mod tests {
         assert_eq!(parse_size("64KB"), Ok(65536));
         assert_eq!(parse_size("1MB"), Ok(1 << 20));
         assert_eq!(parse_size("512B"), Ok(512));
+        assert_eq!(parse_size("1.5KB"), Ok(1536));
         assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("0.1B").is_err(), "not a whole number of bytes");
+        assert!(parse_size("2MiB").is_ok() && parse_size("2000000MB").is_err());
     }
 }

@@ -46,27 +46,16 @@ mod skel {
     include!(concat!(env!("OUT_DIR"), "/klogger.skel.rs"));
 }
 
-/// Parses a self-describing duration: `3m`, `1.5s`, `1020ms`, `87.0us`, `500ns` (a bare number is
-/// seconds).
+/// Parses a self-describing duration exactly, with the workspace's time units (`3m`, `1.5s`,
+/// `1020ms`, `87.0us`, `500ns`; see [`workload::parse_time`]); a bare number is seconds. It must
+/// be positive.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("bad duration {s:?}: expected e.g. 10s, 1.5m, 500ms"))?;
-    let mult = match unit.trim() {
-        "" | "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        "ms" => 1e6,
-        "us" => 1e3,
-        "ns" => 1.0,
-        u => return Err(format!("bad duration unit {u:?} in {s:?}: use h, m, s, ms, us or ns")),
-    };
-    let ns = v * mult;
-    if !ns.is_finite() || ns <= 0.0 {
-        return Err(format!("duration {s:?} must be positive"));
+    const SECOND: u64 = 1_000_000_000;
+    let ns = workload::parse_units(s, workload::TIME_UNITS, Some(SECOND)).map_err(|e| e.to_string())?;
+    if ns == 0 {
+        return Err(format!("duration {:?} must be positive", s.trim()));
     }
-    Ok(std::time::Duration::from_nanos(ns as u64))
+    Ok(std::time::Duration::from_nanos(ns))
 }
 
 /// Parses a byte size: `4096`, `256K`, `4M`, `1G` (powers of 1024).
@@ -94,6 +83,8 @@ mod tests {
         assert_eq!(parse_duration("2").unwrap().as_secs(), 2);
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("0s").is_err());
+        assert_eq!(parse_duration("0.1s").unwrap().as_nanos(), 100_000_000, "exact, not through f64");
+        assert!(parse_duration("0.5ns").is_err());
         assert_eq!(parse_size("4M").unwrap(), 4 << 20);
         assert_eq!(parse_size("256K").unwrap(), 256 << 10);
         assert!(parse_size("x").is_err());

@@ -147,7 +147,9 @@ pub use exec::{task_rng, Exec};
 pub use rand;
 /// The `rand_pcg` of [`task_rng`].
 pub use rand_pcg;
-pub use time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos, Time, TimeError};
+pub use time::{
+    format_time, parse_bandwidth, parse_size, parse_time, parse_units, Nanos, Time, TimeError, TIME_UNITS,
+};
 
 /// The most CPUs a machine may have (`sched::MAX_CPUS`).
 pub const MAX_CPUS: u32 = sched::MAX_CPUS as u32;

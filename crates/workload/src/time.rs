@@ -10,7 +10,7 @@ use std::fmt;
 pub type Nanos = u64;
 
 /// Units of time, longest first: (suffix, nanoseconds). `m` is minutes, as in Hourglass.
-const TIME_UNITS: &[(&str, u64)] = &[
+pub const TIME_UNITS: &[(&str, u64)] = &[
     ("h", 3_600_000_000_000),
     ("min", 60_000_000_000),
     ("m", 60_000_000_000),
@@ -18,6 +18,7 @@ const TIME_UNITS: &[(&str, u64)] = &[
     ("ms", 1_000_000),
     ("us", 1_000),
     ("µs", 1_000),
+    ("μs", 1_000),
     ("ns", 1),
 ];
 
@@ -117,6 +118,21 @@ fn scaled_decimal(num: &str, scale: u64, whole: &str) -> Result<u64, TimeError> 
 /// assert!(parse_time("40").unwrap_err().to_string().contains("no unit"));
 /// ```
 pub fn parse_time(s: &str) -> Result<Nanos, TimeError> {
+    parse_units(s, TIME_UNITS, None)
+}
+
+/// Parses a decimal number and a unit from `units` (suffix, scale) exactly, as [`parse_time`]
+/// does, for a tool whose units differ: `bare` is the scale of a number written without a unit
+/// (`None` refuses it). Suffixes match exactly (case-sensitive); the result must be a whole number.
+///
+/// ```
+/// // A size whose bare number is KiB, as in Hourglass's appendix A.
+/// let units = [("B", 1), ("KB", 1024), ("MB", 1 << 20)];
+/// assert_eq!(workload::parse_units("64", &units, Some(1024)).unwrap(), 65536);
+/// assert_eq!(workload::parse_units("1.5KB", &units, None).unwrap(), 1536);
+/// assert!(workload::parse_units("0.3B", &units, None).is_err());
+/// ```
+pub fn parse_units(s: &str, units: &[(&str, u64)], bare: Option<u64>) -> Result<u64, TimeError> {
     let t = s.trim();
     if t.is_empty() {
         return Err(TimeError::Empty);
@@ -125,14 +141,15 @@ pub fn parse_time(s: &str) -> Result<Nanos, TimeError> {
     if !num.chars().any(|c| c.is_ascii_digit()) {
         return Err(TimeError::BadNumber(t.to_string()));
     }
-    if unit.is_empty() {
-        return Err(TimeError::MissingUnit(t.to_string()));
-    }
-    let scale = TIME_UNITS
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|&(_, ns)| ns)
-        .ok_or_else(|| TimeError::UnknownUnit { input: t.to_string(), unit: unit.to_string() })?;
+    let scale = if unit.is_empty() {
+        bare.ok_or_else(|| TimeError::MissingUnit(t.to_string()))?
+    } else {
+        units
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .map(|&(_, scale)| scale)
+            .ok_or_else(|| TimeError::UnknownUnit { input: t.to_string(), unit: unit.to_string() })?
+    };
     scaled_decimal(num, scale, t)
 }
 
