@@ -15,6 +15,7 @@
 //! Weak: from the paper's text format the end reason of an interval is not known, so switches are
 //! classified only when the header says no thread yields or blocks; JSON with `--intervals` carries it.
 
+use crate::config::MAX_THREADS;
 use crate::config::{CpuChoice, Format, RunConfig, ThreadSpec, Workload};
 use crate::output::{log2_hist, percentile};
 use crate::run::{run, EndReason, Interval};
@@ -40,15 +41,15 @@ enum Cmd {
     Ctx {
         /// Trace file.
         file: String,
-        /// Histogram bin width.
-        #[arg(long, default_value = "2us", value_parser = parse_time)]
+        /// Histogram bin width (at least 1ns).
+        #[arg(long, default_value = "2us", value_parser = positive_time)]
         bin: u64,
         /// Histogram range; larger gaps go to the last bin (on a shared machine another
         /// process often runs between two hourglass threads: those gaps are not switch costs).
-        #[arg(long, default_value = "50us", value_parser = parse_time)]
+        #[arg(long, default_value = "50us", value_parser = positive_time)]
         max: u64,
         /// Output format: text or json.
-        #[arg(long, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
     },
     /// §5.2 indirect cost per context switch: runs 1 and N CPU_SCAN threads of each working-set
@@ -57,20 +58,21 @@ enum Cmd {
         /// Working-set sizes (KB, or 64KB, 1MB), comma-separated.
         #[arg(long, default_value = "4,32,128,512,2048")]
         sizes: String,
-        /// Threads in the contended run (the paper's ten).
-        #[arg(long, default_value_t = 10)]
-        threads: usize,
-        /// Length of each run (the paper used 45 s).
-        #[arg(short = 'd', long, default_value = "3s", value_parser = parse_time)]
+        /// Threads in the contended run (the paper's ten; 2 to 1024).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(2..=MAX_THREADS as i64))]
+        threads: u16,
+        /// Length of each run (the paper used 45 s); all runs together (2 per size and trial) are
+        /// held to hourglass's 10m cap.
+        #[arg(short = 'd', long, default_value = "3s", value_parser = positive_time)]
         duration: u64,
-        /// Trials per size.
-        #[arg(long, default_value_t = 1)]
-        trials: usize,
+        /// Trials per size (at least 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+        trials: u16,
         /// CPU to pin to (default: the last allowed one).
         #[arg(long)]
         cpu: Option<usize>,
         /// Output format: text or json.
-        #[arg(long, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
     },
     /// §5.3 dispatch-latency percentiles and table-1 counts, from `latlate:` lines or JSON with
@@ -79,7 +81,7 @@ enum Cmd {
         /// File with `latlate:` lines, or hourglass JSON.
         file: String,
         /// Output format: text or json.
-        #[arg(long, default_value = "text")]
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
     },
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
@@ -93,22 +95,47 @@ enum Cmd {
         #[arg(long, default_value = "0s", value_parser = parse_time)]
         from: u64,
         /// Length of the window (the paper shows 500 ms, 100 ms and 25 ms segments).
-        #[arg(long, default_value = "100ms", value_parser = parse_time)]
+        #[arg(long, default_value = "100ms", value_parser = positive_time)]
         span: u64,
-        /// Width of the drawing in pixels.
-        #[arg(long, default_value_t = 1000)]
+        /// Width of the drawing in pixels (200 to 100000).
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(200..=100_000))]
         width: u32,
     },
 }
 
-fn read(file: &str) -> Result<String, String> {
-    if file == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))
+/// A time that must be positive (a bin, a window, a run length).
+fn positive_time(s: &str) -> Result<u64, String> {
+    match parse_time(s) {
+        Ok(0) => Err("must be positive".into()),
+        Ok(t) => Ok(t),
+        Err(e) => Err(e.to_string()),
     }
+}
+
+/// The largest text or JSON input read (a 10-minute `--format paper` run at 50,000 gaps a second
+/// is about 1.2 GB: record such runs with `--trace`, whose reader streams).
+pub const MAX_TEXT_INPUT: u64 = 256 << 20;
+
+fn read(file: &str) -> Result<String, String> {
+    let text = if file == "-" {
+        use std::io::Read;
+        let mut s = String::new();
+        std::io::stdin()
+            .take(MAX_TEXT_INPUT + 1)
+            .read_to_string(&mut s)
+            .map_err(|e| format!("standard input: {e}"))?;
+        if s.len() as u64 > MAX_TEXT_INPUT {
+            return Err(format!("standard input: over the limit of {} MiB", MAX_TEXT_INPUT >> 20));
+        }
+        s
+    } else {
+        workload::read_capped(std::path::Path::new(file), MAX_TEXT_INPUT)
+            .map_err(|e| format!("{file}: {e}"))?
+    };
+    if text.trim().is_empty() {
+        return Err(format!("no records in {file} (it is empty)"));
+    }
+    Ok(text)
 }
 
 /// A trace file's intervals, task names by id, and missed deadlines (task, ns from the start).
@@ -319,20 +346,44 @@ pub fn main(argv: &[String]) -> ExitCode {
             print!("{s}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("hourglass analyze: {e}");
-            ExitCode::from(1)
+        Err(Failure { code, message }) => {
+            eprintln!("hourglass analyze: {message}");
+            ExitCode::from(code)
         }
     }
 }
 
-fn execute(cmd: Cmd) -> Result<String, String> {
+/// Why an analysis failed, and its exit status: 2 for bad input or options (the default), 1 for a
+/// measuring run that failed.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { code: 2, message }
+    }
+}
+
+/// Refuses the input or options (exit status 2).
+fn refuse<T>(message: String) -> Result<T, Failure> {
+    Err(message.into())
+}
+
+fn execute(cmd: Cmd) -> Result<String, Failure> {
     match cmd {
         Cmd::Ctx { file, bin, max, format } => {
             let t = match read_trace_file(&file)? {
                 Some((t, _, _)) => t,
                 None => parse_trace(&read(&file)?, &file)?,
             };
+            if t.intervals.is_empty() {
+                return refuse(format!("no records in {file}: it holds no execution intervals"));
+            }
+            if max < bin {
+                return refuse(format!("--max {} is below --bin {}", format_time(max), format_time(bin)));
+            }
             let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
             let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
             let switches = vol.len() + inv.len() + unk.len();
@@ -404,11 +455,18 @@ fn execute(cmd: Cmd) -> Result<String, String> {
             Ok(o)
         }
         Cmd::Render { file, from, span, width } => {
+            let empty = || format!("no records in {file}: it holds no execution intervals");
             if let Some((t, names, misses)) = read_trace_file(&file)? {
-                return Ok(render_svg(&t.intervals, &names, &misses, from, span.max(1), width.max(200)));
+                if t.intervals.is_empty() {
+                    return refuse(empty());
+                }
+                return Ok(render_svg(&t.intervals, &names, &misses, from, span, width));
             }
             let text = read(&file)?;
             let t = parse_trace(&text, &file)?;
+            if t.intervals.is_empty() {
+                return refuse(empty());
+            }
             let mut names = std::collections::BTreeMap::new();
             let mut misses: Vec<(u32, u64)> = Vec::new();
             if text.trim_start().starts_with('{') {
@@ -428,7 +486,7 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                     }
                 }
             }
-            Ok(render_svg(&t.intervals, &names, &misses, from, span.max(1), width.max(200)))
+            Ok(render_svg(&t.intervals, &names, &misses, from, span, width))
         }
         Cmd::Latency { file, format } => {
             let text = read(&file)?;
@@ -452,7 +510,7 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                 }
             }
             if s.is_empty() {
-                return Err(format!(
+                return refuse(format!(
                     "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --intervals)"
                 ));
             }
@@ -499,8 +557,25 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                 .split(',')
                 .map(|s| parse_size(s).map_err(|e| format!("--sizes: {e}")))
                 .collect::<Result<_, _>>()?;
-            if threads < 2 {
-                return Err("--threads must be at least 2".into());
+            let threads = usize::from(threads);
+            for &b in &sizes {
+                if b < 64 {
+                    return refuse(format!("--sizes: {b} bytes is below the smallest working set, 64 bytes"));
+                }
+            }
+            let runs = 2 * sizes.len() as u64 * u64::from(trials);
+            if duration.saturating_mul(runs) > crate::config::MAX_DURATION {
+                return refuse(format!(
+                    "--sizes, --trials, -d: {runs} runs of {} take longer than hourglass's {} cap",
+                    format_time(duration),
+                    format_time(crate::config::MAX_DURATION)
+                ));
+            }
+            if let Some(c) = cpu {
+                let allowed = crate::sys::allowed_cpus();
+                if !allowed.contains(&c) {
+                    return refuse(format!("--cpu: CPU {c} is not allowed here (allowed: {allowed:?})"));
+                }
             }
             let mut rows = Vec::new();
             let mut o = format!(
@@ -514,7 +589,8 @@ fn execute(cmd: Cmd) -> Result<String, String> {
                         bytes / 1024,
                         trial + 1
                     );
-                    let r = indirect_once(bytes, threads, duration, cpu)?;
+                    let r = indirect_once(bytes, threads, duration, cpu)
+                        .map_err(|message| Failure { code: 1, message })?;
                     let c = match r.cost_ns() {
                         Some(c) if c >= 0.0 => format_time(c as u64),
                         Some(c) => format!("-{}", format_time((-c) as u64)),

@@ -183,8 +183,8 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             "-n" => {
                 let s = a.value(o, "number of threads")?;
                 let v: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a number of threads")))?;
-                if v == 0 || v > 1024 {
-                    return Err(err(o, "the number of threads must be 1..1024"));
+                if v == 0 || v > MAX_THREADS {
+                    return Err(err(o, format!("the number of threads must be 1..{MAX_THREADS}")));
                 }
                 n = Some(v);
             }

@@ -230,6 +230,10 @@ pub enum ClockChoice {
 
 /// Default run length (appendix A).
 pub const DEFAULT_DURATION: Nanos = 10_000_000_000;
+/// Most threads in one run, from the command line (`-n`) or a scenario: each has its own trace
+/// buffer and stack, and a thousand already share one CPU in slices too short to measure.
+pub const MAX_THREADS: usize = 1024;
+
 /// Longest run without `--force`.
 pub const MAX_DURATION: Nanos = 600_000_000_000;
 /// Default trace records (appendix A: "300000 (about 5 MB)").

@@ -44,6 +44,25 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
     for m in &cfg.scenario_mapping {
         eprintln!("hourglass: scenario: {m}");
     }
+    if let Err(e) = hourglass::run::check_safety(cfg) {
+        eprintln!("hourglass: {e}");
+        return ExitCode::from(2);
+    }
+    // Output files are created before the run, so that a bad path costs nothing but this line.
+    let open = |opt: &str, p: &Option<std::path::PathBuf>| -> Result<Option<std::fs::File>, String> {
+        let Some(p) = p else { return Ok(None) };
+        if p.is_dir() {
+            return Err(format!("{opt} {}: is a directory", p.display()));
+        }
+        std::fs::File::create(p).map(Some).map_err(|e| format!("{opt} {}: {e}", p.display()))
+    };
+    let (perfetto, trace_file) = match (open("--perfetto", &cfg.perfetto), open("--trace", &cfg.trace_file)) {
+        (Ok(p), Ok(t)) => (p, t),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("hourglass: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if cfg.format != hourglass::config::Format::Json {
         eprintln!(
             "hourglass: running {} thread(s) for {} (nothing is printed until the end)...",
@@ -62,16 +81,15 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
         eprintln!("hourglass: warning: {w}");
     }
     print!("{}", hourglass::output::render(&r, cfg.format));
-    if let Some(p) = &cfg.perfetto {
-        let written = std::fs::File::create(p).and_then(|f| hourglass::output::to_perfetto(&r).write(f));
-        if let Err(e) = written {
+    if let (Some(f), Some(p)) = (perfetto, &cfg.perfetto) {
+        if let Err(e) = hourglass::output::to_perfetto(&r).write(f) {
             eprintln!("hourglass: --perfetto {}: {e}", p.display());
             return ExitCode::from(1);
         }
         eprintln!("hourglass: wrote {} (open it in ui.perfetto.dev)", p.display());
     }
-    if let Some(p) = &cfg.trace_file {
-        match hourglass::output::write_trace(&r, p) {
+    if let (Some(f), Some(p)) = (trace_file, &cfg.trace_file) {
+        match hourglass::output::write_trace(&r, f) {
             Ok(n) => {
                 eprintln!("hourglass: wrote {} ({n} records; smartsim trace report reads it)", p.display())
             }

@@ -414,10 +414,10 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
     (header, records)
 }
 
-/// Writes [`to_trace`] to `path`; returns the number of records.
-pub fn write_trace(r: &RunResult, path: &std::path::Path) -> std::io::Result<u64> {
+/// Writes [`to_trace`] to `out` (opened before the run); returns the number of records.
+pub fn write_trace<W: std::io::Write>(r: &RunResult, out: W) -> std::io::Result<u64> {
     let (header, records) = to_trace(r);
-    trace::write_file(path, &header, &records)
+    trace::write_to(std::io::BufWriter::new(out), &header, &records)
 }
 
 /// The Perfetto view of the run, by the workspace's one writer (`report::Trace::from_records` of

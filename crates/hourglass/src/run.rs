@@ -256,6 +256,9 @@ impl Machine {
 /// changing the real machine's settings).
 pub fn check_safety_on(cfg: &RunConfig, m: &Machine) -> Result<Vec<String>, RunError> {
     let mut warnings = Vec::new();
+    if cfg.threads.len() > MAX_THREADS {
+        return Err(RunError(format!("{} threads: hourglass runs at most {MAX_THREADS}", cfg.threads.len())));
+    }
     if cfg.duration > MAX_DURATION && !cfg.force {
         return Err(RunError(format!(
             "a run of {} exceeds the {} cap; add --force",

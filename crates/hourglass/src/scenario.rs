@@ -37,7 +37,7 @@
 //! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
 //! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION};
+use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION, MAX_THREADS};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
@@ -188,6 +188,21 @@ pub fn from_scenario(
             Class::Fair
         }
     };
+    if scn.tasks.len() > MAX_THREADS {
+        let line = scn.tasks.get(MAX_THREADS).map_or(0, |t| t.line);
+        errors.extend(
+            scn.error(
+                line,
+                "tasks",
+                format!(
+                    "{} tasks: hourglass runs at most {MAX_THREADS} threads, as with -n (this is task {})",
+                    scn.tasks.len(),
+                    MAX_THREADS + 1
+                ),
+            )
+            .diagnostics,
+        );
+    }
     if !duration_given {
         if scn.machine.duration > MAX_DURATION && !cfg.force {
             errors.extend(

@@ -414,7 +414,13 @@ pub fn is_trace_file(path: &Path) -> bool {
 /// Writes a whole trace to `path` (a source that has all its records at once, e.g. a recording
 /// converted after the fact); returns the number of records.
 pub fn write_file(path: &Path, header: &Header, records: &[Record]) -> std::io::Result<u64> {
-    let mut w = Writer::create(path, header)?;
+    write_to(BufWriter::new(File::create(path)?), header, records)
+}
+
+/// Writes a whole trace to `out` (a file opened before a long run, say); returns the number of
+/// records.
+pub fn write_to<W: Write>(out: W, header: &Header, records: &[Record]) -> std::io::Result<u64> {
+    let mut w = Writer::new(out, header)?;
     for r in records {
         w.write(r)?;
     }
