@@ -52,6 +52,15 @@
 //! is served only after the kernel confirmed it belongs to the registering process
 //! (`/proc/<pid>/task/<tid>` for the pid `SO_PEERCRED` gave), and priority/share requests above the
 //! defaults are clamped unless that process held `CAP_SYS_NICE` when it connected.
+//!
+//! A hostile process cannot make the scheduler's loop slow either: the slot count is read once, at
+//! registration; a poll spends at most [`SCAN_BUDGET`] on indexing claimed slots (at most
+//! [`MAX_TID_CHECKS_PER_POLL`] `/proc` checks), the processes taking turns, so a process that rewrites
+//! all its slots at every poll only delays its own indexing; a lookup spins at most
+//! [`SNAPSHOT_TRIES`] times on a slot held mid-write. Connections are bounded too: at most
+//! [`MAX_PENDING`] wait for their registration, each for at most [`HELLO_TIMEOUT`], and one user holds
+//! at most [`MAX_PROCESSES_PER_UID`] registrations. A flood of silent connections can still make
+//! other processes' registrations fail (they are closed unanswered) until [`HELLO_TIMEOUT`] passes.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -74,6 +83,22 @@ pub const SNAPSHOT_TRIES: u32 = 64;
 pub const MAX_SHARE: u32 = 10_000;
 /// Most processes registered at once; later ones are refused with `EAGAIN`.
 pub const MAX_PROCESSES: usize = 4096;
+/// Most processes of one user registered at once (a quarter of [`MAX_PROCESSES`], so that one user
+/// cannot take every registration); later ones are refused with `EAGAIN`.
+pub const MAX_PROCESSES_PER_UID: usize = MAX_PROCESSES / 4;
+/// Tries of a seqlock snapshot when indexing a slot (a slot held mid-write is retried next poll).
+pub const SCAN_TRIES: u32 = 8;
+/// Work one [`Registry::poll`] (or [`Registry::poll_claims`]) may spend indexing claimed slots, in
+/// units: reading a slot costs [`SLOT_COST`], checking a thread id against `/proc` (a `stat(2)`, a
+/// few microseconds) [`TID_CHECK_COST`]. What is left over waits for the next poll, so that a process
+/// rewriting thousands of slots at every poll slows its own indexing, not the scheduler's loop.
+pub const SCAN_BUDGET: u32 = 8192;
+/// Units of [`SCAN_BUDGET`] for reading one slot.
+pub const SLOT_COST: u32 = 1;
+/// Units of [`SCAN_BUDGET`] for checking one thread id against `/proc`.
+pub const TID_CHECK_COST: u32 = 64;
+/// Most thread ids checked against `/proc` in one poll.
+pub const MAX_TID_CHECKS_PER_POLL: u32 = SCAN_BUDGET / TID_CHECK_COST;
 /// Most connections waiting to send their registration; more are closed at once.
 pub const MAX_PENDING: usize = 256;
 /// How long a connection may take to send its registration before it is dropped.
@@ -167,6 +192,10 @@ pub struct Stats {
     pub notifications: u64,
     /// Notification signals that failed to send (the thread exited meanwhile).
     pub signal_errors: u64,
+    /// Thread ids checked against `/proc` (at most [`MAX_TID_CHECKS_PER_POLL`] a poll).
+    pub tid_checks: u64,
+    /// Indexing passes cut short by [`SCAN_BUDGET`] (they go on in the next poll).
+    pub scans_deferred: u64,
 }
 
 struct Pending {
@@ -183,8 +212,21 @@ struct Proc {
     region: Region,
     stream: UnixStream,
     claims_seen: u32,
+    /// An indexing pass under way (it may take several polls: see [`SCAN_BUDGET`]).
+    scan: Option<Scan>,
     /// Per slot: the (tid, generation) last examined, and whether it was verified and indexed.
     known: Vec<(u32, u32, bool)>,
+}
+
+/// An indexing pass over a process's slots.
+#[derive(Copy, Clone)]
+struct Scan {
+    /// The header's `claims` when the pass began: seen once the pass completes.
+    claims: u32,
+    /// The next slot to read.
+    next: u32,
+    /// A slot was held mid-write: pass again.
+    again: bool,
 }
 
 #[derive(Copy, Clone)]
@@ -205,6 +247,10 @@ pub struct Registry {
     torn: Cell<u64>,
     clamped: Cell<u64>,
     pollfds: Vec<libc::pollfd>,
+    /// What is left of [`SCAN_BUDGET`] in this poll.
+    budget: u32,
+    /// The process whose pass goes first in the next poll (turns rotate).
+    first: usize,
 }
 
 /// Waits until one of `fds` is readable (or hung up), for at most `timeout`. Returns whether one is;
@@ -301,6 +347,8 @@ impl Registry {
             torn: Cell::new(0),
             clamped: Cell::new(0),
             pollfds: Vec::new(),
+            budget: SCAN_BUDGET,
+            first: 0,
         })
     }
 
@@ -313,6 +361,7 @@ impl Registry {
     /// processes whose socket closed, and index threads that claimed or released slots. Returns how
     /// many registrations, exits and slot changes it handled.
     pub fn poll(&mut self) -> usize {
+        self.budget = SCAN_BUDGET;
         let mut events = 0;
         // New connections.
         loop {
@@ -359,7 +408,7 @@ impl Registry {
             }
         }
         events += self.reap();
-        events + self.poll_claims()
+        events + self.index_claims()
     }
 
     /// Only the part of [`Registry::poll`] that needs no file descriptor: index the threads that claimed
@@ -367,14 +416,31 @@ impl Registry {
     /// that runs registrations in another thread (see [`Registry::event_fds`]) calls this in its own
     /// loop, so that a thread's first constraint is seen at once.
     pub fn poll_claims(&mut self) -> usize {
+        self.budget = SCAN_BUDGET;
+        self.index_claims()
+    }
+
+    /// Index what changed, within what is left of this poll's budget, the processes taking turns
+    /// to go first.
+    fn index_claims(&mut self) -> usize {
+        let n = self.procs.len();
         let mut events = 0;
-        for p in 0..self.procs.len() {
-            let Some(pr) = &self.procs[p] else { continue };
-            let claims = pr.region.header().claims.load(Ordering::Acquire);
-            if claims != pr.claims_seen {
-                events += self.rescan(p, claims);
+        for k in 0..n {
+            let p = (self.first + k) % n;
+            let Some(pr) = &mut self.procs[p] else { continue };
+            if pr.scan.is_none() {
+                let claims = pr.region.header().claims.load(Ordering::Acquire);
+                if claims == pr.claims_seen {
+                    continue;
+                }
+                pr.scan = Some(Scan { claims, next: 0, again: false });
             }
+            if self.budget < SLOT_COST + TID_CHECK_COST {
+                break;
+            }
+            events += self.rescan(p);
         }
+        self.first = if n == 0 { 0 } else { (self.first + 1) % n };
         events
     }
 
@@ -395,7 +461,9 @@ impl Registry {
             if hello.magic != HELLO_MAGIC || hello.version != layout::VERSION {
                 return Err(libc::EPROTO);
             }
-            if self.procs.iter().flatten().count() >= MAX_PROCESSES {
+            if self.procs.iter().flatten().count() >= MAX_PROCESSES
+                || self.procs.iter().flatten().filter(|p| p.uid == uid).count() >= MAX_PROCESSES_PER_UID
+            {
                 return Err(libc::EAGAIN);
             }
             let region = Region::from_fd(fd.ok_or(libc::EBADF)?).map_err(|e| e.errno())?;
@@ -419,8 +487,18 @@ impl Registry {
                     return;
                 }
                 let known = vec![(0, 0, false); region.nslots() as usize];
-                let pr =
-                    Proc { pid, uid, privileged, signal, region, stream: p.stream, claims_seen: 0, known };
+                let claims = region.header().claims.load(Ordering::Acquire);
+                let pr = Proc {
+                    pid,
+                    uid,
+                    privileged,
+                    signal,
+                    region,
+                    stream: p.stream,
+                    claims_seen: claims,
+                    scan: Some(Scan { claims, next: 0, again: false }),
+                    known,
+                };
                 let idx = match self.procs.iter().position(Option::is_none) {
                     Some(i) => i,
                     None => {
@@ -428,10 +506,9 @@ impl Registry {
                         self.procs.len() - 1
                     }
                 };
-                let claims = pr.region.header().claims.load(Ordering::Acquire);
                 self.procs[idx] = Some(pr);
                 self.stats.registered += 1;
-                self.rescan(idx, claims);
+                self.rescan(idx);
             }
         }
     }
@@ -476,12 +553,24 @@ impl Registry {
         }
     }
 
-    fn rescan(&mut self, p: usize, claims: u32) -> usize {
+    /// Goes on with process `p`'s indexing pass, within the budget: reads each slot, drops what its
+    /// old owner had indexed, and indexes the new owner once `/proc` confirms the thread is the
+    /// process's. Returns how many slots changed.
+    fn rescan(&mut self, p: usize) -> usize {
         let mut changes = 0;
         let Some(mut pr) = self.procs[p].take() else { return 0 };
-        pr.claims_seen = claims;
-        for i in 0..pr.region.nslots() {
-            let Some(mut v) = pr.region.slot(i).snapshot(SNAPSHOT_TRIES) else { continue };
+        let Some(mut scan) = pr.scan.take() else {
+            self.procs[p] = Some(pr);
+            return 0;
+        };
+        while scan.next < pr.region.nslots() && self.budget >= SLOT_COST + TID_CHECK_COST {
+            let i = scan.next;
+            scan.next += 1;
+            self.budget -= SLOT_COST;
+            let Some(mut v) = pr.region.slot(i).snapshot(SCAN_TRIES) else {
+                scan.again = true; // held mid-write: read it on the next pass
+                continue;
+            };
             if v.tid & layout::TID_CLAIMING != 0 {
                 v.tid = 0; // being claimed: free until its owner publishes it
             }
@@ -495,6 +584,8 @@ impl Registry {
             }
             let mut indexed = false;
             if v.tid != 0 {
+                self.budget -= TID_CHECK_COST;
+                self.stats.tid_checks += 1;
                 let ok = tid_belongs_to(v.tid, pr.pid);
                 let taken = match self.index.get(&v.tid) {
                     None => false,
@@ -511,6 +602,14 @@ impl Registry {
                 }
             }
             pr.known[i as usize] = (v.tid, v.generation, indexed);
+        }
+        if scan.next < pr.region.nslots() {
+            pr.scan = Some(scan); // the budget ran out: go on in the next poll
+            self.stats.scans_deferred += 1;
+        } else if scan.again {
+            pr.scan = Some(Scan { claims: scan.claims, next: 0, again: false });
+        } else {
+            pr.claims_seen = scan.claims;
         }
         self.procs[p] = Some(pr);
         changes

@@ -6,6 +6,12 @@
 //!   the library and writes a raised share into its slot, the scheduler clamps it.
 //! * A second process that names the first process's thread in its own region is ignored: the first
 //!   process's constraint stays what the first process set.
+//! * A process that scribbles random words over its whole region (header, slot count, claims
+//!   counter, every slot, sequence numbers held odd, other processes' thread ids) as fast as it can
+//!   neither stalls the scheduler (each poll checks at most `MAX_TID_CHECKS_PER_POLL` thread ids)
+//!   nor changes another process's constraint.
+//! * A flood of connections that never register, or send garbage, is refused, and a process can
+//!   register once it has passed.
 
 mod common;
 
@@ -22,12 +28,16 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some("child-unprivileged") => child_unprivileged(),
         Some("child-forger") => child_forger(args[2].parse().unwrap()),
+        Some("child-victim") => child_victim(),
+        Some("child-scribbler") => child_scribbler(args[2].parse().unwrap()),
         // Run as a test: ignore the harness's own arguments (--nocapture, filters).
         _ => {
             let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
-            let tests: [(&str, fn()); 2] = [
+            let tests: [(&str, fn()); 4] = [
                 ("without_cap_sys_nice_a_process_can_only_lower_its_importance", unprivileged),
                 ("another_process_cannot_set_this_process_constraints", forger),
+                ("a_process_scribbling_on_its_region_stalls_nothing_and_touches_nobody", scribbler),
+                ("a_flood_of_connections_is_refused_and_registration_works_after_it", flood),
             ];
             let mut ran = 0;
             for (name, f) in tests {
@@ -98,6 +108,67 @@ fn child_forger(victim: u32) {
     println!("ready {}", unsafe { libc::gettid() });
     std::io::stdout().flush().unwrap();
     wait_for_parent();
+}
+
+/// The deadline the victim sets: far ahead, recognisable.
+const VICTIM_DEADLINE_FROM_NOW: u64 = 3_600_000_000_000;
+const VICTIM_ESTIMATE: u64 = 7_000_000;
+
+fn child_victim() {
+    let smart = child_setup();
+    unsafe { libc::alarm(60) };
+    let deadline = libsmart::now() + VICTIM_DEADLINE_FROM_NOW;
+    smart.set_time_constraint(deadline, Some(VICTIM_ESTIMATE), None).unwrap();
+    println!("tid {}", unsafe { libc::gettid() });
+    println!("deadline {deadline}");
+    std::io::stdout().flush().unwrap();
+    wait_for_parent();
+}
+
+fn child_scribbler(victim: u32) {
+    unsafe { libc::alarm(60) };
+    let smart = Smart::register_with(Options { slots: layout::MAX_SLOTS, ..Options::default() })
+        .expect("scribbler: register");
+    let me = smart.attach_thread().unwrap();
+    let r = smart.region();
+    // Every word of the region, header included, as 64-bit atomics (the region is 128-byte aligned).
+    let words = layout::region_size(r.nslots()) / 8;
+    let base = r.header() as *const layout::Header as *const std::sync::atomic::AtomicU64;
+    // SAFETY: the mapping is `words` u64s long and lives as long as `smart` (the whole process).
+    let region = unsafe { std::slice::from_raw_parts(base, words) };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        wait_for_parent();
+        s2.store(true, Ordering::Relaxed);
+    });
+    println!("ready {me}");
+    std::io::stdout().flush().unwrap();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rounds = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for (k, w) in region.iter().enumerate() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Slot words 0 (seq, tid) get thread ids that matter a third of the time: the victim's,
+            // our own, or 0; otherwise anything, odd sequence numbers included.
+            let v = match (
+                k * 8 >= layout::HEADER_SIZE && (k * 8 - layout::HEADER_SIZE) % layout::SLOT_SIZE == 0,
+                x % 6,
+            ) {
+                (true, 0) => u64::from(victim) << 32 | (x & 0xffff_fffe),
+                (true, 1) => u64::from(me) << 32 | (x & 0xffff_ffff),
+                (true, 2) => x & 0xffff_ffff,
+                _ => x,
+            };
+            w.store(v, Ordering::Relaxed);
+        }
+        r.header().claims.fetch_add(1, Ordering::Release);
+        rounds += 1;
+    }
+    println!("rounds {rounds}");
+    std::io::stdout().flush().unwrap();
 }
 
 // ---- the parent's tests -------------------------------------------------------------------------------
@@ -190,4 +261,93 @@ fn forger() {
     assert_eq!(mine.constraint.map(|c| c.deadline), Some(deadline));
     assert_eq!(theirs.map(|c| c.deadline > 42), Some(true));
     finish(child);
+}
+
+fn scribbler() {
+    let server = Server::start();
+    let (victim, mut vout) = spawn_child(&server, &["child-victim"], false);
+    let vtid = read_kv(&mut vout, "tid") as u32;
+    let deadline = read_kv(&mut vout, "deadline") as u64;
+    let vpid = victim.id();
+    assert!(server.wait_until(HANG, move |r| r.is_registered(vtid)));
+
+    let (scrib, mut sout) = spawn_child(&server, &["child-scribbler", &vtid.to_string()], false);
+    read_kv(&mut sout, "ready");
+    // Poll one step at a time while it scribbles: each poll stays within its budget of /proc checks,
+    // and the victim's thread answers with the victim's constraint every time.
+    let mut max_checks = 0;
+    for _ in 0..300 {
+        let (checks, q) = server.with(move |r| {
+            let before = r.stats().tid_checks;
+            r.poll();
+            (r.stats().tid_checks - before, r.lookup(vtid))
+        });
+        max_checks = max_checks.max(checks);
+        assert!(
+            checks <= u64::from(libsmart::server::MAX_TID_CHECKS_PER_POLL),
+            "one poll checked {checks} thread ids"
+        );
+        let q = q.expect("the victim's thread lost its registration");
+        assert_eq!(q.pid, vpid);
+        let c = q.constraint.expect("the victim's constraint is gone");
+        assert_eq!((c.deadline, c.cpu_estimate), (deadline, Some(VICTIM_ESTIMATE)));
+    }
+    let st = server.with(|r| r.stats());
+    assert!(st.foreign_tids > 0, "the scribbler never named the victim's thread: {st:?}");
+    assert!(st.scans_deferred > 0, "16384 rewritten slots never overran one poll's budget: {st:?}");
+    assert!(max_checks > 0, "{st:?}");
+    let mut scrib = scrib;
+    drop(scrib.stdin.take());
+    let rounds = read_kv(&mut sout, "rounds");
+    assert!(rounds > 0);
+    let st = scrib.wait().unwrap();
+    assert!(st.success(), "scribbler failed: {st}");
+    // It is gone; the victim is still served.
+    assert!(server.wait_until(HANG, move |r| r.processes().len() == 1));
+    let q = server.with(move |r| r.lookup(vtid)).unwrap();
+    assert_eq!(q.constraint.map(|c| c.deadline), Some(deadline));
+    finish(victim);
+}
+
+fn flood() {
+    use libsmart::server::{HELLO_TIMEOUT, MAX_PENDING};
+    use std::os::unix::net::UnixStream;
+    let server = Server::start();
+    // Connections that say nothing, more than the registry keeps waiting...
+    let silent: Vec<UnixStream> =
+        (0..MAX_PENDING + 64).map(|_| UnixStream::connect(&server.path).unwrap()).collect();
+    // ... and connections that send garbage: random bytes, a wrong magic, a hello without a region.
+    let mut noisy = Vec::new();
+    for k in 0..16u64 {
+        let mut c = UnixStream::connect(&server.path).unwrap();
+        let junk = (k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_le_bytes();
+        c.write_all(&junk).unwrap();
+        noisy.push(c);
+    }
+    for magic in [0u64, u64::MAX] {
+        let c = UnixStream::connect(&server.path).unwrap();
+        let hello = libsmart::proto::Hello { magic, version: layout::VERSION, flags: 0 };
+        libsmart::proto::send(std::os::fd::AsRawFd::as_raw_fd(&c), &hello, None).unwrap();
+        noisy.push(c);
+    }
+    let refused = 64 + 18;
+    assert!(
+        server.wait_until(HANG, move |r| r.stats().refused >= refused),
+        "refused: {:?}",
+        server.with(|r| r.stats())
+    );
+    // Past the registration timeout, the silent ones are dropped and a process registers.
+    std::thread::sleep(HELLO_TIMEOUT + std::time::Duration::from_millis(200));
+    server.with(|r| {
+        r.poll();
+    });
+    let (victim, mut vout) = spawn_child(&server, &["child-victim"], false);
+    let vtid = read_kv(&mut vout, "tid") as u32;
+    assert!(server.wait_until(HANG, move |r| r.is_registered(vtid)));
+    let st = server.with(|r| r.stats());
+    assert_eq!(st.registered, 1, "{st:?}");
+    assert!(st.refused >= (MAX_PENDING + 64 + 18) as u64, "{st:?}");
+    drop(silent);
+    drop(noisy);
+    finish(victim);
 }
