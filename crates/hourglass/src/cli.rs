@@ -316,6 +316,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             }
             "--scenario" => scenario = Some(PathBuf::from(a.value(o, "scenario file")?)),
             "-m" => return Err(err(o, "MM timers and -m do not exist on Linux")),
+            "" => return Err(err("''", "an empty argument (see hourglass --help)")),
             _ => {
                 return Err(err(
                     o,

@@ -103,24 +103,25 @@ pub fn replay(
             unbilled: vec![0; hzs.len()],
             ..Default::default()
         });
-        a.cpu_ns += q.len();
+        // Sums saturate: a damaged or hostile trace may hold overlapping runs of any length.
+        a.cpu_ns = a.cpu_ns.saturating_add(q.len());
         if q.complete {
             a.quanta += 1;
         }
         for (i, &hz) in hzs.iter().enumerate() {
             let n = ticks_in(q.start, q.end, 1_000_000_000 / hz as u64, phase_ns);
-            a.ticks[i] += n;
+            a.ticks[i] = a.ticks[i].saturating_add(n);
             if q.complete && n == 0 {
                 a.unbilled[i] += 1;
             }
         }
-        a.obs_ticks += q.observed_ticks as u64;
+        a.obs_ticks = a.obs_ticks.saturating_add(q.observed_ticks as u64);
         if q.complete && q.observed_ticks == 0 {
             a.obs_unbilled += 1;
         }
     }
     let mk = |hz: u32, period: u64, ticks: u64, unbilled: u64, cpu: u64, quanta: u64| {
-        let billed = ticks * period;
+        let billed = ticks.saturating_mul(period);
         Billing {
             hz,
             billed_ns: billed,

@@ -332,7 +332,13 @@ impl Log {
         if !std::fs::metadata(path).map_err(io)?.is_file() {
             return Err(fmt(0, "not a regular file (a device, directory or pipe is not read)".into()));
         }
-        let mut r = BufReader::new(File::open(path).map_err(io)?);
+        Log::from_reader(BufReader::new(File::open(path).map_err(io)?), path)
+    }
+
+    /// [`Log::read`] from any reader (`path` names it in errors).
+    pub fn from_reader(mut r: impl Read, path: &Path) -> Result<Log, ReadError> {
+        let io = |source| ReadError::Io { path: path.to_path_buf(), source };
+        let fmt = |offset: u64, what: String| ReadError::Record { path: path.to_path_buf(), offset, what };
         let mut pre = [0u8; 16];
         let got = crate::read_full(&mut r, &mut pre).map_err(io)?;
         if got < 8 || &pre[0..8] != MAGIC {

@@ -135,7 +135,7 @@ pub fn summarize<E>(
             Record::Run { task, start, end: e, why, complete, .. } => {
                 end = end.max(e);
                 let a = entry(&mut tasks, task);
-                a.s.cpu_ns += e - start;
+                a.s.cpu_ns = a.s.cpu_ns.saturating_add(e - start);
                 if let Some(w) = a.woke.take() {
                     let _ = a.latency.get_or_insert_with(hist).record(start.saturating_sub(w));
                 }
@@ -255,5 +255,17 @@ mod tests {
         assert_eq!(a.requests, BTreeMap::from([("met".into(), 1)]));
         let b = &s.tasks[1];
         assert_eq!((b.name.as_str(), b.cpu_ns, b.quantum.count), ("task 2", 14, 0));
+    }
+
+    #[test]
+    fn overlapping_runs_of_a_hostile_trace_saturate_instead_of_wrapping() {
+        // Two runs of 2^63 ns each (the reader accepts them: each ends after it starts): the sum is
+        // held at u64::MAX (found by the trace fuzz target, where it overflowed).
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 2, "CLOCK_MONOTONIC", 0, None);
+        let half = 1u64 << 63;
+        let run =
+            |cpu| Record::Run { task: 1, cpu, start: 0, end: half, why: EndReason::Exit, complete: true };
+        let s = summarize::<()>(&h, [run(0), run(1)].into_iter().map(Ok)).unwrap();
+        assert_eq!(s.tasks[0].cpu_ns, u64::MAX);
     }
 }

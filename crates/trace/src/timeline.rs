@@ -220,7 +220,7 @@ impl Timeline {
             }
             let k = self.key(q.task, group);
             let s = by.entry(k).or_insert_with(|| TaskStats::new(k));
-            s.cpu_ns += q.len();
+            s.cpu_ns = s.cpu_ns.saturating_add(q.len()); // a hostile trace may overlap runs
             if q.complete || q.why == EndReason::TraceEnd {
                 s.switches_in += 1;
             }
@@ -395,5 +395,17 @@ mod tests {
         assert_eq!((t6.cpu_ns, t6.quanta, t6.switches_in), (100, 0, 1));
         assert!((t6.cpu_share - 0.25).abs() < 1e-12);
         assert_eq!(t.observed_tick_phase(100), Some(450), "the median of 200 and 450, modulo 10 ms");
+    }
+
+    #[test]
+    fn overlapping_runs_of_a_hostile_trace_saturate_in_stats_and_billing() {
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 0, Some(100));
+        let half = 1u64 << 63;
+        let recs = vec![run(1, 0, half, EndReason::Exit), run(1, 0, half, EndReason::Exit)];
+        let t = Timeline::from_records(&h, recs).unwrap();
+        assert_eq!(t.task_stats(Group::Thread)[0].cpu_ns, u64::MAX);
+        let b = crate::billing::billing_table(&t, &[1000], 0, Group::Thread);
+        assert_eq!(b[0].cpu_ns, u64::MAX);
+        assert_eq!(b[0].billing[0].billed_ns, u64::MAX);
     }
 }
