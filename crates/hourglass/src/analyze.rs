@@ -118,16 +118,8 @@ pub const MAX_TEXT_INPUT: u64 = 256 << 20;
 
 fn read(file: &str) -> Result<String, String> {
     let text = if file == "-" {
-        use std::io::Read;
-        let mut s = String::new();
-        std::io::stdin()
-            .take(MAX_TEXT_INPUT + 1)
-            .read_to_string(&mut s)
-            .map_err(|e| format!("standard input: {e}"))?;
-        if s.len() as u64 > MAX_TEXT_INPUT {
-            return Err(format!("standard input: over the limit of {} MiB", MAX_TEXT_INPUT >> 20));
-        }
-        s
+        workload::read_capped_from(std::io::stdin(), MAX_TEXT_INPUT)
+            .map_err(|e| format!("standard input: {e}"))?
     } else {
         workload::read_capped(std::path::Path::new(file), MAX_TEXT_INPUT)
             .map_err(|e| format!("{file}: {e}"))?
@@ -366,6 +358,11 @@ impl From<String> for Failure {
     }
 }
 
+/// Refuses an input that holds no execution interval (exit status 2).
+fn no_intervals<T>(file: &str) -> Result<T, Failure> {
+    refuse(format!("no records in {file}: it holds no execution intervals"))
+}
+
 /// Refuses the input or options (exit status 2).
 fn refuse<T>(message: String) -> Result<T, Failure> {
     Err(message.into())
@@ -379,7 +376,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
                 None => parse_trace(&read(&file)?, &file)?,
             };
             if t.intervals.is_empty() {
-                return refuse(format!("no records in {file}: it holds no execution intervals"));
+                return no_intervals(&file);
             }
             if max < bin {
                 return refuse(format!("--max {} is below --bin {}", format_time(max), format_time(bin)));
@@ -455,17 +452,16 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
             Ok(o)
         }
         Cmd::Render { file, from, span, width } => {
-            let empty = || format!("no records in {file}: it holds no execution intervals");
             if let Some((t, names, misses)) = read_trace_file(&file)? {
                 if t.intervals.is_empty() {
-                    return refuse(empty());
+                    return no_intervals(&file);
                 }
                 return Ok(render_svg(&t.intervals, &names, &misses, from, span, width));
             }
             let text = read(&file)?;
             let t = parse_trace(&text, &file)?;
             if t.intervals.is_empty() {
-                return refuse(empty());
+                return no_intervals(&file);
             }
             let mut names = std::collections::BTreeMap::new();
             let mut misses: Vec<(u32, u64)> = Vec::new();

@@ -33,21 +33,15 @@ pub fn parse_time(text: &str) -> Result<Nanos, UnitError> {
 /// formatter; [`parse_time`] reads it back). [`workload::format_time`] is the exact one, for files.
 pub use report::format_time;
 
-/// Size suffixes (all binary multiples), in the spellings Hourglass accepts.
+/// Size suffixes (all binary multiples), upper case: a suffix is matched whatever its case.
 const SIZE_UNITS: &[(&str, u64)] = &[
     ("B", 1),
-    ("b", 1),
     ("K", 1 << 10),
-    ("k", 1 << 10),
     ("KB", 1 << 10),
-    ("kB", 1 << 10),
-    ("kb", 1 << 10),
-    ("KiB", 1 << 10),
+    ("KIB", 1 << 10),
     ("M", 1 << 20),
-    ("m", 1 << 20),
     ("MB", 1 << 20),
-    ("mb", 1 << 20),
-    ("MiB", 1 << 20),
+    ("MIB", 1 << 20),
 ];
 
 /// The largest size accepted: 1 TiB (a working set is an array in memory).
@@ -57,7 +51,8 @@ const MAX_SIZE: u64 = 1 << 40;
 /// long"); suffixes `B`, `KB`/`K`/`KiB`, `MB`/`M`/`MiB` are accepted (all binary multiples).
 pub fn parse_size(text: &str) -> Result<usize, UnitError> {
     let bad = || UnitError::BadSize(text.to_string());
-    let b = workload::parse_units(text, SIZE_UNITS, Some(1 << 10)).map_err(|_| bad())?;
+    let b =
+        workload::parse_units(&text.to_ascii_uppercase(), SIZE_UNITS, Some(1 << 10)).map_err(|_| bad())?;
     if b > MAX_SIZE {
         return Err(bad());
     }
@@ -106,6 +101,7 @@ mod tests {
         assert_eq!(parse_size("1MB"), Ok(1 << 20));
         assert_eq!(parse_size("512B"), Ok(512));
         assert_eq!(parse_size("1.5KB"), Ok(1536));
+        assert_eq!((parse_size("64kib"), parse_size("2Mb")), (Ok(65536), Ok(2 << 20)), "any case");
         assert!(parse_size("12 parsecs").is_err());
         assert!(parse_size("0.1B").is_err(), "not a whole number of bytes");
         assert!(parse_size("2MiB").is_ok() && parse_size("2000000MB").is_err());

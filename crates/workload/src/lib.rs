@@ -559,20 +559,25 @@ pub const MAX_SCENARIO_BYTES: u64 = 64 << 20;
 /// which could be read without end) whose size is checked before reading. The error says which
 /// and, for a file too large, the cap.
 pub fn read_capped(path: &Path, cap: u64) -> Result<String, String> {
-    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file (a device, directory or pipe is not read)".into());
     }
-    let mib = |b: u64| format!("{} MiB", b >> 20);
     if meta.len() > cap {
-        return Err(format!("{} bytes, over the limit of {}", meta.len(), mib(cap)));
+        return Err(format!("{} bytes, over the limit of {} MiB", meta.len(), cap >> 20));
     }
+    // Checked again while reading: the file may grow meanwhile.
+    read_capped_from(std::fs::File::open(path).map_err(|e| e.to_string())?, cap)
+}
+
+/// Reads all of `input` (standard input, say) as text, refusing more than `cap` bytes; the error
+/// (over the limit, an I/O error, invalid UTF-8) does not name the input.
+pub fn read_capped_from(input: impl std::io::Read, cap: u64) -> Result<String, String> {
+    use std::io::Read;
     let mut text = String::new();
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    f.take(cap + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    input.take(cap + 1).read_to_string(&mut text).map_err(|e| e.to_string())?;
     if text.len() as u64 > cap {
-        return Err(format!("grew past the limit of {} while being read", mib(cap)));
+        return Err(format!("over the limit of {} MiB", cap >> 20));
     }
     Ok(text)
 }
