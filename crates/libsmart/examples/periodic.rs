@@ -170,6 +170,7 @@ fn main() {
             cpu_estimate: Some(a.work),
             notify_time: Some(0),
             period: Some(a.period),
+            release: None,
         };
         smart.set_constraint(&c).expect("set the constraint");
         let cpu0 = thread_cpu_ns();

@@ -96,6 +96,7 @@ pub extern "C" fn smart_set_periodic_constraint(
             cpu_estimate: opt(cpu_estimate),
             notify_time: (notify_time != crate::layout::NEVER).then_some(notify_time),
             period: opt(period),
+            release: None,
         };
         crate::smart()?.set_constraint(&c).map(|_| 0)
     })

@@ -340,7 +340,13 @@ impl Smart {
         cpu_estimate: Option<u64>,
         notify_time: Option<u64>,
     ) -> Result<(), Error> {
-        self.set_constraint(&sched::TimeConstraint { deadline, cpu_estimate, notify_time, period: None })
+        self.set_constraint(&sched::TimeConstraint {
+            deadline,
+            cpu_estimate,
+            notify_time,
+            period: None,
+            release: None,
+        })
     }
 
     /// Set the whole constraint, including the period of periodic work (SMART eq. 8).

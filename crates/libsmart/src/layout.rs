@@ -158,6 +158,7 @@ impl SlotValues {
             cpu_estimate: (self.cpu_estimate != 0).then_some(self.cpu_estimate),
             notify_time: (self.notify_time != NEVER).then_some(self.notify_time),
             period: (self.period != 0).then_some(self.period),
+            release: None,
         })
     }
 }

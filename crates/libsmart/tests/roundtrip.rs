@@ -36,12 +36,22 @@ fn a_constraint_is_read_back_by_the_scheduler_without_a_poll() {
     smart.set_time_constraint(d, Some(10_000_000), Some(0)).unwrap();
     // No poll in between is needed: the lookup reads the slot itself.
     let got = server.with(move |r| r.constraint(tid));
-    let want =
-        TimeConstraint { deadline: d, cpu_estimate: Some(10_000_000), notify_time: Some(0), period: None };
+    let want = TimeConstraint {
+        deadline: d,
+        cpu_estimate: Some(10_000_000),
+        notify_time: Some(0),
+        period: None,
+        release: None,
+    };
     assert_eq!(got, Some(want));
 
-    let c =
-        TimeConstraint { deadline: d + 1, cpu_estimate: None, notify_time: None, period: Some(40_000_000) };
+    let c = TimeConstraint {
+        deadline: d + 1,
+        cpu_estimate: None,
+        notify_time: None,
+        period: Some(40_000_000),
+        release: None,
+    };
     smart.set_constraint(&c).unwrap();
     assert_eq!(server.with(move |r| r.constraint(tid)), Some(c));
     // The scheduler records the sequence it read.

@@ -1,8 +1,15 @@
 //! Earliest deadline first (Liu & Layland 1973), the real-time baseline; global on N CPUs.
 //!
-//! **State.** Tasks with a time constraint, ordered by absolute deadline, ties first come first served
-//! (by when the request became ready, kept when it is preempted; then by task number); tasks without
-//! one, in a round-robin queue below them. One queue for all CPUs. The deadline queue is a binary heap
+//! **State.** Tasks with a time constraint, ordered by absolute deadline; tasks without one, in a
+//! round-robin queue below them.
+//!
+//! **Tie-break.** Equal deadlines are served first come, first served by release, as SimSo's ready
+//! list (kept in activation order) serves them: the key is the request's release
+//! ([`TimeConstraint::release`], or when the constraint was set if the caller gave none, or when the
+//! task woke), kept when the request is preempted, so a preempted job goes back ahead of later jobs
+//! with its deadline; a job that waited behind its late predecessor keeps its own release, not the
+//! time its turn came. Equal releases: lower task number first. A task that yields goes behind
+//! the requests that arrived meanwhile (its key becomes the time of the yield). One queue for all CPUs. The deadline queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
 //! leaves its entry behind, recognised as stale by its sequence number when it reaches the top.
 //!
@@ -194,7 +201,8 @@ impl Policy for Edf {
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
-        self.tasks[t.idx()].ready_at = now;
+        // A job that waited behind its late predecessor came when it was released, not when its turn came.
+        self.tasks[t.idx()].ready_at = c.and_then(|c| c.release).map_or(now, |r| r.min(now));
         if runnable {
             self.enqueue(t, false);
         }
@@ -224,7 +232,15 @@ mod tests {
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
-        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        let c = |d| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: None,
+            })
+        };
         e.set_time_constraint(TaskId(1), c(50), 0);
         e.set_time_constraint(TaskId(2), c(30), 0);
         for i in 0..3 {
@@ -243,7 +259,15 @@ mod tests {
         // a (deadline 50) runs; b (deadline 50) arrives; c (deadline 10) preempts a: a, which came
         // first, runs before b once c is done.
         let mut e = Edf::new(10, 1);
-        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        let c = |d| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: None,
+            })
+        };
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -264,7 +288,15 @@ mod tests {
     #[test]
     fn on_two_cpus_the_two_earliest_deadlines_run_and_the_latest_is_preempted() {
         let mut e = Edf::new(10, 2);
-        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        let c = |d| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: None,
+            })
+        };
         for (i, d) in [(0, 30), (1, 20), (2, 10)] {
             e.admit(TaskId(i), &TaskParams::default(), 0);
             e.set_time_constraint(TaskId(i), c(d), 0);
@@ -281,5 +313,63 @@ mod tests {
         e.set_time_constraint(TaskId(3), c(5), 1);
         e.wake(TaskId(3), 1);
         assert_eq!(e.pick_next(1, 1).unwrap().task, TaskId(2));
+    }
+
+    #[test]
+    fn a_job_that_waited_behind_its_late_predecessor_keeps_its_release() {
+        // Task 0's second job is released at 10 (deadline 40) while its first, late, still runs;
+        // task 1's job is released at 12 with the same deadline. Task 0's first job ends at 15 and
+        // its second is handed over then: released first, it runs first (SimSo's order), although
+        // task 1 was queued before the handover.
+        let mut e = Edf::new(10, 1);
+        let c = |d, r| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: r,
+            })
+        };
+        for i in 0..2 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(0), c(8, Some(0)), 0);
+        e.wake(TaskId(0), 0);
+        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(0));
+        e.set_time_constraint(TaskId(1), c(40, Some(12)), 12);
+        e.wake(TaskId(1), 12);
+        assert_eq!(e.preempt_for(TaskId(1), None, &[(0, TaskId(0))], 12), None, "8 is earlier than 40");
+        e.set_time_constraint(TaskId(0), c(40, Some(10)), 15);
+        // Task 0 now has deadline 40 too; a CPU free now picks by release: task 0 (10) before task 1 (12).
+        e.stop(TaskId(0), 0, 15, Stop::Preempted, 15);
+        assert_eq!(e.pick_next(0, 15).unwrap().task, TaskId(0));
+    }
+
+    #[test]
+    fn equal_deadlines_and_releases_go_by_task_number() {
+        let mut e = Edf::new(10, 1);
+        let c = |d| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: Some(0),
+            })
+        };
+        for i in [2, 0, 1] {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+            e.set_time_constraint(TaskId(i), c(50), 0);
+            e.wake(TaskId(i), 0);
+        }
+        let order: Vec<u32> = (0..3)
+            .map(|_| {
+                let t = e.pick_next(0, 0).unwrap().task;
+                e.stop(t, 0, 1, Stop::Blocked, 0);
+                t.0
+            })
+            .collect();
+        assert_eq!(order, [0, 1, 2]);
     }
 }

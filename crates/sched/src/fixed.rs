@@ -10,6 +10,12 @@
 //! important than that task (as Linux's RT class pushes to the lowest-priority CPU). Rate monotonic is
 //! this policy with priorities by period.
 //!
+//! **Tie-break.** Within a priority, queue order: a woken task at the back, a preempted one at the
+//! front, a `rr` task whose slice ended at the back. A task that finishes a job late with its next
+//! job already released does not block, so it keeps its CPU and runs that job at once: among periodic
+//! tasks of one priority (rate monotonic with equal periods), a late task runs its backlog ahead of
+//! its equals, which wait in wake-up order, exactly as a SCHED_FIFO thread that never blocks would.
+//!
 //! **Where it is weak.** Importance and urgency are one number: a runaway high-priority task starves
 //! everything below it (Nieh ch. 2), and no deadline information is used.
 

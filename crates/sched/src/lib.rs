@@ -14,6 +14,19 @@
 //! | `edf` | [`edf`] | earliest deadline first over the tasks that declared a time constraint; round robin below them |
 //! | `fifo`, `rr` | [`fixed`] | fixed priorities, FIFO or round robin within a priority (POSIX SCHED_FIFO / SCHED_RR) |
 //!
+//! ## Tie-breaks
+//!
+//! Every policy orders equal keys the same way every run, and says how in its doc (each has a test
+//! with equal keys):
+//!
+//! | policy | key | among equals |
+//! |---|---|---|
+//! | `edf` | absolute deadline | first come, first served by release ([`TimeConstraint::release`]), kept when preempted, as SimSo; then task number |
+//! | `fifo`, `rr` | priority | queue order: woken at the back, preempted at the front (POSIX), `rr` at the back when its slice ends |
+//! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
+//! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
+//! | partitioned | the inner policy's, per CPU | the inner policy's |
+//!
 //! ## Design decisions
 //!
 //! * **Pure logic.** Time is [`Nanos`] (u64 nanoseconds) handed in by the driver; there is no I/O, no global
@@ -180,6 +193,10 @@ pub struct TimeConstraint {
     /// For a periodic task, its period: the scheduler then counts its future demand
     /// (estimate / period) in the feasibility test (SMART eq. 8). `None` for aperiodic work.
     pub period: Option<Nanos>,
+    /// When the request was released (arrived), if the caller knows: a periodic job's release, which
+    /// precedes the call when the job waited behind its late predecessor. Policies that serve equal
+    /// deadlines first come, first served (EDF) order by it. `None`: the time of the call.
+    pub release: Option<Nanos>,
 }
 
 /// A notification (SMART §3.4.2): the scheduler tells a task that its deadline will not be met.

@@ -12,6 +12,9 @@
 //! before the run with [`first_fit_decreasing`] (`partition = "ffd"`), exactly as SimSo's
 //! `decreasing_first_fit` does.
 //!
+//! **Tie-break.** Each CPU's policy breaks its own ties (see that policy); tasks on different CPUs
+//! never compete.
+//!
 //! **Where it is weak.** No migration ever: a CPU may idle while another has a queue (that is what
 //! partitioning means), and a task whose affinity names several CPUs is bound to the first of them.
 
@@ -271,7 +274,15 @@ mod tests {
         for (i, cpu) in [(0, 0), (1, 1), (2, 1)] {
             p.admit(TaskId(i), &TaskParams { cpus: Some(vec![cpu]), ..TaskParams::default() }, 0);
         }
-        let c = |d| Some(TimeConstraint { deadline: d, cpu_estimate: None, notify_time: None, period: None });
+        let c = |d| {
+            Some(TimeConstraint {
+                deadline: d,
+                cpu_estimate: None,
+                notify_time: None,
+                period: None,
+                release: None,
+            })
+        };
         p.set_time_constraint(TaskId(1), c(50), 0);
         p.set_time_constraint(TaskId(2), c(20), 0);
         for i in 0..3 {

@@ -49,6 +49,11 @@
 //! Our rule: when all the candidates fit together they all are the working schedule; otherwise they
 //! are inserted one by one in value order, each kept if the schedule stays feasible.
 //!
+//! **Tie-break.** In value order, equal priority and BVFT go by queue position (a preempted task in
+//! front of its equals, others behind, as the Solaris dispatcher, §5.3; then task number,
+//! [`crate::fair`]); in the working schedule, equal deadlines keep value order, so the more valuable
+//! request runs first.
+//!
 //! **Where it is weak.** The working schedule is rebuilt at every decision. When every candidate fits
 //! (underload) that is one sort and one check: O(N_R log N_R) for N_R real-time candidates on one
 //! CPU, O(N_R log N) on N. Otherwise they are inserted one by one, O(N_R²) checks (§4.6; each a list
@@ -734,7 +739,34 @@ mod tests {
     }
 
     fn rt(deadline: Nanos, est: Nanos) -> Option<TimeConstraint> {
-        Some(TimeConstraint { deadline, cpu_estimate: Some(est), notify_time: Some(0), period: None })
+        Some(TimeConstraint {
+            deadline,
+            cpu_estimate: Some(est),
+            notify_time: Some(0),
+            period: None,
+            release: None,
+        })
+    }
+
+    #[test]
+    fn equal_values_go_by_queue_position_and_equal_deadlines_by_value() {
+        // Equal priority and share, woken at once in the order 1, 0: equal BVFTs, so the queue
+        // position (wake order) decides, not the task number.
+        let mut s = smart();
+        let a = admit(&mut s, 0, 1, 0);
+        let b = admit(&mut s, 1, 1, 0);
+        s.wake(b, 0);
+        s.wake(a, 0);
+        assert_eq!(s.pick_next(0, 0).unwrap().task, b);
+        // Two requests with one deadline, both feasible: the more valuable (priority 1) runs first.
+        let mut s = smart();
+        let lo = admit(&mut s, 0, 1, 0);
+        let hi = admit(&mut s, 1, 1, 1);
+        s.set_time_constraint(lo, rt(100 * MS, 10 * MS), 0);
+        s.set_time_constraint(hi, rt(100 * MS, 10 * MS), 0);
+        s.wake(lo, 0);
+        s.wake(hi, 0);
+        assert_eq!(s.pick_next(0, 0).unwrap().task, hi);
     }
 
     #[test]
@@ -793,6 +825,7 @@ mod tests {
             cpu_estimate: Some(15 * MS),
             notify_time: Some(20 * MS),
             period: None,
+            release: None,
         };
         s.set_time_constraint(lo, Some(c), 0);
         s.wake(hi, 0);
@@ -822,6 +855,7 @@ mod tests {
             cpu_estimate: Some(30 * MS),
             notify_time: Some(0),
             period: Some(40 * MS),
+            release: None,
         };
         s.set_time_constraint(hi, Some(c), 0);
         s.set_time_constraint(lo, rt(70 * MS, 20 * MS), 0);
@@ -980,6 +1014,7 @@ mod tests {
                 cpu_estimate: Some(1 + rng.below(8 * MS)),
                 notify_time: Some(0),
                 period: (rng.below(3) > 0).then_some(period),
+                release: None,
             };
             let running = (i as usize) < cpus - 1 && rng.below(2) == 0;
             specs.push((1 + rng.below(4) as u32, rng.below(2) as i32, c, running));
@@ -1061,7 +1096,13 @@ mod tests {
             ];
             for (i, &(deadline, est, period)) in specs.iter().enumerate() {
                 let t = admit(&mut s, i as u32, 1, 3 - i as i32);
-                let c = TimeConstraint { deadline, cpu_estimate: Some(est), notify_time: Some(0), period };
+                let c = TimeConstraint {
+                    deadline,
+                    cpu_estimate: Some(est),
+                    notify_time: Some(0),
+                    period,
+                    release: None,
+                };
                 s.set_time_constraint(t, Some(c), 0);
                 s.wake(t, 0);
             }

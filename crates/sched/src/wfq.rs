@@ -14,6 +14,9 @@
 //! `credit` (default 100 ms, as SMART), so a task that slept recently is served first: the modification
 //! Nieh §6.4.3 reports improved typing latency.
 //!
+//! **Tie-break.** Equal virtual finishing times go by queue position: a preempted task in front of
+//! its equals, a woken one or one whose quantum ended behind them; then task number ([`crate::fair`]).
+//!
 //! **Where it is weak.** It ignores time constraints: in underload it misses deadlines it could meet; in
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
@@ -190,6 +193,24 @@ mod tests {
             b_run += d.slice.unwrap();
             w.stop(b, 0, d.slice.unwrap(), Stop::SliceEnd, now);
         }
+    }
+
+    #[test]
+    fn equal_virtual_finishing_times_go_by_queue_position() {
+        // Equal shares woken at once in the order 2, 0, 1: equal VFTs, served in wake order; a task
+        // preempted goes back in front of its equals, one whose quantum ended behind them.
+        let mut w = Wfq::new(WfqConfig { quantum: 10 * MS, credit: 0 }, 1);
+        for i in 0..3 {
+            w.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        for i in [2, 0, 1] {
+            w.wake(TaskId(i), 0);
+        }
+        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(2));
+        w.stop(TaskId(2), 0, 0, Stop::Preempted, 0);
+        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(2), "preempted: in front of its equals");
+        w.stop(TaskId(2), 0, 0, Stop::Blocked, 0);
+        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(0));
     }
 
     #[test]

@@ -721,6 +721,7 @@ mod tests {
             cpu_estimate: Some(30 * MS),
             notify_time: Some(0),
             period: None,
+            release: None,
         };
         d.queued(
             &q(6, true, 0, 0),
@@ -745,7 +746,13 @@ mod tests {
     }
 
     fn rt(seq: u32, deadline: Nanos) -> Option<Asked> {
-        let c = TimeConstraint { deadline, cpu_estimate: Some(11 * MS), notify_time: Some(0), period: None };
+        let c = TimeConstraint {
+            deadline,
+            cpu_estimate: Some(11 * MS),
+            notify_time: Some(0),
+            period: None,
+            release: None,
+        };
         Some(Asked { seq, constraint: Some(c), priority: None, share: None })
     }
 
@@ -919,8 +926,13 @@ mod tests {
 
     #[test]
     fn notifications_about_replaced_requests_are_dropped() {
-        let c =
-            |deadline| TimeConstraint { deadline, cpu_estimate: None, notify_time: Some(0), period: None };
+        let c = |deadline| TimeConstraint {
+            deadline,
+            cpu_estimate: None,
+            notify_time: Some(0),
+            period: None,
+            release: None,
+        };
         assert!(still_wanted(15 * MS, Some(c(15 * MS))));
         assert!(!still_wanted(15 * MS, Some(c(55 * MS))));
         assert!(!still_wanted(15 * MS, None));
@@ -1102,6 +1114,7 @@ mod tests {
                 cpu_estimate: Some(MS),
                 notify_time: None,
                 period: None,
+                release: None,
             }),
             priority: None,
             share: None,

@@ -490,8 +490,9 @@ impl<'s> Sim<'s> {
         let limit = limit.min(self.end);
         loop {
             if self.done == self.tasks.len() {
-                self.end = self.now;
-                self.sample_to(self.now);
+                // Every task has ended: the CPUs idle to the limit, so a run covers its requested
+                // duration (its shares, idle time and utilisation are over that duration).
+                self.advance(limit.max(self.now));
                 return;
             }
             let next = self.next_event_time().min(limit);
@@ -988,6 +989,7 @@ impl<'s> Sim<'s> {
             cpu_estimate: Some(est),
             notify_time,
             period: Some(p.period),
+            release: Some(job.released),
         };
         self.policy.set_time_constraint(id, Some(c), self.now);
         self.tasks[i].remaining = job.exec;
@@ -1065,7 +1067,7 @@ impl<'s> Sim<'s> {
             }
             Dropped::No => {
                 t.missed += 1;
-                Outcome::Late
+                Outcome::Missed
             }
         };
         if dropped == Dropped::No {

@@ -116,3 +116,31 @@ work = "1s"
     assert!((c / f - 10.0 / 9.0).abs() < 0.005, "with 1 ms per 10 ms slice: {c} vs {f}");
     assert!(costly.system.overhead_ns > 190_000_000);
 }
+
+/// A run covers its requested duration, not just up to its last event: one task of 1 ms every 10 ms
+/// for 95 ms runs 10 jobs (releases 0, 10, ..., 90 ms; the last ends at 91 ms) and gets 10 ms of
+/// 95 ms, 10.53 %; the CPU is idle the other 85 ms. The response time of a 1 ms job is 1 ms exactly.
+#[test]
+fn a_run_covers_its_whole_duration() {
+    let s = scn(r#"
+[machine]
+duration = "95ms"
+[scheduler]
+policy = "edf"
+[[task]]
+name = "p"
+model = "periodic"
+period = "10ms"
+exec = "1ms"
+"#);
+    let r = run_scenario(&s, None).unwrap();
+    assert_eq!(r.duration_ns, 95_000_000);
+    assert_eq!(r.tasks[0].cpu_ns, 10_000_000);
+    assert_eq!(r.tasks[0].cpu_share, 10.0 / 95.0);
+    assert_eq!(r.tasks[0].finish_ns, Some(91_000_000));
+    assert_eq!(r.system.idle_ns, 85_000_000);
+    assert_eq!(*r.timeline.at.last().unwrap(), 95_000_000, "the timeline reaches the end");
+    let resp = r.tasks[0].response_ns.as_ref().unwrap();
+    assert_eq!((resp.count, resp.p50, resp.max, resp.mean), (10, 1_000_000, 1_000_000, 1e6));
+    assert_eq!(resp.method, trace::summary::Method::Exact);
+}
