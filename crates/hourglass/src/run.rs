@@ -977,7 +977,7 @@ fn model<B: Body>(
                                 break;
                             }
                             res.responses_ns.push(mono_ns().saturating_sub(nominal));
-                            res.jobs.push(job(mono_ns(), trace::Outcome::Late));
+                            res.jobs.push(job(mono_ns(), trace::Outcome::Missed));
                         } else {
                             res.jobs.push(job(dl, trace::Outcome::Aborted));
                         }

@@ -170,7 +170,7 @@ period = "10ms"
         assert_eq!(count("met"), d["met"].as_u64().unwrap(), "{name}");
         assert_eq!(count("aborted"), d["aborted"].as_u64().unwrap(), "{name}");
         assert_eq!(
-            count("late") + count("aborted") + count("discarded"),
+            count("missed") + count("aborted") + count("discarded"),
             d["missed"].as_u64().unwrap(),
             "{name}"
         );
@@ -181,7 +181,7 @@ period = "10ms"
             }
             match r["outcome"].as_str().unwrap() {
                 "met" => assert!(r["finish_ns"].as_u64().unwrap() <= deadline, "{r}"),
-                "late" => assert!(r["finish_ns"].as_u64().unwrap() > deadline, "{r}"),
+                "missed" => assert!(r["finish_ns"].as_u64().unwrap() > deadline, "{r}"),
                 "aborted" => assert_eq!(r["finish_ns"].as_u64(), Some(deadline), "{r}"),
                 "unfinished" => assert!(r["finish_ns"].is_null(), "{r}"),
                 o => panic!("unexpected outcome {o}"),
@@ -190,7 +190,7 @@ period = "10ms"
     }
     // The overload shows: both rules act.
     let outcomes: Vec<&str> = json_rows.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
-    for o in ["met", "aborted", "late"] {
+    for o in ["met", "aborted", "missed"] {
         assert!(outcomes.contains(&o), "no {o} among {outcomes:?}");
     }
     // A task name with a comma is quoted in the CSV.
@@ -213,7 +213,7 @@ period = "10ms"
         let name = t["name"].as_str().unwrap();
         assert_eq!(r["name"], t["name"]);
         assert_eq!(r["cpu_ns"], t["cpu_ns"], "{name}");
-        for o in ["met", "late", "aborted", "unfinished"] {
+        for o in ["met", "missed", "aborted", "unfinished"] {
             let rows = json_rows.iter().filter(|j| j["task"] == name && j["outcome"] == o).count() as u64;
             assert_eq!(r["requests"][o].as_u64().unwrap_or(0), rows, "{name} {o}");
         }

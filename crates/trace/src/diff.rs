@@ -40,7 +40,7 @@ impl Side {
             quantum: t.quantum.clone(),
             wake_latency: t.wake_latency.clone(),
             met: n("met"),
-            missed: n("late") + n("discarded") + n("aborted") + n("unfinished"),
+            missed: n("missed") + n("discarded") + n("aborted") + n("unfinished"),
             notified: t.notified,
         }
     }

@@ -192,8 +192,9 @@ impl EndReason {
 pub enum Outcome {
     /// Finished by its deadline.
     Met,
-    /// Finished after it.
-    Late,
+    /// Finished after it (older files and JSON call it `late`; both are read).
+    #[serde(alias = "late")]
+    Missed,
     /// Dropped by the application when told it would miss.
     Discarded,
     /// Dropped at its deadline.
@@ -206,7 +207,7 @@ impl Outcome {
     fn code(self) -> u8 {
         match self {
             Outcome::Met => 1,
-            Outcome::Late => 2,
+            Outcome::Missed => 2,
             Outcome::Discarded => 3,
             Outcome::Aborted => 4,
             Outcome::Unfinished => 5,
@@ -216,7 +217,7 @@ impl Outcome {
     fn from_code(c: u8) -> Option<Outcome> {
         Some(match c {
             1 => Outcome::Met,
-            2 => Outcome::Late,
+            2 => Outcome::Missed,
             3 => Outcome::Discarded,
             4 => Outcome::Aborted,
             5 => Outcome::Unfinished,

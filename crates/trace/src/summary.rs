@@ -9,9 +9,28 @@ use serde::Serialize;
 
 use crate::{EndReason, Header, Outcome, Record};
 
-/// Percentiles of a sample (ns), from an HDR histogram with 3 significant figures: values are exact
-/// to 0.1 % (so a 1 ms latency may print as 1.000447 ms: the histogram's bucket, not a measurement).
-/// The one percentile type of the workspace: every tool's latencies and quanta are summed up by it.
+/// Samples up to this many values are summed up exactly: nearest-rank percentiles on the sorted
+/// values and an exact mean ([`Method::Exact`]). A larger sample goes through an HDR histogram of 3
+/// significant figures, exact to 0.1 % ([`Method::Histogram`]), so memory stays bounded however long a
+/// recording is.
+pub const EXACT_UP_TO: usize = 100_000;
+
+/// How a [`Percentiles`] was computed; the JSON carries it as `method`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Nearest rank on the stored values (the value at rank ⌈q·n⌉ of the sorted sample): every
+    /// percentile is one of the measured values.
+    #[default]
+    Exact,
+    /// From an HDR histogram with 3 significant figures: within 0.1 % of the value (a 1 ms
+    /// latency may print as 1.000447 ms, the histogram's bucket), used above [`EXACT_UP_TO`] values.
+    Histogram,
+}
+
+/// Percentiles of a sample (ns): exact up to [`EXACT_UP_TO`] values, from a histogram beyond
+/// ([`Method`]). The one percentile type of the workspace: every tool's latencies and quanta are
+/// summed up by it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Percentiles {
     /// Sample size.
@@ -26,10 +45,12 @@ pub struct Percentiles {
     pub max: u64,
     /// Mean.
     pub mean: f64,
+    /// How they were computed.
+    pub method: Method,
 }
 
 impl Percentiles {
-    /// Of histogram `h`.
+    /// Of histogram `h` ([`Method::Histogram`]).
     pub fn of(h: &Histogram<u64>) -> Percentiles {
         if h.is_empty() {
             return Percentiles::default();
@@ -41,23 +62,85 @@ impl Percentiles {
             p99: h.value_at_quantile(0.99),
             max: h.max(),
             mean: h.mean(),
+            method: Method::Histogram,
         }
     }
 
-    /// Of the sample `values` (any order).
+    /// Of the sample `values` (any order): exact up to [`EXACT_UP_TO`] values.
     pub fn of_values(values: &[u64]) -> Percentiles {
-        Percentiles::of(&hist_of(values))
+        if values.len() > EXACT_UP_TO {
+            return Percentiles::of(&hist_of(values));
+        }
+        let mut v = values.to_vec();
+        v.sort_unstable();
+        Percentiles::of_sorted(&v)
+    }
+
+    /// Of a sorted sample, exactly.
+    fn of_sorted(v: &[u64]) -> Percentiles {
+        let Some(&max) = v.last() else { return Percentiles::default() };
+        let sum: u128 = v.iter().map(|&x| u128::from(x)).sum();
+        Percentiles {
+            count: v.len() as u64,
+            p50: nearest_rank(v, 0.5),
+            p90: nearest_rank(v, 0.9),
+            p99: nearest_rank(v, 0.99),
+            max,
+            mean: sum as f64 / v.len() as f64,
+            method: Method::Exact,
+        }
     }
 }
 
-/// The `p`-th percentile (0-100) of `values` (any order), by the same HDR histogram as
-/// [`Percentiles`]; 0 for an empty sample.
+/// The value at rank ⌈q·n⌉ (from 1) of the sorted, non-empty sample `v`.
+fn nearest_rank(v: &[u64], q: f64) -> u64 {
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// The `p`-th percentile (0-100) of `values` (any order), as [`Percentiles`] computes it (nearest
+/// rank up to [`EXACT_UP_TO`] values, the histogram beyond); 0 for an empty sample.
 pub fn percentile(values: &[u64], p: f64) -> u64 {
-    let h = hist_of(values);
-    if h.is_empty() {
-        0
-    } else {
-        h.value_at_quantile((p / 100.0).clamp(0.0, 1.0))
+    let q = (p / 100.0).clamp(0.0, 1.0);
+    if values.is_empty() {
+        return 0;
+    }
+    if values.len() > EXACT_UP_TO {
+        return hist_of(values).value_at_quantile(q);
+    }
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    nearest_rank(&v, q)
+}
+
+/// A sample being collected: its values while there are at most [`EXACT_UP_TO`], then a histogram.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    values: Vec<u64>,
+    hist: Option<Histogram<u64>>,
+}
+
+impl Sample {
+    /// Adds a value.
+    pub fn record(&mut self, v: u64) {
+        if let Some(h) = &mut self.hist {
+            let _ = h.record(v);
+        } else if self.values.len() < EXACT_UP_TO {
+            self.values.push(v);
+        } else {
+            let mut h = hist_of(&self.values);
+            let _ = h.record(v);
+            self.values = Vec::new();
+            self.hist = Some(h);
+        }
+    }
+
+    /// Its percentiles.
+    pub fn percentiles(&self) -> Percentiles {
+        match &self.hist {
+            Some(h) => Percentiles::of(h),
+            None => Percentiles::of_values(&self.values),
+        }
     }
 }
 
@@ -102,8 +185,8 @@ pub struct Summary {
 #[derive(Default)]
 struct Acc {
     s: TaskSummary,
-    quantum: Option<Histogram<u64>>,
-    latency: Option<Histogram<u64>>,
+    quantum: Sample,
+    latency: Sample,
     woke: Option<u64>,
 }
 
@@ -137,11 +220,11 @@ pub fn summarize<E>(
                 let a = entry(&mut tasks, task);
                 a.s.cpu_ns = a.s.cpu_ns.saturating_add(e - start);
                 if let Some(w) = a.woke.take() {
-                    let _ = a.latency.get_or_insert_with(hist).record(start.saturating_sub(w));
+                    a.latency.record(start.saturating_sub(w));
                 }
                 if complete {
                     *a.s.ended.entry(reason(why).into()).or_default() += 1;
-                    let _ = a.quantum.get_or_insert_with(hist).record(e - start);
+                    a.quantum.record(e - start);
                 }
             }
             Record::Wake { task, at, .. } => {
@@ -172,8 +255,8 @@ pub fn summarize<E>(
                 a.s.name = format!("task {}", a.s.task);
             }
             a.s.share = a.s.cpu_ns as f64 / capacity;
-            a.s.quantum = a.quantum.as_ref().map(Percentiles::of).unwrap_or_default();
-            a.s.wake_latency = a.latency.as_ref().map(Percentiles::of).unwrap_or_default();
+            a.s.quantum = a.quantum.percentiles();
+            a.s.wake_latency = a.latency.percentiles();
             a.s
         })
         .collect();
@@ -201,7 +284,7 @@ pub fn reason(r: EndReason) -> &'static str {
 pub fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Met => "met",
-        Outcome::Late => "late",
+        Outcome::Missed => "missed",
         Outcome::Discarded => "discarded",
         Outcome::Aborted => "aborted",
         Outcome::Unfinished => "unfinished",
@@ -214,17 +297,37 @@ mod tests {
     use crate::Source;
 
     #[test]
-    fn percentiles_are_exact_for_small_values_and_to_a_thousandth_above() {
+    fn percentiles_are_nearest_rank_up_to_the_limit_and_from_the_histogram_beyond() {
         let s: Vec<u64> = (1..=100).rev().collect();
         assert_eq!((percentile(&s, 50.0), percentile(&s, 99.0), percentile(&s, 100.0)), (50, 99, 100));
         assert_eq!(percentile(&[7], 90.0), 7);
         assert_eq!(percentile(&[], 50.0), 0);
         let p = Percentiles::of_values(&s);
-        assert_eq!((p.count, p.p50, p.p90, p.p99, p.max), (100, 50, 90, 99, 100));
+        assert_eq!((p.count, p.p50, p.p90, p.p99, p.max, p.method), (100, 50, 90, 99, 100, Method::Exact));
         assert!((p.mean - 50.5).abs() < 1e-9);
+        // Nearest rank: of 1..=10, the median is the 5th value and p90 the 9th, p99 the 10th.
+        let ten: Vec<u64> = (1..=10).collect();
+        let p = Percentiles::of_values(&ten);
+        assert_eq!((p.p50, p.p90, p.p99), (5, 9, 10));
+        // A job of exactly 1 ms is 1 ms, not the histogram's bucket (1,000,447 ns).
+        let p = Percentiles::of_values(&[1_000_000; 10]);
+        assert_eq!((p.p50, p.max, p.mean), (1_000_000, 1_000_000, 1e6));
         let big = 1_234_567_891u64;
-        let got = percentile(&[big], 50.0);
-        assert!(got.abs_diff(big) <= big / 1000, "{got}");
+        assert_eq!(percentile(&[big], 50.0), big);
+        // Beyond the limit, the histogram: within 0.1 %, and it says so.
+        let many: Vec<u64> = (0..=EXACT_UP_TO as u64).map(|i| 1_000_000 + i).collect();
+        let p = Percentiles::of_values(&many);
+        assert_eq!(p.method, Method::Histogram);
+        let exact = 1_000_000 + EXACT_UP_TO as u64 / 2;
+        assert!(p.p50.abs_diff(exact) <= exact / 1000, "{}", p.p50);
+        // A streamed sample switches at the same count, and agrees with the slice.
+        let mut smp = Sample::default();
+        for &v in &many[..EXACT_UP_TO] {
+            smp.record(v);
+        }
+        assert_eq!(smp.percentiles(), Percentiles::of_values(&many[..EXACT_UP_TO]));
+        smp.record(many[EXACT_UP_TO]);
+        assert_eq!(smp.percentiles(), p);
     }
 
     #[test]
