@@ -5,6 +5,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
 /// Series longer than this are downsampled before drawing (see [`downsample`]).
@@ -34,10 +35,18 @@ const PALETTE: [RGBColor; 10] = [
 
 /// Stroke width of every series line, in pixels.
 const LINE_WIDTH: u32 = 2;
-/// Length of a dash of an ideal series, in pixels.
-const DASH: u32 = 6;
+/// Length of a dash of an ideal series (short: it reads as dotted), in pixels.
+const DASH: u32 = 4;
 /// Gap between two dashes of an ideal series, in pixels.
 const GAP: u32 = 4;
+/// Dash patterns (dash, gap) of a measured series drawn over another it overlaps: the first is
+/// solid (drawn wider, so the ones above leave it showing), the next ones long dashes that let the
+/// colours below show through; all longer than an ideal series' dots.
+const OVERLAP_DASHES: [(u32, u32); 4] = [(0, 0), (14, 8), (22, 10), (8, 12)];
+/// Two measured series closer than this (median, in pixels) are drawn as overlapping.
+const OVERLAP_PX: f64 = 4.0;
+/// Font size of the direct labels at the end of the measured lines.
+const END_LABEL_SIZE: u32 = 19;
 
 /// A named polyline: x in seconds (wall time), y in the unit the figure says.
 ///
@@ -63,12 +72,18 @@ impl Series {
 /// against wall time, measured series solid, ideal series dashed.
 ///
 /// Colours: each measured series gets the next palette colour. An ideal series whose name
-/// equals a measured series' name is drawn dashed in that colour, and all such ideal series share
+/// equals a measured series' name is drawn dotted in a darker shade of that colour (visible on top
+/// of our line where the two coincide), and all such ideal series share
 /// one legend entry, "ideal" (a grey dashed sample). An ideal series with no measured namesake
 /// gets its own colour and its own legend entry under its name.
 ///
 /// Legend: in the corner of the plot where it covers the fewest line samples (upper left for
 /// rising cumulative curves), judged from estimated text widths.
+///
+/// Overlaps: a measured series that runs within a few pixels of an earlier one (R1 and R2 of
+/// fig. 6-9 meet the same deadlines) is drawn in long dashes over it, the earlier one wider and
+/// solid, so both colours show; each measured line is labelled with its name at its end, in its
+/// colour (labels nudged apart when lines end together), as well as in the legend.
 ///
 /// Axes: x spans the data (starting at 0 when the data start at or near 0), y starts at 0 unless
 /// the data go negative, with a little headroom above the largest value. An empty figure still
@@ -156,11 +171,11 @@ impl Figure {
         let (x_range, y_range) = ranges(measured.iter().chain(&ideal).chain(&scatter).flat_map(|(_, p)| p));
 
         let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 26).into_font().color(&BLACK))
+            .caption(&self.title, (FONT, 28).into_font().color(&BLACK))
             .margin_top(16)
             .margin_bottom(12)
             .margin_left(16)
-            .margin_right(36)
+            .margin_right(end_label_room(&measured))
             .x_label_area_size(56)
             .y_label_area_size(y_label_area(&y_range))
             .build_cartesian_2d(x_range.clone(), y_range.clone())?;
@@ -172,8 +187,8 @@ impl Figure {
             .configure_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
-            .axis_desc_style((FONT, 20).into_font().color(&BLACK))
-            .label_style((FONT, 17).into_font().color(&RGBColor(40, 40, 40)))
+            .axis_desc_style((FONT, 22).into_font().color(&BLACK))
+            .label_style((FONT, 19).into_font().color(&RGBColor(40, 40, 40)))
             .x_labels(10)
             .y_labels(8)
             .x_label_formatter(&x_fmt)
@@ -184,14 +199,32 @@ impl Figure {
             .draw()?;
 
         let mut colour_of = Vec::new();
+        let plot_h = f64::from(chart.plotting_area().dim_in_pixel().1.max(1));
+        let layers = overlap_layers(&measured, &x_range, &y_range, plot_h);
         for (i, (name, points)) in measured.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             colour_of.push((*name, colour));
-            let style = colour.stroke_width(LINE_WIDTH);
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), style))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+            let (dash, gap) = OVERLAP_DASHES[layers[i] % OVERLAP_DASHES.len()];
+            if dash == 0 {
+                // The bottom of a stack of overlapping lines is wider, so it shows beside the dashes.
+                let under = layers
+                    .iter()
+                    .enumerate()
+                    .any(|(j, &l)| j > i && l > 0 && overlaps(&measured, i, j, &x_range, &y_range, plot_h));
+                let style = colour.stroke_width(if under { LINE_WIDTH + 3 } else { LINE_WIDTH });
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), style))?
+                    .label(*name)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+            } else {
+                let style = colour.stroke_width(LINE_WIDTH + 1);
+                chart
+                    .draw_series(DashedLineSeries::new(points.iter().copied(), dash, gap, style))?
+                    .label(*name)
+                    .legend(move |(x, y)| {
+                        DashedPathElement::new(vec![(x, y), (x + 24, y)], dash, gap, style)
+                    });
+            }
         }
 
         // Ideal series without a measured namesake first, each with its own colour and legend
@@ -207,7 +240,9 @@ impl Figure {
                 .legend(move |(x, y)| legend_dashes(x, y, style));
         }
         for (k, (name, points)) in matched.iter().enumerate() {
-            let colour = colour_for(name).unwrap_or(BLACK);
+            // A darker shade of the measured colour: where ours equals the ideal, its dots show on
+            // our line instead of vanishing into it.
+            let colour = darker(colour_for(name).unwrap_or(BLACK));
             let anno = chart.draw_series(dashed(points, colour.stroke_width(LINE_WIDTH)))?;
             if k + 1 == matched.len() {
                 let grey = RGBColor(90, 90, 90).stroke_width(LINE_WIDTH);
@@ -221,6 +256,28 @@ impl Figure {
                 .draw_series(points.iter().map(|&p| Circle::new(p, 2, colour.mix(0.6).filled())))?
                 .label(*name)
                 .legend(move |(x, y)| Circle::new((x + 12, y), 4, colour.filled()));
+        }
+
+        // Direct labels at the ends of the measured lines, nudged apart vertically.
+        let mut ends: Vec<(i32, i32, &str, RGBColor)> = measured
+            .iter()
+            .zip(&colour_of)
+            .filter_map(|((name, p), (_, c))| {
+                let last = p.last()?;
+                let (x, y) = chart.backend_coord(last);
+                Some((x, y, *name, *c))
+            })
+            .collect();
+        let (top, bottom) = {
+            let (_, ys) = chart.plotting_area().get_pixel_range();
+            (ys.start, ys.end)
+        };
+        for (x, y, name, colour) in spread_labels(&mut ends, top, bottom) {
+            root.draw(&Text::new(
+                name.to_string(),
+                (x + 6, y),
+                (FONT, END_LABEL_SIZE).into_font().color(&colour).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
         }
 
         if !measured.is_empty() || !ideal.is_empty() || !scatter.is_empty() {
@@ -242,13 +299,119 @@ impl Figure {
                 .position(corner)
                 .margin(12)
                 .legend_area_size(30)
-                .label_font((FONT, 18).into_font().color(&BLACK))
+                .label_font((FONT, 20).into_font().color(&BLACK))
                 .background_style(WHITE.mix(0.9))
                 .border_style(RGBColor(180, 180, 180))
                 .draw()?;
         }
         Ok(())
     }
+}
+
+/// A darker shade of `c` (about 55 % of each channel).
+fn darker(c: RGBColor) -> RGBColor {
+    let d = |v: u8| (u16::from(v) * 11 / 20) as u8;
+    RGBColor(d(c.0), d(c.1), d(c.2))
+}
+
+/// Room at the right of the plot for the direct labels (about 10 px per character at their size).
+fn end_label_room(measured: &[(&str, Vec<(f64, f64)>)]) -> u32 {
+    let chars = measured.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as u32;
+    if chars == 0 {
+        36
+    } else {
+        (16 + 11 * chars).clamp(36, WIDTH / 4)
+    }
+}
+
+/// Whether measured series `i` and `j` run within [`OVERLAP_PX`] of each other: the median of their
+/// vertical distance, in pixels, at 64 points across the x range both cover.
+fn overlaps(
+    measured: &[(&str, Vec<(f64, f64)>)],
+    i: usize,
+    j: usize,
+    xr: &std::ops::Range<f64>,
+    yr: &std::ops::Range<f64>,
+    plot_h: f64,
+) -> bool {
+    let (a, b) = (&measured[i].1, &measured[j].1);
+    let (Some(a0), Some(a1), Some(b0), Some(b1)) = (a.first(), a.last(), b.first(), b.last()) else {
+        return false;
+    };
+    let (from, to) = (a0.0.max(b0.0), a1.0.min(b1.0));
+    // Less than a tenth of the axis shared: not a visible overlap.
+    if to <= from || (to - from) < 0.1 * (xr.end - xr.start) {
+        return false;
+    }
+    let px = plot_h / (yr.end - yr.start).max(f64::MIN_POSITIVE);
+    let mut d: Vec<f64> = (0..64)
+        .map(|k| {
+            let x = from + (to - from) * f64::from(k) / 63.0;
+            (interpolate(a, x) - interpolate(b, x)).abs() * px
+        })
+        .collect();
+    d.sort_by(f64::total_cmp);
+    d[d.len() / 2] < OVERLAP_PX
+}
+
+/// The layer of each measured series in its stack of overlapping lines: 0 for one that overlaps no
+/// earlier series, else one more than the highest layer among the earlier ones it overlaps.
+fn overlap_layers(
+    measured: &[(&str, Vec<(f64, f64)>)],
+    xr: &std::ops::Range<f64>,
+    yr: &std::ops::Range<f64>,
+    plot_h: f64,
+) -> Vec<usize> {
+    let mut layers: Vec<usize> = Vec::with_capacity(measured.len());
+    for j in 0..measured.len() {
+        let l = (0..j)
+            .filter(|&i| overlaps(measured, i, j, xr, yr, plot_h))
+            .map(|i| layers[i] + 1)
+            .max()
+            .unwrap_or(0);
+        layers.push(l);
+    }
+    layers
+}
+
+/// `points` (increasing x) at `x`, linearly interpolated; the end values beyond the ends.
+fn interpolate(points: &[(f64, f64)], x: f64) -> f64 {
+    let k = points.partition_point(|p| p.0 < x);
+    match (k.checked_sub(1).and_then(|i| points.get(i)), points.get(k)) {
+        (Some(a), Some(b)) if b.0 > a.0 => a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0),
+        (_, Some(b)) => b.1,
+        (Some(a), None) => a.1,
+        (None, None) => f64::NAN,
+    }
+}
+
+/// Label positions at the ends of lines: sorted top to bottom and pushed apart to at least one
+/// label height, kept within `top..bottom` (pixels).
+fn spread_labels<'a>(
+    ends: &mut [(i32, i32, &'a str, RGBColor)],
+    top: i32,
+    bottom: i32,
+) -> Vec<(i32, i32, &'a str, RGBColor)> {
+    let gap = END_LABEL_SIZE as i32 + 2;
+    ends.sort_by_key(|e| (e.1, e.2));
+    let mut out: Vec<(i32, i32, &str, RGBColor)> = Vec::with_capacity(ends.len());
+    for &(x, y, n, c) in ends.iter() {
+        let y = match out.last() {
+            Some(prev) => y.max(prev.1 + gap),
+            None => y.max(top + gap / 2),
+        };
+        out.push((x, y, n, c));
+    }
+    // Pushed past the bottom: shift the whole column up, as far as the top allows.
+    if let Some(last) = out.last() {
+        let over = last.1 - (bottom - gap / 2);
+        if over > 0 {
+            for e in &mut out {
+                e.1 -= over;
+            }
+        }
+    }
+    out
 }
 
 /// The corner of the plot for the legend: the one its box covers the least of the lines in,
@@ -514,21 +677,64 @@ mod tests {
     }
 
     #[test]
-    fn ideal_series_are_dashed_in_the_measured_colour() {
+    fn ideal_series_are_dotted_in_a_darker_shade_of_the_measured_colour() {
         let mut f = Figure::new("t", "x", "y");
         f.measured.push(Series::new("A", vec![(0.0, 0.0), (10.0, 10.0)]));
         f.ideal.push(Series::new("A", vec![(0.0, 0.0), (10.0, 5.0)]));
         let strokes = polyline_strokes(&f.to_svg());
-        let blue = "#0072B2";
-        let n_blue = strokes.iter().filter(|s| s.eq_ignore_ascii_case(blue)).count();
-        // One solid polyline for the data, one for its legend sample: the rest are dashes.
-        assert!(n_blue > 20, "expected many dashes in {blue}, got {n_blue}: {strokes:?}");
+        let (blue, dark_blue) = ("#0072B2", "#003E61");
+        let n = |c: &str| strokes.iter().filter(|s| s.eq_ignore_ascii_case(c)).count();
+        // One solid polyline for the data, one for its legend sample; the ideal is many dots.
+        assert_eq!(n(blue), 2, "{strokes:?}");
+        assert!(n(dark_blue) > 20, "expected many dots in {dark_blue}, got {}: {strokes:?}", n(dark_blue));
 
         // Without the ideal series there are exactly the two solid polylines.
         f.ideal.clear();
         let strokes = polyline_strokes(&f.to_svg());
         let n_blue = strokes.iter().filter(|s| s.eq_ignore_ascii_case(blue)).count();
         assert_eq!(n_blue, 2, "{strokes:?}");
+    }
+
+    #[test]
+    fn overlapping_series_are_dashed_over_a_wider_line_and_every_line_is_labelled_at_its_end() {
+        let mut f = Figure::new("t", "x", "y");
+        let line: Vec<(f64, f64)> = (0..=100).map(|i| (f64::from(i), f64::from(i) * 10.0)).collect();
+        f.measured.push(Series::new("R1", line.clone()));
+        f.measured.push(Series::new("R2", line.clone()));
+        f.measured.push(Series::new("C1", line.iter().map(|&(x, y)| (x, y / 2.0)).collect()));
+        let svg = f.to_svg();
+        let strokes = polyline_strokes(&svg);
+        let n = |c: &str| strokes.iter().filter(|s| s.eq_ignore_ascii_case(c)).count();
+        // R1 (blue) one solid line and its legend sample; R2 (vermillion), drawn on top of it, in
+        // dashes; C1 (green), apart from both, solid.
+        assert_eq!(n("#0072B2"), 2, "{strokes:?}");
+        assert!(n("#D55E00") > 20, "R2 should be dashed: {strokes:?}");
+        assert_eq!(n("#009E73"), 2, "{strokes:?}");
+        assert!(svg.contains(r#"stroke-width="5""#), "R1 is drawn wider under R2");
+        // Each name twice: in the legend and at the end of its line; R1 and R2 end at the same
+        // point, and their labels are one label height apart.
+        let texts: Vec<String> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim().to_string()))
+            .collect();
+        for name in ["R1", "R2", "C1"] {
+            assert_eq!(texts.iter().filter(|t| *t == name).count(), 2, "{name} in {texts:?}");
+        }
+        let y_of = |name: &str| -> Vec<f64> {
+            svg.split("<text")
+                .filter(|t| {
+                    t.split_once('>')
+                        .is_some_and(|(_, rest)| rest.trim_start().starts_with(&format!("{name}\n")))
+                })
+                .filter_map(|t| t.split("y=\"").nth(1)?.split('"').next()?.parse().ok())
+                .collect()
+        };
+        let (r1, r2) = (y_of("R1"), y_of("R2"));
+        assert!(
+            r1.iter().any(|a| r2.iter().any(|b| (a - b).abs() >= f64::from(END_LABEL_SIZE))),
+            "{r1:?} {r2:?}"
+        );
     }
 
     #[test]

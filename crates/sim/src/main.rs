@@ -313,7 +313,11 @@ fn real_main() -> Result<()> {
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
             let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
             let mut out = None;
-            let (r, job_rows) = if perfetto.is_some() || jobs.is_some() || trace.is_some() || window.is_some()
+            let (r, job_rows) = if perfetto.is_some()
+                || jobs.is_some()
+                || trace.is_some()
+                || window.is_some()
+                || svg.is_some()
             {
                 let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
                 if let Some(path) = &trace {
@@ -339,7 +343,7 @@ fn real_main() -> Result<()> {
                         }
                     });
                 }
-                if jobs.is_some() {
+                if jobs.is_some() || svg.is_some() {
                     sim.record_jobs();
                 }
                 sim.run_until(u64::MAX);
@@ -401,7 +405,7 @@ fn real_main() -> Result<()> {
             }
             if let Some(path) = svg {
                 let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
-                let ideal = smartsim::ideal::ideal(&scn);
+                let ideal = smartsim::ideal::ideal_of_run(&scn, &smartsim::ideal::draws(&scn, &job_rows));
                 let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
                 fig.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("wrote {}", path.display());
@@ -602,12 +606,10 @@ fn figure(e: &Experiment, fig: &Fig, run: &Run) -> (String, Figure) {
         Fig::Met { id, title } => {
             let mut f = Figure::new(title, "wall time (s)", "deadlines met");
             for (i, n) in names.iter().enumerate() {
-                let workload::Model::Periodic(p) = &run.scenario.tasks[i].model else { continue };
+                let workload::Model::Periodic(_) = &run.scenario.tasks[i].model else { continue };
                 f.measured.push(Series::new(n.clone(), run.result.timeline.met_series(i)));
-                // Ideal: every ideal millisecond of CPU spent on requests that make it.
-                let exec = p.exec.max().unwrap_or(p.exec.mean()) as f64 / 1e6;
-                let ip = run.ideal.cpu[i].iter().map(|(t, c)| (*t, (c / exec).floor())).collect();
-                f.ideal.push(Series::new(n.clone(), ip));
+                // Ideal: the task's fluid CPU spent on whole requests of the run's draws.
+                f.ideal.push(Series::new(n.clone(), run.ideal.met[i].clone()));
             }
             let _ = e;
             (id.to_string(), f)
@@ -980,7 +982,7 @@ fn summary_table(s: &trace::summary::Summary) -> String {
         "wake p99 ms",
         "wake max ms",
         "met",
-        "late",
+        "missed",
         "notified",
     ]);
     for k in &s.tasks {
@@ -1001,7 +1003,7 @@ fn summary_table(s: &trace::summary::Summary) -> String {
             ms(k.wake_latency.p99),
             ms(k.wake_latency.max),
             n(&k.requests, "met"),
-            n(&k.requests, "late"),
+            n(&k.requests, "missed"),
             k.notified.to_string(),
         ]);
     }

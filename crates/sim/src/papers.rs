@@ -12,7 +12,7 @@ use anyhow::Context;
 use serde::Serialize;
 use workload::Scenario;
 
-use crate::ideal::{ideal, Ideal};
+use crate::ideal::{draws, ideal_of_run, Draw, Ideal};
 use crate::result::SimResult;
 
 /// A figure of an experiment.
@@ -53,8 +53,10 @@ pub struct Run {
     pub scenario: Scenario,
     /// What the simulator measured.
     pub result: SimResult,
-    /// The fluid ideal of the scenario.
+    /// The fluid ideal of the run: the demand its requests drew ([`crate::ideal`]).
     pub ideal: Ideal,
+    /// The requests each periodic task drew (by task, in release order).
+    pub draws: Vec<Vec<Draw>>,
 }
 
 impl Run {
@@ -302,9 +304,13 @@ pub fn scenario(e: &Experiment) -> anyhow::Result<Scenario> {
 /// Run an experiment.
 pub fn run(e: &Experiment) -> anyhow::Result<(Run, Vec<Metric>)> {
     let scenario = scenario(e)?;
-    let result = crate::run_scenario(&scenario, None).with_context(|| format!("experiment {}", e.id))?;
-    let ideal = ideal(&scenario);
-    let run = Run { scenario, result, ideal };
+    let mut sim = crate::simulator(&scenario, None).with_context(|| format!("experiment {}", e.id))?;
+    sim.record_jobs();
+    sim.run_until(u64::MAX);
+    let (result, jobs) = sim.finish_all();
+    let draws = draws(&scenario, &jobs);
+    let ideal = ideal_of_run(&scenario, &draws);
+    let run = Run { scenario, result, ideal, draws };
     let metrics = (e.metrics)(&run);
     Ok((run, metrics))
 }
