@@ -4,6 +4,16 @@ use std::path::Path;
 
 use crate::{escape_html, Figure, Table};
 
+/// Text as HTML paragraphs: blank lines separate them, other line breaks are kept as `<br>`.
+fn paragraphs(text: &str) -> String {
+    let mut out = String::new();
+    for para in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
+        let lines: Vec<String> = para.lines().map(escape_html).collect();
+        out.push_str(&format!("<p>{}</p>\n", lines.join("<br>\n")));
+    }
+    out
+}
+
 /// HTML report: a page with a title, sections each holding a paragraph, a table (as HTML) and
 /// inline SVG figures.
 ///
@@ -21,6 +31,8 @@ use crate::{escape_html, Figure, Table};
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HtmlReport {
     title: String,
+    /// Paragraphs under the title, before the list of sections.
+    intro: String,
     /// `(heading, rendered body)` per section.
     sections: Vec<(String, String)>,
 }
@@ -33,26 +45,42 @@ table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\
 th,td{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}\
 th{border-bottom:2px solid #bbb}.num{text-align:right}\
 figure{margin:1em 0}figure svg{max-width:100%;height:auto;display:block}\
+figcaption{font-size:.95em;color:#333;margin-top:.4em}\
 nav ol{padding-left:1.5em}";
 
 impl HtmlReport {
     /// Creates an empty report with this page title (shown as `<title>` and `<h1>`).
     pub fn new(title: &str) -> Self {
-        HtmlReport { title: title.to_string(), sections: Vec::new() }
+        HtmlReport { title: title.to_string(), intro: String::new(), sections: Vec::new() }
+    }
+
+    /// Sets the text under the title (blank lines separate paragraphs), e.g. what the page
+    /// reproduces, cited in full.
+    pub fn intro(&mut self, text: &str) {
+        self.intro = paragraphs(text);
     }
 
     /// Appends a section: a heading, the text (blank lines separate paragraphs; other line
     /// breaks are kept as `<br>`), then the table if any, then each figure as inline SVG.
     pub fn section(&mut self, heading: &str, text: &str, table: Option<&Table>, figures: &[&Figure]) {
-        let mut body = String::new();
-        for para in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
-            let lines: Vec<String> = para.lines().map(escape_html).collect();
-            body.push_str(&format!("<p>{}</p>\n", lines.join("<br>\n")));
-        }
+        let figures: Vec<(&Figure, &str)> = figures.iter().map(|f| (*f, "")).collect();
+        self.section_captioned(heading, text, table, &figures);
+    }
+
+    /// As [`HtmlReport::section`], each figure with a caption under it (`<figcaption>`; blank lines
+    /// separate its paragraphs; none when empty).
+    pub fn section_captioned(
+        &mut self,
+        heading: &str,
+        text: &str,
+        table: Option<&Table>,
+        figures: &[(&Figure, &str)],
+    ) {
+        let mut body = paragraphs(text);
         if let Some(t) = table {
             body.push_str(&t.to_html());
         }
-        for f in figures {
+        for (f, caption) in figures {
             body.push_str("<figure>\n");
             let svg = f.to_svg();
             // Inline SVG in HTML needs no XML declaration; plotters emits none, but be safe.
@@ -61,6 +89,9 @@ impl HtmlReport {
                 None => &svg,
             };
             body.push_str(svg.trim_end());
+            if !caption.trim().is_empty() {
+                body.push_str(&format!("\n<figcaption>{}</figcaption>", paragraphs(caption).trim_end()));
+            }
             body.push_str("\n</figure>\n");
         }
         self.sections.push((heading.to_string(), body));
@@ -81,7 +112,8 @@ impl HtmlReport {
         let mut out = format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+             <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n{}",
+            self.intro
         );
         if self.sections.len() >= 2 {
             out.push_str("<nav><ol>\n");

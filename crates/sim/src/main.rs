@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use report::{Figure, HtmlReport, Series, Table};
-use smartsim::papers::{self, Experiment, Fig, Metric, Run};
+use smartsim::papers::{self, Fig, Metric, Plot, Run};
 use smartsim::{run_scenario, SimResult};
 
 #[derive(Parser)]
@@ -599,11 +599,12 @@ fn cpu_figure(title: &str, r: &SimResult, names: &[String], ideal: &smartsim::id
     f
 }
 
-fn figure(e: &Experiment, fig: &Fig, run: &Run) -> (String, Figure) {
+fn figure(fig: &Fig, run: &Run) -> (String, Figure) {
     let names: Vec<String> = run.scenario.tasks.iter().map(|t| t.name.clone()).collect();
-    match *fig {
-        Fig::Cpu { id, title } => (id.to_string(), cpu_figure(title, &run.result, &names, &run.ideal)),
-        Fig::Met { id, title } => {
+    let (id, title) = (fig.id, fig.title);
+    match fig.plot {
+        Plot::Cpu => (id.to_string(), cpu_figure(title, &run.result, &names, &run.ideal)),
+        Plot::Met => {
             let mut f = Figure::new(title, "wall time (s)", "deadlines met");
             for (i, n) in names.iter().enumerate() {
                 let workload::Model::Periodic(_) = &run.scenario.tasks[i].model else { continue };
@@ -611,7 +612,6 @@ fn figure(e: &Experiment, fig: &Fig, run: &Run) -> (String, Figure) {
                 // Ideal: the task's fluid CPU spent on whole requests of the run's draws.
                 f.ideal.push(Series::new(n.clone(), run.ideal.met[i].clone()));
             }
-            let _ = e;
             (id.to_string(), f)
         }
     }
@@ -647,7 +647,14 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let mut html = HtmlReport::new("SMART (Nieh 1999) §6.2 reproduced by smartsim");
+    let mut html = HtmlReport::new("SMART's microbenchmarks (Nieh 1999, §6.2) reproduced by smartsim");
+    html.intro(&format!(
+        "The experiments of section 6.2 of {}, run in the simulator with the scenarios of \
+         scenarios/papers/. Each section gives the paper's numbers beside the ideal the paper derives \
+         and ours, then each figure with the paper's caption and what to see in ours. Solid lines are \
+         ours; dotted lines the ideal, computed from the demand the run's requests actually drew.",
+        papers::DISSERTATION
+    ));
     let mut text = String::new();
     for e in &exps {
         bar.set_message(e.id);
@@ -656,7 +663,7 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
         let wall = t0.elapsed();
         let mut figs = Vec::new();
         for fig in e.figures {
-            let (id, f) = figure(e, fig, &run);
+            let (id, f) = figure(fig, &run);
             let path = out.join(format!("{id}.svg"));
             f.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
             figs.push((path, f));
@@ -691,8 +698,17 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
             }
         }
         let desc = run.scenario.description.clone().unwrap_or_default();
-        let frefs: Vec<&Figure> = figs.iter().map(|(_, f)| f).collect();
-        html.section(&format!("{} — {}", e.id, e.source), &desc, Some(&table), &frefs);
+        let captions: Vec<String> = e
+            .figures
+            .iter()
+            .map(|f| {
+                let n = f.id.trim_start_matches("fig");
+                format!("Figure {n} of the dissertation: {}\n\nWhat to see: {}", f.caption, f.see)
+            })
+            .collect();
+        let frefs: Vec<(&Figure, &str)> =
+            figs.iter().zip(&captions).map(|((_, f), c)| (f, c.as_str())).collect();
+        html.section_captioned(&format!("{} — {}", e.source, e.id), &desc, Some(&table), &frefs);
         bar.inc(1);
     }
     bar.finish_and_clear();

@@ -475,3 +475,20 @@ fn a_simulated_machine_billing_by_tick_is_what_its_trace_says_it_billed() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `smartsim reproduce` names the papers by author and year, never by a file number, and its HTML
+/// report gives each figure the paper's caption and what to see.
+#[test]
+fn reproduce_names_papers_by_author_and_captions_every_figure() {
+    let dir = std::env::temp_dir().join(format!("smartsim-captions-{}", std::process::id()));
+    let (code, out, err) = smartsim(&["reproduce", "smart-6.2.3.3", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(Nieh 1999, §6.2.3.3, figs. 6-8, 6-9)"), "{out}");
+    assert!(!out.contains("004"), "{out}");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("Jason Nieh, The Design, Implementation, and Evaluation of SMART"));
+    assert_eq!(html.matches("<figcaption>").count(), 2);
+    assert!(html.contains("Figure 6-9 of the dissertation: Deadlines met by real-time applications"));
+    assert!(html.contains("What to see: R1 and R2 meet the same deadlines"));
+    assert!(!html.contains("004"));
+}
