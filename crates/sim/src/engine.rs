@@ -1356,12 +1356,21 @@ impl<'s> Sim<'s> {
             }
         }
         self.sync_all();
-        if self.jobs.is_some() || self.trace.is_some() {
-            for i in 0..self.tasks.len() {
-                let open: Vec<Job> =
-                    self.tasks[i].job.take().into_iter().chain(self.tasks[i].pending.drain(..)).collect();
-                for j in open {
-                    self.record_job(i, &j, None, Outcome::Unfinished);
+        // Requests still open: one whose deadline has passed missed it (it is counted so, with no
+        // finish); one whose deadline lies beyond the end is unfinished, its outcome unknown.
+        let record = self.jobs.is_some() || self.trace.is_some();
+        for i in 0..self.tasks.len() {
+            let open: Vec<Job> =
+                self.tasks[i].job.take().into_iter().chain(self.tasks[i].pending.drain(..)).collect();
+            for j in open {
+                let outcome = if j.deadline <= self.now {
+                    self.tasks[i].missed += 1;
+                    Outcome::Missed
+                } else {
+                    Outcome::Unfinished
+                };
+                if record {
+                    self.record_job(i, &j, None, outcome);
                 }
             }
         }
