@@ -94,7 +94,7 @@ new options:
                       SCHED_DEADLINE for tasks pinned to part of their root domain.
   --format <text|paper|json>  text: one-screen summary (default); paper: every trace
                       line 'id start end duration gap' (ms), every 'latlate:' line (us)
-                      and 'thread N: missed X deadlines, hit Y'; json: DESIGN.md contract
+                      and 'thread N: missed X deadlines, hit Y'; json: ARCHITECTURE.md contract
   --intervals         json: include every interval and latency sample
   --trace <file>      write the execution trace (crates/trace's format: every interval
                       with why it ended, timer wake-ups, deadline misses), which

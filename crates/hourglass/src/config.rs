@@ -215,7 +215,7 @@ pub enum Format {
     Text,
     /// The paper's complete output: every trace line, every `latlate:` line, the miss lines.
     Paper,
-    /// The project's output contract (DESIGN.md).
+    /// The project's output contract (ARCHITECTURE.md).
     Json,
 }
 

@@ -1,5 +1,5 @@
 //! Printing a run: the one-screen summary, the paper's formats (trace lines in ms, `latlate:` lines
-//! in µs, `thread N: missed X deadlines, hit Y`), the project's JSON output contract (DESIGN.md), a
+//! in µs, `thread N: missed X deadlines, hit Y`), the project's JSON output contract (ARCHITECTURE.md), a
 //! Chrome trace for Perfetto, and text histograms.
 
 use crate::config::{CpuChoice, Format, Workload};
@@ -278,7 +278,7 @@ fn paper(r: &RunResult) -> String {
     o
 }
 
-/// The JSON output contract of DESIGN.md, with hourglass's own fields added.
+/// The JSON output contract of ARCHITECTURE.md, with hourglass's own fields added.
 pub fn to_json(r: &RunResult) -> Value {
     let tasks: Vec<Value> = r
         .threads

@@ -20,7 +20,7 @@
 //! | `edf`, `cbs` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
 //! | `smart`, `wfq`, `wfq-credit`, `cfs`, `eevdf` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
 //!
-//! `cfs`, `eevdf` and `cbs` are Linux's own classes (DESIGN.md lists them as simulator policies to
+//! `cfs`, `eevdf` and `cbs` are Linux's own classes (ARCHITECTURE.md lists them as simulator policies to
 //! come): hourglass accepts them although `smartsim` does not have them yet.
 //!
 //! Models: `cpu` (`work`: finite; `working_set`: the thread scans an array that size),

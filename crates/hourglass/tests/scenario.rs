@@ -1,5 +1,5 @@
 //! One scenario, simulated (`smartsim`) and run as real threads (`hourglass --scenario`): both
-//! read it with the `workload` crate and print the output contract of DESIGN.md. Short real runs
+//! read it with the `workload` crate and print the output contract of ARCHITECTURE.md. Short real runs
 //! (≤ 2 s each) asserting behaviour, never timings; one at a time (a lock).
 
 use hourglass::config::{Format, RunConfig};

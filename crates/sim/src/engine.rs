@@ -6,7 +6,7 @@
 //! of work or its slice, a clock tick (only when something needs ticks: tick billing, a tick overhead,
 //! a tick-driven policy), the policy's own timer, a timeline sample, the end of the run.
 //!
-//! Machine model (DESIGN.md): `cpus`; `hz`, one tick per CPU, all at the same instants; billing
+//! Machine model (ARCHITECTURE.md): `cpus`; `hz`, one tick per CPU, all at the same instants; billing
 //! `exact` (the policy is billed the wall time a task ran) or `tick` (whoever runs at a tick is billed
 //! the whole tick; a quantum between two ticks is billed nothing, Etsion 2003 §4); timer resolution
 //! `hr` (exact), `tick` (fires on the next tick) or `rtc:<Hz>`, per machine with a per-task override

@@ -1,5 +1,5 @@
 //! What a run produced: per-task metrics, system statistics, the timeline; and their JSON form
-//! (the output contract of DESIGN.md).
+//! (the output contract of ARCHITECTURE.md).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! The machine model: tick billing, timer resolution, overheads (DESIGN.md; Etsion 2003 §3–4).
+//! The machine model: tick billing, timer resolution, overheads (ARCHITECTURE.md; Etsion 2003 §3–4).
 
 use smartsim::engine::timer_fires;
 use smartsim::run_scenario;

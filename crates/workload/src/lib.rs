@@ -18,7 +18,7 @@
 //! do not change when other tasks are added or reordered.
 //!
 //! Weak spots: only three task models exist so far (`cpu`, `periodic`, `interactive`; the other
-//! models named in DESIGN.md, and rt-app JSON import, are to come); policy names and
+//! models named in ARCHITECTURE.md, and rt-app JSON import, are to come); policy names and
 //! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool reports
 //! its own errors at [`SchedulerCfg::key_lines`] with [`Scenario::error`]); the normal
 //! distribution's [`Exec::mean`] ignores its truncation at 0; seeded draws depend on `rand` 0.9's
