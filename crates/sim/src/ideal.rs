@@ -8,9 +8,9 @@
 //! asks for its drawn execution spread evenly from its release to its deadline, so the ideal serves
 //! the very demand the scheduler faced and the gap between "ideal" and "ours" is the scheduler's
 //! alone. Without draws (a scenario not yet run), each request asks for the largest execution time
-//! the scenario allows, which is how §6.2 derives its ideal numbers (e.g. R2 of §6.2.2.2: 40000 × 2/6
-//! + (1500 − 1000) × 20 ms = 23333 ms). What a request is not given by its deadline is lost, as a
-//! dropped request is. Every curve ends at the scenario's duration.
+//! the scenario allows, which is how §6.2 derives its ideal numbers (e.g. R2 of §6.2.2.2:
+//! 40000 × 2/6 + (1500 − 1000) × 20 ms = 23333 ms). What a request is not given by its deadline is
+//! lost, as a dropped request is. Every curve ends at the scenario's duration.
 //!
 //! **Deadlines met.** The ideal policy spends a periodic task's fluid CPU on whole requests, in
 //! release order, taking a request when what it has taken so far plus the request's execution fits
