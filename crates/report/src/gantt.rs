@@ -291,6 +291,11 @@ impl Gantt {
         }
     }
 
+    /// Tasks left out of the chart: more than [`MAX_ROWS`] had something in the window.
+    pub fn left_out(&self) -> usize {
+        self.task_rows().1
+    }
+
     fn name(&self, task: u32) -> String {
         self.names.get(&task).cloned().unwrap_or_else(|| format!("task {task}"))
     }
@@ -910,6 +915,13 @@ mod tests {
         };
         assert_ne!(fill("x", "0"), fill("x", "1"));
         assert_eq!(fill("x", "1"), fill("y", "1"));
+        assert!(!svg.contains("colours repeat"));
+        // Past the palette's ten colours the legend says they repeat; every CPU still has a row.
+        let mut g = Gantt::new(&header(12), 0, 10 * MS);
+        g.add(&run(0, 11, 0, 4));
+        let svg = g.to_svg();
+        assert!(svg.contains("(colours repeat)") && svg.contains(">CPU 11<"));
+        assert_eq!(elements(&svg, "cpu-run")[0]["data-cpu"], "11");
     }
 
     #[test]

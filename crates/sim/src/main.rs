@@ -347,8 +347,12 @@ fn write_gantt(path: &Path, f: fs::File, g: &report::Gantt) -> Result<()> {
     if let Some(msg) = g.overflow() {
         eprintln!("smartsim: warning: {}: {msg}; the chart says so instead of drawing them", path.display());
     }
+    let left_out = match g.left_out() {
+        0 => String::new(),
+        n => format!("; {n} tasks left out, the chart has at most {} rows", report::MAX_ROWS),
+    };
     eprintln!(
-        "wrote {} ({} stretches, {} missed deadlines drawn)",
+        "wrote {} ({} stretches, {} missed deadlines drawn{left_out})",
         path.display(),
         g.stretches(),
         g.misses()
