@@ -291,6 +291,11 @@ impl Gantt {
         }
     }
 
+    /// The window `(from, to)`, ns since the trace's start.
+    pub fn window(&self) -> (u64, u64) {
+        (self.from, self.to)
+    }
+
     /// Tasks left out of the chart: more than [`MAX_ROWS`] had something in the window.
     pub fn left_out(&self) -> usize {
         self.task_rows().1

@@ -395,3 +395,31 @@ fn bad_gantt_windows_are_refused_before_the_run() {
     assert!(err.contains("no/such/g.svg"), "{err}");
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn reproduce_shows_the_first_200ms_of_each_run_as_run_gantt_draws_it() {
+    let d = dir("repro");
+    let out = d.join("out");
+    let (code, _, err) = smartsim(&["reproduce", "smart-6.2.3.1-fig6-6", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let start = page.find("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\"").expect("a Gantt chart");
+    let end = start + page[start..].find("</svg>").unwrap() + "</svg>".len();
+    let in_page = &page[start..end];
+    assert!(in_page.contains("data-from-ns=\"0\" data-to-ns=\"200000000\""));
+    // The chart of the page (the run simulated again up to 200 ms) has the bars of the whole run's
+    // chart over its default window, the first 200 ms.
+    let svg = d.join("run.svg");
+    let (code, _, err) =
+        smartsim(&["run", "scenarios/papers/smart-6.2.3.1-fig6-6.toml", "--gantt", svg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let whole = std::fs::read_to_string(&svg).unwrap();
+    assert!(whole.contains("data-from-ns=\"0\" data-to-ns=\"200000000\""));
+    let b = bars(in_page);
+    assert!(b.iter().any(|x| x.0 == "R1") && b.iter().any(|x| x.0 == "C1"), "{b:?}");
+    assert_eq!(b, bars(&whole));
+    for class in ["release", "deadline", "miss"] {
+        assert_eq!(instants(in_page, class), instants(&whole, class), "{class}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
