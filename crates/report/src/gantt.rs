@@ -157,7 +157,8 @@ impl Gantt {
         self.title = title.to_string();
     }
 
-    /// Takes one record of the trace into account (records may come in any order).
+    /// Takes one record of the trace into account. Records may come in any order, except that a
+    /// request's end is judged only if its release came first (as every writer of traces orders them).
     pub fn add(&mut self, r: &Record) {
         let rel = |t: u64| t.saturating_sub(self.origin);
         let (from, to) = (self.from, self.to);
