@@ -20,7 +20,7 @@ const FONT: &str = "sans-serif";
 
 /// Series colours: the Okabe–Ito palette (distinct for colour-blind readers; its yellow is left
 /// out because it vanishes on white), then a few darker extras. Used in order, then cycled.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green

@@ -13,6 +13,12 @@
 //!   figures; no external files, scripts or fonts, so it can be mailed or attached to an issue.
 //! - [`analyses`]: the tables and figures of a trace's analyses (tasks, tick billing, quantum CDFs,
 //!   billing scatter) and the HTML sections every tool's trace report has.
+//! - [`Gantt`]: a Gantt chart of a window of an execution trace, as SimSo draws them: a row per
+//!   task (and per CPU on a machine of several), executions as bars, releases and deadlines as
+//!   arrows, missed deadlines crossed out in red; hand-written SVG text whose bars and marks carry
+//!   their exact times as `data-*` attributes. A window of more than [`MAX_BARS`] stretches is
+//!   refused *on the chart* (rows and axis, and a line saying to choose a shorter window) rather than
+//!   drawn as a file of megabytes of sub-pixel slivers.
 //! - [`Trace`]: Chrome trace event JSON (`{"traceEvents": [...]}`) that opens in
 //!   <https://ui.perfetto.dev> and `chrome://tracing`: one track per task, complete events for
 //!   execution intervals, instant events for marks such as deadline misses.
@@ -42,11 +48,13 @@
 
 pub mod analyses;
 mod figure;
+mod gantt;
 mod html;
 mod table;
 mod trace;
 
 pub use figure::{downsample, Figure, Series, MAX_PLOT_POINTS};
+pub use gantt::{Gantt, DEFAULT_WINDOW_NS, MAX_BARS, MAX_MARKS, MAX_ROWS};
 pub use html::HtmlReport;
 pub use table::Table;
 pub use trace::Trace;
@@ -73,6 +81,20 @@ pub fn format_time(ns: u64) -> String {
     } else {
         format!("{ns}ns")
     }
+}
+
+/// Formats nanoseconds exactly, in the largest unit that writes them as a whole number: `0s`,
+/// `200ms`, `1500us`, `3s`, `7ns` (what a command line reads back with `workload::parse_time`).
+pub fn format_time_exact(ns: u64) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns % scale == 0 {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
 }
 
 /// Escapes text for HTML and XML content and attribute values (`<`, `>`, `&`, `"`, `'`).
@@ -103,6 +125,15 @@ mod tests {
         assert_eq!(format_time(5_300_000), "5.3ms");
         assert_eq!(format_time(180_000_000_000), "3m");
         assert_eq!(format_time(500), "500ns");
+    }
+
+    #[test]
+    fn exact_times_are_whole_numbers_of_their_unit() {
+        assert_eq!(format_time_exact(0), "0s");
+        assert_eq!(format_time_exact(200_000_000), "200ms");
+        assert_eq!(format_time_exact(1_500_000), "1500us");
+        assert_eq!(format_time_exact(3_000_000_000), "3s");
+        assert_eq!(format_time_exact(1_000_000_001), "1000000001ns");
     }
 
     #[test]

@@ -1179,7 +1179,8 @@ impl<'s> Sim<'s> {
         t.charged += charged;
         t.quanta += 1;
         t.last_cpu = Some(c);
-        if why != Stop::Blocked {
+        // Taken off unfinished; the cut at the end of the run is not a preemption.
+        if why != Stop::Blocked && !self.ending {
             if let Some(j) = &mut t.job {
                 j.preemptions += 1;
             }

@@ -74,6 +74,14 @@ enum Cmd {
         /// Format of --jobs: CSV with a header line, or JSON Lines.
         #[arg(long, value_enum, default_value = "csv")]
         jobs_format: JobsFormat,
+        /// Also write a Gantt chart (SVG) of a window of the run here: a row per task (and per CPU),
+        /// executions as bars, releases and deadlines as arrows, missed deadlines crossed out.
+        #[arg(long)]
+        gantt: Option<PathBuf>,
+        /// The window of --gantt, FROM..TO in simulated time with units (e.g. 0s..200ms, 1s..1.5s);
+        /// default: the first 200 ms, or the whole run if it is shorter.
+        #[arg(long, value_parser = parse_window, requires = "gantt", value_name = "FROM..TO")]
+        gantt_window: Option<Window>,
         /// Run even if the estimate made before the run (events, memory, output; README, "Limits")
         /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output.
         #[arg(long)]
@@ -202,6 +210,19 @@ enum TraceCmd {
         #[arg(long, default_value_t = 8)]
         tasks: usize,
     },
+    /// A Gantt chart (SVG) of a window of the trace: a row per task (and per CPU on several), executions
+    /// as bars, releases and deadlines as arrows, missed deadlines crossed out. Any trace: simulated,
+    /// hourglass's, or a klogger recording.
+    Gantt {
+        /// The trace file.
+        file: PathBuf,
+        /// Where to write the SVG.
+        out: PathBuf,
+        /// The window, FROM..TO since the trace's start with units (e.g. 0s..200ms); default: the
+        /// first 200 ms, or the whole trace if it is shorter.
+        #[arg(long, value_parser = parse_window, value_name = "FROM..TO")]
+        window: Option<Window>,
+    },
     /// Convert to a Perfetto / Chrome trace (JSON; open it at ui.perfetto.dev).
     Perfetto {
         /// The trace file.
@@ -264,6 +285,81 @@ fn write_jobs(
     w.flush().with_context(|| format!("writing {}", path.display()))
 }
 
+/// A window of time `from..to` (ns) of `--gantt-window` and `trace gantt --window`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Window {
+    from: u64,
+    to: u64,
+}
+
+impl Window {
+    /// The first [`report::DEFAULT_WINDOW_NS`] of a run of `duration`, or all of it if shorter.
+    fn default_for(duration: u64) -> Window {
+        Window { from: 0, to: duration.clamp(1, report::DEFAULT_WINDOW_NS) }
+    }
+
+    /// Refuses a window that is not inside `[0, end]`.
+    fn check_within(self, end: u64, option: &str, lasts: &str) -> Result<()> {
+        let fmt = report::format_time_exact;
+        if self.from >= end {
+            bail!(
+                "{option} {}..{}: it starts at or after the end ({lasts} {}); choose a window inside it",
+                fmt(self.from),
+                fmt(self.to),
+                fmt(end)
+            );
+        }
+        if self.to > end {
+            bail!(
+                "{option} {}..{}: it ends after the end ({lasts} {}); choose a window inside it, e.g. {}..{}",
+                fmt(self.from),
+                fmt(self.to),
+                fmt(end),
+                fmt(self.from),
+                fmt(end)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Parses `FROM..TO`, two times with units (`workload::parse_time`), FROM before TO.
+fn parse_window(s: &str) -> Result<Window, String> {
+    let Some((a, b)) = s.split_once("..") else {
+        return Err(format!("'{s}' is not a window: write FROM..TO with units, e.g. 0s..200ms"));
+    };
+    let from = workload::parse_time(a).map_err(|e| format!("the start of '{s}': {e}"))?;
+    let to = workload::parse_time(b).map_err(|e| format!("the end of '{s}': {e}"))?;
+    if from >= to {
+        return Err(format!("'{s}': the window must end after it starts"));
+    }
+    Ok(Window { from, to })
+}
+
+/// Writes a Gantt chart to `f` (created as `path` before the run or the read); says on standard
+/// error what it holds, and when its window held too much to draw.
+fn write_gantt(path: &Path, f: fs::File, g: &report::Gantt) -> Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(f);
+    w.write_all(g.to_svg().as_bytes())
+        .and_then(|()| w.flush())
+        .with_context(|| format!("writing {}", path.display()))?;
+    if let Some(msg) = g.overflow() {
+        eprintln!("smartsim: warning: {}: {msg}; the chart says so instead of drawing them", path.display());
+    }
+    let left_out = match g.left_out() {
+        0 => String::new(),
+        n => format!("; {n} tasks left out, the chart has at most {} rows", report::MAX_ROWS),
+    };
+    eprintln!(
+        "wrote {} ({} stretches, {} missed deadlines drawn{left_out})",
+        path.display(),
+        g.stretches(),
+        g.misses()
+    );
+    Ok(())
+}
+
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
@@ -297,6 +393,8 @@ fn real_main() -> Result<()> {
             timeline,
             jobs,
             jobs_format,
+            gantt,
+            gantt_window,
             force,
         } => {
             let scn = load(&file)?;
@@ -309,28 +407,53 @@ fn real_main() -> Result<()> {
             if let Some(w) = window {
                 trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
             }
+            // The chart's window is checked, and its file created, before the run.
+            let gantt_window = match (&gantt, gantt_window) {
+                (None, _) => None,
+                (Some(_), w) => Some(w.unwrap_or_else(|| Window::default_for(scn.machine.duration))),
+            };
+            if let Some(w) = gantt_window {
+                w.check_within(scn.machine.duration, "--gantt-window", "the run lasts")?;
+            }
+            let gantt_file = match &gantt {
+                Some(path) => {
+                    Some(fs::File::create(path).with_context(|| format!("creating {}", path.display()))?)
+                }
+                None => None,
+            };
             // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
             let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
+            let chart: RefCell<Option<report::Gantt>> = RefCell::default();
             let mut out = None;
             let (r, job_rows) = if perfetto.is_some()
                 || jobs.is_some()
                 || trace.is_some()
                 || window.is_some()
                 || svg.is_some()
+                || gantt.is_some()
             {
                 let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
+                if let Some(w) = gantt_window {
+                    let mut g =
+                        report::Gantt::new(&sim.trace_header(&file.display().to_string()), w.from, w.to);
+                    g.set_title(&format!("{} under {}", scn.name, sim.policy().name()));
+                    *chart.borrow_mut() = Some(g);
+                }
                 if let Some(path) = &trace {
                     let w = trace::Writer::create(path, &sim.trace_header(&file.display().to_string()))
                         .with_context(|| format!("creating {}", path.display()))?;
                     out = Some(RefCell::new((w, None::<std::io::Error>)));
                 }
-                if trace.is_some() || perfetto.is_some() || window.is_some() {
-                    let (out, kept, keep, shares, windowed) =
-                        (&out, &kept, perfetto.is_some(), &shares, window.is_some());
+                if trace.is_some() || perfetto.is_some() || window.is_some() || gantt.is_some() {
+                    let (out, kept, keep, shares, windowed, chart) =
+                        (&out, &kept, perfetto.is_some(), &shares, window.is_some(), &chart);
                     sim.trace_to(move |rec| {
                         if windowed {
                             shares.borrow_mut().add(&rec);
+                        }
+                        if let Some(g) = chart.borrow_mut().as_mut() {
+                            g.add(&rec);
                         }
                         if let Some(o) = out {
                             let (w, err) = &mut *o.borrow_mut();
@@ -361,6 +484,9 @@ fn real_main() -> Result<()> {
             }
             if let Some(path) = &jobs {
                 write_jobs(path, &job_rows, jobs_format)?;
+            }
+            if let (Some(path), Some(f), Some(g)) = (&gantt, gantt_file, chart.into_inner()) {
+                write_gantt(path, f, &g)?;
             }
             let windows = if window.is_some() { shares.borrow().finish() } else { Vec::new() };
             match format {
@@ -709,6 +835,14 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
         let frefs: Vec<(&Figure, &str)> =
             figs.iter().zip(&captions).map(|((_, f), c)| (f, c.as_str())).collect();
         html.section_captioned(&format!("{} — {}", e.source, e.id), &desc, Some(&table), &frefs);
+        let chart = first_window_gantt(&run.scenario, &format!("scenarios/papers/{}", e.file))?;
+        html.section_svg(
+            &format!("{} — the schedule's first {}", e.source, report::format_time_exact(chart.window().1)),
+            "A row per task: what ran when (bars), releases (up-arrows) and deadlines (down-arrows) of \
+             periodic requests, missed deadlines crossed out in red (the same run, simulated again up to \
+             the window's end).",
+            &chart.to_svg(),
+        );
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -718,6 +852,27 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
         println!("report: {}", index.display());
     }
     Ok(())
+}
+
+/// A Gantt chart of the first [`report::DEFAULT_WINDOW_NS`] of `scn` under its own policy (the run
+/// simulated again up to the window's end: the same scenario and seed make the same schedule).
+fn first_window_gantt(scn: &workload::Scenario, scenario_path: &str) -> Result<report::Gantt> {
+    let to = scn.machine.duration.clamp(1, report::DEFAULT_WINDOW_NS);
+    let chart: RefCell<Option<report::Gantt>> = RefCell::default();
+    let mut sim = smartsim::simulator(scn, None)?;
+    let mut g = report::Gantt::new(&sim.trace_header(scenario_path), 0, to);
+    g.set_title(&format!("{} under {}", scn.name, sim.policy().name()));
+    *chart.borrow_mut() = Some(g);
+    let c = &chart;
+    sim.trace_to(move |rec| {
+        if let Some(g) = c.borrow_mut().as_mut() {
+            g.add(&rec);
+        }
+    });
+    // A nanosecond past the window, so that what happens at its right edge (a release, say) is in.
+    sim.run_until(to.saturating_add(1));
+    drop(sim.finish_all());
+    Ok(chart.into_inner().expect("set above"))
 }
 
 fn bench(
@@ -894,8 +1049,45 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 tasks,
                 |_| true,
             );
+            // A Gantt chart of the first 200 ms (read again: the timeline keeps no releases).
+            let (header, r) = open_trace(&file)?;
+            let mut g = report::Gantt::new(&header, 0, report::DEFAULT_WINDOW_NS);
+            for rec in r {
+                g.add(&rec?);
+            }
+            g.end_window_at(g.last_ns().max(1));
+            page.section_svg(
+                "Gantt chart",
+                "A row per task (and per CPU on several): executions as bars, releases as up-arrows, deadlines \
+                 as down-arrows, missed deadlines crossed out in red. `smartsim trace gantt` draws any window.",
+                &g.to_svg(),
+            );
             page.write(&out).with_context(|| format!("writing {}", out.display()))?;
             eprintln!("wrote {}", out.display());
+        }
+        TraceCmd::Gantt { file, out, window } => {
+            let (header, r) = open_trace(&file)?;
+            // The window is checked against the trace's end once it has been read; the file is created
+            // first, so that a bad path is said before a long read.
+            let f = fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?;
+            let w = window.unwrap_or(Window { from: 0, to: report::DEFAULT_WINDOW_NS });
+            let mut g = report::Gantt::new(&header, w.from, w.to);
+            g.set_title(&format!("{} trace {}", header.source.tool(), file.display()));
+            for rec in r {
+                g.add(&rec?);
+            }
+            let end = g.last_ns();
+            match window {
+                Some(w) => {
+                    if let Err(e) = w.check_within(end, "--window", "the trace lasts") {
+                        drop(f);
+                        fs::remove_file(&out).ok();
+                        return Err(e);
+                    }
+                }
+                None => g.end_window_at(end.max(1)),
+            }
+            write_gantt(&out, f, &g)?;
         }
         TraceCmd::Perfetto { file, out } => {
             let (header, r) = open_trace(&file)?;

@@ -323,13 +323,15 @@ fn trace_billing_replays_a_simulated_run_at_100_and_1000_hz() {
     assert!(out.contains("100 Hz ratio") && out.contains("1000 Hz never billed %"), "{out}");
     let (code, _, err) = smartsim(&["trace", "billing", tr.to_str().unwrap(), "--hz", "0"]);
     assert_eq!(code, 2, "{err}");
-    // The HTML page of the same trace: tables, the quantum CDFs, a scatter per rate, the map.
+    // The HTML page of the same trace: tables, the quantum CDFs, a scatter per rate, the map, the
+    // Gantt chart.
     let page = dir.join("busy.html");
     let (code, _, err) = smartsim(&["trace", "html", tr.to_str().unwrap(), page.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(html.matches("<svg").count(), 1 + 2 + 1, "CDF, two scatters, execution map");
+    assert_eq!(html.matches("<svg").count(), 1 + 2 + 1 + 1, "CDF, two scatters, execution map, Gantt");
     assert!(html.contains("1000 Hz never billed %") && html.contains("Execution map"));
+    assert!(html.contains("Gantt chart") && html.contains("class=\"run\""));
     std::fs::remove_dir_all(&dir).ok();
 }
 
