@@ -41,6 +41,7 @@
 #![deny(missing_docs)]
 
 pub mod analyses;
+pub mod export;
 mod figure;
 mod html;
 mod table;
