@@ -87,7 +87,8 @@ enum Cmd {
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
     /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
     /// output, paper text (without misses), or any trace file (`hourglass --trace`, `smartsim run
-    /// --trace`, a klogger recording); writes SVG to stdout.
+    /// --trace`, a klogger recording); writes SVG to stdout, or with --output to a file in the
+    /// format its extension names (.svg, .png, .pdf).
     Render {
         /// Trace file ('-' = stdin).
         file: String,
@@ -100,6 +101,10 @@ enum Cmd {
         /// Width of the drawing in pixels (200 to 100000).
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(200..=100_000))]
         width: u32,
+        /// Write the drawing here instead of to stdout: .svg, .png (twice the size) or .pdf, as
+        /// the extension says (PNG and PDF draw text with the system's fonts, fonts-dejavu-core).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
     },
 }
 
@@ -451,7 +456,16 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
             }
             Ok(o)
         }
-        Cmd::Render { file, from, span, width } => {
+        Cmd::Render { file, from, span, width, output: Some(out) } => {
+            let Some(format) = report::export::ImageFormat::from_path(&out) else {
+                return Err(report::export::ExportError::UnknownFormat(out).to_string().into());
+            };
+            let svg = execute(Cmd::Render { file, from, span, width, output: None })?;
+            report::export::write_as(&svg, &out, format).map_err(|e| e.to_string())?;
+            eprintln!("wrote {}", out.display());
+            Ok(String::new())
+        }
+        Cmd::Render { file, from, span, width, output: None } => {
             if let Some((t, names, misses)) = read_trace_file(&file)? {
                 if t.intervals.is_empty() {
                     return no_intervals(&file);

@@ -27,11 +27,13 @@ pub struct MapRow {
 pub fn execution_map(rows: &[MapRow], from: u64, span: u64, width: u32) -> String {
     let span = span.max(1);
     let (left, row, top) = (30.0, 34.0, 20.0);
-    let w = width.max(200) as f64 - 2.0 * left;
+    let width = width.max(200);
+    let w = width as f64 - 2.0 * left;
     let h = top + row * rows.len() as f64 + 30.0;
     let x = |ns: u64| left + (ns.saturating_sub(from).min(span) as f64 / span as f64) * w;
     let mut o = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{h:.0}\" \
+         viewBox=\"0 0 {width} {h:.0}\" \
          font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
     for (k, r) in rows.iter().enumerate() {

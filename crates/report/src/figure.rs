@@ -146,6 +146,12 @@ impl Figure {
         std::fs::write(path, self.to_svg())
     }
 
+    /// Writes the figure to `path` in the format its extension names (`.svg`, `.png`, `.pdf`;
+    /// see [`crate::export::write_image`]).
+    pub fn write_image(&self, path: &Path) -> Result<(), crate::export::ExportError> {
+        crate::export::write_image(&self.to_svg(), path)
+    }
+
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

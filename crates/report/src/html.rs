@@ -18,7 +18,10 @@ fn paragraphs(text: &str) -> String {
 /// inline SVG figures.
 ///
 /// The page is one file with no external resources (styles inline, figures as inline `<svg>`),
-/// so it can be archived, mailed or attached as is. All text given to it is escaped; it never
+/// so it can be archived, mailed or attached as is. It fits any window from 500 CSS pixels up
+/// (`scripts/check-report-browser` checks it in Chromium): figures shrink with the window
+/// keeping their aspect ratio, a table wider than the window scrolls sideways in its own box,
+/// and long words wrap. All text given to it is escaped; it never
 /// interprets its input as HTML. Sections are rendered when added (the table and figures are
 /// borrowed only for the call). With two or more sections the page starts with a list of links
 /// to them.
@@ -39,9 +42,11 @@ pub struct HtmlReport {
 
 const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
-max-width:1040px;margin:2em auto;padding:0 1em;color:#1a1a1a;line-height:1.5}\
+max-width:1040px;margin:2em auto;padding:0 1em;color:#1a1a1a;line-height:1.5;\
+overflow-wrap:break-word}\
 h1{font-size:1.8em;margin-bottom:.3em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}\
-table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\
+.wide{overflow-x:auto;margin:1em 0}\
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}\
 th,td{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}\
 th{border-bottom:2px solid #bbb}.num{text-align:right}\
 figure{margin:1em 0}figure svg{max-width:100%;height:auto;display:block}\
@@ -78,7 +83,10 @@ impl HtmlReport {
     ) {
         let mut body = paragraphs(text);
         if let Some(t) = table {
+            // A table wider than the window scrolls sideways in its own box; the page does not.
+            body.push_str("<div class=\"wide\">\n");
             body.push_str(&t.to_html());
+            body.push_str("</div>\n");
         }
         for (f, caption) in figures {
             body.push_str("<figure>\n");
@@ -174,6 +182,7 @@ mod tests {
         assert_eq!(html.matches("<figure>").count(), 2);
         assert_eq!(html.matches("<svg").count(), 2);
         assert_eq!(html.matches("<table>").count(), 1);
+        assert!(html.contains("<div class=\"wide\">\n<table>"), "a table scrolls in its own box");
         assert!(html.contains("<a href=\"#s2\">two</a>"));
         // The SVG's own text is escaped by the SVG writer.
         assert!(html.contains("A&amp;B") && html.contains("fig &lt;1&gt;"));

@@ -1,5 +1,5 @@
-//! Output for the SMART tools: terminal tables, SVG figures, a self-contained HTML report and
-//! Perfetto (Chrome trace event JSON) export.
+//! Output for the SMART tools: terminal tables, SVG figures (also as PNG and PDF), a
+//! self-contained HTML report and Perfetto (Chrome trace event JSON) export.
 //!
 //! The simulator `smartsim` and the measurement tools (`hourglass`, `klogger`) all end in the same
 //! few artefacts, so they are built here once:
@@ -22,14 +22,19 @@
 //! - [`Trace`]: Chrome trace event JSON (`{"traceEvents": [...]}`) that opens in
 //!   <https://ui.perfetto.dev> and `chrome://tracing`: one track per task, complete events for
 //!   execution intervals, instant events for marks such as deadline misses.
+//! - [`export`]: a figure (any SVG) to PNG with `resvg` or to a vector PDF with `svg2pdf`, in
+//!   process, text drawn with the system's fonts (DejaVu Sans when installed).
 //!
 //! # Design decision
 //!
-//! Everything is rendered as *text* (SVG, HTML, JSON): no raster backend, no font files, no
-//! system libraries. `plotters` is used with only its SVG backend, which emits `<text>` elements
-//! and leaves glyph rendering to the viewer, so the crate builds on a bare Debian without
-//! fontconfig or freetype and its output is byte-for-byte deterministic (the same data give the
-//! same file, which the simulator's reproducibility promise relies on).
+//! Everything is rendered as *text* first (SVG, HTML, JSON): `plotters` is used with only its SVG
+//! backend, which emits `<text>` elements and leaves glyph rendering to the viewer, so the output
+//! is byte-for-byte deterministic (the same data give the same file, which the simulator's
+//! reproducibility promise relies on) and the SVG is the reference artefact. PNG and PDF are
+//! conversions of that SVG ([`export`]), made in process by the pure-Rust `resvg`/`usvg`/`svg2pdf`
+//! stack (no system library, no external program); they need font files at run time and depend on
+//! which sans-serif face the machine has, so they are deterministic per machine, not across
+//! machines.
 //!
 //! # Where it is weak
 //!
@@ -47,6 +52,7 @@
 #![deny(missing_docs)]
 
 pub mod analyses;
+pub mod export;
 mod figure;
 mod gantt;
 mod html;

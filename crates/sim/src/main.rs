@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use report::export::ImageFormat;
 use report::{Figure, HtmlReport, Series, Table};
 use smartsim::papers::{self, Fig, Metric, Plot, Run};
 use smartsim::{run_scenario, SimResult};
@@ -20,6 +21,7 @@ use smartsim::{run_scenario, SimResult};
     A scenario (TOML, see scenarios/ and the `workload` crate) gives the machine (HZ, billing, timers,\n\
     overheads), the policy and the tasks. The same scenario and seed always give the same output.\n\n\
     Examples:\n  smartsim reproduce                      # the dissertation's §6.2 experiments, figures in out/\n  \
+    smartsim reproduce --png --pdf          # the same, each figure also as PNG and PDF\n  \
     smartsim run scenarios/papers/smart-6.2.2.2.toml --format json\n  \
     smartsim compare scenarios/papers/smart-6.2.2.2.toml --policies smart,wfq,edf\n  \
     smartsim bench                          # events and jobs per second"
@@ -47,8 +49,10 @@ enum Cmd {
         /// Output format: a table for people, or the JSON of the output contract.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
-        /// Also write the cumulative-CPU figure (SVG) here.
-        #[arg(long)]
+        /// Also write the cumulative-CPU figure here, in the format the file name's extension names:
+        /// .svg (or no extension) SVG, .png a PNG at twice the figure's size, .pdf a vector PDF.
+        /// PNG and PDF draw the text with the system's fonts (DejaVu Sans: fonts-dejavu-core).
+        #[arg(long, visible_alias = "figure", value_name = "FILE")]
         svg: Option<PathBuf>,
         /// Also write a Perfetto / Chrome trace (JSON) of every execution interval here
         /// (open it at ui.perfetto.dev).
@@ -106,9 +110,15 @@ enum Cmd {
         /// An experiment id (or a prefix of one), or `all`.
         #[arg(default_value = "all")]
         name: String,
-        /// Folder for the figures (SVG) and the HTML report.
+        /// Folder for the figures (SVG) and the HTML report (index.html).
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        /// Also write every figure as a PNG (twice the SVG's size) next to its SVG.
+        #[arg(long)]
+        png: bool,
+        /// Also write every figure as a one-page vector PDF next to its SVG.
+        #[arg(long)]
+        pdf: bool,
         /// Output format (json: one object per experiment, one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
@@ -404,6 +414,15 @@ fn real_main() -> Result<()> {
                 jobs: jobs.is_some(),
             };
             within_budget(&scn, policy.as_deref(), outputs, force)?;
+            // The figure's file is checked (format, fonts, a file that can be created) before the
+            // run, not after it.
+            let svg_format = svg.as_deref().map(figure_format).transpose()?;
+            if let (Some(path), Some(f)) = (&svg, svg_format) {
+                if f != ImageFormat::Svg {
+                    report::export::check_fonts()?;
+                }
+                fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            }
             if let Some(w) = window {
                 trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
             }
@@ -529,11 +548,11 @@ fn real_main() -> Result<()> {
                 }
                 fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
             }
-            if let Some(path) = svg {
+            if let (Some(path), Some(f)) = (svg, svg_format) {
                 let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
                 let ideal = smartsim::ideal::ideal_of_run(&scn, &smartsim::ideal::draws(&scn, &job_rows));
                 let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
-                fig.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
+                report::export::write_as(&fig.to_svg(), &path, f)?;
                 eprintln!("wrote {}", path.display());
             }
         }
@@ -553,14 +572,17 @@ fn real_main() -> Result<()> {
                 Format::Table => print!("{}", compare_table(&results)),
             }
         }
-        Cmd::Reproduce { name, out, format, list } => {
+        Cmd::Reproduce { name, out, format, list, png, pdf } => {
             if list {
                 for e in papers::EXPERIMENTS {
                     println!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
                 }
                 return Ok(());
             }
-            reproduce(&name, &out, format)?;
+            let mut also = Vec::new();
+            also.extend(png.then_some(ImageFormat::Png));
+            also.extend(pdf.then_some(ImageFormat::Pdf));
+            reproduce(&name, &out, format, &also)?;
         }
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies => {
@@ -761,10 +783,23 @@ fn metric_table(ms: &[Metric]) -> Table {
     t
 }
 
-fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
+/// The format of `smartsim run --svg FILE`: the extension's, SVG without one.
+fn figure_format(path: &Path) -> Result<ImageFormat> {
+    if path.extension().is_none() {
+        return Ok(ImageFormat::Svg);
+    }
+    ImageFormat::from_path(path).ok_or_else(|| report::export::ExportError::UnknownFormat(path.into()).into())
+}
+
+/// Runs the experiments `name` selects, writes each figure as SVG and in the formats `also`
+/// (next to it, same name), and the HTML report `out/index.html`.
+fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Result<()> {
     let exps = papers::select(name);
     if exps.is_empty() {
         bail!("no experiment `{name}` (see `smartsim reproduce --list`)");
+    }
+    if !also.is_empty() {
+        report::export::check_fonts()?;
     }
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let bar = indicatif::ProgressBar::new(exps.len() as u64);
@@ -788,26 +823,31 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
         let (run, metrics) = papers::run(e)?;
         let wall = t0.elapsed();
         let mut figs = Vec::new();
+        let mut files = Vec::new();
         for fig in e.figures {
             let (id, f) = figure(fig, &run);
-            let path = out.join(format!("{id}.svg"));
-            f.write_svg(&path).with_context(|| format!("writing {}", path.display()))?;
-            figs.push((path, f));
+            let svg = f.to_svg();
+            for &fmt in std::iter::once(&ImageFormat::Svg).chain(also) {
+                let path = out.join(format!("{id}.{}", fmt.extension()));
+                report::export::write_as(&svg, &path, fmt)?;
+                files.push(path);
+            }
+            figs.push(f);
         }
         let table = metric_table(&metrics);
         match format {
             Format::Json => {
                 let v = serde_json::json!({ "id": e.id, "source": e.source, "scenario": format!("scenarios/papers/{}", e.file),
-                    "metrics": metrics, "figures": figs.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>() });
+                    "metrics": metrics, "figures": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>() });
                 bar.suspend(|| println!("{}", serde_json::to_string(&v).expect("serializes")));
             }
             Format::Table => {
-                let figs_line = if figs.is_empty() {
+                let figs_line = if files.is_empty() {
                     String::new()
                 } else {
                     format!(
                         "figures: {}\n",
-                        figs.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                        files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
                     )
                 };
                 let block = format!(
@@ -832,8 +872,7 @@ fn reproduce(name: &str, out: &Path, format: Format) -> Result<()> {
                 format!("Figure {n} of the dissertation: {}\n\nWhat to see: {}", f.caption, f.see)
             })
             .collect();
-        let frefs: Vec<(&Figure, &str)> =
-            figs.iter().zip(&captions).map(|((_, f), c)| (f, c.as_str())).collect();
+        let frefs: Vec<(&Figure, &str)> = figs.iter().zip(&captions).map(|(f, c)| (f, c.as_str())).collect();
         html.section_captioned(&format!("{} — {}", e.source, e.id), &desc, Some(&table), &frefs);
         let chart = first_window_gantt(&run.scenario, &format!("scenarios/papers/{}", e.file))?;
         html.section_svg(

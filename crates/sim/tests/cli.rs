@@ -95,6 +95,52 @@ fn reproduce_prints_paper_and_ours_and_writes_figures() {
 }
 
 #[test]
+fn figures_are_also_written_as_png_and_pdf() {
+    let dir = std::env::temp_dir().join(format!("smartsim-export-{}", std::process::id()));
+    let (code, out, err) = smartsim(&[
+        "reproduce",
+        "smart-6.2.2.2",
+        "--format",
+        "json",
+        "--png",
+        "--pdf",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let listed: Vec<&str> = v["figures"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    for fig in ["fig6-4", "fig6-5"] {
+        for ext in ["svg", "png", "pdf"] {
+            let path = dir.join(format!("{fig}.{ext}"));
+            assert!(listed.contains(&path.to_str().unwrap()), "{path:?} not in {listed:?}");
+        }
+        let png = std::fs::read(dir.join(format!("{fig}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+        // IHDR: width and height, big-endian, twice the SVG's 960×600.
+        let dim = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        assert_eq!((dim(16), dim(20)), (1920, 1200));
+        assert!(std::fs::read(dir.join(format!("{fig}.pdf"))).unwrap().starts_with(b"%PDF-"));
+    }
+    // `run --svg` writes the format the extension names.
+    let png = dir.join("run.png");
+    let (code, _, err) =
+        smartsim(&["run", "scenarios/papers/smart-6.2.2.2.toml", "--svg", png.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let (code, _, err) = smartsim(&[
+        "run",
+        "scenarios/papers/smart-6.2.2.2.toml",
+        "--svg",
+        dir.join("run.bmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("run.bmp: unknown image format"), "{err}");
+    assert!(!dir.join("run.bmp").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn jobs_file_has_one_row_per_request_that_agrees_with_the_summary() {
     let dir = std::env::temp_dir().join(format!("smartsim-jobs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
