@@ -232,15 +232,7 @@ mod tests {
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
-        let c = |d| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: None,
-            })
-        };
+        let c = |d| Some(TimeConstraint::deadline(d));
         e.set_time_constraint(TaskId(1), c(50), 0);
         e.set_time_constraint(TaskId(2), c(30), 0);
         for i in 0..3 {
@@ -259,15 +251,7 @@ mod tests {
         // a (deadline 50) runs; b (deadline 50) arrives; c (deadline 10) preempts a: a, which came
         // first, runs before b once c is done.
         let mut e = Edf::new(10, 1);
-        let c = |d| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: None,
-            })
-        };
+        let c = |d| Some(TimeConstraint::deadline(d));
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -288,15 +272,7 @@ mod tests {
     #[test]
     fn on_two_cpus_the_two_earliest_deadlines_run_and_the_latest_is_preempted() {
         let mut e = Edf::new(10, 2);
-        let c = |d| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: None,
-            })
-        };
+        let c = |d| Some(TimeConstraint::deadline(d));
         for (i, d) in [(0, 30), (1, 20), (2, 10)] {
             e.admit(TaskId(i), &TaskParams::default(), 0);
             e.set_time_constraint(TaskId(i), c(d), 0);
@@ -322,15 +298,7 @@ mod tests {
         // its second is handed over then: released first, it runs first (SimSo's order), although
         // task 1 was queued before the handover.
         let mut e = Edf::new(10, 1);
-        let c = |d, r| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: r,
-            })
-        };
+        let c = |d, r| Some(TimeConstraint { release: r, ..TimeConstraint::deadline(d) });
         for i in 0..2 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -349,15 +317,7 @@ mod tests {
     #[test]
     fn equal_deadlines_and_releases_go_by_task_number() {
         let mut e = Edf::new(10, 1);
-        let c = |d| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: Some(0),
-            })
-        };
+        let c = |d| Some(TimeConstraint { release: Some(0), ..TimeConstraint::deadline(d) });
         for i in [2, 0, 1] {
             e.admit(TaskId(i), &TaskParams::default(), 0);
             e.set_time_constraint(TaskId(i), c(50), 0);

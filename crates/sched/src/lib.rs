@@ -199,6 +199,14 @@ pub struct TimeConstraint {
     pub release: Option<Nanos>,
 }
 
+impl TimeConstraint {
+    /// A deadline alone: no estimate (the scheduler assumes the request needs all the time there is),
+    /// no notification, no period, released now.
+    pub fn deadline(deadline: Nanos) -> Self {
+        TimeConstraint { deadline, cpu_estimate: None, notify_time: None, period: None, release: None }
+    }
+}
+
 /// A notification (SMART §3.4.2): the scheduler tells a task that its deadline will not be met.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Notification {

@@ -274,15 +274,7 @@ mod tests {
         for (i, cpu) in [(0, 0), (1, 1), (2, 1)] {
             p.admit(TaskId(i), &TaskParams { cpus: Some(vec![cpu]), ..TaskParams::default() }, 0);
         }
-        let c = |d| {
-            Some(TimeConstraint {
-                deadline: d,
-                cpu_estimate: None,
-                notify_time: None,
-                period: None,
-                release: None,
-            })
-        };
+        let c = |d| Some(TimeConstraint::deadline(d));
         p.set_time_constraint(TaskId(1), c(50), 0);
         p.set_time_constraint(TaskId(2), c(20), 0);
         for i in 0..3 {
