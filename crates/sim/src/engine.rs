@@ -1179,8 +1179,11 @@ impl<'s> Sim<'s> {
         t.charged += charged;
         t.quanta += 1;
         t.last_cpu = Some(c);
-        // Taken off unfinished; the cut at the end of the run is not a preemption.
-        if why != Stop::Blocked && !self.ending {
+        // Taken off unfinished after running; neither the cut at the end of the run nor a dispatch
+        // undone at the instant it was made (its predecessor aborted at that instant) is a preemption.
+        let ran = now > self.cpus[cu].dispatched_at;
+        let t = &mut self.tasks[i];
+        if why != Stop::Blocked && !self.ending && ran {
             if let Some(j) = &mut t.job {
                 j.preemptions += 1;
             }
@@ -1351,6 +1354,15 @@ impl<'s> Sim<'s> {
             return;
         }
         self.ending = true;
+        // Work that ends exactly at the end of the run is done, not cut off.
+        self.sync_all();
+        for c in 0..self.cpus.len() {
+            if let Some(r) = self.cpus[c].running {
+                if self.tasks[r.idx()].remaining == 0 {
+                    self.work_done(r);
+                }
+            }
+        }
         for c in 0..self.cpus.len() {
             if let Some(r) = self.cpus[c].running {
                 self.stop_running(r.idx(), Stop::Preempted);

@@ -266,30 +266,30 @@ fn an_overloaded_edf_run_has_its_misses_crossed_out() {
         "0s..24ms",
     ]);
     assert_eq!(code, 0, "{err}");
-    // The requests of the hand schedule: task, job, release, start, finish, deadline, outcome (ms;
-    // "-" none). Preemption counts are left out: the engine counts a job's zero-length dispatch at the
-    // instant its predecessor is aborted, and the cut at the end of the run, as preemptions.
+    // The requests of the hand schedule: task, job, release, start, finish, deadline, outcome,
+    // preemptions (ms; "-" none). T3's requests are preempted once each, at 4 and 16 ms, by T1's
+    // earlier deadlines; T1's last request runs 24-25 ms and ends with the run: done, met.
     let hand = [
-        ("T1", 0, "0", "0", "1", "4", "met"),
-        ("T1", 1, "4", "4", "5", "8", "met"),
-        ("T1", 2, "8", "-", "12", "12", "aborted"),
-        ("T1", 3, "12", "12", "13", "16", "met"),
-        ("T1", 4, "16", "16", "17", "20", "met"),
-        ("T1", 5, "20", "-", "24", "24", "aborted"),
-        ("T1", 6, "24", "24", "-", "28", "unfinished"),
-        ("T2", 0, "0", "1", "3", "6", "met"),
-        ("T2", 1, "6", "10", "12", "12", "met"),
-        ("T2", 2, "12", "13", "15", "18", "met"),
-        ("T2", 3, "18", "22", "24", "24", "met"),
-        ("T2", 4, "24", "-", "-", "30", "unfinished"),
-        ("T3", 0, "0", "3", "10", "12", "met"),
-        ("T3", 1, "12", "15", "22", "24", "met"),
-        ("T3", 2, "24", "-", "-", "36", "unfinished"),
+        ("T1", 0, "0", "0", "1", "4", "met", 0),
+        ("T1", 1, "4", "4", "5", "8", "met", 0),
+        ("T1", 2, "8", "-", "12", "12", "aborted", 0),
+        ("T1", 3, "12", "12", "13", "16", "met", 0),
+        ("T1", 4, "16", "16", "17", "20", "met", 0),
+        ("T1", 5, "20", "-", "24", "24", "aborted", 0),
+        ("T1", 6, "24", "24", "25", "28", "met", 0),
+        ("T2", 0, "0", "1", "3", "6", "met", 0),
+        ("T2", 1, "6", "10", "12", "12", "met", 0),
+        ("T2", 2, "12", "13", "15", "18", "met", 0),
+        ("T2", 3, "18", "22", "24", "24", "met", 0),
+        ("T2", 4, "24", "-", "-", "30", "unfinished", 0),
+        ("T3", 0, "0", "3", "10", "12", "met", 1),
+        ("T3", 1, "12", "15", "22", "24", "met", 1),
+        ("T3", 2, "24", "-", "-", "36", "unfinished", 0),
     ];
     let ns = |v: &str| if v == "-" { String::new() } else { (v.parse::<u64>().unwrap() * MS).to_string() };
     let mut want: Vec<String> = hand
         .iter()
-        .map(|&(t, j, r, s, f, dl, o)| format!("{t},{j},{},{},{},{},{o}", ns(r), ns(s), ns(f), ns(dl)))
+        .map(|&(t, j, r, s, f, dl, o, p)| format!("{t},{j},{},{},{},{},{o},{p}", ns(r), ns(s), ns(f), ns(dl)))
         .collect();
     want.sort();
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -298,8 +298,8 @@ fn an_overloaded_edf_run_has_its_misses_crossed_out() {
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            // task, job, release, start, finish, deadline, outcome
-            [f[0], f[1], f[3], f[4], f[5], f[6], f[8]].join(",")
+            // task, job, release, start, finish, deadline, outcome, preemptions
+            [f[0], f[1], f[3], f[4], f[5], f[6], f[8], f[9]].join(",")
         })
         .collect();
     got.sort();

@@ -144,3 +144,28 @@ exec = "1ms"
     assert_eq!((resp.count, resp.p50, resp.max, resp.mean), (10, 1_000_000, 1_000_000, 1e6));
     assert_eq!(resp.method, trace::summary::Method::Exact);
 }
+
+/// A request whose work ends exactly at the end of the run is done (met), not cut off unfinished,
+/// and the end of the run does not count as a preemption.
+#[test]
+fn work_ending_exactly_at_the_end_of_the_run_is_done() {
+    let s = scn(r#"
+[machine]
+duration = "3ms"
+[scheduler]
+policy = "edf"
+[[task]]
+name = "p"
+model = "periodic"
+period = "10ms"
+exec = "3ms"
+"#);
+    let mut sim = smartsim::simulator(&s, None).unwrap();
+    sim.record_jobs();
+    sim.run_until(u64::MAX);
+    let (r, jobs) = sim.finish_all();
+    assert_eq!(r.tasks[0].deadlines.as_ref().unwrap().met, 1);
+    assert_eq!(jobs.len(), 1);
+    assert_eq!((jobs[0].finish_ns, jobs[0].preemptions), (Some(3_000_000), 0));
+    assert_eq!(jobs[0].outcome, trace::Outcome::Met);
+}
