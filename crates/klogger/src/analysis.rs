@@ -3,7 +3,9 @@
 //! [`trace::billing`]), the same for a recording and a simulated run. [`Trace`] keeps beside the
 //! timeline what only a recording has (events lost in the kernel, broken chains of switches).
 
-pub use trace::klog::{convert, Converted};
+use std::collections::BTreeMap;
+
+pub use trace::klog::{convert, BreakReason, Converted};
 use trace::timeline::Timeline;
 
 use crate::format::{Event, Header, Log};
@@ -24,6 +26,8 @@ pub struct Trace {
     pub lost: u64,
     /// See [`Converted::broken_chains`].
     pub broken_chains: u64,
+    /// See [`Converted::broken_chains_by_reason`].
+    pub broken_chains_by_reason: BTreeMap<BreakReason, u64>,
 }
 
 impl Trace {
@@ -42,7 +46,14 @@ impl Trace {
             Ok(t) => t,
             Err(never) => match never {},
         };
-        Trace { header, timeline, events: c.events, lost: 0, broken_chains: c.broken_chains }
+        Trace {
+            header,
+            timeline,
+            events: c.events,
+            lost: 0,
+            broken_chains: c.broken_chains,
+            broken_chains_by_reason: c.broken_chains_by_reason,
+        }
     }
 
     /// Length of the recording window (ns).
