@@ -122,10 +122,22 @@ pub(crate) mod tests {
 
     #[test]
     fn broken_chain_drops_unknown_quantum() {
-        // The switch 5->6 at 200 was lost: 6's switch-out at 300 has no known start.
-        let ev = vec![sw(100, 0, 0, 5, false), sw(300, 0, 6, 0, true)];
+        // The switch 5->6 at 200 was lost (the buffer was full, as the lost record at 200 says):
+        // 6's switch-out at 300 has no known start.
+        let lost = Event { arg: 1, ..Event::new(200, 0, Kind::Lost) };
+        let ev = vec![sw(100, 0, 0, 5, false), lost, sw(300, 0, 6, 0, true)];
         let t = Trace::from_events(header(1), &ev);
         assert_eq!(t.broken_chains, 1);
+        assert_eq!(t.broken_chains_by_reason, BTreeMap::from([(BreakReason::RingBufferFull, 1)]));
         assert!(t.timeline.runs.iter().all(|q| q.task != 6));
+        // The report names it, in JSON and text.
+        let r = crate::report::report(&t, "x.klog", Group::Thread, 5, &[]);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["broken_chains_by_reason"], serde_json::json!({ "ring_buffer_full": 1 }));
+        let text = crate::report::report_text(&r, 5);
+        assert!(text.contains("1 switches did not chain (1 ring_buffer_full)"), "{text}");
+        // Without the lost record, 5 is a task never reported switching out.
+        let t = Trace::from_events(header(1), &[ev[0].clone(), ev[2].clone()]);
+        assert_eq!(t.broken_chains_by_reason, BTreeMap::from([(BreakReason::SwitchOutNotReported, 1)]));
     }
 }

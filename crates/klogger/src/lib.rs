@@ -40,11 +40,14 @@
 //! rather than reaching for them through another hook of that process. For every other task the
 //! switches recorded equal the kernel's `nr_switches` exactly (tests/every_switch.rs).
 //!
-//! Cost, measured with `klogger bench --pin --work-us 25` (about 100k events/s) on that 2-CPU VM:
-//! about 4 % of throughput and 3 % of CPU per round trip, where the programs' own time is about
-//! 140 ns per event (half of it `bpf_ktime_get_ns` and the ring buffer's reserve/submit) and the
-//! consumer's about 35 ns. Merely attaching the eleven programs with empty bodies costs about 1 %
-//! there, so the goal of under 1 % at 100k events/s is out of reach for tracepoint BPF on it.
+//! Cost, measured with `klogger bench --pairs 11 --each 1s --work-us 25 --pin` (both ping-pong
+//! threads on CPU 0, about 99,000 events/s) on that 2-CPU VM, twice: throughput ratio with/without
+//! recording median 0.981 (min 0.974, max 0.994) and 0.981 (0.976..0.988), i.e. 1.9 % lost; CPU
+//! time per round trip 2.4 % more. The programs' own time is about 145 ns per event as the kernel
+//! times it (about 40 of it `bpf_ktime_get_ns`, 35 the ring buffer's reserve and submit) and the
+//! consumer's about 40 ns. The same eleven programs attached with empty bodies already cost about
+//! 1 % there (ratio median 0.991, 5 pairs), so the goal of under 1 % at 100k events/s is out of
+//! reach for tracepoint BPF on this VM.
 #![deny(missing_docs)]
 
 pub mod analysis;
