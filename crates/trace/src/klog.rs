@@ -582,7 +582,10 @@ pub fn convert(header: &Header, events: &[Event]) -> Converted {
         by_reason: BTreeMap::new(),
     };
     for e in events {
-        let c = (e.cpu as usize).min(ncpu - 1);
+        let c = e.cpu as usize;
+        if c >= ncpu {
+            continue; // a recorder record of a CPU no event has, in a header without CPUs
+        }
         match e.kind {
             Kind::Lost if e.arg > 0 && header.format_version >= 2 => breaks.lost_at[c].push(e.ts),
             Kind::Lost => breaks.lost_somewhere[c] = breaks.lost_somewhere[c].saturating_add(e.arg),
@@ -872,6 +875,10 @@ mod tests {
         let ev = [switch(100, 0, 0, 5), tick(200, 0, 5), switch(100, 1, 0, 6), tick(300, 1, 6)];
         let c = convert(&header(), &ev);
         assert_eq!((c.broken_chains, c.broken_chains_by_reason.len()), (0, 0));
+        // Only recorder records, under a header that says no CPUs (the reader refuses such a file;
+        // a caller of convert may still pass it): nothing to convert, no panic.
+        let c = convert(&Header { cpus: 0, ..header() }, &[lost(10, 3, 1), Event::new(20, 0, Kind::End)]);
+        assert_eq!((c.events, c.broken_chains), (0, 0));
     }
 
     #[test]
