@@ -71,6 +71,12 @@ def klog():
     put("klog", "switches", log(hdr(), sw + rec(1000, 0, 101)))
     put("klog", "cut-short", log(hdr(hz=None), sw)[:-20])
     put("klog", "ticks", log(hdr(cpus=1), b"".join(rec(4_000_000 * k, 0, 2, 5) for k in range(8))))
+    # Format 2: a lost record (100) placing a gap on CPU 0, a missed record (102, flags = switch).
+    def log2(h, recs):
+        return b"KLOGGER\x00" + struct.pack("<II", 2, len(h)) + h + recs
+    gap = rec(100, 0, 1, 0, 5) + rec(150, 0, 100, arg=3) + rec(300, 0, 1, 6, 0, 1) + rec(350, 1, 1, 0, 7)
+    missed = struct.pack("<QIHHIIIIQ", 900, 0, 102, 1, 0, 0, 0, 0, 2) + bytes(32)
+    put("klog", "format2-gaps", log2(hdr(format_version=2), gap + missed + rec(1000, 0, 101)))
 
 def traces():
     with tempfile.TemporaryDirectory() as d:

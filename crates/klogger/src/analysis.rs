@@ -3,7 +3,9 @@
 //! [`trace::billing`]), the same for a recording and a simulated run. [`Trace`] keeps beside the
 //! timeline what only a recording has (events lost in the kernel, broken chains of switches).
 
-pub use trace::klog::{convert, Converted};
+use std::collections::BTreeMap;
+
+pub use trace::klog::{convert, BreakReason, Converted};
 use trace::timeline::Timeline;
 
 use crate::format::{Event, Header, Log};
@@ -24,6 +26,8 @@ pub struct Trace {
     pub lost: u64,
     /// See [`Converted::broken_chains`].
     pub broken_chains: u64,
+    /// See [`Converted::broken_chains_by_reason`].
+    pub broken_chains_by_reason: BTreeMap<BreakReason, u64>,
 }
 
 impl Trace {
@@ -42,7 +46,14 @@ impl Trace {
             Ok(t) => t,
             Err(never) => match never {},
         };
-        Trace { header, timeline, events: c.events, lost: 0, broken_chains: c.broken_chains }
+        Trace {
+            header,
+            timeline,
+            events: c.events,
+            lost: 0,
+            broken_chains: c.broken_chains,
+            broken_chains_by_reason: c.broken_chains_by_reason,
+        }
     }
 
     /// Length of the recording window (ns).
@@ -111,10 +122,22 @@ pub(crate) mod tests {
 
     #[test]
     fn broken_chain_drops_unknown_quantum() {
-        // The switch 5->6 at 200 was lost: 6's switch-out at 300 has no known start.
-        let ev = vec![sw(100, 0, 0, 5, false), sw(300, 0, 6, 0, true)];
+        // The switch 5->6 at 200 was lost (the buffer was full, as the lost record at 200 says):
+        // 6's switch-out at 300 has no known start.
+        let lost = Event { arg: 1, ..Event::new(200, 0, Kind::Lost) };
+        let ev = vec![sw(100, 0, 0, 5, false), lost, sw(300, 0, 6, 0, true)];
         let t = Trace::from_events(header(1), &ev);
         assert_eq!(t.broken_chains, 1);
+        assert_eq!(t.broken_chains_by_reason, BTreeMap::from([(BreakReason::RingBufferFull, 1)]));
         assert!(t.timeline.runs.iter().all(|q| q.task != 6));
+        // The report names it, in JSON and text.
+        let r = crate::report::report(&t, "x.klog", Group::Thread, 5, &[]);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["broken_chains_by_reason"], serde_json::json!({ "ring_buffer_full": 1 }));
+        let text = crate::report::report_text(&r, 5);
+        assert!(text.contains("1 switches did not chain (1 ring_buffer_full)"), "{text}");
+        // Without the lost record, 5 is a task never reported switching out.
+        let t = Trace::from_events(header(1), &[ev[0].clone(), ev[2].clone()]);
+        assert_eq!(t.broken_chains_by_reason, BTreeMap::from([(BreakReason::SwitchOutNotReported, 1)]));
     }
 }

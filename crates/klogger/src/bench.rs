@@ -1,9 +1,10 @@
 //! Recording overhead, measured side by side: a context-switch-heavy load (two threads
-//! ping-ponging one byte through two pipes) runs for a fixed time without recording, then with a
-//! system-wide recording, alternating `pairs` times. Each pair gives a throughput ratio
-//! (with / without); the median ratio is the result, so slow drifts of a shared, noisy machine
-//! cancel out instead of being attributed to klogger. The recorder's own consumer thread runs on
-//! the same machine, so its cost is included.
+//! ping-ponging one byte through two pipes) runs for a fixed time without recording and with a
+//! system-wide recording, `pairs` times, the order swapped every other pair (without first, then
+//! with first) so that a steady drift of a shared machine does not always favour one side. Each
+//! pair gives a throughput ratio (with / without); the result is their median with the minimum and
+//! maximum as its spread. The recorder's own consumer thread runs on the same machine, so its cost
+//! is included.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +44,14 @@ pub struct Pair {
     pub on_rt_per_s: f64,
     /// on / off.
     pub ratio: f64,
+    /// CPU time of the ping-pong threads per round trip without recording (ns).
+    pub off_cpu_ns_per_rt: f64,
+    /// The same while recording, plus the consumer thread's CPU time per round trip (ns).
+    pub on_cpu_ns_per_rt: f64,
+    /// off_cpu_ns_per_rt / on_cpu_ns_per_rt: the throughput ratio a machine running nothing else
+    /// would show, from CPU times, which other programs on a shared machine barely disturb (see
+    /// [`PingPong::cpu_ns_per_rt`] for what it leaves out).
+    pub cpu_ratio: f64,
     /// Events recorded per second during the recorded run.
     pub events_per_s: f64,
     /// Events lost in the recorded run.
@@ -73,6 +82,12 @@ pub struct BenchResult {
     pub pairs: Vec<Pair>,
     /// Median of the pairs' ratios.
     pub median_ratio: f64,
+    /// Smallest of the pairs' ratios (the spread, with `max_ratio`).
+    pub min_ratio: f64,
+    /// Largest of the pairs' ratios.
+    pub max_ratio: f64,
+    /// Minimum, median and maximum of the pairs' [`Pair::cpu_ratio`].
+    pub cpu_ratio: [f64; 3],
     /// 1 - median_ratio, in percent: throughput lost to recording.
     pub overhead_pct: f64,
     /// Median events per second while recording.
@@ -119,21 +134,43 @@ fn wr(fd: i32) -> bool {
     unsafe { libc::write(fd, (&b as *const u8).cast(), 1) == 1 }
 }
 
-/// Runs the ping-pong for `dur` (the echo thread busy for `work` per round trip); returns round
-/// trips per second.
-pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<f64> {
+/// CPU time of the calling thread (ns).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// What one ping-pong run measured.
+#[derive(Clone, Copy, Debug)]
+pub struct PingPong {
+    /// Round trips per second (wall clock).
+    pub rt_per_s: f64,
+    /// CPU time of the two threads per round trip (ns): the BPF programs run in the context of
+    /// the task that hits the tracepoint, so it holds their cost for every switch between the
+    /// two threads, every wake-up they make and every interrupt they take, but not for a switch
+    /// made by the idle task (unpinned, a CPU goes idle and back each round trip).
+    pub cpu_ns_per_rt: f64,
+}
+
+/// Runs the ping-pong for `dur` (the echo thread busy for `work` of its own CPU time per round
+/// trip, so that time taken by other programs does not shorten the work).
+pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
     let (a_r, a_w) = pipe()?;
     let (b_r, b_w) = pipe()?;
     let (a_r2, b_w2) = (a_r.as_raw_fd(), b_w.as_raw_fd());
     // Echo thread: reads a byte from pipe A and writes it to pipe B, until pipe A closes.
+    let work_ns = work.as_nanos() as u64;
     let echo = std::thread::spawn(move || {
         if pin {
             pin_to_cpu(0);
         }
+        let c0 = thread_cpu_ns();
         while rd(a_r2) {
-            if !work.is_zero() {
-                let t = Instant::now();
-                while t.elapsed() < work {
+            if work_ns > 0 {
+                let t = thread_cpu_ns();
+                while thread_cpu_ns() - t < work_ns {
                     std::hint::spin_loop();
                 }
             }
@@ -141,10 +178,12 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<f64> {
                 break;
             }
         }
+        thread_cpu_ns() - c0
     });
     if pin {
         pin_to_cpu(0);
     }
+    let c0 = thread_cpu_ns();
     let t0 = Instant::now();
     let mut n = 0u64;
     let (aw, br) = (a_w.as_raw_fd(), b_r.as_raw_fd());
@@ -157,8 +196,9 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<f64> {
         }
     }
     let el = t0.elapsed().as_secs_f64();
+    let cpu = thread_cpu_ns() - c0;
     drop(a_w); // echo thread sees EOF and exits
-    echo.join().ok();
+    let echo_cpu = echo.join().unwrap_or(0);
     if pin {
         // Undo the pinning of the calling thread.
         // SAFETY: a full set is valid.
@@ -171,7 +211,8 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<f64> {
         }
     }
     drop((a_r, b_w));
-    Ok(n as f64 / el)
+    let rts = n.max(1) as f64;
+    Ok(PingPong { rt_per_s: n as f64 / el, cpu_ns_per_rt: (cpu + echo_cpu) as f64 / rts })
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -194,7 +235,9 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     let file = dir.join(format!("klogger-bench-{}.klog", std::process::id()));
     let mut pairs = Vec::new();
     for i in 0..o.pairs {
-        let off = pingpong(o.each, o.pin, Duration::from_micros(o.work_us))?;
+        let work = Duration::from_micros(o.work_us);
+        let off_first = i % 2 == 0;
+        let off_before = if off_first { Some(pingpong(o.each, o.pin, work)?) } else { None };
         let stop = Arc::new(AtomicBool::new(false));
         let ready = Arc::new(AtomicBool::new(false));
         let opts = RecordOptions {
@@ -217,19 +260,24 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        let on = if ready.load(Ordering::SeqCst) {
-            Some(pingpong(o.each, o.pin, Duration::from_micros(o.work_us))?)
-        } else {
-            None
-        };
+        let on = if ready.load(Ordering::SeqCst) { Some(pingpong(o.each, o.pin, work)?) } else { None };
         stop.store(true, Ordering::SeqCst);
         let st = rec.join().map_err(|_| anyhow::anyhow!("recorder thread panicked"))??;
         let on = on.context("the recorder did not become ready")?;
+        let off = match off_before {
+            Some(off) => off,
+            None => pingpong(o.each, o.pin, work)?,
+        };
         let events_per_s = st.events as f64 / (st.duration_ns as f64 / 1e9);
+        let (off, on, off_cpu, on_cpu) = (off.rt_per_s, on.rt_per_s, off.cpu_ns_per_rt, on.cpu_ns_per_rt);
+        let consumer_per_rt = st.consumer_cpu_ns as f64 / (on * st.duration_ns as f64 / 1e9).max(1.0);
         let p = Pair {
             off_rt_per_s: off,
             on_rt_per_s: on,
             ratio: on / off,
+            off_cpu_ns_per_rt: off_cpu,
+            on_cpu_ns_per_rt: on_cpu + consumer_per_rt,
+            cpu_ratio: off_cpu / (on_cpu + consumer_per_rt),
             events_per_s,
             lost: st.lost,
             ns_per_event: (1e9 / on - 1e9 / off) / (events_per_s / on),
@@ -253,6 +301,9 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     let mut r: Vec<f64> = pairs.iter().map(|p| p.ratio).collect();
     let mut e: Vec<f64> = pairs.iter().map(|p| p.events_per_s).collect();
     let mr = median(&mut r);
+    let mut cr: Vec<f64> = pairs.iter().map(|p| p.cpu_ratio).collect();
+    let mcr = median(&mut cr);
+    let cpu_ratio = [cr.first().copied().unwrap_or(f64::NAN), mcr, cr.last().copied().unwrap_or(f64::NAN)];
     let mut c: Vec<f64> = pairs.iter().map(|p| p.ns_per_event).collect();
     let mc = median(&mut c);
     let mut k: Vec<f64> = pairs.iter().map(|p| p.bpf_ns_per_event + p.consumer_ns_per_event).collect();
@@ -265,6 +316,9 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
         each_s: o.each.as_secs_f64(),
         pairs,
         median_ratio: mr,
+        min_ratio: r.first().copied().unwrap_or(f64::NAN),
+        max_ratio: r.last().copied().unwrap_or(f64::NAN),
+        cpu_ratio,
         overhead_pct: (1.0 - mr) * 100.0,
         median_events_per_s: median(&mut e),
         median_ns_per_event: mc,
@@ -278,7 +332,7 @@ pub fn text(r: &BenchResult) -> String {
     let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mut o = format!(
         "klogger overhead: pipe ping-pong{}{}, {} pairs of {:.1} s, side by side\n\
-         {:>6} {:>14} {:>14} {:>8} {:>12} {:>6} {:>10} {:>10} {:>10}\n",
+         {:>6} {:>14} {:>14} {:>8} {:>9} {:>12} {:>6} {:>10} {:>10} {:>10}\n",
         if r.pinned { " (both threads on CPU 0)" } else { "" },
         if r.work_us > 0 { format!(" with {} us of work per round trip", r.work_us) } else { String::new() },
         r.pairs.len(),
@@ -287,6 +341,7 @@ pub fn text(r: &BenchResult) -> String {
         "without rt/s",
         "with rt/s",
         "ratio",
+        "cpu ratio",
         "events/s",
         "lost",
         "ns/event",
@@ -295,11 +350,12 @@ pub fn text(r: &BenchResult) -> String {
     );
     for (i, p) in r.pairs.iter().enumerate() {
         o += &format!(
-            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>12.0} {:>6} {:>10.0} {:>10.0} {:>10.0}\n",
+            "{:>6} {:>14.0} {:>14.0} {:>8.4} {:>9.4} {:>12.0} {:>6} {:>10.0} {:>10.0} {:>10.0}\n",
             i + 1,
             p.off_rt_per_s,
             p.on_rt_per_s,
             p.ratio,
+            p.cpu_ratio,
             p.events_per_s,
             p.lost,
             p.ns_per_event,
@@ -307,11 +363,24 @@ pub fn text(r: &BenchResult) -> String {
             p.consumer_ns_per_event
         );
     }
-    let lo = r.pairs.iter().map(|p| p.ratio).fold(f64::INFINITY, f64::min);
-    let hi = r.pairs.iter().map(|p| p.ratio).fold(f64::NEG_INFINITY, f64::max);
-    o += &format!("pair ratios range {lo:.4} .. {hi:.4} (spread = noise of this machine)\n");
     o += &format!(
-        "median ratio {:.4}: {:.2}% throughput lost at {:.0} events/s (goal < 2% at 100k events/s; \
+        "ratio with/without recording: min {:.4}, median {:.4}, max {:.4} over {} pairs (the spread \
+         is this machine's noise)\n",
+        r.min_ratio,
+        r.median_ratio,
+        r.max_ratio,
+        r.pairs.len()
+    );
+    o += &format!(
+        "CPU-time ratio (threads' CPU per round trip without / with, consumer included): min {:.4}, \
+         median {:.4}, max {:.4}: {:.2}% more CPU per round trip\n",
+        r.cpu_ratio[0],
+        r.cpu_ratio[1],
+        r.cpu_ratio[2],
+        (1.0 / r.cpu_ratio[1] - 1.0) * 100.0
+    );
+    o += &format!(
+        "median ratio {:.4}: {:.2}% throughput lost at {:.0} events/s (goal < 1% at 100k events/s; \
          klogger 2003: 0.63-1.18%)\n\
          throughput-derived cost {:.0} ns per recorded event (as noisy as the machine)\n",
         r.median_ratio, r.overhead_pct, r.median_events_per_s, r.median_ns_per_event,

@@ -17,7 +17,7 @@ pub fn html_report(
     let r = report::report(trace, file, group, 20, only);
     let mut page = report_crate::HtmlReport::new(&format!("klogger report: {file}"));
     let mut about = format!(
-        "Kernel {}, CONFIG_HZ {}, {} CPUs; {:.3} s recorded, {} events ({} lost), {} ticks, {} broken switch chains.",
+        "Kernel {}, CONFIG_HZ {}, {} CPUs; {:.3} s recorded, {} events ({} lost), {} ticks, {} broken switch chains{}.",
         r.kernel,
         r.hz.map_or("unknown".to_string(), |h| h.to_string()),
         r.cpus,
@@ -25,7 +25,13 @@ pub fn html_report(
         r.events,
         r.lost,
         r.ticks,
-        r.broken_chains
+        r.broken_chains,
+        if r.broken_chains_by_reason.is_empty() {
+            String::new()
+        } else {
+            let why: Vec<String> = r.broken_chains_by_reason.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            format!(" ({})", why.join(", "))
+        }
     );
     if let Some(p) = r.tick_phase_ns {
         about += &format!(

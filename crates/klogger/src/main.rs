@@ -305,8 +305,8 @@ fn load(file: &Path) -> Result<(Trace, String)> {
 
 fn read_log(file: &Path) -> Result<Log> {
     let log = Log::read(file)?;
-    if !log.events.iter().any(|e| !matches!(e.kind, klogger::format::Kind::Lost | klogger::format::Kind::End))
-    {
+    use klogger::format::Kind;
+    if !log.events.iter().any(|e| !matches!(e.kind, Kind::Lost | Kind::End | Kind::Missed)) {
         anyhow::bail!("no records in {}: nothing was recorded", file.display());
     }
     if log.trailing_bytes > 0 || !log.complete {

@@ -329,14 +329,31 @@ fn now_monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
-/// (run_time_ns, run_cnt) of a loaded program, from the kernel's bpf_prog_info.
-fn prog_run_stats(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64)> {
+/// (run_time_ns, run_cnt, recursion_misses) of a loaded program, from the kernel's bpf_prog_info.
+/// `recursion_misses` counts the runs the kernel skipped because the program was already running
+/// on that CPU.
+fn prog_run_stats(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64, u64)> {
     use libbpf_rs::libbpf_sys;
     // SAFETY: bpf_prog_info is plain data; the kernel fills at most `len` bytes of it.
     let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
     let r = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
-    (r == 0).then_some((info.run_time_ns, info.run_cnt))
+    (r == 0).then_some((info.run_time_ns, info.run_cnt, info.recursion_misses))
+}
+
+/// One CPU's `struct cpu_state` of the BPF side (src/bpf/klogger.bpf.c).
+struct CpuState {
+    pending: u64,
+    first_ts: u64,
+    lost: u64,
+    switch_calls: u64,
+}
+
+impl CpuState {
+    fn from_bytes(v: &[u8]) -> CpuState {
+        let w = |i: usize| v.get(i * 8..i * 8 + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()));
+        CpuState { pending: w(0), first_ts: w(1), lost: w(2), switch_calls: w(3) }
+    }
 }
 
 /// Records until a stop condition holds; see the module documentation.
@@ -486,13 +503,19 @@ fn record_inner(
         .with_context(|| format!("writing the header of {}", opts.output.display()))?;
     let writer = Rc::new(std::cell::RefCell::new(writer));
     let io_error: Rc<std::cell::RefCell<Option<std::io::Error>>> = Default::default();
+    let lost_records: Rc<std::cell::Cell<u64>> = Default::default();
+    let lost_type = Kind::Lost.to_u16();
     let mut rbb = RingBufferBuilder::new();
     for ring in &rings {
         let w = writer.clone();
         let err = io_error.clone();
+        let lost = lost_records.clone();
         rbb.add(ring, move |data: &[u8]| {
             if data.len() < RECORD_SIZE {
                 return 0;
+            }
+            if u16::from_le_bytes([data[12], data[13]]) == lost_type {
+                lost.set(lost.get() + 1);
             }
             if let Err(e) = w.borrow_mut().write_raw(&data[..RECORD_SIZE]) {
                 *err.borrow_mut() = Some(e);
@@ -560,22 +583,23 @@ fn record_inner(
     drop(links);
     let _ = rb.consume();
     let consumer_cpu_ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    let bpf_run_ns = stats_fd.map(|_fd| {
-        let all = [
-            &skel.progs.on_switch,
-            &skel.progs.on_wakeup,
-            &skel.progs.on_wakeup_new,
-            &skel.progs.on_fork,
-            &skel.progs.on_exec,
-            &skel.progs.on_exit,
-            &skel.progs.on_hrtimer,
-            &skel.progs.on_irq_entry,
-            &skel.progs.on_irq_exit,
-            &skel.progs.on_softirq_entry,
-            &skel.progs.on_softirq_exit,
-        ];
-        all.iter().filter_map(|p| prog_run_stats(p.as_fd())).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    });
+    // Each program with the record type it writes (a hrtimer program writes ticks too).
+    let all = [
+        (&skel.progs.on_switch, Kind::Switch),
+        (&skel.progs.on_wakeup, Kind::Wakeup),
+        (&skel.progs.on_wakeup_new, Kind::WakeupNew),
+        (&skel.progs.on_fork, Kind::Fork),
+        (&skel.progs.on_exec, Kind::Exec),
+        (&skel.progs.on_exit, Kind::Exit),
+        (&skel.progs.on_hrtimer, Kind::Hrtimer),
+        (&skel.progs.on_irq_entry, Kind::IrqEntry),
+        (&skel.progs.on_irq_exit, Kind::IrqExit),
+        (&skel.progs.on_softirq_entry, Kind::SoftirqEntry),
+        (&skel.progs.on_softirq_exit, Kind::SoftirqExit),
+    ];
+    let prog_stats: Vec<(Kind, (u64, u64, u64))> =
+        all.iter().filter_map(|(p, k)| Some((*k, prog_run_stats(p.as_fd())?))).collect();
+    let bpf_run_ns = stats_fd.map(|_fd| prog_stats.iter().fold((0, 0), |a, (_, b)| (a.0 + b.0, a.1 + b.1)));
     let stop = match (stop, child) {
         (StopReason::CommandExited(c), _) => StopReason::CommandExited(c),
         (s, Some(c)) => {
@@ -584,30 +608,31 @@ fn record_inner(
         }
         (s, None) => s,
     };
-    let mut lost_total = 0;
-    let lost_per_cpu = skel
+    let states: Vec<CpuState> = skel
         .maps
-        .lost
+        .state
         .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-        .context("reading the lost-event counters")?
-        .unwrap_or_default();
-    let switch_calls: u64 = skel
-        .maps
-        .lost
-        .lookup_percpu(&1u32.to_ne_bytes(), MapFlags::ANY)
-        .context("reading the switch counters")?
+        .context("reading the per-CPU counters")?
         .unwrap_or_default()
         .iter()
-        .map(|v| u64::from_ne_bytes(v[..8].try_into().unwrap()))
-        .sum();
+        .map(|v| CpuState::from_bytes(v))
+        .collect();
+    let switch_calls: u64 = states.iter().map(|s| s.switch_calls).sum();
+    let lost_total: u64 = states.iter().map(|s| s.lost).sum();
     let end_ts = now_monotonic_ns();
     let mut w = writer.borrow_mut();
-    let events = w.records();
-    for (cpu, v) in lost_per_cpu.iter().enumerate() {
-        let n = u64::from_ne_bytes(v[..8].try_into().unwrap());
-        lost_total += n;
-        let mut e = Event::new(end_ts, cpu as u32, Kind::Lost);
-        e.arg = n;
+    // Lost records the BPF side wrote itself (room came back) are records too: count events only.
+    let events = w.records() - lost_records.get();
+    // Losses no event came after to report them: written here the same way.
+    for (cpu, st) in states.iter().enumerate().filter(|(_, s)| s.pending > 0) {
+        let mut e = Event::new(st.first_ts, cpu as u32, Kind::Lost);
+        e.arg = st.pending;
+        w.write(&e)?;
+    }
+    for (kind, (_, _, misses)) in prog_stats.iter().filter(|(_, s)| s.2 > 0) {
+        let mut e = Event::new(end_ts, 0, Kind::Missed);
+        e.flags = kind.to_u16();
+        e.arg = *misses;
         w.write(&e)?;
     }
     let mut e = Event::new(end_ts, 0, Kind::End);

@@ -75,8 +75,13 @@ pub struct Report {
     pub events: u64,
     /// Events lost in the kernel.
     pub lost: u64,
-    /// Switches that did not chain (see analysis).
+    /// Switches that did not chain (see analysis): at least one switch between them was not
+    /// recorded.
     pub broken_chains: u64,
+    /// `broken_chains` by reason (`ring_buffer_full`, `not_followed`, `switch_out_not_reported`,
+    /// `program_skipped`, `unexplained`; see [`trace::klog::BreakReason`]); reasons with none are
+    /// left out.
+    pub broken_chains_by_reason: std::collections::BTreeMap<String, u64>,
     /// Ticks recorded.
     pub ticks: u64,
     /// Median phase of the recorded ticks modulo the kernel's tick period (ns).
@@ -129,6 +134,11 @@ pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[Strin
         events: trace.events,
         lost: trace.lost,
         broken_chains: trace.broken_chains,
+        broken_chains_by_reason: trace
+            .broken_chains_by_reason
+            .iter()
+            .map(|(r, n)| (r.name().to_string(), *n))
+            .collect(),
         ticks: trace.timeline.ticks.iter().map(|t| t.len() as u64).sum(),
         tick_phase_ns: trace.header.hz.and_then(|h| trace.timeline.observed_tick_phase(h)),
         group,
@@ -198,10 +208,12 @@ pub fn report_text(r: &Report, rows: usize) -> String {
         r.tick_phase_ns.map(|p| format!(" (phase {})", fmt_ns(p))).unwrap_or_default()
     );
     if r.broken_chains > 0 {
+        let why: Vec<String> = r.broken_chains_by_reason.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let _ = writeln!(
             o,
-            "note: {} switches did not chain (lost events or unfollowed tasks); their quanta are left out",
-            r.broken_chains
+            "note: {} switches did not chain ({}); their quanta are left out",
+            r.broken_chains,
+            why.join(", ")
         );
     }
     let _ = writeln!(o, "\nTasks (effective quantum = scheduled to descheduled):");

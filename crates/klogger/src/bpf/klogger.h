@@ -17,6 +17,7 @@ enum kl_type {
 	KL_IRQ_EXIT = 10,   /* arg = irq number, flags = handler return value */
 	KL_SOFTIRQ_ENTRY = 11, /* arg = softirq vector */
 	KL_SOFTIRQ_EXIT = 12,
+	KL_LOST = 100,      /* ts = first event lost, arg = events lost since (ring buffer full) */
 };
 
 #define KL_F_PREEMPT 1 /* sched_switch: `preempt` argument was true */
