@@ -29,6 +29,8 @@ pub struct Outputs {
     pub perfetto: bool,
     /// `--jobs`.
     pub jobs: bool,
+    /// `--svg` (holds every request's draw for the ideal curves).
+    pub figure: bool,
 }
 
 /// The estimate of one run.
@@ -104,6 +106,12 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
         memory = memory.saturating_add(requests.saturating_mul(80));
         output = output.saturating_add(requests.saturating_mul(100));
     }
+    if out.figure {
+        // A job record each until the run ends; then the draw, the fluid machine's two changes of
+        // demand and up to two points of the ideal curve.
+        let record = if out.jobs { 0 } else { 80 };
+        memory = memory.saturating_add(requests.saturating_mul(record + 24 + 48 + 32));
+    }
     Estimate { ticks, requests, slices, samples, events, memory, output }
 }
 
@@ -130,7 +138,7 @@ pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
     if e.memory > MAX_MEMORY {
         over.push(format!(
             "about {} of memory, over the limit of {} ({} requests, {} timeline samples: machine.duration, \
-             machine.sample, the tasks' periods; --perfetto and --jobs hold their records)",
+             machine.sample, the tasks' periods; --perfetto, --jobs and --svg hold their records)",
             gib(e.memory),
             gib(MAX_MEMORY),
             e.requests,

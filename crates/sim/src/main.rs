@@ -348,8 +348,9 @@ fn parse_window(s: &str) -> Result<Window, String> {
 
 /// Writes a Gantt chart to `f` (created as `path` before the run or the read); says on standard
 /// error what it holds, and when its window held too much to draw.
-fn write_gantt(path: &Path, f: fs::File, g: &report::Gantt) -> Result<()> {
+fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
     use std::io::Write;
+    let f = fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let mut w = std::io::BufWriter::new(f);
     w.write_all(g.to_svg().as_bytes())
         .and_then(|()| w.flush())
@@ -367,6 +368,22 @@ fn write_gantt(path: &Path, f: fs::File, g: &report::Gantt) -> Result<()> {
         g.stretches(),
         g.misses()
     );
+    Ok(())
+}
+
+/// Fails, as creating it would, when `path` cannot be written; an existing file is left as it is
+/// and no new one is left behind.
+fn check_writable(path: &Path) -> Result<()> {
+    let what = || format!("creating {}", path.display());
+    if path.is_dir() {
+        return Err(anyhow::anyhow!("{} is a directory", path.display())).with_context(what);
+    }
+    if path.exists() {
+        fs::OpenOptions::new().write(true).open(path).with_context(what)?;
+    } else {
+        fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(what)?;
+        fs::remove_file(path).with_context(what)?;
+    }
     Ok(())
 }
 
@@ -412,21 +429,18 @@ fn real_main() -> Result<()> {
                 trace: trace.is_some(),
                 perfetto: perfetto.is_some(),
                 jobs: jobs.is_some(),
+                figure: svg.is_some(),
             };
             within_budget(&scn, policy.as_deref(), outputs, force)?;
-            // The figure's file is checked (format, fonts, a file that can be created) before the
-            // run, not after it.
+            // Every option is checked before the run, and every output file before any is written:
+            // a mistake found late neither wastes the run nor leaves an existing file emptied.
             let svg_format = svg.as_deref().map(figure_format).transpose()?;
-            if let (Some(path), Some(f)) = (&svg, svg_format) {
-                if f != ImageFormat::Svg {
-                    report::export::check_fonts()?;
-                }
-                fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            if svg_format.is_some_and(|f| f != ImageFormat::Svg) {
+                report::export::check_fonts()?;
             }
             if let Some(w) = window {
                 trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
             }
-            // The chart's window is checked, and its file created, before the run.
             let gantt_window = match (&gantt, gantt_window) {
                 (None, _) => None,
                 (Some(_), w) => Some(w.unwrap_or_else(|| Window::default_for(scn.machine.duration))),
@@ -434,12 +448,9 @@ fn real_main() -> Result<()> {
             if let Some(w) = gantt_window {
                 w.check_within(scn.machine.duration, "--gantt-window", "the run lasts")?;
             }
-            let gantt_file = match &gantt {
-                Some(path) => {
-                    Some(fs::File::create(path).with_context(|| format!("creating {}", path.display()))?)
-                }
-                None => None,
-            };
+            for path in [&svg, &gantt, &jobs, &trace, &perfetto, &timeline].into_iter().flatten() {
+                check_writable(path)?;
+            }
             // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
             let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
@@ -504,8 +515,8 @@ fn real_main() -> Result<()> {
             if let Some(path) = &jobs {
                 write_jobs(path, &job_rows, jobs_format)?;
             }
-            if let (Some(path), Some(f), Some(g)) = (&gantt, gantt_file, chart.into_inner()) {
-                write_gantt(path, f, &g)?;
+            if let (Some(path), Some(g)) = (&gantt, chart.into_inner()) {
+                write_gantt(path, &g)?;
             }
             let windows = if window.is_some() { shares.borrow().finish() } else { Vec::new() };
             match format {
@@ -550,7 +561,9 @@ fn real_main() -> Result<()> {
             }
             if let (Some(path), Some(f)) = (svg, svg_format) {
                 let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
-                let ideal = smartsim::ideal::ideal_of_run(&scn, &smartsim::ideal::draws(&scn, &job_rows));
+                let draws = smartsim::ideal::draws(&scn, &job_rows);
+                drop(job_rows);
+                let ideal = smartsim::ideal::ideal_of_run(&scn, &draws);
                 let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
                 report::export::write_as(&fig.to_svg(), &path, f)?;
                 eprintln!("wrote {}", path.display());
@@ -1106,9 +1119,9 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
         }
         TraceCmd::Gantt { file, out, window } => {
             let (header, r) = open_trace(&file)?;
-            // The window is checked against the trace's end once it has been read; the file is created
+            // The window is checked against the trace's end once it has been read; the file is checked
             // first, so that a bad path is said before a long read.
-            let f = fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?;
+            check_writable(&out)?;
             let w = window.unwrap_or(Window { from: 0, to: report::DEFAULT_WINDOW_NS });
             let mut g = report::Gantt::new(&header, w.from, w.to);
             g.set_title(&format!("{} trace {}", header.source.tool(), file.display()));
@@ -1118,15 +1131,11 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             let end = g.last_ns();
             match window {
                 Some(w) => {
-                    if let Err(e) = w.check_within(end, "--window", "the trace lasts") {
-                        drop(f);
-                        fs::remove_file(&out).ok();
-                        return Err(e);
-                    }
+                    w.check_within(end, "--window", "the trace lasts")?;
                 }
                 None => g.end_window_at(end.max(1)),
             }
-            write_gantt(&out, f, &g)?;
+            write_gantt(&out, &g)?;
         }
         TraceCmd::Perfetto { file, out } => {
             let (header, r) = open_trace(&file)?;

@@ -1,17 +1,7 @@
 //! The `smartsim` binary: output contract, errors, reproduce.
 
-use std::process::Command;
-
-fn smartsim(args: &[&str]) -> (i32, String, String) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_smartsim")).args(args).current_dir(root).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::{scratch, smartsim};
 
 #[test]
 fn run_json_follows_the_output_contract() {
@@ -53,8 +43,7 @@ fn compare_prints_every_policy() {
 
 #[test]
 fn bad_scenario_names_file_line_and_field() {
-    let dir = std::env::temp_dir().join(format!("smartsim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("cli");
     let f = dir.join("bad.toml");
     std::fs::write(
         &f,
@@ -77,7 +66,7 @@ fn bad_scenario_names_file_line_and_field() {
 
 #[test]
 fn reproduce_prints_paper_and_ours_and_writes_figures() {
-    let dir = std::env::temp_dir().join(format!("smartsim-repro-{}", std::process::id()));
+    let dir = scratch("repro");
     let (code, out, err) =
         smartsim(&["reproduce", "smart-6.2.2.2", "--format", "json", "--out", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
@@ -96,7 +85,7 @@ fn reproduce_prints_paper_and_ours_and_writes_figures() {
 
 #[test]
 fn figures_are_also_written_as_png_and_pdf() {
-    let dir = std::env::temp_dir().join(format!("smartsim-export-{}", std::process::id()));
+    let dir = scratch("export");
     let (code, out, err) = smartsim(&[
         "reproduce",
         "smart-6.2.2.2",
@@ -142,8 +131,7 @@ fn figures_are_also_written_as_png_and_pdf() {
 
 #[test]
 fn jobs_file_has_one_row_per_request_that_agrees_with_the_summary() {
-    let dir = std::env::temp_dir().join(format!("smartsim-jobs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("jobs");
     let scn = dir.join("two-cpus.toml");
     // Overloaded on purpose (2.55 CPUs of periodic work on two, under EDF): some requests are aborted
     // at their deadline, some finish late, most are met.
@@ -317,8 +305,7 @@ period = "10ms"
 /// A fresh directory `smartsim-NAME-PID` holding the trace of 1 s on one CPU kept busy by three
 /// CPU-bound tasks a, b, c of shares 3, 2, 1.
 fn busy_trace(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("smartsim-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch(name);
     let scn = dir.join("busy.toml");
     std::fs::write(
         &scn,
@@ -500,8 +487,7 @@ fn a_simulated_machine_billing_by_tick_is_what_its_trace_says_it_billed() {
     // that task; `trace billing`'s "traced" column replayed from them gives every task exactly the
     // charge the simulator reports, though slices end on ticks (the tick at a switch is the
     // stopped task's).
-    let dir = std::env::temp_dir().join(format!("smartsim-tickbill-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tickbill");
     let scn = dir.join("tick.toml");
     std::fs::write(
         &scn,
@@ -535,7 +521,7 @@ fn a_simulated_machine_billing_by_tick_is_what_its_trace_says_it_billed() {
 /// report gives each figure the paper's caption and what to see.
 #[test]
 fn reproduce_names_papers_by_author_and_captions_every_figure() {
-    let dir = std::env::temp_dir().join(format!("smartsim-captions-{}", std::process::id()));
+    let dir = scratch("captions");
     let (code, out, err) = smartsim(&["reproduce", "smart-6.2.3.3", "--out", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("(Nieh 1999, §6.2.3.3, figs. 6-8, 6-9)"), "{out}");
@@ -546,4 +532,45 @@ fn reproduce_names_papers_by_author_and_captions_every_figure() {
     assert!(html.contains("Figure 6-9 of the dissertation: Deadlines met by real-time applications"));
     assert!(html.contains("What to see: R1 and R2 meet the same deadlines"));
     assert!(!html.contains("004"));
+}
+
+#[test]
+fn outputs_are_checked_before_the_run_and_none_is_emptied_by_a_later_mistake() {
+    let dir = scratch("outputs");
+    let svg = dir.join("keep.svg");
+    std::fs::write(&svg, "precious").unwrap();
+    let s = svg.to_str().unwrap();
+    // A bad Gantt window, found after --svg's file: the existing file is left as it was.
+    let (code, _, err) = smartsim(&[
+        "run",
+        "scenarios/papers/smart-6.2.3.1-fig6-6.toml",
+        "--svg",
+        s,
+        "--gantt",
+        dir.join("g.svg").to_str().unwrap(),
+        "--gantt-window",
+        "0s..999s",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--gantt-window"), "{err}");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "precious");
+    assert!(!dir.join("g.svg").exists());
+    // A --jobs file that cannot be created is refused before the run, naming the file, and the
+    // other outputs are neither written nor created.
+    let bad = dir.join("no-such-dir").join("jobs.csv");
+    let (code, out, err) = smartsim(&[
+        "run",
+        "scenarios/papers/smart-6.2.3.1-fig6-6.toml",
+        "--svg",
+        s,
+        "--trace",
+        dir.join("t.trace").to_str().unwrap(),
+        "--jobs",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("jobs.csv"), "{err}");
+    assert!(out.is_empty(), "the run was not made: {out}");
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "precious");
+    assert!(!dir.join("t.trace").exists());
 }

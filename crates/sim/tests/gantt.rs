@@ -47,25 +47,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::smartsim;
 
 const MS: u64 = 1_000_000;
 
-fn smartsim(args: &[&str]) -> (i32, String, String) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_smartsim")).args(args).current_dir(root).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("smartsim-gantt-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::scratch(&format!("gantt-{name}"))
 }
 
 /// The task set of the module's table; `t3` is T3's execution time, `extra` more keys for every task.
