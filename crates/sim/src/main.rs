@@ -789,9 +789,15 @@ fn fmt_num(v: Option<f64>) -> String {
 }
 
 fn metric_table(ms: &[Metric]) -> Table {
-    let mut t = Table::new(&["metric", "paper", "ideal", "ours"]);
+    let mut t = Table::new(&["metric", "paper", "ideal", "ideal of our draws", "ours"]);
     for m in ms {
-        t.row(vec![m.name.clone(), fmt_num(m.paper), fmt_num(m.ideal), fmt_num(Some(m.ours))]);
+        t.row(vec![
+            m.name.clone(),
+            fmt_num(m.paper),
+            fmt_num(m.ideal),
+            fmt_num(m.drawn),
+            fmt_num(Some(m.ours)),
+        ]);
     }
     t
 }

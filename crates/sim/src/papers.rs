@@ -62,8 +62,19 @@ pub struct Metric {
     pub paper: Option<f64>,
     /// The paper's ideal.
     pub ideal: Option<f64>,
+    /// The ideal of our run: the fluid machine serving the requests our run drew
+    /// ([`crate::ideal::ideal_of_run`]), where it is the same quantity; ours is measured against it.
+    pub drawn: Option<f64>,
     /// Ours.
     pub ours: f64,
+}
+
+impl Metric {
+    /// With the ideal of the run's own draws.
+    fn drawn(mut self, v: f64) -> Self {
+        self.drawn = Some(v);
+        self
+    }
 }
 
 /// A run of an experiment's scenario.
@@ -126,6 +137,14 @@ impl Run {
     pub fn ideal_cpu_ms(&self, name: &str) -> f64 {
         self.ideal.total(self.idx(name))
     }
+    /// Ideal share of the CPU of a task over the whole run, percent.
+    pub fn ideal_share_pct(&self, name: &str) -> f64 {
+        100.0 * self.ideal_cpu_ms(name) / (self.scenario.machine.duration as f64 / 1e6)
+    }
+    /// Ideal deadlines met by a task by `t` seconds (the whole run: `f64::INFINITY`).
+    pub fn ideal_met_by(&self, name: &str, t: f64) -> f64 {
+        self.ideal.met_at(self.idx(name), t)
+    }
 }
 
 /// An experiment of a paper.
@@ -145,7 +164,7 @@ pub struct Experiment {
 }
 
 fn m(name: &str, paper: Option<f64>, ideal: Option<f64>, ours: f64) -> Metric {
-    Metric { name: name.to_string(), paper, ideal, ours }
+    Metric { name: name.to_string(), paper, ideal, drawn: None, ours }
 }
 
 macro_rules! scenario {
@@ -179,9 +198,9 @@ pub static EXPERIMENTS: &[Experiment] = &[
             )],
         |r| {
             vec![
-                m("C1 finish s", Some(678.0), Some(676.0), r.finish_s("C1")),
-                m("C2 finish s", Some(848.0), Some(846.0), r.finish_s("C2")),
-                m("C3 finish s", Some(1018.0), Some(1014.0), r.finish_s("C3")),
+                m("C1 finish s", Some(678.0), Some(676.0), r.finish_s("C1")).drawn(r.ideal_finish_s("C1")),
+                m("C2 finish s", Some(848.0), Some(846.0), r.finish_s("C2")).drawn(r.ideal_finish_s("C2")),
+                m("C3 finish s", Some(1018.0), Some(1014.0), r.finish_s("C3")).drawn(r.ideal_finish_s("C3")),
                 m(
                     "C1:C3 slope, all three running",
                     Some(3.00),
@@ -207,8 +226,8 @@ pub static EXPERIMENTS: &[Experiment] = &[
             vec![
                 m("R1 deadlines missed", Some(0.0), Some(0.0), r.missed("R1")),
                 m("R2 deadlines missed", Some(0.0), Some(0.0), r.missed("R2")),
-                m("R1 CPU ms", Some(57066.0), Some(60000.0), r.cpu_ms("R1")),
-                m("R2 CPU ms", Some(17426.0), Some(17760.0), r.cpu_ms("R2")),
+                m("R1 CPU ms", Some(57066.0), Some(60000.0), r.cpu_ms("R1")).drawn(r.ideal_cpu_ms("R1")),
+                m("R2 CPU ms", Some(17426.0), Some(17760.0), r.cpu_ms("R2")).drawn(r.ideal_cpu_ms("R2")),
             ]
         },
     ),
@@ -227,8 +246,8 @@ pub static EXPERIMENTS: &[Experiment] = &[
             vec![
                 m("R1 deadlines missed", Some(3.0), Some(0.0), r.missed("R1")),
                 m("R3 deadlines missed", Some(0.0), Some(0.0), r.missed("R3")),
-                m("R1 CPU ms", Some(57178.0), Some(60000.0), r.cpu_ms("R1")),
-                m("R3 CPU ms", Some(19673.0), Some(20000.0), r.cpu_ms("R3")),
+                m("R1 CPU ms", Some(57178.0), Some(60000.0), r.cpu_ms("R1")).drawn(r.ideal_cpu_ms("R1")),
+                m("R3 CPU ms", Some(19673.0), Some(20000.0), r.cpu_ms("R3")).drawn(r.ideal_cpu_ms("R3")),
             ]
         },
     ),
@@ -254,15 +273,15 @@ pub static EXPERIMENTS: &[Experiment] = &[
         ],
         |r| {
             vec![
-                m("R1 deadlines met", Some(999.0), Some(1000.0), r.met("R1")),
-                m("R2 deadlines met", Some(1100.0), Some(1166.0), r.met("R2")),
-                m("R3 deadlines met", Some(1331.0), Some(1333.0), r.met("R3")),
-                m("R1 met in first 40 s", Some(999.0), Some(1000.0), r.met_by("R1", 40.0)),
-                m("R2 met in first 40 s", Some(604.0), Some(666.0), r.met_by("R2", 40.0)),
-                m("R3 met in first 40 s", Some(345.0), Some(333.0), r.met_by("R3", 40.0)),
-                m("R1 CPU ms", Some(19045.0), Some(20000.0), r.cpu_ms("R1")),
-                m("R2 CPU ms", Some(23061.0), Some(23333.0), r.cpu_ms("R2")),
-                m("R3 CPU ms", Some(25094.0), Some(26667.0), r.cpu_ms("R3")),
+                m("R1 deadlines met", Some(999.0), Some(1000.0), r.met("R1")).drawn(r.ideal_met_by("R1", f64::INFINITY)),
+                m("R2 deadlines met", Some(1100.0), Some(1166.0), r.met("R2")).drawn(r.ideal_met_by("R2", f64::INFINITY)),
+                m("R3 deadlines met", Some(1331.0), Some(1333.0), r.met("R3")).drawn(r.ideal_met_by("R3", f64::INFINITY)),
+                m("R1 met in first 40 s", Some(999.0), Some(1000.0), r.met_by("R1", 40.0)).drawn(r.ideal_met_by("R1", 40.0)),
+                m("R2 met in first 40 s", Some(604.0), Some(666.0), r.met_by("R2", 40.0)).drawn(r.ideal_met_by("R2", 40.0)),
+                m("R3 met in first 40 s", Some(345.0), Some(333.0), r.met_by("R3", 40.0)).drawn(r.ideal_met_by("R3", 40.0)),
+                m("R1 CPU ms", Some(19045.0), Some(20000.0), r.cpu_ms("R1")).drawn(r.ideal_cpu_ms("R1")),
+                m("R2 CPU ms", Some(23061.0), Some(23333.0), r.cpu_ms("R2")).drawn(r.ideal_cpu_ms("R2")),
+                m("R3 CPU ms", Some(25094.0), Some(26667.0), r.cpu_ms("R3")).drawn(r.ideal_cpu_ms("R3")),
                 m("R1:R3 slope, 0-40 s", Some(2.80), Some(3.0), r.slope_ratio("R1", "R3", 0.0, 40.0)),
                 m("R2:R3 slope, 0-40 s", Some(2.02), Some(2.0), r.slope_ratio("R2", "R3", 0.0, 40.0)),
                 m("R2:R3 slope, 42-60 s", Some(1.02), Some(1.0), r.slope_ratio("R2", "R3", 42.0, 60.0)),
@@ -283,8 +302,8 @@ pub static EXPERIMENTS: &[Experiment] = &[
         |r| {
             vec![
                 m("R1 deadlines missed", Some(0.0), Some(0.0), r.missed("R1")),
-                m("R1 CPU %", Some(48.0), Some(50.0), r.share_pct("R1")),
-                m("C1 CPU %", Some(52.0), Some(50.0), r.share_pct("C1")),
+                m("R1 CPU %", Some(48.0), Some(50.0), r.share_pct("R1")).drawn(r.ideal_share_pct("R1")),
+                m("C1 CPU %", Some(52.0), Some(50.0), r.share_pct("C1")).drawn(r.ideal_share_pct("C1")),
             ]
         },
     ),
@@ -302,15 +321,15 @@ pub static EXPERIMENTS: &[Experiment] = &[
         |r| {
             vec![
                 m("R2 deadlines missed", Some(0.0), Some(0.0), r.missed("R2")),
-                m("R2 CPU %", Some(72.0), Some(75.0), r.share_pct("R2")),
-                m("C2 CPU %", Some(28.0), Some(25.0), r.share_pct("C2")),
+                m("R2 CPU %", Some(72.0), Some(75.0), r.share_pct("R2")).drawn(r.ideal_share_pct("R2")),
+                m("C2 CPU %", Some(28.0), Some(25.0), r.share_pct("C2")).drawn(r.ideal_share_pct("C2")),
             ]
         },
     ),
     exp("smart-6.2.3.2-tol0", "Nieh 1999, §6.2.3.2 (no figure)", scenario!("smart-6.2.3.2-tol0.toml"), &[], |r| {
         vec![
             m("R1 deadlines missed, C1 tolerance 0", Some(192.0), None, r.missed("R1")),
-            m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
+            m("R1 CPU %", None, Some(50.0), r.share_pct("R1")).drawn(r.ideal_share_pct("R1")),
         ]
     }),
     exp(
@@ -321,7 +340,7 @@ pub static EXPERIMENTS: &[Experiment] = &[
         |r| {
             vec![
                 m("R1 deadlines missed, C1 tolerance 100 ms", Some(0.0), Some(0.0), r.missed("R1")),
-                m("R1 CPU %", None, Some(50.0), r.share_pct("R1")),
+                m("R1 CPU %", None, Some(50.0), r.share_pct("R1")).drawn(r.ideal_share_pct("R1")),
             ]
         },
     ),
@@ -347,11 +366,11 @@ pub static EXPERIMENTS: &[Experiment] = &[
         ],
         |r| {
             vec![
-                m("R1 deadlines met", Some(985.0), Some(1000.0), r.met("R1")),
-                m("R2 deadlines met", Some(998.0), Some(1000.0), r.met("R2")),
-                m("C1 finish s", None, Some(120.0), r.finish_s("C1")),
-                m("R1 CPU ms", None, Some(40000.0), r.cpu_ms("R1")),
-                m("C1 CPU ms", None, Some(40000.0), r.cpu_ms("C1")),
+                m("R1 deadlines met", Some(985.0), Some(1000.0), r.met("R1")).drawn(r.ideal_met_by("R1", f64::INFINITY)),
+                m("R2 deadlines met", Some(998.0), Some(1000.0), r.met("R2")).drawn(r.ideal_met_by("R2", f64::INFINITY)),
+                m("C1 finish s", None, Some(120.0), r.finish_s("C1")).drawn(r.ideal_finish_s("C1")),
+                m("R1 CPU ms", None, Some(40000.0), r.cpu_ms("R1")).drawn(r.ideal_cpu_ms("R1")),
+                m("C1 CPU ms", None, Some(40000.0), r.cpu_ms("C1")).drawn(r.ideal_cpu_ms("C1")),
             ]
         },
     ),

@@ -181,3 +181,22 @@ fn ideal_curves_serve_the_runs_draws_and_bound_ours_where_they_are_a_bound() {
         assert!(r.met(name) <= ideal, "{name}: ours {} above the ideal {ideal}", r.met(name));
     }
 }
+
+/// The report's "ideal of our draws" column: every count of deadlines met carries it, it is the
+/// ideal the figures draw, and where that ideal meets every request ours does not exceed it.
+#[test]
+fn the_ideal_of_our_draws_is_printed_for_every_count_of_deadlines_met() {
+    for e in papers::EXPERIMENTS {
+        let (r, ms) = papers::run(e).unwrap();
+        for m in ms.iter().filter(|m| m.name.contains(" met")) {
+            let task = m.name.split(' ').next().unwrap();
+            let i = r.scenario.tasks.iter().position(|t| t.name == task).unwrap();
+            let drawn = m.drawn.unwrap_or_else(|| panic!("{} {}: no ideal of our draws", e.id, m.name));
+            let by = if m.name.contains("first 40 s") { 40.0 } else { f64::INFINITY };
+            assert_eq!(drawn, r.ideal.met_at(i, by), "{} {}", e.id, m.name);
+            if r.ideal.all_met[i] {
+                assert!(m.ours <= drawn, "{} {}: ours {} > {drawn}", e.id, m.name, m.ours);
+            }
+        }
+    }
+}
