@@ -467,7 +467,7 @@ impl Gantt {
                     crate::format_time(b.start),
                     crate::format_time(b.end),
                     b.cpu,
-                    why_text(b.why),
+                    b.why.name(),
                     if b.cut { ", cut by the window or the recording" } else { "" }
                 );
                 let attrs = format!(
@@ -477,7 +477,7 @@ impl Gantt {
                     b.cpu,
                     b.start,
                     b.end,
-                    why_text(b.why)
+                    b.why.name()
                 );
                 if let Some(&k) = row_of.get(&b.task) {
                     let colour = if many_cpus { colour(b.cpu as usize) } else { colour(k) };
@@ -737,17 +737,6 @@ fn cut_text(s: &str, n: usize) -> String {
     let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
     t.push('…');
     t
-}
-
-fn why_text(w: EndReason) -> &'static str {
-    match w {
-        EndReason::Blocked => "blocked",
-        EndReason::Preempted => "preempted",
-        EndReason::Yielded => "yielded",
-        EndReason::SliceEnd => "slice_end",
-        EndReason::Exit => "exit",
-        EndReason::TraceEnd => "trace_end",
-    }
 }
 
 /// `from..to` as the window is written on the command line.

@@ -375,9 +375,6 @@ fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
 /// and no new one is left behind.
 fn check_writable(path: &Path) -> Result<()> {
     let what = || format!("creating {}", path.display());
-    if path.is_dir() {
-        return Err(anyhow::anyhow!("{} is a directory", path.display())).with_context(what);
-    }
     if path.exists() {
         fs::OpenOptions::new().write(true).open(path).with_context(what)?;
     } else {

@@ -540,7 +540,8 @@ impl Breaks<'_> {
     /// A break on `cpu` between `from` (switched in at `t_in`) and `to` (running at `t`).
     fn count(&mut self, cpu: usize, from: u32, t_in: u64, to: u32, t: u64, followed: &dyn Fn(u32) -> bool) {
         let lost_in_gap = if self.header.format_version >= 2 {
-            self.lost_at[cpu].iter().any(|&l| l >= t_in && l <= t)
+            let lost = &self.lost_at[cpu];
+            lost.get(lost.partition_point(|&l| l < t_in)).is_some_and(|&l| l <= t)
         } else {
             self.lost_somewhere[cpu] > 0
         };
@@ -595,6 +596,7 @@ pub fn convert(header: &Header, events: &[Event]) -> Converted {
             _ => {}
         }
     }
+    breaks.lost_at.iter_mut().for_each(|l| l.sort_unstable());
     let mut cur: Vec<Option<(u32, u64)>> = vec![None; ncpu];
     // The task each CPU's last non-switch event found running (tick, timer, interrupt), and when.
     let mut running: Vec<Option<(u32, u64)>> = vec![None; ncpu];
@@ -879,6 +881,31 @@ mod tests {
         // a caller of convert may still pass it): nothing to convert, no panic.
         let c = convert(&Header { cpus: 0, ..header() }, &[lost(10, 3, 1), Event::new(20, 0, Kind::End)]);
         assert_eq!((c.events, c.broken_chains), (0, 0));
+    }
+
+    /// Many gaps and lost records, the lost records in no particular order: each gap is matched
+    /// to the lost records inside it by a binary search on the sorted times.
+    #[test]
+    fn many_lost_records_in_any_order_are_placed_in_their_gaps() {
+        let n = 20_000u64;
+        let mut ev = Vec::new();
+        for k in 0..n {
+            // Task 5 switched in, then task 6 switched out: a break; a lost record inside every
+            // third gap, and one just after every fifth.
+            ev.push(switch(1000 * k, 0, 0, 5));
+            ev.push(switch(1000 * k + 100, 0, 6, 0));
+        }
+        ev.extend([switch(1000 * n, 0, 0, 5), switch(1000 * n + 10, 0, 5, 0)]); // 5 is seen switching out
+        let mut lost_recs: Vec<Event> =
+            (0..n).filter(|k| k % 3 == 0).map(|k| lost(1000 * k + 50, 0, 1)).collect();
+        lost_recs.extend((0..n).filter(|k| k % 5 == 0).map(|k| lost(1000 * k + 101, 0, 1)));
+        lost_recs.reverse();
+        ev.extend(lost_recs);
+        let c = convert(&header(), &ev);
+        let full = n.div_ceil(3);
+        let want =
+            BTreeMap::from([(BreakReason::RingBufferFull, full), (BreakReason::Unexplained, n - full)]);
+        assert_eq!(c.broken_chains_by_reason, want);
     }
 
     #[test]

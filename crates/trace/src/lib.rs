@@ -157,6 +157,18 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    /// Its name, as in the JSON (`blocked`, `preempted`, `yielded`, `slice_end`, `exit`, `trace_end`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Blocked => "blocked",
+            EndReason::Preempted => "preempted",
+            EndReason::Yielded => "yielded",
+            EndReason::SliceEnd => "slice_end",
+            EndReason::Exit => "exit",
+            EndReason::TraceEnd => "trace_end",
+        }
+    }
+
     fn code(self) -> u8 {
         match self {
             EndReason::Blocked => 1,

@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::{EndReason, Header, Outcome, Record};
+use crate::{Header, Outcome, Record};
 
 /// Samples up to this many values are summed up exactly: nearest-rank percentiles on the sorted
 /// values and an exact mean ([`Method::Exact`]). A larger sample goes through an HDR histogram of 3
-/// significant figures, exact to 0.1 % ([`Method::Histogram`]), so memory stays bounded however long a
-/// recording is.
+/// significant figures, exact to 0.1 % ([`Method::Histogram`]). The bound is per sample, that is
+/// per task and quantity: one sample holds at most 800 kB however long a recording is, and a whole
+/// summary at most 8 bytes per value it has read, and 800 kB per task and quantity.
 pub const EXACT_UP_TO: usize = 100_000;
 
 /// How a [`Percentiles`] was computed; the JSON carries it as `method`.
@@ -82,9 +83,9 @@ impl Percentiles {
         let sum: u128 = v.iter().map(|&x| u128::from(x)).sum();
         Percentiles {
             count: v.len() as u64,
-            p50: nearest_rank(v, 0.5),
-            p90: nearest_rank(v, 0.9),
-            p99: nearest_rank(v, 0.99),
+            p50: nearest_rank(v, 500_000),
+            p90: nearest_rank(v, 900_000),
+            p99: nearest_rank(v, 990_000),
             max,
             mean: sum as f64 / v.len() as f64,
             method: Method::Exact,
@@ -92,14 +93,17 @@ impl Percentiles {
     }
 }
 
-/// The value at rank ⌈q·n⌉ (from 1) of the sorted, non-empty sample `v`.
-fn nearest_rank(v: &[u64], q: f64) -> u64 {
-    let rank = (q * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
+/// The value at rank ⌈q·n⌉ (from 1) of the sorted, non-empty sample `v`, q in millionths. The rank
+/// is computed in integers: in floating point 99.9 % of 1000 values is 0.999… × 1000 = 999.000…1,
+/// whose ceiling would be rank 1000.
+fn nearest_rank(v: &[u64], millionths: u64) -> u64 {
+    let rank = (u128::from(millionths) * v.len() as u128).div_ceil(1_000_000);
+    v[(rank as usize).clamp(1, v.len()) - 1]
 }
 
-/// The `p`-th percentile (0-100) of `values` (any order), as [`Percentiles`] computes it (nearest
-/// rank up to [`EXACT_UP_TO`] values, the histogram beyond); 0 for an empty sample.
+/// The `p`-th percentile (0-100, to a ten-thousandth of a percent) of `values` (any order), as
+/// [`Percentiles`] computes it (nearest rank up to [`EXACT_UP_TO`] values, the histogram beyond); 0
+/// for an empty sample.
 pub fn percentile(values: &[u64], p: f64) -> u64 {
     let q = (p / 100.0).clamp(0.0, 1.0);
     if values.is_empty() {
@@ -110,7 +114,7 @@ pub fn percentile(values: &[u64], p: f64) -> u64 {
     }
     let mut v = values.to_vec();
     v.sort_unstable();
-    nearest_rank(&v, q)
+    nearest_rank(&v, (q * 1e6).round() as u64)
 }
 
 /// A sample being collected: its values while there are at most [`EXACT_UP_TO`], then a histogram.
@@ -223,7 +227,7 @@ pub fn summarize<E>(
                     a.latency.record(start.saturating_sub(w));
                 }
                 if complete {
-                    *a.s.ended.entry(reason(why).into()).or_default() += 1;
+                    *a.s.ended.entry(why.name().into()).or_default() += 1;
                     a.quantum.record(e - start);
                 }
             }
@@ -268,18 +272,6 @@ fn entry(t: &mut BTreeMap<u32, Acc>, id: u32) -> &mut Acc {
         .or_insert_with(|| Acc { s: TaskSummary { task: id, ..Default::default() }, ..Default::default() })
 }
 
-/// The name of an end reason, as in the JSON.
-pub fn reason(r: EndReason) -> &'static str {
-    match r {
-        EndReason::Blocked => "blocked",
-        EndReason::Preempted => "preempted",
-        EndReason::Yielded => "yielded",
-        EndReason::SliceEnd => "slice_end",
-        EndReason::Exit => "exit",
-        EndReason::TraceEnd => "trace_end",
-    }
-}
-
 /// The name of an outcome, as in the JSON.
 pub fn outcome_name(o: Outcome) -> &'static str {
     match o {
@@ -295,6 +287,23 @@ pub fn outcome_name(o: Outcome) -> &'static str {
 mod tests {
     use super::*;
     use crate::Source;
+
+    #[test]
+    fn nearest_rank_is_counted_in_integers() {
+        let v: Vec<u64> = (1..=1000).rev().collect();
+        assert_eq!(percentile(&v, 99.9), 999); // ⌈0.999 × 1000⌉, not the float's 1000
+        assert_eq!(percentile(&v, 50.0), 500);
+        assert_eq!(percentile(&v, 99.0), 990);
+        assert_eq!(percentile(&v, 100.0), 1000);
+        assert_eq!(percentile(&v, 0.0), 1); // rank 0 is the smallest value
+        assert_eq!(percentile(&v, 0.01), 1);
+        assert_eq!(percentile(&v, 99.99), 1000);
+        let p = Percentiles::of_values(&v);
+        assert_eq!((p.p50, p.p90, p.p99, p.max), (500, 900, 990, 1000));
+        // 0.1 × 10 and 0.9 × 10 are not whole in binary either.
+        let ten: Vec<u64> = (1..=10).collect();
+        assert_eq!((percentile(&ten, 10.0), percentile(&ten, 90.0), percentile(&ten, 70.0)), (1, 9, 7));
+    }
 
     #[test]
     fn percentiles_are_nearest_rank_up_to_the_limit_and_from_the_histogram_beyond() {
