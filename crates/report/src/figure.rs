@@ -45,6 +45,10 @@ const GAP: u32 = 4;
 const OVERLAP_DASHES: [(u32, u32); 4] = [(0, 0), (14, 8), (22, 10), (8, 12)];
 /// Two measured series closer than this (median, in pixels) are drawn as overlapping.
 const OVERLAP_PX: f64 = 4.0;
+/// Up to this many measured series, overlapping ones are dashed and every line is labelled at its
+/// end; beyond, the labels could not be told apart and the pairwise test grows with the square,
+/// so the legend alone names them.
+pub const MAX_MARKED_SERIES: usize = 20;
 /// Font size of the direct labels at the end of the measured lines.
 const END_LABEL_SIZE: u32 = 19;
 
@@ -206,18 +210,19 @@ impl Figure {
 
         let mut colour_of = Vec::new();
         let plot_h = f64::from(chart.plotting_area().dim_in_pixel().1.max(1));
-        let layers = overlap_layers(&measured, &x_range, &y_range, plot_h);
+        let marked = measured.len() <= MAX_MARKED_SERIES;
+        let stacks = if marked {
+            overlap_layers(&measured, &x_range, &y_range, plot_h)
+        } else {
+            Stacks { layer: vec![0; measured.len()], under: vec![false; measured.len()] }
+        };
         for (i, (name, points)) in measured.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             colour_of.push((*name, colour));
-            let (dash, gap) = OVERLAP_DASHES[layers[i] % OVERLAP_DASHES.len()];
+            let (dash, gap) = OVERLAP_DASHES[stacks.layer[i] % OVERLAP_DASHES.len()];
             if dash == 0 {
                 // The bottom of a stack of overlapping lines is wider, so it shows beside the dashes.
-                let under = layers
-                    .iter()
-                    .enumerate()
-                    .any(|(j, &l)| j > i && l > 0 && overlaps(&measured, i, j, &x_range, &y_range, plot_h));
-                let style = colour.stroke_width(if under { LINE_WIDTH + 3 } else { LINE_WIDTH });
+                let style = colour.stroke_width(if stacks.under[i] { LINE_WIDTH + 3 } else { LINE_WIDTH });
                 chart
                     .draw_series(LineSeries::new(points.iter().copied(), style))?
                     .label(*name)
@@ -268,6 +273,7 @@ impl Figure {
         let mut ends: Vec<(i32, i32, &str, RGBColor)> = measured
             .iter()
             .zip(&colour_of)
+            .filter(|_| marked)
             .filter_map(|((name, p), (_, c))| {
                 let last = p.last()?;
                 let (x, y) = chart.backend_coord(last);
@@ -360,24 +366,33 @@ fn overlaps(
     d[d.len() / 2] < OVERLAP_PX
 }
 
-/// The layer of each measured series in its stack of overlapping lines: 0 for one that overlaps no
-/// earlier series, else one more than the highest layer among the earlier ones it overlaps.
+/// How the measured series stack where they overlap.
+struct Stacks {
+    /// Per series: 0 for one that overlaps no earlier series, else one more than the highest layer
+    /// among the earlier ones it overlaps.
+    layer: Vec<usize>,
+    /// Per series: whether a later series is drawn over it (so it is drawn wider).
+    under: Vec<bool>,
+}
+
+/// The stacks of overlapping measured series, each pair tested once.
 fn overlap_layers(
     measured: &[(&str, Vec<(f64, f64)>)],
     xr: &std::ops::Range<f64>,
     yr: &std::ops::Range<f64>,
     plot_h: f64,
-) -> Vec<usize> {
-    let mut layers: Vec<usize> = Vec::with_capacity(measured.len());
-    for j in 0..measured.len() {
-        let l = (0..j)
-            .filter(|&i| overlaps(measured, i, j, xr, yr, plot_h))
-            .map(|i| layers[i] + 1)
-            .max()
-            .unwrap_or(0);
-        layers.push(l);
+) -> Stacks {
+    let n = measured.len();
+    let mut st = Stacks { layer: vec![0; n], under: vec![false; n] };
+    for j in 0..n {
+        for i in 0..j {
+            if overlaps(measured, i, j, xr, yr, plot_h) {
+                st.layer[j] = st.layer[j].max(st.layer[i] + 1);
+                st.under[i] = true;
+            }
+        }
     }
-    layers
+    st
 }
 
 /// `points` (increasing x) at `x`, linearly interpolated; the end values beyond the ends.
@@ -699,6 +714,37 @@ mod tests {
         let strokes = polyline_strokes(&f.to_svg());
         let n_blue = strokes.iter().filter(|s| s.eq_ignore_ascii_case(blue)).count();
         assert_eq!(n_blue, 2, "{strokes:?}");
+    }
+
+    /// Past [`MAX_MARKED_SERIES`] lines, identical ones are neither dashed nor labelled at their
+    /// ends (the legend names them), and the pairwise overlap test is not run.
+    #[test]
+    fn many_series_are_drawn_plain() {
+        let line: Vec<(f64, f64)> = (0..=100).map(|i| (f64::from(i), f64::from(i))).collect();
+        let figure = |n: usize| {
+            let mut f = Figure::new("t", "x", "y");
+            for k in 0..n {
+                f.measured.push(Series::new(format!("S{k}"), line.clone()));
+            }
+            f.to_svg()
+        };
+        let texts = |svg: &str, name: &str| {
+            svg.matches(&format!(">\n{name}\n</text>")).count()
+                + svg.matches(&format!(">{name}</text>")).count()
+        };
+        let few = figure(MAX_MARKED_SERIES);
+        // LINE_WIDTH + 3 under a stack, LINE_WIDTH + 1 for the dashes drawn over it.
+        assert!(few.contains(r#"stroke-width="5""#), "the first of identical lines is drawn wider");
+        assert!(few.contains(r#"stroke-width="3""#), "the others are dashed over it");
+        let many = figure(300);
+        assert!(!many.contains(r#"stroke-width="5""#));
+        assert!(!many.contains(r#"stroke-width="3""#), "no dashed line over another");
+        assert!(
+            texts(&few, "S1") > texts(&many, "S1"),
+            "no end label: {} {}",
+            texts(&few, "S1"),
+            texts(&many, "S1")
+        );
     }
 
     #[test]
