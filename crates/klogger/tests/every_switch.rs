@@ -14,36 +14,16 @@
 //! Needs root and BPF: without them the test says so and returns. Bounded: about a second of
 //! work and a 60 s recording limit.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{monotonic_ns, pipe, rd, wr};
 use klogger::analysis::{BreakReason, Trace};
 use klogger::format::{Kind, Log};
 use klogger::record::{preflight, record, RecordOptions, Target};
-
-fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-}
-
-fn rd(fd: i32) {
-    let mut b = 0u8;
-    assert_eq!(unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) }, 1);
-}
-
-fn wr(fd: i32) {
-    let b = 1u8;
-    assert_eq!(unsafe { libc::write(fd, (&b as *const u8).cast(), 1) }, 1);
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 fn gettid() -> u32 {
     unsafe { libc::gettid() as u32 }

@@ -14,32 +14,18 @@
 //! Needs root (BPF); without it the test says so and returns. Bounded: N iterations of ~10 µs of
 //! work, well under a second, and a 20 s recording limit.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{monotonic_ns, pipe, rd, wr};
 use klogger::analysis::{Group, Trace};
 use klogger::format::{Event, Kind, Log};
 use klogger::record::{record, RecordOptions, Target};
 
 const N: u64 = 2000;
-
-fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-}
-
-fn rd(fd: i32) {
-    let mut b = 0u8;
-    assert_eq!(unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) }, 1);
-}
-
-fn wr(fd: i32) {
-    let b = 1u8;
-    assert_eq!(unsafe { libc::write(fd, (&b as *const u8).cast(), 1) }, 1);
-}
 
 fn spin(d: Duration) {
     let t = Instant::now();
@@ -59,12 +45,6 @@ fn fifo_on_cpu0() -> bool {
         let p = libc::sched_param { sched_priority: 1 };
         libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
     }
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// What a thread reports: tid, loop start and end (CLOCK_MONOTONIC ns), and its
