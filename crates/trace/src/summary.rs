@@ -286,7 +286,7 @@ pub fn outcome_name(o: Outcome) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Source;
+    use crate::{EndReason, Source};
 
     #[test]
     fn nearest_rank_is_counted_in_integers() {
