@@ -346,8 +346,8 @@ fn parse_window(s: &str) -> Result<Window, String> {
     Ok(Window { from, to })
 }
 
-/// Writes a Gantt chart to `f` (created as `path` before the run or the read); says on standard
-/// error what it holds, and when its window held too much to draw.
+/// Writes a Gantt chart to `path` (checked with [`check_writable`] before the run or the read);
+/// says on standard error what it holds, and when its window held too much to draw.
 fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
     use std::io::Write;
     let f = fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
