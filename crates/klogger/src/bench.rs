@@ -4,9 +4,12 @@
 //! with first) so that a steady drift of a shared machine does not always favour one side. Each
 //! pair gives a throughput ratio (with / without); the result is their median with the minimum and
 //! maximum as its spread. The recorder's own consumer thread runs on the same machine, so its cost
-//! is included.
+//! is included. With `events_per_s` the busy work per round trip is first calibrated (a few
+//! half-second recorded runs, [`next_work`]) so that the recorded ping-pong makes that many events
+//! per second: the cost is then measured at the rate asked, on any machine.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::record::{record, RecordOptions, Target};
+use crate::record::{record, RecordOptions, RecordStats, Target};
 
 /// Options of [`run`].
 #[derive(Clone, Debug)]
@@ -26,8 +29,11 @@ pub struct BenchOptions {
     /// Pin both threads to CPU 0.
     pub pin: bool,
     /// Busy work (µs) the echo thread does per round trip, to bring the event rate down to a
-    /// chosen level (e.g. ~100k events/s) while staying context-switch heavy.
+    /// chosen level while staying context-switch heavy (ignored with `events_per_s`).
     pub work_us: u64,
+    /// Instead of `work_us`: the recorded event rate wanted; the work per round trip that gives
+    /// it is found first by short recorded runs (see [`next_work`]).
+    pub events_per_s: Option<f64>,
     /// Time the BPF programs (BPF_ENABLE_STATS) to split the cost; this timing itself adds
     /// overhead, so it is off for a clean throughput ratio.
     pub bpf_stats: bool,
@@ -52,7 +58,8 @@ pub struct Pair {
     /// would show, from CPU times, which other programs on a shared machine barely disturb (see
     /// [`PingPong::cpu_ns_per_rt`] for what it leaves out).
     pub cpu_ratio: f64,
-    /// Events recorded per second during the recorded run.
+    /// Events recorded per second of the recorded ping-pong (all events recorded over the time
+    /// the ping-pong ran).
     pub events_per_s: f64,
     /// Events lost in the recorded run.
     pub lost: u64,
@@ -74,8 +81,10 @@ pub struct BenchResult {
     pub bench: String,
     /// Whether the threads were pinned to CPU 0.
     pub pinned: bool,
-    /// Busy work per round trip (µs).
-    pub work_us: u64,
+    /// Busy work per round trip (ns), as given or as calibrated.
+    pub work_ns: u64,
+    /// The event rate asked for with `--events-per-s`, if it was.
+    pub target_events_per_s: Option<f64>,
     /// Seconds per measurement.
     pub each_s: f64,
     /// The pairs, in order.
@@ -152,6 +161,8 @@ pub struct PingPong {
     /// two threads, every wake-up they make and every interrupt they take, but not for a switch
     /// made by the idle task (unpinned, a CPU goes idle and back each round trip).
     pub cpu_ns_per_rt: f64,
+    /// How long it ran (s, wall clock).
+    pub elapsed_s: f64,
 }
 
 /// Runs the ping-pong for `dur` (the echo thread busy for `work` of its own CPU time per round
@@ -212,7 +223,7 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
     }
     drop((a_r, b_w));
     let rts = n.max(1) as f64;
-    Ok(PingPong { rt_per_s: n as f64 / el, cpu_ns_per_rt: (cpu + echo_cpu) as f64 / rts })
+    Ok(PingPong { rt_per_s: n as f64 / el, cpu_ns_per_rt: (cpu + echo_cpu) as f64 / rts, elapsed_s: el })
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -228,47 +239,111 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// One recorded ping-pong: a system-wide recording into `file` is started, the ping-pong runs
+/// for `dur` once the recorder is ready, then the recording stops.
+fn recorded(o: &BenchOptions, file: &Path, dur: Duration, work: Duration) -> Result<(PingPong, RecordStats)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(AtomicBool::new(false));
+    let opts = RecordOptions {
+        output: file.to_path_buf(),
+        target: Target::System,
+        duration: Some(dur * 4 + Duration::from_secs(30)),
+        buffer_bytes: 16 << 20,
+        max_bytes: 4 << 30,
+        stop: stop.clone(),
+        ready: Some(ready.clone()),
+        progress: false,
+        bpf_stats: o.bpf_stats,
+    };
+    let rec = std::thread::spawn(move || record(&opts));
+    let t0 = Instant::now();
+    while !ready.load(Ordering::SeqCst) && !rec.is_finished() {
+        if t0.elapsed() > Duration::from_secs(30) {
+            stop.store(true, Ordering::SeqCst);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let on = if ready.load(Ordering::SeqCst) { Some(pingpong(dur, o.pin, work)) } else { None };
+    stop.store(true, Ordering::SeqCst);
+    let st = rec.join().map_err(|_| anyhow::anyhow!("recorder thread panicked"))??;
+    Ok((on.context("the recorder did not become ready")??, st))
+}
+
+/// Events per second of the ping-pong `pp` recorded in `st`: all the events recorded over the
+/// time the ping-pong ran (the recording starts a little before and ends a little after it, but
+/// an idle machine adds few events then; dividing by the recording's whole length would count
+/// that time as if it ran at the ping-pong's rate).
+fn events_per_s(st: &RecordStats, pp: &PingPong) -> f64 {
+    st.events as f64 / pp.elapsed_s
+}
+
+/// The next guess of the work per round trip that brings a recorded ping-pong to `target`
+/// events/s, from a recorded run with `work` that gave `rate` events/s at `rt_per_s` round trips
+/// per second. The events per round trip do not depend on the work (the same switches and
+/// wake-ups happen, only further apart), so the round trip wanted is `events_per_rt / target`
+/// and the work changes by the difference to the round trip measured. `None` when no work at
+/// all would be needed, i.e. the ping-pong cannot be made as fast as `target` by removing work.
+pub fn next_work(work: Duration, rate: f64, rt_per_s: f64, target: f64) -> Option<Duration> {
+    let events_per_rt = rate / rt_per_s;
+    let wanted_rt_s = events_per_rt / target;
+    let next = work.as_secs_f64() + wanted_rt_s - 1.0 / rt_per_s;
+    (next.is_finite() && next >= 0.0).then(|| Duration::from_secs_f64(next))
+}
+
+/// Work per round trip that brings the recorded ping-pong to `target` events/s, by recorded
+/// runs of half a second (at most five): the first without work, each next one with the work
+/// [`next_work`] computes from the last, until the rate is within 1 % of the target.
+fn calibrate(o: &BenchOptions, file: &Path, target: f64) -> Result<Duration> {
+    let dur = Duration::from_millis(500);
+    let mut work = Duration::ZERO;
+    for step in 0..5 {
+        let (pp, st) = recorded(o, file, dur, work)?;
+        let rate = events_per_s(&st, &pp);
+        if o.progress {
+            eprintln!(
+                "calibration {}: {:.2} us of work per round trip, {:.0} events/s recorded",
+                step + 1,
+                work.as_secs_f64() * 1e6,
+                rate
+            );
+        }
+        if (rate - target).abs() <= target * 0.01 {
+            break;
+        }
+        work = match next_work(work, rate, pp.rt_per_s, target) {
+            Some(w) => w,
+            None if step == 0 => anyhow::bail!(
+                "--events-per-s {target:.0}: this ping-pong{} makes only {rate:.0} events/s while \
+                 recorded, with no work at all between its switches; ask for fewer{}",
+                if o.pin { " (both threads on CPU 0)" } else { "" },
+                if o.pin { "" } else { " or try --pin" }
+            ),
+            None => Duration::ZERO,
+        };
+    }
+    Ok(work)
+}
+
 /// Runs the benchmark (needs the privileges of [`record`]).
 pub fn run(o: &BenchOptions) -> Result<BenchResult> {
     crate::record::preflight()?;
     let dir = std::env::temp_dir();
     let file = dir.join(format!("klogger-bench-{}.klog", std::process::id()));
+    let work = match o.events_per_s {
+        Some(target) => calibrate(o, &file, target)?,
+        None => Duration::from_micros(o.work_us),
+    };
     let mut pairs = Vec::new();
     for i in 0..o.pairs {
-        let work = Duration::from_micros(o.work_us);
         let off_first = i % 2 == 0;
         let off_before = if off_first { Some(pingpong(o.each, o.pin, work)?) } else { None };
-        let stop = Arc::new(AtomicBool::new(false));
-        let ready = Arc::new(AtomicBool::new(false));
-        let opts = RecordOptions {
-            output: file.clone(),
-            target: Target::System,
-            duration: Some(o.each * 4 + Duration::from_secs(30)),
-            buffer_bytes: 16 << 20,
-            max_bytes: 4 << 30,
-            stop: stop.clone(),
-            ready: Some(ready.clone()),
-            progress: false,
-            bpf_stats: o.bpf_stats,
-        };
-        let rec = std::thread::spawn(move || record(&opts));
-        let t0 = Instant::now();
-        while !ready.load(Ordering::SeqCst) && !rec.is_finished() {
-            if t0.elapsed() > Duration::from_secs(30) {
-                stop.store(true, Ordering::SeqCst);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let on = if ready.load(Ordering::SeqCst) { Some(pingpong(o.each, o.pin, work)?) } else { None };
-        stop.store(true, Ordering::SeqCst);
-        let st = rec.join().map_err(|_| anyhow::anyhow!("recorder thread panicked"))??;
-        let on = on.context("the recorder did not become ready")?;
+        let (on, st) = recorded(o, &file, o.each, work)?;
         let off = match off_before {
             Some(off) => off,
             None => pingpong(o.each, o.pin, work)?,
         };
-        let events_per_s = st.events as f64 / (st.duration_ns as f64 / 1e9);
+        let events_per_s = events_per_s(&st, &on);
         let (off, on, off_cpu, on_cpu) = (off.rt_per_s, on.rt_per_s, off.cpu_ns_per_rt, on.cpu_ns_per_rt);
         let consumer_per_rt = st.consumer_cpu_ns as f64 / (on * st.duration_ns as f64 / 1e9).max(1.0);
         let p = Pair {
@@ -312,7 +387,8 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
         tool: "klogger".into(),
         bench: "overhead".into(),
         pinned: o.pin,
-        work_us: o.work_us,
+        work_ns: work.as_nanos() as u64,
+        target_events_per_s: o.events_per_s,
         each_s: o.each.as_secs_f64(),
         pairs,
         median_ratio: mr,
@@ -334,7 +410,14 @@ pub fn text(r: &BenchResult) -> String {
         "klogger overhead: pipe ping-pong{}{}, {} pairs of {:.1} s, side by side\n\
          {:>6} {:>14} {:>14} {:>8} {:>9} {:>12} {:>6} {:>10} {:>10} {:>10}\n",
         if r.pinned { " (both threads on CPU 0)" } else { "" },
-        if r.work_us > 0 { format!(" with {} us of work per round trip", r.work_us) } else { String::new() },
+        match (r.work_ns, r.target_events_per_s) {
+            (w, Some(t)) => format!(
+                " with {:.2} us of work per round trip (calibrated for {t:.0} events/s)",
+                w as f64 / 1e3
+            ),
+            (0, None) => String::new(),
+            (w, None) => format!(" with {:.2} us of work per round trip", w as f64 / 1e3),
+        },
         r.pairs.len(),
         r.each_s,
         "pair",
@@ -397,4 +480,25 @@ pub fn text(r: &BenchResult) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_work_for_a_rate_follows_from_the_events_per_round_trip() {
+        // 4 events per round trip at 200,000 round trips/s (5 us each) with no work: 800,000
+        // events/s. 100,000 events/s wants 25,000 round trips/s, 40 us each: 35 us of work.
+        let w = next_work(Duration::ZERO, 800_000.0, 200_000.0, 100_000.0).unwrap();
+        assert_eq!(w.as_nanos(), 35_000);
+        // From 35 us of work at 80,000 events/s (20,000 round trips/s, 50 us each: the work costs
+        // more than it was asked, say under recording): 10 us less.
+        let w = next_work(Duration::from_micros(35), 80_000.0, 20_000.0, 100_000.0).unwrap();
+        assert_eq!(w.as_nanos(), 25_000);
+        // A rate above what no work at all gives cannot be reached by removing work.
+        assert_eq!(next_work(Duration::ZERO, 800_000.0, 200_000.0, 1_000_000.0), None);
+        // Nothing measured (no round trip) gives no guess rather than a huge or NaN one.
+        assert_eq!(next_work(Duration::ZERO, 0.0, 0.0, 100_000.0), None);
+    }
 }

@@ -159,9 +159,13 @@ enum Cmd {
         /// Pin both ping-pong threads to CPU 0 (every round trip is two context switches).
         #[arg(long)]
         pin: bool,
-        /// Busy work per round trip in microseconds (lowers the event rate, e.g. to ~100k/s).
+        /// Busy work per round trip in microseconds (lowers the event rate).
         #[arg(long, default_value_t = 0)]
         work_us: u64,
+        /// Instead of --work-us: the recorded events per second wanted (e.g. 100000). The work
+        /// per round trip that gives it is found first by a few half-second recorded runs.
+        #[arg(long, conflicts_with = "work_us", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        events_per_s: Option<u64>,
         /// Also time the BPF programs (BPF_ENABLE_STATS) to split the cost per event; the timing
         /// adds its own overhead to the "with" runs.
         #[arg(long)]
@@ -273,12 +277,13 @@ fn run(cli: Cli) -> Result<()> {
             std::fs::write(&output, page).with_context(|| format!("writing {}", output.display()))?;
             eprintln!("klogger: wrote {}", output.display());
         }
-        Cmd::Bench { each, pairs, pin, work_us, bpf_stats, format } => {
+        Cmd::Bench { each, pairs, pin, work_us, events_per_s, bpf_stats, format } => {
             let r = bench::run(&bench::BenchOptions {
                 each,
                 pairs,
                 pin,
                 work_us,
+                events_per_s: events_per_s.map(|n| n as f64),
                 bpf_stats,
                 progress: format == Format::Text,
             })?;
