@@ -66,6 +66,9 @@ pub const POLICY_CLASSES: &[(&str, Class)] = &[
     ("edf", Class::Deadline),
     ("fifo", Class::Fifo),
     ("rr", Class::Rr),
+    // SVR4 time sharing has no class of its own on Linux: its nearest is Linux's time sharing,
+    // the fair class (user priorities are not carried over; only shares become nice levels).
+    ("ts", Class::Fair),
     ("cfs", Class::Fair),
     ("eevdf", Class::Fair),
     ("cbs", Class::Deadline),

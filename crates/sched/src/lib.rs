@@ -13,6 +13,7 @@
 //! | `wfq`, `wfq-credit` | [`wfq`] | weighted fair queueing, without and with SMART's limited sleep credit (Nieh §6.4.3) |
 //! | `edf` | [`edf`] | earliest deadline first over the tasks that declared a time constraint; round robin below them |
 //! | `fifo`, `rr` | [`fixed`] | fixed priorities, FIFO or round robin within a priority (POSIX SCHED_FIFO / SCHED_RR) |
+//! | `ts` | [`ts`] | the UNIX SVR4 time-sharing class with Solaris's default dispatcher table (`ts_dptbl`): 60 levels, quantum expiry sinks, sleep and starvation lift (Nieh ch. 2's baseline) |
 //!
 //! ## Tie-breaks
 //!
@@ -23,6 +24,7 @@
 //! |---|---|---|
 //! | `edf` | absolute deadline | first come, first served by release ([`TimeConstraint::release`]), kept when preempted, as SimSo; then task number |
 //! | `fifo`, `rr` | priority | queue order: woken at the back, preempted at the front (POSIX), `rr` at the back when its slice ends |
+//! | `ts` | level (`umdpri`) | queue order: woken, expired, lifted or yielding at the back, preempted at the front (Solaris) |
 //! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
 //! | partitioned | the inner policy's, per CPU | the inner policy's |
@@ -75,6 +77,7 @@ pub mod fair;
 pub mod fixed;
 pub mod partition;
 pub mod smart;
+pub mod ts;
 pub mod wfq;
 
 mod usage;
@@ -395,6 +398,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("edf", "earliest deadline first; tasks without a time constraint round-robin below"),
     ("fifo", "fixed priority, first in first out within a priority (SCHED_FIFO)"),
     ("rr", "fixed priority, round robin within a priority (SCHED_RR)"),
+    ("ts", "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)"),
 ];
 
 /// How tasks are placed on CPUs (the `partition` key of `[scheduler]`).
@@ -474,6 +478,7 @@ fn build(name: &str, o: &mut OptReader<'_>, cpus: usize) -> Result<Box<dyn Polic
         "edf" => Box::new(edf::Edf::new(o.slice("slice", 10 * MS)?, cpus)),
         "fifo" => Box::new(fixed::FixedPriority::fifo(cpus)),
         "rr" => Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?, cpus)),
+        "ts" => Box::new(ts::TimeSharing::new(cpus)),
         _ => return Err(PolicyError::Unknown(name.to_string())),
     })
 }

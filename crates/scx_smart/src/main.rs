@@ -65,7 +65,7 @@ use std::rc::Rc;
     Stop it with Ctrl-C or SIGTERM: every task returns to the fair scheduler."
 )]
 struct Cli {
-    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr.
+    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr, ts.
     #[arg(long, default_value = "smart")]
     policy: String,
     /// Only schedule tasks that chose SCHED_EXT (sched_setscheduler policy 7); others stay on the fair class.

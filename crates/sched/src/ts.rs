@@ -1,0 +1,569 @@
+//! The time-sharing class of UNIX SVR4 as Solaris ships it (`TS`): the scheduler Nieh's chapter 2
+//! measured, the default of every Solaris and illumos system since, and the baseline of §6.3/§6.4;
+//! global on N CPUs.
+//!
+//! **Specification.** The dispatcher parameter table `ts_dptbl(4)` and the class's rules as the
+//! illumos kernel applies them (`usr/src/uts/common/disp/ts.c`, read to learn the rules; nothing
+//! is copied). The table is Solaris's default (Solaris System Administration Guide, "Timesharing
+//! Parameter Table", `dispadmin -c TS -g`, `RES=1000`): 60 levels, each with a quantum, the level a
+//! task drops to when it uses its whole quantum (`ts_tqexp`), the level it returns to after a sleep
+//! that followed a wait (`ts_slpret`), and the anti-starvation pair (`ts_maxwait` seconds,
+//! `ts_lwait` level). The Solaris table is the one that came out of Nieh's ch. 2 work (its
+//! "modified time-sharing class", in Solaris from 2.3 on).
+//!
+//! **State per task.** `cpupri` (0..=59, starts at 29), the user priority `upri` (the task's
+//! [`TaskParams::priority`], clamped to -60..=60; `nice n` is `upri = -3n`), the level it is queued
+//! and chosen at, `umdpri = clamp(cpupri + upri, 0, 59)`, the quantum left `timeleft`, and
+//! `dispwait`, the seconds counted since it last started a quantum.
+//!
+//! **Rules.**
+//! * A task runs for at most `timeleft` (the dispatch's slice); what the driver bills is taken
+//!   from it whenever the task stops. When none is left (its quantum expired): `cpupri =
+//!   tqexp[cpupri]`, a fresh quantum `quantum[cpupri]`, `dispwait = 0`, and it goes to the back of
+//!   its new level.
+//! * Preempted before that, it goes back to the front of its level and keeps what it had left.
+//! * Once a second (`ts_update`, from time 1 s), every task's `dispwait` grows by one; a task whose
+//!   `dispwait` then exceeds `maxwait[umdpri]` is lifted to `cpupri = lwait[cpupri]` with
+//!   `dispwait = 0`: a runnable one moves to the back of its new level with a fresh quantum (the
+//!   CPUs are asked to decide again if it now outranks a running task), a sleeping one changes
+//!   level only. A running one is left for its next sleep.
+//! * A task that blocks or wakes with `dispwait > maxwait[umdpri]` gets `cpupri = slpret[cpupri]`,
+//!   a fresh quantum and `dispwait = 0` (`ts_sleep`, `ts_wakeup`). With Solaris's table
+//!   (`maxwait` 0 below level 59) that is any task that waited through one `ts_update`.
+//! * A woken task goes to the back of its level and preempts the CPU running the lowest level if it
+//!   is higher (Solaris's `cpu_resched`; the kernel preempts a user-mode thread at its next
+//!   interrupt or trap, here at once).
+//!
+//! **Tie-break.** Within a level, queue order: woken, expired, lifted and yielding tasks at the back,
+//! a preempted one at the front.
+//!
+//! **Left out.** The IA (interactive) class's boost for the window system's focus, the kernel-mode
+//! sleep priorities a thread holds until it returns to user mode (`ts_kmdpris`), the swapper, and
+//! the preemption-control (`schedctl`) extension. The quantum is counted down by what the driver
+//! bills: exactly, or in whole ticks when billing is tick-sampled as in the real kernel.
+
+use std::collections::VecDeque;
+
+use crate::usage::Accounts;
+use crate::{
+    least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams, MS,
+};
+
+/// Levels of the class (`ts_maxumdpri + 1`).
+pub const LEVELS: usize = 60;
+/// Largest user priority, either way (`TSMAXUPRI`).
+pub const MAX_UPRI: i32 = 60;
+/// Level a new task starts at (`ts_maxumdpri / 2`).
+pub const START_LEVEL: u8 = 29;
+/// How often `ts_update` runs.
+pub const UPDATE: Nanos = 1_000 * MS;
+
+/// One level of the dispatcher parameter table (`struct tsdpent`, without the global priority).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// Quantum at this level, in ms.
+    pub quantum_ms: u32,
+    /// Level after a quantum used up.
+    pub tqexp: u8,
+    /// Level after a sleep that followed a wait.
+    pub slpret: u8,
+    /// Seconds a task may wait before it is lifted.
+    pub maxwait: u32,
+    /// Level it is lifted to.
+    pub lwait: u8,
+}
+
+const fn lv(quantum_ms: u32, tqexp: u8, slpret: u8, maxwait: u32, lwait: u8) -> Level {
+    Level { quantum_ms, tqexp, slpret, maxwait, lwait }
+}
+
+/// Solaris's default `ts_dptbl` (`dispadmin -c TS -g`, `RES=1000`), level 0 first.
+pub const SOLARIS: [Level; LEVELS] = [
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(200, 0, 50, 0, 50),
+    lv(160, 0, 51, 0, 51),
+    lv(160, 1, 51, 0, 51),
+    lv(160, 2, 51, 0, 51),
+    lv(160, 3, 51, 0, 51),
+    lv(160, 4, 51, 0, 51),
+    lv(160, 5, 51, 0, 51),
+    lv(160, 6, 51, 0, 51),
+    lv(160, 7, 51, 0, 51),
+    lv(160, 8, 51, 0, 51),
+    lv(160, 9, 51, 0, 51),
+    lv(120, 10, 52, 0, 52),
+    lv(120, 11, 52, 0, 52),
+    lv(120, 12, 52, 0, 52),
+    lv(120, 13, 52, 0, 52),
+    lv(120, 14, 52, 0, 52),
+    lv(120, 15, 52, 0, 52),
+    lv(120, 16, 52, 0, 52),
+    lv(120, 17, 52, 0, 52),
+    lv(120, 18, 52, 0, 52),
+    lv(120, 19, 52, 0, 52),
+    lv(80, 20, 53, 0, 53),
+    lv(80, 21, 53, 0, 53),
+    lv(80, 22, 53, 0, 53),
+    lv(80, 23, 53, 0, 53),
+    lv(80, 24, 53, 0, 53),
+    lv(80, 25, 54, 0, 54),
+    lv(80, 26, 54, 0, 54),
+    lv(80, 27, 54, 0, 54),
+    lv(80, 28, 54, 0, 54),
+    lv(80, 29, 54, 0, 54),
+    lv(40, 30, 55, 0, 55),
+    lv(40, 31, 55, 0, 55),
+    lv(40, 32, 55, 0, 55),
+    lv(40, 33, 55, 0, 55),
+    lv(40, 34, 55, 0, 55),
+    lv(40, 35, 56, 0, 56),
+    lv(40, 36, 57, 0, 57),
+    lv(40, 37, 58, 0, 58),
+    lv(40, 38, 58, 0, 58),
+    lv(40, 39, 58, 0, 59),
+    lv(40, 40, 58, 0, 59),
+    lv(40, 41, 58, 0, 59),
+    lv(40, 42, 58, 0, 59),
+    lv(40, 43, 58, 0, 59),
+    lv(40, 44, 58, 0, 59),
+    lv(40, 45, 58, 0, 59),
+    lv(40, 46, 58, 0, 59),
+    lv(40, 47, 58, 0, 59),
+    lv(40, 48, 58, 0, 59),
+    lv(20, 49, 59, 32000, 59),
+];
+
+#[derive(Clone, Debug, Default)]
+struct Task {
+    cpupri: u8,
+    upri: i32,
+    umdpri: u8,
+    timeleft: Nanos,
+    dispwait: u32,
+    live: bool,
+    queued: bool,
+    running: bool,
+}
+
+/// The SVR4/Solaris time-sharing class.
+#[derive(Debug)]
+pub struct TimeSharing {
+    table: [Level; LEVELS],
+    cpus: usize,
+    params: Vec<TaskParams>,
+    tasks: Vec<Task>,
+    queues: Vec<VecDeque<TaskId>>,
+    running: Vec<Option<TaskId>>,
+    next_update: Nanos,
+    acct: Accounts,
+    decisions: u64,
+    lifted: u64,
+}
+
+impl TimeSharing {
+    /// The class with Solaris's default table on `cpus` CPUs.
+    pub fn new(cpus: usize) -> Self {
+        Self::with_table(SOLARIS, cpus)
+    }
+
+    /// The class with another table (each level's quantum at least 1 ms and its levels below 60).
+    pub fn with_table(table: [Level; LEVELS], cpus: usize) -> Self {
+        debug_assert!(table.iter().all(|l| l.quantum_ms > 0
+            && (l.tqexp as usize) < LEVELS
+            && (l.slpret as usize) < LEVELS
+            && (l.lwait as usize) < LEVELS));
+        TimeSharing {
+            table,
+            cpus,
+            params: Vec::new(),
+            tasks: Vec::new(),
+            queues: vec![VecDeque::new(); LEVELS],
+            running: vec![None; cpus],
+            next_update: UPDATE,
+            acct: Accounts::default(),
+            decisions: 0,
+            lifted: 0,
+        }
+    }
+
+    /// The level a task is queued and chosen at (`ts_umdpri`).
+    pub fn level(&self, t: TaskId) -> u8 {
+        self.tasks[t.idx()].umdpri
+    }
+
+    /// Its class priority (`ts_cpupri`).
+    pub fn cpupri(&self, t: TaskId) -> u8 {
+        self.tasks[t.idx()].cpupri
+    }
+
+    fn quantum(&self, cpupri: u8) -> Nanos {
+        self.table[cpupri as usize].quantum_ms as Nanos * MS
+    }
+
+    /// Sets `cpupri` and recomputes `umdpri` (TS_NEWUMDPRI). The caller requeues.
+    fn set_cpupri(&mut self, t: TaskId, cpupri: u8) {
+        let s = &mut self.tasks[t.idx()];
+        s.cpupri = cpupri;
+        s.umdpri = (cpupri as i32 + s.upri).clamp(0, LEVELS as i32 - 1) as u8;
+        let lvl = s.umdpri as i32;
+        self.acct.set(t, lvl, 1);
+    }
+
+    /// Moves to `cpupri` with a fresh quantum and `dispwait` 0 (expiry, sleep return, lift).
+    fn renew(&mut self, t: TaskId, cpupri: u8) {
+        self.set_cpupri(t, cpupri);
+        let q = self.quantum(cpupri);
+        let s = &mut self.tasks[t.idx()];
+        s.timeleft = q;
+        s.dispwait = 0;
+    }
+
+    /// `ts_sleep`/`ts_wakeup`: a task that waited through an update returns at `slpret`.
+    fn sleep_return(&mut self, t: TaskId) {
+        let s = &self.tasks[t.idx()];
+        if s.dispwait > self.table[s.umdpri as usize].maxwait {
+            let to = self.table[s.cpupri as usize].slpret;
+            self.renew(t, to);
+        }
+    }
+
+    fn enqueue(&mut self, t: TaskId, front: bool) {
+        let s = &mut self.tasks[t.idx()];
+        s.queued = true;
+        let q = &mut self.queues[s.umdpri as usize];
+        if front {
+            q.push_front(t)
+        } else {
+            q.push_back(t)
+        }
+    }
+
+    fn dequeue(&mut self, t: TaskId) {
+        let s = &mut self.tasks[t.idx()];
+        if s.queued {
+            s.queued = false;
+            let q = &mut self.queues[s.umdpri as usize];
+            if let Some(i) = q.iter().position(|x| *x == t) {
+                q.remove(i);
+            }
+        }
+    }
+
+    /// `ts_update`: one second has passed.
+    fn update(&mut self) -> bool {
+        let mut lifted_to: Option<u8> = None;
+        for i in 0..self.tasks.len() {
+            let t = TaskId(i as u32);
+            let s = &mut self.tasks[i];
+            if !s.live {
+                continue;
+            }
+            s.dispwait += 1;
+            if s.dispwait <= self.table[s.umdpri as usize].maxwait || s.running {
+                continue;
+            }
+            let (queued, to) = (s.queued, self.table[s.cpupri as usize].lwait);
+            self.lifted += 1;
+            if queued {
+                self.dequeue(t);
+                self.renew(t, to);
+                self.enqueue(t, false);
+                lifted_to = lifted_to.max(Some(self.tasks[i].umdpri));
+            } else {
+                self.set_cpupri(t, to);
+                self.tasks[i].dispwait = 0;
+            }
+        }
+        let lowest_running = self.running.iter().map(|r| r.map_or(0, |t| self.level(t))).min();
+        matches!((lifted_to, lowest_running), (Some(l), Some(r)) if l > r)
+    }
+}
+
+impl Policy for TimeSharing {
+    fn name(&self) -> &'static str {
+        "ts"
+    }
+
+    fn cpus(&self) -> usize {
+        self.cpus
+    }
+
+    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+        *slot(&mut self.params, t) = p.clone();
+        *slot(&mut self.tasks, t) =
+            Task { upri: p.priority.clamp(-MAX_UPRI, MAX_UPRI), live: true, ..Default::default() };
+        self.acct.admit(t, 0, 1, now);
+        self.renew(t, START_LEVEL);
+    }
+
+    fn exit(&mut self, t: TaskId, _now: Nanos) {
+        self.dequeue(t);
+        self.tasks[t.idx()].live = false;
+        self.acct.exit(t);
+    }
+
+    fn wake(&mut self, t: TaskId, _now: Nanos) {
+        self.sleep_return(t);
+        self.enqueue(t, false);
+    }
+
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
+        self.acct.add(t, charged, now);
+        if let Some(r) = self.running.get_mut(cpu as usize) {
+            if *r == Some(t) {
+                *r = None;
+            }
+        }
+        let s = &mut self.tasks[t.idx()];
+        s.running = false;
+        s.timeleft = s.timeleft.saturating_sub(charged);
+        let expired = s.timeleft == 0;
+        if expired {
+            let to = self.table[s.cpupri as usize].tqexp;
+            self.renew(t, to);
+        }
+        match why {
+            Stop::Blocked => self.sleep_return(t),
+            Stop::Preempted if !expired => self.enqueue(t, true),
+            Stop::Preempted | Stop::Yielded | Stop::SliceEnd => self.enqueue(t, false),
+        }
+    }
+
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        _now: Nanos,
+    ) -> Option<CpuId> {
+        let (cpu, lowest) = least_important(running, prev, |r| std::cmp::Reverse(self.level(r)))?;
+        (self.level(woken) > lowest.0).then_some(cpu)
+    }
+
+    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
+        self.decisions += 1;
+        let params = &self.params;
+        let t = self.queues.iter_mut().rev().find_map(|q| {
+            let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
+            q.remove(i)
+        })?;
+        let s = &mut self.tasks[t.idx()];
+        s.queued = false;
+        s.running = true;
+        if let Some(r) = self.running.get_mut(cpu as usize) {
+            *r = Some(t);
+        }
+        Some(Dispatch { task: t, slice: Some(s.timeleft.max(1)) })
+    }
+
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+        let queued = self.tasks[t.idx()].queued;
+        self.dequeue(t);
+        self.params[t.idx()] = p.clone();
+        self.tasks[t.idx()].upri = p.priority.clamp(-MAX_UPRI, MAX_UPRI);
+        let c = self.tasks[t.idx()].cpupri;
+        self.set_cpupri(t, c);
+        if queued {
+            self.enqueue(t, false);
+        }
+    }
+
+    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+        let lvl = self.level(t);
+        let same = self.tasks.iter().filter(|s| s.live && s.umdpri == lvl).count() as u64;
+        self.acct.availability(t, now, same)
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        Some(self.next_update)
+    }
+
+    fn timer(&mut self, now: Nanos) -> bool {
+        let mut resched = false;
+        while self.next_update <= now {
+            self.next_update += UPDATE;
+            resched |= self.update();
+        }
+        resched
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("decisions", self.decisions), ("lifted", self.lifted)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(tasks: &[i32], cpus: usize) -> TimeSharing {
+        let mut p = TimeSharing::new(cpus);
+        for (i, &upri) in tasks.iter().enumerate() {
+            p.admit(TaskId(i as u32), &TaskParams { priority: upri, ..Default::default() }, 0);
+        }
+        p
+    }
+
+    /// Runs what `cpu` picks until its slice ends; returns the task and its slice.
+    fn run_slice(p: &mut TimeSharing, cpu: CpuId, now: &mut Nanos) -> (TaskId, Nanos) {
+        let d = p.pick_next(cpu, *now).unwrap();
+        let s = d.slice.unwrap();
+        *now += s;
+        p.stop(d.task, cpu, s, Stop::SliceEnd, *now);
+        (d.task, s)
+    }
+
+    #[test]
+    fn the_table_is_solaris_default() {
+        // Spot checks against `dispadmin -c TS -g` of Solaris (RES=1000).
+        assert_eq!(SOLARIS[0], lv(200, 0, 50, 0, 50));
+        assert_eq!(SOLARIS[19], lv(160, 9, 51, 0, 51));
+        assert_eq!(SOLARIS[35], lv(80, 25, 54, 0, 54));
+        assert_eq!(SOLARIS[45], lv(40, 35, 56, 0, 56));
+        assert_eq!(SOLARIS[49], lv(40, 39, 58, 0, 59));
+        assert_eq!(SOLARIS[59], lv(20, 49, 59, 32000, 59));
+        for (i, l) in SOLARIS.iter().enumerate() {
+            assert!(i == 0 || (l.tqexp as usize) < i, "level {i} drops on expiry");
+            assert!(l.slpret as usize >= 50 && l.lwait as usize >= 50, "level {i} returns high");
+        }
+    }
+
+    #[test]
+    fn a_cpu_bound_task_sinks_a_level_band_per_quantum() {
+        let mut p = ts(&[0], 1);
+        p.wake(TaskId(0), 0);
+        let mut now = 0;
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let lvl = p.level(TaskId(0));
+            let (_, s) = run_slice(&mut p, 0, &mut now);
+            seen.push((lvl, s / MS));
+        }
+        // 29 (120 ms) -> tqexp 19 (160 ms) -> 9 (200 ms) -> 0 (200 ms) -> 0.
+        assert_eq!(seen, vec![(29, 120), (19, 160), (9, 200), (0, 200), (0, 200)]);
+    }
+
+    #[test]
+    fn a_preempted_task_keeps_its_quantum_and_the_front_of_its_level() {
+        let mut p = ts(&[0, 0], 1);
+        p.wake(TaskId(0), 0);
+        p.wake(TaskId(1), 0);
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(120 * MS) });
+        p.stop(TaskId(0), 0, 30 * MS, Stop::Preempted, 30 * MS);
+        let d = p.pick_next(0, 30 * MS).unwrap();
+        assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(90 * MS) }, "front, 90 ms left");
+        p.stop(TaskId(0), 0, 90 * MS, Stop::SliceEnd, 120 * MS);
+        assert_eq!(p.level(TaskId(0)), 19);
+        assert_eq!(p.pick_next(0, 120 * MS).unwrap().task, TaskId(1), "the equal task, now higher");
+    }
+
+    #[test]
+    fn equal_levels_are_served_in_queue_order() {
+        let mut p = ts(&[0, 0, 0], 1);
+        for i in [2, 0, 1] {
+            p.wake(TaskId(i), 0);
+        }
+        let order: Vec<u32> = (0..3)
+            .map(|_| {
+                let d = p.pick_next(0, 0).unwrap();
+                p.stop(d.task, 0, 0, Stop::Blocked, 0);
+                d.task.0
+            })
+            .collect();
+        assert_eq!(order, vec![2, 0, 1], "woken order");
+    }
+
+    #[test]
+    fn a_task_that_waited_through_an_update_returns_high_after_its_sleep() {
+        let mut p = ts(&[0], 1);
+        p.wake(TaskId(0), 0);
+        let mut now = 0;
+        for _ in 0..3 {
+            run_slice(&mut p, 0, &mut now); // 29 -> 19 -> 9 -> 0, at 480 ms
+        }
+        assert_eq!(p.level(TaskId(0)), 0);
+        // A sleep before any update changes nothing (no wait counted).
+        let d = p.pick_next(0, now).unwrap();
+        p.stop(d.task, 0, 20 * MS, Stop::Blocked, 500 * MS);
+        p.wake(TaskId(0), 900 * MS);
+        assert_eq!(p.level(TaskId(0)), 0);
+        // It runs through the update at 1 s (running: not lifted, but the second is counted)...
+        let d = p.pick_next(0, 900 * MS).unwrap();
+        assert_eq!(d.slice, Some(180 * MS));
+        assert!(!p.timer(UPDATE));
+        assert_eq!(p.level(TaskId(0)), 0);
+        // ...and blocks after it: ts_sleep returns it at slpret[0] = 50 with a fresh quantum.
+        p.stop(d.task, 0, 150 * MS, Stop::Blocked, 1_050 * MS);
+        assert_eq!(p.level(TaskId(0)), 50);
+        p.wake(TaskId(0), 1_100 * MS);
+        assert_eq!(p.pick_next(0, 1_100 * MS).unwrap().slice, Some(40 * MS), "quantum[50]");
+    }
+
+    #[test]
+    fn a_sleeping_task_is_lifted_by_the_update() {
+        let mut p = ts(&[0], 1);
+        p.wake(TaskId(0), 0);
+        let mut now = 0;
+        run_slice(&mut p, 0, &mut now); // 29 -> 19
+        let d = p.pick_next(0, now).unwrap();
+        p.stop(d.task, 0, 10 * MS, Stop::Blocked, now + 10 * MS);
+        assert_eq!(p.level(TaskId(0)), 19, "no wait counted yet: no sleep return");
+        p.timer(UPDATE);
+        assert_eq!(p.level(TaskId(0)), 51, "lwait[19]");
+    }
+
+    #[test]
+    fn a_starved_task_is_lifted_until_it_runs() {
+        // Task 0 has user priority +60: always level 59. Task 1 waits at 29.
+        let mut p = ts(&[60, 0], 1);
+        p.wake(TaskId(0), 0);
+        p.wake(TaskId(1), 0);
+        let mut now = 0;
+        let mut ran_1_at = None;
+        while now < 5 * UPDATE && ran_1_at.is_none() {
+            let (t, _) = run_slice(&mut p, 0, &mut now);
+            if t == TaskId(1) {
+                ran_1_at = Some(now);
+            }
+            if p.next_timer().unwrap() <= now {
+                p.timer(now);
+            }
+        }
+        // Lifted to lwait[29] = 52 at the first update (still below task 0), to lwait[52] = 59
+        // at the second, behind task 0 in level 59: it runs after task 0's next quantum, within
+        // the third second.
+        let at = ran_1_at.expect("the waiting task ran");
+        assert!(at > 2 * UPDATE && at < 3 * UPDATE, "ran at {at}");
+        assert_eq!(p.counters()[1], ("lifted", 2));
+    }
+
+    #[test]
+    fn user_priority_shifts_the_level_and_is_clamped() {
+        let p = ts(&[-10, 10, 100, -100], 1);
+        assert_eq!(p.level(TaskId(0)), 19);
+        assert_eq!(p.level(TaskId(1)), 39);
+        assert_eq!(p.level(TaskId(2)), 59);
+        assert_eq!(p.level(TaskId(3)), 0);
+    }
+
+    #[test]
+    fn on_two_cpus_a_waking_task_preempts_the_lowest_level() {
+        let mut p = ts(&[0, -20, 20], 2);
+        p.wake(TaskId(0), 0);
+        p.wake(TaskId(1), 0);
+        assert_eq!(p.pick_next(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(p.pick_next(1, 0).unwrap().task, TaskId(1));
+        p.wake(TaskId(2), 1);
+        assert_eq!(p.preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), Some(1));
+        assert_eq!(p.preempt_for(TaskId(1), None, &[(0, TaskId(0)), (1, TaskId(2))], 1), None);
+    }
+}
