@@ -22,7 +22,10 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::usage::Accounts;
-use crate::{least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams};
+use crate::{
+    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
+    TaskParams,
+};
 
 /// Fixed-priority FIFO or round robin.
 #[derive(Debug, Default)]
@@ -107,17 +110,12 @@ impl Policy for FixedPriority {
         running: &[(CpuId, TaskId)],
         _now: Nanos,
     ) -> Option<CpuId> {
-        let (cpu, lowest) = least_important(running, prev, |r| std::cmp::Reverse(self.prio(r)))?;
-        (self.prio(woken) > lowest.0).then_some(cpu)
+        preempt_lower_rank(woken, prev, running, |r| self.prio(r))
     }
 
     fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
-        let params = &self.params;
-        let t = self.queues.values_mut().rev().find_map(|q| {
-            let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
-            q.remove(i)
-        })?;
+        let t = take_first_allowed(self.queues.values_mut(), &self.params, cpu)?;
         Some(Dispatch { task: t, slice: self.rr_slice })
     }
 

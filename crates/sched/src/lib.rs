@@ -390,6 +390,32 @@ pub fn least_important<K: Ord>(
     best
 }
 
+/// [`Policy::preempt_for`] of a policy that ranks tasks by one number (`rank`, larger = more
+/// important): the CPU running the least important task, by [`least_important`]'s tie rule, if
+/// `woken` outranks it.
+pub fn preempt_lower_rank<K: Ord>(
+    woken: TaskId,
+    prev: Option<CpuId>,
+    running: &[(CpuId, TaskId)],
+    rank: impl Fn(TaskId) -> K,
+) -> Option<CpuId> {
+    let (cpu, lowest) = least_important(running, prev, |r| std::cmp::Reverse(rank(r)))?;
+    (rank(woken) > lowest.0).then_some(cpu)
+}
+
+/// For a policy with a FIFO queue per rank: takes out the first task allowed on `cpu` from the
+/// most important non-empty queue (`queues` run from the least to the most important).
+pub fn take_first_allowed<'q>(
+    queues: impl DoubleEndedIterator<Item = &'q mut std::collections::VecDeque<TaskId>>,
+    params: &[TaskParams],
+    cpu: CpuId,
+) -> Option<TaskId> {
+    queues.rev().find_map(|q| {
+        let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
+        q.remove(i)
+    })
+}
+
 /// Every policy of the registry: name and one line on what it is.
 pub const POLICIES: &[(&str, &str)] = &[
     ("smart", "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)"),

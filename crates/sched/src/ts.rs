@@ -46,7 +46,8 @@ use std::collections::VecDeque;
 
 use crate::usage::Accounts;
 use crate::{
-    least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams, MS,
+    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
+    TaskParams, MS,
 };
 
 /// Levels of the class (`ts_maxumdpri + 1`).
@@ -344,17 +345,12 @@ impl Policy for TimeSharing {
         running: &[(CpuId, TaskId)],
         _now: Nanos,
     ) -> Option<CpuId> {
-        let (cpu, lowest) = least_important(running, prev, |r| std::cmp::Reverse(self.level(r)))?;
-        (self.level(woken) > lowest.0).then_some(cpu)
+        preempt_lower_rank(woken, prev, running, |r| self.level(r))
     }
 
     fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
         self.decisions += 1;
-        let params = &self.params;
-        let t = self.queues.iter_mut().rev().find_map(|q| {
-            let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
-            q.remove(i)
-        })?;
+        let t = take_first_allowed(self.queues.iter_mut(), &self.params, cpu)?;
         let s = &mut self.tasks[t.idx()];
         s.queued = false;
         s.running = true;
