@@ -43,12 +43,13 @@
 //! Cost, measured with `klogger bench --pairs 21 --each 1s --events-per-s 100000 --pin` (both
 //! ping-pong threads on CPU 0, the work per round trip calibrated to 100,000 recorded events/s) on
 //! the 2-CPU development VM: 0.91 to 1.08 % of throughput lost over six runs (each run's median
-//! ratio; 1.04 % over all six), 1.5 to 1.8 % more CPU per round trip with the consumer. Of the roughly 100 ns per
-//! event, the eleven programs attached with empty bodies cost about 30, `bpf_ktime_get_ns` about
-//! 28, filling the record about 14, and the ring buffer (reserve, submit, and mostly writing
-//! records to memory another CPU reads) about 30. An mmap-ed ring of our own with two atomic
-//! instructions per record and no helper calls measured the same, so the kernel's ring buffer
-//! stays. The goal of under 1 % is thus not met on that VM: it is missed by a few hundredths.
+//! ratio; median of the six 1.04 %), 1.5 to 1.8 % more CPU per round trip with the consumer. Of
+//! the roughly 100 ns per event, single runs with the programs cut short put about 30 on the
+//! eleven programs attached with empty bodies, about 28 on `bpf_ktime_get_ns`, about 14 on filling
+//! the record and about 30 on the ring buffer (each step within the run-to-run spread). An
+//! mmap-ed ring of our own with two atomic instructions per record and no helper calls measured
+//! the same, so the kernel's ring buffer stays. The goal of under 1 % is not met on that VM: the
+//! cost is indistinguishable from 1 % (two of the six runs under it, four over).
 #![deny(missing_docs)]
 
 pub mod analysis;

@@ -1,46 +1,58 @@
-//! The time-sharing class of UNIX SVR4 as Solaris ships it (`TS`): the scheduler Nieh's chapter 2
-//! measured, the default of every Solaris and illumos system since, and the baseline of §6.3/§6.4;
-//! global on N CPUs.
+//! The time-sharing class of UNIX SVR4 as Solaris ships it (`TS`), global on N CPUs. Nieh's
+//! chapter 2 measured the class as Solaris 2.2 had it and changed it; "the time-sharing scheduler
+//! in Sun's Solaris operating system, version 2.3 and later, is based on the modifications
+//! described in this work" (Nieh 1999, ch. 2). The table here is that later one, Solaris's
+//! default; the original SVR4 table of ch. 2's measurements is not reproduced.
 //!
 //! **Specification.** The dispatcher parameter table `ts_dptbl(4)` and the class's rules as the
 //! illumos kernel applies them (`usr/src/uts/common/disp/ts.c`, read to learn the rules; nothing
 //! is copied). The table is Solaris's default (Solaris System Administration Guide, "Timesharing
 //! Parameter Table", `dispadmin -c TS -g`, `RES=1000`): 60 levels, each with a quantum, the level a
-//! task drops to when it uses its whole quantum (`ts_tqexp`), the level it returns to after a sleep
-//! that followed a wait (`ts_slpret`), and the anti-starvation pair (`ts_maxwait` seconds,
-//! `ts_lwait` level). The Solaris table is the one that came out of Nieh's ch. 2 work (its
-//! "modified time-sharing class", in Solaris from 2.3 on).
+//! task drops to when it uses its whole quantum (`ts_tqexp`), the level it returns to after a wait
+//! (`ts_slpret`), and the anti-starvation pair (`ts_maxwait` seconds, `ts_lwait` level).
 //!
 //! **State per task.** `cpupri` (0..=59, starts at 29), the user priority `upri` (the task's
-//! [`TaskParams::priority`], clamped to -60..=60; `nice n` is `upri = -3n`), the level it is queued
-//! and chosen at, `umdpri = clamp(cpupri + upri, 0, 59)`, the quantum left `timeleft`, and
-//! `dispwait`, the seconds counted since it last started a quantum.
+//! [`TaskParams::priority`], clamped to -60..=60, where the kernel refuses values beyond; `nice n`
+//! is `upri = -3n`), the level it is queued and chosen at, `umdpri = clamp(cpupri + upri, 0, 59)`,
+//! the quantum left `timeleft`, and `dispwait`, the seconds counted since it last started a
+//! quantum. Every table lookup is by `cpupri` except `maxwait`, which is by `umdpri` (as `ts.c`).
 //!
 //! **Rules.**
 //! * A task runs for at most `timeleft` (the dispatch's slice); what the driver bills is taken
-//!   from it whenever the task stops. When none is left (its quantum expired): `cpupri =
-//!   tqexp[cpupri]`, a fresh quantum `quantum[cpupri]`, `dispwait = 0`, and it goes to the back of
-//!   its new level.
-//! * Preempted before that, it goes back to the front of its level and keeps what it had left.
+//!   from it whenever the task stops, and a slice run to its end uses it up. Then (`ts_tick`):
+//!   `cpupri = tqexp[cpupri]`, a fresh quantum `quantum[cpupri]`, `dispwait = 0`, and the task goes
+//!   to the back of its new level.
+//! * Preempted before that, it goes back to the front of its level and keeps what it had left
+//!   (`ts_preempt`).
 //! * Once a second (`ts_update`, from time 1 s), every task's `dispwait` grows by one; a task whose
 //!   `dispwait` then exceeds `maxwait[umdpri]` is lifted to `cpupri = lwait[cpupri]` with
-//!   `dispwait = 0`: a runnable one moves to the back of its new level with a fresh quantum (the
-//!   CPUs are asked to decide again if it now outranks a running task), a sleeping one changes
-//!   level only. A running one is left for its next sleep.
+//!   `dispwait = 0`. A runnable one that changes level moves to the back of it with a fresh
+//!   quantum (one whose level is clamped keeps its place); a sleeping one changes level only; a
+//!   running one is returned at `slpret[cpupri]` with a fresh quantum, as the kernel does at its
+//!   next trap (`ts_trapret`, within a tick): the update asks every CPU to decide again, and the
+//!   change is made when its CPU stops it. The round starts where the last one first lifted a
+//!   task, as the kernel's `ts_update_marker`, so that equal tasks are not always lifted in the
+//!   same order.
 //! * A task that blocks or wakes with `dispwait > maxwait[umdpri]` gets `cpupri = slpret[cpupri]`,
 //!   a fresh quantum and `dispwait = 0` (`ts_sleep`, `ts_wakeup`). With Solaris's table
 //!   (`maxwait` 0 below level 59) that is any task that waited through one `ts_update`.
 //! * A woken task goes to the back of its level and preempts the CPU running the lowest level if it
 //!   is higher (Solaris's `cpu_resched`; the kernel preempts a user-mode thread at its next
 //!   interrupt or trap, here at once).
+//! * A new user priority (`set_params`, `ts_parmsset`) recomputes the level; a queued task moves to
+//!   the back of it with a fresh quantum.
 //!
 //! **Tie-break.** Within a level, queue order: woken, expired, lifted and yielding tasks at the back,
 //! a preempted one at the front.
 //!
-//! **Left out.** The IA (interactive) class's boost for the window system's focus, the kernel-mode
-//! sleep priorities a thread holds until it returns to user mode (`ts_kmdpris`), the swapper, and
-//! the preemption-control (`schedctl`) extension. The quantum is counted down by what the driver
-//! bills: exactly, or in whole ticks when billing is tick-sampled as in the real kernel.
+//! **Left out.** Solaris keeps a dispatch queue per CPU and balances them; this class has one
+//! queue for all CPUs. Also left out: the IA (interactive) class's boost for the window system's
+//! focus, the kernel-mode sleep priorities a thread holds until it returns to user mode
+//! (`ts_kmdpris`), the swapper, and the preemption-control (`schedctl`) extension. The quantum is
+//! counted down by what the driver bills (exactly, or in whole ticks when billing is
+//! tick-sampled), where the kernel counts ticks. When an update asks the CPUs to decide again,
+//! every busy CPU stops its task (most are dispatched again at once), which adds switches, once a
+//! second.
 
 use std::collections::VecDeque;
 
@@ -152,6 +164,8 @@ struct Task {
     live: bool,
     queued: bool,
     running: bool,
+    /// Lifted by an update while running: returns at `slpret` when it next stops (`ts_trapret`).
+    trapret: bool,
 }
 
 /// The SVR4/Solaris time-sharing class.
@@ -164,6 +178,8 @@ pub struct TimeSharing {
     queues: Vec<VecDeque<TaskId>>,
     running: Vec<Option<TaskId>>,
     next_update: Nanos,
+    /// Where `ts_update` starts its round (moved as the kernel's `ts_update_marker`).
+    marker: usize,
     acct: Accounts,
     decisions: u64,
     lifted: u64,
@@ -172,23 +188,15 @@ pub struct TimeSharing {
 impl TimeSharing {
     /// The class with Solaris's default table on `cpus` CPUs.
     pub fn new(cpus: usize) -> Self {
-        Self::with_table(SOLARIS, cpus)
-    }
-
-    /// The class with another table (each level's quantum at least 1 ms and its levels below 60).
-    pub fn with_table(table: [Level; LEVELS], cpus: usize) -> Self {
-        debug_assert!(table.iter().all(|l| l.quantum_ms > 0
-            && (l.tqexp as usize) < LEVELS
-            && (l.slpret as usize) < LEVELS
-            && (l.lwait as usize) < LEVELS));
         TimeSharing {
-            table,
+            table: SOLARIS,
             cpus,
             params: Vec::new(),
             tasks: Vec::new(),
             queues: vec![VecDeque::new(); LEVELS],
             running: vec![None; cpus],
             next_update: UPDATE,
+            marker: 0,
             acct: Accounts::default(),
             decisions: 0,
             lifted: 0,
@@ -209,11 +217,17 @@ impl TimeSharing {
         self.table[cpupri as usize].quantum_ms as Nanos * MS
     }
 
-    /// Sets `cpupri` and recomputes `umdpri` (TS_NEWUMDPRI). The caller requeues.
+    /// The level `t` would have at class priority `cpupri` (TS_NEWUMDPRI).
+    fn level_at(&self, t: TaskId, cpupri: u8) -> u8 {
+        (cpupri as i32 + self.tasks[t.idx()].upri).clamp(0, LEVELS as i32 - 1) as u8
+    }
+
+    /// Sets `cpupri` and recomputes `umdpri`. The caller requeues.
     fn set_cpupri(&mut self, t: TaskId, cpupri: u8) {
+        let level = self.level_at(t, cpupri);
         let s = &mut self.tasks[t.idx()];
         s.cpupri = cpupri;
-        s.umdpri = (cpupri as i32 + s.upri).clamp(0, LEVELS as i32 - 1) as u8;
+        s.umdpri = level;
         let lvl = s.umdpri as i32;
         self.acct.set(t, lvl, 1);
     }
@@ -258,33 +272,56 @@ impl TimeSharing {
         }
     }
 
-    /// `ts_update`: one second has passed.
+    /// `ts_update`: one second has passed. Returns whether the CPUs must decide again: a lifted
+    /// runnable task outranks a running one, or a running task is due its `slpret`.
     fn update(&mut self) -> bool {
+        let n = self.tasks.len();
+        let mut resched = false;
         let mut lifted_to: Option<u8> = None;
-        for i in 0..self.tasks.len() {
+        let mut new_marker = None;
+        for k in 0..n {
+            let i = (self.marker + k) % n;
             let t = TaskId(i as u32);
             let s = &mut self.tasks[i];
             if !s.live {
                 continue;
             }
             s.dispwait += 1;
-            if s.dispwait <= self.table[s.umdpri as usize].maxwait || s.running {
+            if s.dispwait <= self.table[s.umdpri as usize].maxwait {
+                continue;
+            }
+            if s.running {
+                // ts_update_list posts an AST; the thread's next trap (within a tick) runs
+                // ts_trapret, which returns it at slpret: here, when the CPU stops it.
+                s.trapret = true;
+                resched = true;
                 continue;
             }
             let (queued, to) = (s.queued, self.table[s.cpupri as usize].lwait);
             self.lifted += 1;
-            if queued {
+            if i != self.marker && new_marker.is_none() {
+                new_marker = Some(i);
+            }
+            // Only a queued task that changes level moves (to the back of its new level, with a
+            // fresh quantum); one whose level is clamped keeps its place and what it had left
+            // (ts_update_list, ts_change_priority).
+            let moves = queued && self.level_at(t, to) != self.tasks[i].umdpri;
+            if moves {
                 self.dequeue(t);
-                self.renew(t, to);
+            }
+            self.set_cpupri(t, to);
+            self.tasks[i].dispwait = 0;
+            if moves {
+                self.tasks[i].timeleft = self.quantum(to);
                 self.enqueue(t, false);
                 lifted_to = lifted_to.max(Some(self.tasks[i].umdpri));
-            } else {
-                self.set_cpupri(t, to);
-                self.tasks[i].dispwait = 0;
             }
         }
+        if let Some(m) = new_marker {
+            self.marker = m;
+        }
         let lowest_running = self.running.iter().map(|r| r.map_or(0, |t| self.level(t))).min();
-        matches!((lifted_to, lowest_running), (Some(l), Some(r)) if l > r)
+        resched || matches!((lifted_to, lowest_running), (Some(l), Some(r)) if l > r)
     }
 }
 
@@ -325,10 +362,17 @@ impl Policy for TimeSharing {
         }
         let s = &mut self.tasks[t.idx()];
         s.running = false;
-        s.timeleft = s.timeleft.saturating_sub(charged);
+        let trapret = std::mem::take(&mut s.trapret);
+        // A slice run to its end is a quantum used up, whatever the billing made of it (with
+        // tick-sampled billing the ticks charged can fall short of the slice by one).
+        s.timeleft = if why == Stop::SliceEnd { 0 } else { s.timeleft.saturating_sub(charged) };
         let expired = s.timeleft == 0;
         if expired {
+            // ts_tick: the expiry also clears the wait that would have lifted it.
             let to = self.table[s.cpupri as usize].tqexp;
+            self.renew(t, to);
+        } else if trapret {
+            let to = self.table[s.cpupri as usize].slpret;
             self.renew(t, to);
         }
         match why {
@@ -361,6 +405,8 @@ impl Policy for TimeSharing {
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+        // ts_parmsset: a new user priority, the level recomputed; a queued task moves to the back
+        // of it with a fresh quantum (ts_change_priority). A running one keeps its slice.
         let queued = self.tasks[t.idx()].queued;
         self.dequeue(t);
         self.params[t.idx()] = p.clone();
@@ -368,6 +414,8 @@ impl Policy for TimeSharing {
         let c = self.tasks[t.idx()].cpupri;
         self.set_cpupri(t, c);
         if queued {
+            self.tasks[t.idx()].timeleft = self.quantum(c);
+            self.tasks[t.idx()].dispwait = 0;
             self.enqueue(t, false);
         }
     }
@@ -419,16 +467,24 @@ mod tests {
 
     #[test]
     fn the_table_is_solaris_default() {
-        // Spot checks against `dispadmin -c TS -g` of Solaris (RES=1000).
-        assert_eq!(SOLARIS[0], lv(200, 0, 50, 0, 50));
-        assert_eq!(SOLARIS[19], lv(160, 9, 51, 0, 51));
-        assert_eq!(SOLARIS[35], lv(80, 25, 54, 0, 54));
-        assert_eq!(SOLARIS[45], lv(40, 35, 56, 0, 56));
-        assert_eq!(SOLARIS[49], lv(40, 39, 58, 0, 59));
-        assert_eq!(SOLARIS[59], lv(20, 49, 59, 32000, 59));
+        // Every row, from the ranges of `dispadmin -c TS -g` (RES=1000) as the Solaris System
+        // Administration Guide prints them.
         for (i, l) in SOLARIS.iter().enumerate() {
-            assert!(i == 0 || (l.tqexp as usize) < i, "level {i} drops on expiry");
-            assert!(l.slpret as usize >= 50 && l.lwait as usize >= 50, "level {i} returns high");
+            let n = i as u8;
+            let want = match i {
+                0..=9 => lv(200, 0, 50, 0, 50),
+                10..=19 => lv(160, n - 10, 51, 0, 51),
+                20..=29 => lv(120, n - 10, 52, 0, 52),
+                30..=34 => lv(80, n - 10, 53, 0, 53),
+                35..=39 => lv(80, n - 10, 54, 0, 54),
+                40..=44 => lv(40, n - 10, 55, 0, 55),
+                45 => lv(40, 35, 56, 0, 56),
+                46 => lv(40, 36, 57, 0, 57),
+                47 | 48 => lv(40, n - 10, 58, 0, 58),
+                49..=58 => lv(40, n - 10, 58, 0, 59),
+                _ => lv(20, 49, 59, 32000, 59),
+            };
+            assert_eq!(*l, want, "level {i}");
         }
     }
 
@@ -479,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn a_task_that_waited_through_an_update_returns_high_after_its_sleep() {
+    fn a_running_task_that_waited_through_an_update_returns_at_slpret() {
         let mut p = ts(&[0], 1);
         p.wake(TaskId(0), 0);
         let mut now = 0;
@@ -492,16 +548,80 @@ mod tests {
         p.stop(d.task, 0, 20 * MS, Stop::Blocked, 500 * MS);
         p.wake(TaskId(0), 900 * MS);
         assert_eq!(p.level(TaskId(0)), 0);
-        // It runs through the update at 1 s (running: not lifted, but the second is counted)...
+        // It runs through the update at 1 s: the update asks its CPU to decide again...
         let d = p.pick_next(0, 900 * MS).unwrap();
         assert_eq!(d.slice, Some(180 * MS));
-        assert!(!p.timer(UPDATE));
-        assert_eq!(p.level(TaskId(0)), 0);
-        // ...and blocks after it: ts_sleep returns it at slpret[0] = 50 with a fresh quantum.
-        p.stop(d.task, 0, 150 * MS, Stop::Blocked, 1_050 * MS);
+        assert!(p.timer(UPDATE), "a running task is due its slpret");
+        // ...and when it stops it is at slpret[0] = 50 with quantum[50], at the front.
+        p.stop(d.task, 0, 100 * MS, Stop::Preempted, UPDATE);
         assert_eq!(p.level(TaskId(0)), 50);
-        p.wake(TaskId(0), 1_100 * MS);
-        assert_eq!(p.pick_next(0, 1_100 * MS).unwrap().slice, Some(40 * MS), "quantum[50]");
+        assert_eq!(p.pick_next(0, UPDATE).unwrap(), Dispatch { task: TaskId(0), slice: Some(40 * MS) });
+    }
+
+    #[test]
+    fn a_slice_run_to_its_end_uses_the_quantum_up_whatever_was_billed() {
+        let mut p = ts(&[0], 1);
+        p.wake(TaskId(0), 0);
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.slice, Some(120 * MS));
+        // Tick-sampled billing charged 11 ticks of 10 ms for the 120 ms slice.
+        p.stop(d.task, 0, 110 * MS, Stop::SliceEnd, 120 * MS);
+        assert_eq!(p.level(TaskId(0)), 19);
+        assert_eq!(p.pick_next(0, 120 * MS).unwrap().slice, Some(160 * MS));
+    }
+
+    #[test]
+    fn a_lifted_task_whose_level_is_clamped_keeps_its_place_and_quantum() {
+        // upri -60: level 0 at every cpupri below 60.
+        let mut p = ts(&[-60, -60, 0], 1);
+        for i in 0..3 {
+            p.wake(TaskId(i), 0);
+        }
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.task, TaskId(2));
+        let a = p.pick_next(0, 0).unwrap(); // take task 0 out and put it back preempted, with 30 ms used
+        p.stop(a.task, 0, 30 * MS, Stop::Preempted, 0);
+        assert_eq!(a.task, TaskId(0));
+        p.timer(UPDATE);
+        assert_eq!(p.cpupri(TaskId(0)), 52, "lifted to lwait[29]");
+        assert_eq!(p.level(TaskId(0)), 0, "clamped");
+        assert_eq!(p.counters()[1].1, 2);
+        let d = p.pick_next(0, UPDATE).unwrap();
+        assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(90 * MS) }, "same place, same quantum left");
+    }
+
+    #[test]
+    fn exit_yield_and_new_priorities_keep_the_queues_right() {
+        let mut p = ts(&[0, 0, 0], 1);
+        for i in 0..3 {
+            p.wake(TaskId(i), 0);
+        }
+        p.exit(TaskId(0), 0);
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.task, TaskId(1), "an exited task is never picked");
+        p.stop(d.task, 0, 5 * MS, Stop::Yielded, 5 * MS);
+        assert_eq!(p.pick_next(0, 5 * MS).unwrap().task, TaskId(2), "a yielding task goes behind");
+        p.stop(TaskId(2), 0, 5 * MS, Stop::Blocked, 10 * MS);
+        // Task 1 queued at level 29 with 115 ms left; user priority +20 moves it to 49, fresh.
+        p.set_params(TaskId(1), &TaskParams { priority: 20, ..Default::default() }, 10 * MS);
+        assert_eq!(p.level(TaskId(1)), 49);
+        assert_eq!(p.pick_next(0, 10 * MS).unwrap(), Dispatch { task: TaskId(1), slice: Some(120 * MS) });
+        assert_eq!(p.pick_next(0, 10 * MS), None, "nothing else runnable");
+    }
+
+    #[test]
+    fn the_update_asks_the_cpus_only_when_something_outranks_or_is_due() {
+        let mut p = ts(&[60, 0], 1);
+        p.wake(TaskId(0), 0);
+        p.wake(TaskId(1), 0);
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.task, TaskId(0));
+        // Task 0 (level 59, maxwait 32000) is not due; task 1 is lifted to 52, below 59.
+        assert!(!p.timer(UPDATE));
+        assert_eq!(p.level(TaskId(1)), 52);
+        // At the next update task 1 reaches 59, no higher than task 0: still no.
+        assert!(!p.timer(2 * UPDATE));
+        assert_eq!(p.level(TaskId(1)), 59);
     }
 
     #[test]
@@ -560,6 +680,11 @@ mod tests {
         assert_eq!(p.pick_next(1, 0).unwrap().task, TaskId(1));
         p.wake(TaskId(2), 1);
         assert_eq!(p.preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), Some(1));
-        assert_eq!(p.preempt_for(TaskId(1), None, &[(0, TaskId(0)), (1, TaskId(2))], 1), None);
+        p.admit(TaskId(3), &TaskParams { priority: -20, ..Default::default() }, 1);
+        p.wake(TaskId(3), 1);
+        assert_eq!(p.preempt_for(TaskId(3), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), None, "not higher");
+        // A stop frees its CPU: the one left running is the lowest now.
+        p.stop(TaskId(1), 1, 10 * MS, Stop::Preempted, 10 * MS);
+        assert_eq!(p.running, vec![Some(TaskId(0)), None]);
     }
 }
