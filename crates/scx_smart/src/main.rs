@@ -8,6 +8,9 @@
 //! notifications back as a real-time signal.
 //!
 //! Modes: full (every normal task is scheduled by us) or `--partial` (only tasks that chose SCHED_EXT).
+//! Nothing this process waits for may depend on its own decisions: the loop takes no lock it could
+//! wait on but the memory allocator's, and the one other thread, which answers libsmart's
+//! registrations, runs in the real-time class in full mode, outside sched_ext ([`outside_sched_ext`]).
 //! SIGINT/SIGTERM unregister the scheduler; the kernel then returns every task to the fair class.
 //!
 //! Preemption: a user-space scheduler cannot preempt, so our own BPF program (src/bpf_wake/wake.bpf.c)
@@ -347,7 +350,7 @@ fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
             // It sleeps until a registration or an exit (a socket becomes readable), at most 250 ms
             // (unanswered connections time out); threads' slot claims, which wake no descriptor, are
             // indexed by the scheduler's loop (poll_claims).
-            std::thread::Builder::new()
+            let thread = std::thread::Builder::new()
                 .name("libsmart".into())
                 .spawn(move || loop {
                     let fds = poller.lock().expect("registry lock").event_fds();
@@ -355,12 +358,53 @@ fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
                     poller.lock().expect("registry lock").poll();
                 })
                 .context("starting the libsmart thread")?;
+            if !cli.partial {
+                outside_sched_ext(&thread)?;
+            }
             Ok(Some(r))
         }
         Err(e) => {
             eprintln!("scx_smart: libsmart unavailable ({e}); running without time constraints");
             Ok(None)
         }
+    }
+}
+
+/// Puts the libsmart thread in the real-time class (`SCHED_FIFO`, the lowest priority), which sched_ext
+/// leaves to the kernel even when it schedules every other task (full mode). The thread must never
+/// wait for this process's own decisions: it shares the process's memory allocator, whose lock
+/// (scx_rustland_core's global allocator, a mutex over a locked arena) the scheduler's loop also
+/// takes. Scheduled by us, it could be preempted holding that lock; the loop then blocked on it, no
+/// decision was made, and sched_ext's watchdog ejected the scheduler after 7 s of "runnable task
+/// stall" (CI, guest test 22, while a thread registered; guest test 25 repeats registrations to catch
+/// it). In the real-time class it runs as soon as it is runnable and releases the lock at once. What
+/// it runs is bounded: it sleeps in poll(2) until a socket has work, and a pass indexes at most
+/// `SCAN_BUDGET` slots; the kernel's real-time throttling bounds it besides.
+fn outside_sched_ext(thread: &std::thread::JoinHandle<()>) -> Result<()> {
+    use std::os::unix::thread::JoinHandleExt;
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: the pthread_t is that of a live thread (we hold its handle); param is a valid struct.
+    let rc = unsafe { libc::pthread_setschedparam(thread.as_pthread_t(), libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        let e = std::io::Error::from_raw_os_error(rc);
+        anyhow::bail!(
+            "putting the libsmart thread in SCHED_FIFO ({e}): without it, full mode can deadlock \
+             (run as root, or with --no-libsmart or --partial)"
+        );
+    }
+    Ok(())
+}
+
+/// Says that this process has work, for the pass of its loop that is starting. scx_rustland_core's BPF
+/// side gives a CPU back to this process, when it was taken away halfway through a pass (its slice ran
+/// out at a tick, or a real-time task woke), only while it reports work: queued records not yet read,
+/// or `nr_scheduled` above 0. A pass that had read every record and not yet reported (`notify_complete`
+/// at its end) showed neither and waited for the BPF side's once-a-second heartbeat: single decisions of
+/// 1 s, and in a row sched_ext's watchdog ejecting the scheduler for a 5 s "runnable task stall" (with
+/// the libsmart thread in the real-time class, 7 and 8 of 12 loads in a guest loop; 0 of 12 with this).
+fn notify_busy(bpf: &mut BpfScheduler) {
+    if let Some(bss) = bpf.skel.maps.bss_data.as_deref_mut() {
+        bss.nr_scheduled = bss.nr_scheduled.max(1);
     }
 }
 
@@ -447,6 +491,8 @@ impl<'a> Scheduler<'a> {
         let until = (self.cli.duration > 0.0).then(|| Duration::from_secs_f64(self.cli.duration));
         let mut idle_mark = u64::MAX;
         while !self.bpf.exited() {
+            // Until notify_complete below, this pass is work the BPF side must let finish.
+            notify_busy(&mut self.bpf);
             let now = now_ns();
             // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it
             // could wait forever. When it is busy, the last answers seen are used and notifications wait.
@@ -680,13 +726,11 @@ impl<'a> Scheduler<'a> {
 
     /// Unloads and prints what was measured.
     fn finish(mut self) -> Result<()> {
-        // Detach our program first: nothing is kicked while the scheduler unloads.
         let (wakeups, kicks) = self.preempt.counts();
         let (started, start_mean, start_max, started_late) = self.preempt.start_delays();
         self.m.stalls_lost += self.preempt.take_stalls(&mut self.m.stalls);
         self.m.stalls_lost += self.preempt.stalls_dropped;
         let blocks_lost = self.preempt.skel.maps.bss_data.as_ref().map_or(0, |b| b.nr_blocks_lost);
-        drop(self.preempt);
         let b = &mut self.bpf;
         let counts = [
             *b.nr_user_dispatches_mut(),
@@ -704,6 +748,11 @@ impl<'a> Scheduler<'a> {
         // An ejection (the kernel's watchdog, a BPF error) is an error, reported after what was measured
         // and what the driver believed, which tell why.
         let exit = self.bpf.shutdown_and_report();
+        // Our program is detached after the scheduler: detaching waits for grace periods, which need
+        // kernel threads to run, and while the scheduler is loaded only this process (now no longer
+        // deciding) runs them: exits took 4-16 s in a guest, now 0.2-1 s. A kick from the program while
+        // sched_ext unloads is dropped by the kernel (bypass mode), and after it is a spurious reschedule.
+        drop(self.preempt);
         let uei = match &exit {
             Ok(u) => format!("{u:?}"),
             Err(e) => format!("ejected: {e}"),
