@@ -20,8 +20,9 @@
 //! | `edf`, `cbs` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
 //! | `smart`, `wfq`, `wfq-credit`, `cfs`, `eevdf` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
 //!
-//! `cfs`, `eevdf` and `cbs` are Linux's own classes (ARCHITECTURE.md lists them as simulator policies to
-//! come): hourglass accepts them although `smartsim` does not have them yet.
+//! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` is simulated too (`sched::eevdf`, with
+//! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
+//! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
 //!
 //! Models: `cpu` (`work`: finite; `working_set`: the thread scans an array that size),
 //! `periodic` (every key: `exec` of any distribution, `deadline` also beyond the period, `count`,
@@ -139,12 +140,6 @@ fn rt_levels(priorities: &[i32]) -> (Vec<u8>, bool) {
     distinct.dedup();
     let rank = |p: i32| (distinct.binary_search(&p).unwrap_or(0) + 1).min(98) as u8;
     (priorities.iter().map(|&p| rank(p)).collect(), true)
-}
-
-/// `SCHED_OTHER` nice level for a share: share 1 is nice 0, each factor 1.25 one level (the
-/// kernel's weight step), clamped to -20..=19.
-fn nice_of(share: u32) -> i8 {
-    (-(f64::from(share).ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
 }
 
 /// The largest CPU a request needs, as far as a reservation can plan for it: the largest `exec`;
@@ -358,7 +353,7 @@ pub fn from_scenario(
                 spec.priority = if t.share == 0 || t.priority < top {
                     Priority::Idle
                 } else {
-                    Priority::Nice(nice_of(t.share))
+                    Priority::Nice(sched::eevdf::nice_of_share(t.share))
                 };
             }
         }

@@ -14,6 +14,7 @@
 //! | `edf` | [`edf`] | earliest deadline first over the tasks that declared a time constraint; round robin below them |
 //! | `fifo`, `rr` | [`fixed`] | fixed priorities, FIFO or round robin within a priority (POSIX SCHED_FIFO / SCHED_RR) |
 //! | `ts` | [`ts`] | the UNIX SVR4 time-sharing class with Solaris's default dispatcher table (`ts_dptbl`): 60 levels, quantum expiry sinks, sleep and starvation lift (Nieh ch. 2's baseline) |
+//! | `eevdf` | [`eevdf`] | Linux 6.12's fair class: earliest eligible virtual deadline first, with lag kept across sleeps, delayed dequeue and run-to-parity, nice levels from shares |
 //!
 //! ## Tie-breaks
 //!
@@ -25,6 +26,7 @@
 //! | `edf` | absolute deadline | first come, first served by release ([`TimeConstraint::release`]), kept when preempted, as SimSo; then task number |
 //! | `fifo`, `rr` | priority | queue order: woken at the back, preempted at the front (POSIX), `rr` at the back when its slice ends |
 //! | `ts` | level (`umdpri`) | queue order: woken, expired, lifted or yielding at the back, preempted at the front (Solaris) |
+//! | `eevdf` | virtual deadline, among eligible tasks | the order they joined the queue, every stop joining behind its equals (Linux's tree puts an equal key to the right) |
 //! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
 //! | partitioned | the inner policy's, per CPU | the inner policy's |
@@ -73,6 +75,7 @@
 #![deny(missing_docs)]
 
 pub mod edf;
+pub mod eevdf;
 pub mod fair;
 pub mod fixed;
 pub mod partition;
@@ -425,6 +428,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("fifo", "fixed priority, first in first out within a priority (SCHED_FIFO)"),
     ("rr", "fixed priority, round robin within a priority (SCHED_RR)"),
     ("ts", "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)"),
+    ("eevdf", "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share"),
 ];
 
 /// How tasks are placed on CPUs (the `partition` key of `[scheduler]`).
@@ -505,6 +509,7 @@ fn build(name: &str, o: &mut OptReader<'_>, cpus: usize) -> Result<Box<dyn Polic
         "fifo" => Box::new(fixed::FixedPriority::fifo(cpus)),
         "rr" => Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?, cpus)),
         "ts" => Box::new(ts::TimeSharing::new(cpus)),
+        "eevdf" => Box::new(eevdf::Eevdf::new(eevdf::EevdfConfig::from_options(o, cpus)?, cpus)),
         _ => return Err(PolicyError::Unknown(name.to_string())),
     })
 }

@@ -574,3 +574,24 @@ fn outputs_are_checked_before_the_run_and_none_is_emptied_by_a_later_mistake() {
     assert_eq!(std::fs::read_to_string(&svg).unwrap(), "precious");
     assert!(!dir.join("t.trace").exists());
 }
+
+/// The scenarios `scripts/kernel-check` runs on the real kernel, simulated: Linux's weights divide the
+/// CPU (nice 0 against nice −5 is 1024 : 3121), and a job beside a hog waits at most one tick (4 ms).
+#[test]
+fn kernel_scenarios_give_the_fair_class_s_weights_and_a_tick_of_wait() {
+    let (code, out, err) = smartsim(&["run", "scenarios/kernel/eevdf-nice.toml", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cpu: Vec<f64> =
+        v["tasks"].as_array().unwrap().iter().map(|t| t["cpu_ns"].as_f64().unwrap()).collect();
+    let part = cpu[0] / (cpu[0] + cpu[1]);
+    assert!((part - 1024.0 / 4145.0).abs() < 0.001, "nice 0 got {part}");
+
+    let (code, out, err) = smartsim(&["run", "scenarios/kernel/eevdf-periodic.toml", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let job = &v["tasks"][1];
+    assert_eq!(job["name"], "job");
+    assert_eq!((job["deadlines"]["met"].as_u64(), job["deadlines"]["missed"].as_u64()), (Some(500), Some(0)));
+    assert_eq!(job["latency_ns"]["max"].as_u64(), Some(4_000_000));
+}

@@ -1,0 +1,861 @@
+//! Linux's fair class as of 6.12: EEVDF, Earliest Eligible Virtual Deadline First (Stoica and
+//! Abdel-Wahab, "Earliest Eligible Virtual Deadline First: A Flexible and Accurate Mechanism for
+//! Proportional Share Resource Allocation", 1995; in Linux since 6.6), global on N CPUs.
+//!
+//! **Specification.** `kernel/sched/fair.c` and `features.h` of Linux 6.12 (Debian's linux-source
+//! 6.12, the kernel our guest runs; read to learn the rules, nothing is copied), with its default
+//! features: `PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `RUN_TO_PARITY`, `DELAY_DEQUEUE`, `DELAY_ZERO`,
+//! `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off.
+//!
+//! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
+//! ([`nice_of_share`]: share 1 is nice 0, each factor 1.25 one level), and its weight from the
+//! kernel's `sched_prio_to_weight` ([`WEIGHTS`], nice 0 = 1024). A task with share 0, or with a
+//! priority below the highest one admitted so far, is `SCHED_IDLE` (weight 3), as hourglass runs it.
+//!
+//! **State per task.** Virtual runtime `v`, advanced by `charged · 1024 / w` when the task is billed
+//! (`calc_delta_fair`); a virtual deadline `d`; a saved virtual lag `vlag` while it sleeps. The queue
+//! keeps the sums `Σ w·v` and `Σ w` of its members (queued, and asleep-but-delayed, below), so that
+//! `V`, the weighted average of `v` over the members and the running tasks (`avg_vruntime`, rounded
+//! down), and eligibility are exact integer arithmetic: a task is eligible when `Σ w·v ≥ v_i · Σ w`
+//! (`vruntime_eligible`).
+//!
+//! **Rules.**
+//! * A CPU runs the eligible task with the earliest virtual deadline (`pick_eevdf`).
+//! * A dispatched task runs until its virtual runtime reaches its deadline: its request of one base
+//!   slice is used up (`update_deadline`). It then gets a new deadline `v + slice·1024/w` and the CPU
+//!   decides again. The base slice is 0.7 ms × (1 + log₂ min(CPUs, 8)), as the kernel scales
+//!   `sysctl_sched_base_slice` by default. Without `HRTICK` the kernel notices the end of a request
+//!   at the next clock tick: the slice given to the driver runs to the first multiple of `tick`
+//!   at or after the request's end (`hrtick = true`: exactly to it). A slice run to its end counts
+//!   as the request used up even when tick billing charged less, so the run never spins.
+//! * A task joins with `v = V − vlag·(W + w)/W` (`place_entity`: the lag it left with, inflated so
+//!   that it keeps that lag once it counts in `V`; `W` the weight already there) and `d = v +
+//!   slice·1024/w`; a new task with lag 0 and half a slice (`PLACE_DEADLINE_INITIAL`).
+//! * A task that blocks leaves with `vlag = V − v`, clamped to `±max(2·slice, tick)·1024/w`
+//!   (`entity_lag`), unless it is not eligible: then it stays a member, "delayed", competing with
+//!   its negative lag until a CPU picks it, when it leaves with lag 0 (`DELAY_DEQUEUE`,
+//!   `DELAY_ZERO`). Woken while delayed it stays where it is, or, if it has become eligible, is
+//!   placed again with lag 0 (`requeue_delayed_entity`).
+//! * A woken task preempts a CPU whose task is `SCHED_IDLE` (unless it is one too); a `SCHED_IDLE`
+//!   task never preempts. Otherwise it preempts when the running task has used up its request, or
+//!   when it is now what that CPU would pick (`check_preempt_wakeup_fair`): the running task is
+//!   kept if it is still eligible and has not used its request since it was picked
+//!   (`RUN_TO_PARITY`), or if its deadline is earlier. CPUs are tried from the woken task's
+//!   previous CPU, then in number order.
+//! * A yielding task that is eligible gives up the rest of its request: `v = d`, and a new one
+//!   (`yield_task_fair`).
+//! * A new share or priority reweights the task (`reweight_entity`/`reweight_eevdf`): queued, its
+//!   lag and the rest of its request are scaled by `w_old / w_new` around `V`; asleep, its saved lag.
+//!   A running task is reweighted when it stops.
+//! * When nothing is queued or running, `V` stays where it last was (`zero_vruntime`).
+//!
+//! **Tie-break.** Equal virtual deadlines go in the order the tasks joined the queue (the kernel's
+//! red-black tree puts an equal key to the right): a task that stops joins behind its equals, so
+//! the kernel's rule that the running task is kept only when strictly earlier holds.
+//!
+//! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
+//! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
+//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true).
+//!
+//! **Left out.** The kernel keeps a run queue per CPU and balances them (wake-up placement,
+//! periodic and idle balancing, NUMA); this policy keeps one queue for all CPUs (`partition =
+//! "affinity"` gives one queue per CPU, never balanced). Also left out: control groups and their
+//! hierarchical weights, custom slices (`sched_attr.sched_runtime`, and with them
+//! `PREEMPT_SHORT`), buddies, `SCHED_BATCH`, bandwidth control, and the inverse-weight
+//! fixed-point arithmetic of `__calc_delta` (this policy divides exactly, rounding down). A
+//! running task's progress, for the decisions taken while it runs, is the time since its dispatch;
+//! what counts once it stops is what the driver billed. The search for the eligible task with the
+//! earliest deadline walks the queue in deadline order (the kernel's augmented tree prunes it in
+//! O(log n)). With affinity, a CPU whose allowed tasks are all ineligible runs the one with the
+//! earliest deadline rather than idle.
+
+use std::collections::BTreeSet;
+
+use crate::{
+    slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId, TaskParams,
+    Usage, MS,
+};
+
+/// `sched_prio_to_weight`: the weight of nice −20 to 19 (nice 0 = 1024, each level about 1.25×).
+pub const WEIGHTS: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121,
+    2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29,
+    23, 18, 15,
+];
+/// The weight of a `SCHED_IDLE` task (`WEIGHT_IDLEPRIO`).
+pub const IDLE_WEIGHT: u64 = 3;
+/// The weight of nice 0 (`NICE_0_LOAD`, scaled down).
+pub const NICE_0: u64 = 1024;
+/// `sysctl_sched_base_slice` before scaling by the number of CPUs (`normalized_sysctl_sched_base_slice`).
+pub const BASE_SLICE: Nanos = 700_000;
+
+/// The nice level of a share, as hourglass runs a fair-class scenario on Linux: share 1 is nice 0,
+/// each factor 1.25 one level (the kernel's weight step), clamped to −20..=19. Share 0 has no
+/// nice level (it runs as `SCHED_IDLE`); it is given 19 here.
+pub fn nice_of_share(share: u32) -> i8 {
+    if share == 0 {
+        return 19;
+    }
+    (-(f64::from(share).ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
+}
+
+/// The default base slice on `cpus` CPUs: 0.7 ms × (1 + log₂ min(cpus, 8)) (`get_update_sysctl_factor`
+/// with `SCHED_TUNABLESCALING_LOG`).
+pub fn default_base_slice(cpus: usize) -> Nanos {
+    let n = cpus.clamp(1, 8) as u32;
+    BASE_SLICE * Nanos::from(1 + n.ilog2())
+}
+
+/// Configuration of [`Eevdf`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EevdfConfig {
+    /// The request of every task (`sysctl_sched_base_slice`).
+    pub base_slice: Nanos,
+    /// The clock tick (`TICK_NSEC`): the lower bound of the lag clamp, and the grid slice ends fall
+    /// on without `hrtick`.
+    pub tick: Nanos,
+    /// End slices exactly (`HRTICK`) rather than at the next tick.
+    pub hrtick: bool,
+    /// `RUN_TO_PARITY`.
+    pub run_to_parity: bool,
+    /// `PLACE_LAG`: keep the lag across sleeps.
+    pub place_lag: bool,
+    /// `DELAY_DEQUEUE` (with `DELAY_ZERO`).
+    pub delay_dequeue: bool,
+}
+
+impl EevdfConfig {
+    /// The kernel's defaults on `cpus` CPUs with a 1 ms tick.
+    pub fn linux(cpus: usize) -> Self {
+        EevdfConfig {
+            base_slice: default_base_slice(cpus),
+            tick: MS,
+            hrtick: false,
+            run_to_parity: true,
+            place_lag: true,
+            delay_dequeue: true,
+        }
+    }
+
+    /// From scenario options: `base_slice`, `tick`, `hrtick`, `run_to_parity`, `place_lag`,
+    /// `delay_dequeue`.
+    pub fn from_options(o: &mut OptReader<'_>, cpus: usize) -> Result<Self, PolicyError> {
+        let d = EevdfConfig::linux(cpus);
+        Ok(EevdfConfig {
+            base_slice: o.slice("base_slice", d.base_slice)?,
+            tick: o.slice("tick", d.tick)?,
+            hrtick: o.bool("hrtick", d.hrtick)?,
+            run_to_parity: o.bool("run_to_parity", d.run_to_parity)?,
+            place_lag: o.bool("place_lag", d.place_lag)?,
+            delay_dequeue: o.bool("delay_dequeue", d.delay_dequeue)?,
+        })
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum State {
+    /// Not runnable (or not admitted, or gone); `vlag` is its saved lag.
+    #[default]
+    Asleep,
+    /// In the queue, runnable.
+    Queued,
+    /// In the queue although it blocked (`DELAY_DEQUEUE`): it leaves when picked.
+    Delayed,
+    /// On a CPU.
+    Running,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Ent {
+    live: bool,
+    w: u64,
+    idle: bool,
+    /// Virtual runtime; for a running task, at its dispatch.
+    v: i64,
+    deadline: i64,
+    vlag: i64,
+    state: State,
+    /// Position among equal deadlines in the queue.
+    seq: u64,
+    /// Admitted and never woken: the next wake places it as a new task.
+    fresh: bool,
+    /// A new weight given while it ran.
+    pending: Option<(u64, bool)>,
+    usage: Usage,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Run {
+    task: TaskId,
+    since: Nanos,
+    /// The request is protected (`RUN_TO_PARITY`): it has not been renewed since the pick.
+    protect: bool,
+}
+
+/// The EEVDF policy.
+#[derive(Debug)]
+pub struct Eevdf {
+    cfg: EevdfConfig,
+    cpus: usize,
+    params: Vec<TaskParams>,
+    ents: Vec<Ent>,
+    /// Members by (deadline, join order).
+    queue: BTreeSet<(i64, u64, TaskId)>,
+    /// `Σ w·v` and `Σ w` over the queue's members.
+    sum_wv: i128,
+    sum_w: i128,
+    running: Vec<Option<Run>>,
+    /// `V` when it was last computed (what `V` is while nothing counts).
+    vbase: i64,
+    seq: u64,
+    /// The highest priority admitted so far (tasks below it are `SCHED_IDLE`).
+    top: Option<i32>,
+    decisions: u64,
+    delayed: u64,
+}
+
+/// `calc_delta_fair`: real time `delta` as virtual time of a task of weight `w`.
+fn vdelta(delta: Nanos, w: u64) -> i64 {
+    if w == NICE_0 {
+        return delta.min(i64::MAX as u64) as i64;
+    }
+    (u128::from(delta) * u128::from(NICE_0) / u128::from(w)).min(i64::MAX as u128) as i64
+}
+
+/// Real time for a task of weight `w` to advance `vd` in virtual time (rounded up).
+fn real_of(vd: i64, w: u64) -> Nanos {
+    if vd <= 0 {
+        return 0;
+    }
+    (u128::from(vd as u64) * u128::from(w)).div_ceil(u128::from(NICE_0)).min(u128::from(Nanos::MAX)) as Nanos
+}
+
+impl Eevdf {
+    /// An EEVDF scheduler for `cpus` CPUs.
+    pub fn new(cfg: EevdfConfig, cpus: usize) -> Self {
+        Eevdf {
+            cfg,
+            cpus,
+            params: Vec::new(),
+            ents: Vec::new(),
+            queue: BTreeSet::new(),
+            sum_wv: 0,
+            sum_w: 0,
+            running: vec![None; cpus],
+            vbase: 0,
+            seq: 0,
+            top: None,
+            decisions: 0,
+            delayed: 0,
+        }
+    }
+
+    /// The weight and idleness a task's parameters give it.
+    fn weight_of(&self, p: &TaskParams) -> (u64, bool) {
+        if p.share == 0 || self.top.is_some_and(|top| p.priority < top) {
+            (IDLE_WEIGHT, true)
+        } else {
+            (WEIGHTS[(nice_of_share(p.share) + 20) as usize], false)
+        }
+    }
+
+    fn vslice(&self, w: u64) -> i64 {
+        vdelta(self.cfg.base_slice, w)
+    }
+
+    /// The virtual runtime of a running task at `now`.
+    fn v_now(&self, r: &Run, now: Nanos) -> i64 {
+        let e = &self.ents[r.task.idx()];
+        e.v.saturating_add(vdelta(now.saturating_sub(r.since), e.w))
+    }
+
+    /// `Σ w·v` and `Σ w` over the members and the running tasks.
+    fn totals(&self, now: Nanos) -> (i128, i128) {
+        let (mut s, mut w) = (self.sum_wv, self.sum_w);
+        for r in self.running.iter().flatten() {
+            let e = &self.ents[r.task.idx()];
+            s += i128::from(e.w) * i128::from(self.v_now(r, now));
+            w += i128::from(e.w);
+        }
+        (s, w)
+    }
+
+    /// `V` from totals: the weighted average, rounded down.
+    fn avg(&self, (s, w): (i128, i128)) -> i64 {
+        if w == 0 {
+            self.vbase
+        } else {
+            s.div_euclid(w) as i64
+        }
+    }
+
+    fn eligible((s, w): (i128, i128), v: i64) -> bool {
+        w == 0 || s >= i128::from(v) * w
+    }
+
+    /// `entity_lag`: `V − v`, clamped to the bound of a task of weight `w`.
+    fn lag(&self, avg: i64, v: i64, w: u64) -> i64 {
+        let limit = vdelta((2 * self.cfg.base_slice).max(self.cfg.tick), w);
+        avg.saturating_sub(v).clamp(-limit, limit)
+    }
+
+    fn insert(&mut self, t: TaskId) {
+        self.seq += 1;
+        let e = &mut self.ents[t.idx()];
+        e.seq = self.seq;
+        self.queue.insert((e.deadline, e.seq, t));
+        self.sum_wv += i128::from(e.w) * i128::from(e.v);
+        self.sum_w += i128::from(e.w);
+    }
+
+    fn remove(&mut self, t: TaskId) {
+        let e = &self.ents[t.idx()];
+        if self.queue.remove(&(e.deadline, e.seq, t)) {
+            self.sum_wv -= i128::from(e.w) * i128::from(e.v);
+            self.sum_w -= i128::from(e.w);
+        }
+    }
+
+    /// `place_entity` for a task not in the queue: its virtual runtime and deadline as it joins.
+    fn place(&mut self, t: TaskId, now: Nanos, initial: bool) {
+        let tot = self.totals(now);
+        let avg = self.avg(tot);
+        self.vbase = avg;
+        let members = self.queue.len() + self.running.iter().flatten().count();
+        let e = &self.ents[t.idx()];
+        let mut lag = 0i64;
+        if self.cfg.place_lag && members > 0 && tot.1 > 0 {
+            let l = i128::from(e.vlag) * (tot.1 + i128::from(e.w)) / tot.1;
+            lag = l.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        }
+        let mut vslice = self.vslice(e.w);
+        if initial {
+            vslice /= 2;
+        }
+        let v = avg.saturating_sub(lag);
+        let e = &mut self.ents[t.idx()];
+        e.v = v;
+        e.deadline = v.saturating_add(vslice);
+    }
+
+    /// Give a task a new weight (`reweight_entity`). A running task takes it when it stops.
+    fn reweight(&mut self, t: TaskId, to: (u64, bool), now: Nanos) {
+        let e = &self.ents[t.idx()];
+        if (e.w, e.idle) == to || !e.live {
+            return;
+        }
+        let old = e.w;
+        let scale = |x: i64| {
+            (i128::from(x) * i128::from(old) / i128::from(to.0))
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        };
+        match e.state {
+            State::Running => self.ents[t.idx()].pending = Some(to),
+            State::Asleep => {
+                let e = &mut self.ents[t.idx()];
+                e.vlag = scale(e.vlag);
+                (e.w, e.idle) = to;
+            }
+            State::Queued | State::Delayed => {
+                let avg = self.avg(self.totals(now));
+                self.remove(t);
+                let (v, d) = (self.ents[t.idx()].v, self.ents[t.idx()].deadline);
+                let new_v = if avg != v { avg.saturating_sub(scale(self.lag(avg, v, old))) } else { v };
+                let e = &mut self.ents[t.idx()];
+                e.v = new_v;
+                e.deadline = avg.saturating_add(scale(d.saturating_sub(avg)));
+                (e.w, e.idle) = to;
+                self.insert(t);
+            }
+        }
+    }
+
+    /// A task of a higher priority than any before makes every task below it `SCHED_IDLE`.
+    fn raise_top(&mut self, prio: i32, now: Nanos) {
+        if self.top.is_some_and(|top| top >= prio) {
+            return;
+        }
+        self.top = Some(prio);
+        for i in 0..self.ents.len() {
+            if self.ents[i].live {
+                let to = self.weight_of(&self.params[i]);
+                self.reweight(TaskId(i as u32), to, now);
+            }
+        }
+    }
+
+    /// The first member allowed on `cpu` in deadline order that is eligible under `tot`, if any, and
+    /// the first allowed at all.
+    fn best_for(&self, cpu: CpuId, tot: (i128, i128)) -> (Option<TaskId>, Option<TaskId>) {
+        let mut first = None;
+        for &(_, _, t) in &self.queue {
+            if !self.params[t.idx()].allows(cpu) {
+                continue;
+            }
+            first.get_or_insert(t);
+            if Self::eligible(tot, self.ents[t.idx()].v) {
+                return (Some(t), first);
+            }
+        }
+        (None, first)
+    }
+
+    /// The slice for a task picked at `now`: until its request ends, on the tick grid without `hrtick`.
+    fn slice_for(&self, t: TaskId, now: Nanos) -> Nanos {
+        let e = &self.ents[t.idx()];
+        let real = real_of(e.deadline.saturating_sub(e.v), e.w).max(1);
+        if self.cfg.hrtick {
+            return real;
+        }
+        let end = now.saturating_add(real);
+        let tick = self.cfg.tick;
+        end.div_ceil(tick).saturating_mul(tick).saturating_sub(now).max(1)
+    }
+}
+
+impl Policy for Eevdf {
+    fn name(&self) -> &'static str {
+        "eevdf"
+    }
+
+    fn cpus(&self) -> usize {
+        self.cpus
+    }
+
+    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+        *slot(&mut self.params, t) = p.clone();
+        slot(&mut self.ents, t);
+        self.raise_top(p.priority, now);
+        let (w, idle) = self.weight_of(p);
+        let e = &mut self.ents[t.idx()];
+        *e = Ent { live: true, w, idle, fresh: true, ..Ent::default() };
+        e.usage.start(now);
+    }
+
+    fn exit(&mut self, t: TaskId, _now: Nanos) {
+        self.remove(t);
+        let e = &mut self.ents[t.idx()];
+        e.live = false;
+        e.state = State::Asleep;
+    }
+
+    fn wake(&mut self, t: TaskId, now: Nanos) {
+        match self.ents[t.idx()].state {
+            State::Delayed => {
+                // requeue_delayed_entity with DELAY_ZERO: placed again with lag 0 once eligible.
+                let avg = self.avg(self.totals(now));
+                let e = &self.ents[t.idx()];
+                if self.lag(avg, e.v, e.w) > 0 {
+                    self.remove(t);
+                    self.ents[t.idx()].vlag = 0;
+                    self.place(t, now, false);
+                    self.insert(t);
+                }
+                self.ents[t.idx()].state = State::Queued;
+            }
+            State::Asleep => {
+                let fresh = std::mem::take(&mut self.ents[t.idx()].fresh);
+                if fresh {
+                    self.ents[t.idx()].vlag = 0;
+                }
+                self.place(t, now, fresh);
+                self.ents[t.idx()].state = State::Queued;
+                self.insert(t);
+            }
+            State::Queued | State::Running => {}
+        }
+    }
+
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
+        if let Some(r) = self.running.get_mut(cpu as usize) {
+            if r.is_some_and(|r| r.task == t) {
+                *r = None;
+            }
+        }
+        let vs = self.vslice(self.ents[t.idx()].w);
+        let e = &mut self.ents[t.idx()];
+        e.usage.add(charged, now);
+        e.v = e.v.saturating_add(vdelta(charged, e.w));
+        if why == Stop::SliceEnd && e.v < e.deadline {
+            // The slice ran to its end: its request is used up, whatever tick billing charged.
+            e.v = e.deadline;
+        }
+        if e.v >= e.deadline {
+            e.deadline = e.v.saturating_add(vs); // update_deadline
+        }
+        let (w, v) = (e.w, e.v);
+        // The task still counts in V as it stops (it is the kernel's `curr`).
+        let (s, tw) = self.totals(now);
+        let tot = (s + i128::from(w) * i128::from(v), tw + i128::from(w));
+        match why {
+            Stop::Blocked => {
+                if self.cfg.delay_dequeue && !Self::eligible(tot, v) {
+                    self.ents[t.idx()].state = State::Delayed;
+                    self.delayed += 1;
+                    self.insert(t);
+                } else {
+                    let avg = self.avg(tot);
+                    self.vbase = avg;
+                    let lag = self.lag(avg, v, w);
+                    let e = &mut self.ents[t.idx()];
+                    e.vlag = lag;
+                    e.state = State::Asleep;
+                }
+            }
+            Stop::Yielded | Stop::Preempted | Stop::SliceEnd => {
+                let e = &mut self.ents[t.idx()];
+                if why == Stop::Yielded && Self::eligible(tot, v) {
+                    e.v = e.deadline;
+                    e.deadline = e.v.saturating_add(vs);
+                }
+                e.state = State::Queued;
+                self.insert(t);
+            }
+        }
+        if let Some(to) = self.ents[t.idx()].pending.take() {
+            self.reweight(t, to, now);
+        }
+    }
+
+    fn preempt_for(
+        &self,
+        woken: TaskId,
+        prev: Option<CpuId>,
+        running: &[(CpuId, TaskId)],
+        now: Nanos,
+    ) -> Option<CpuId> {
+        let we = &self.ents[woken.idx()];
+        let tot = self.totals(now);
+        let order = running
+            .iter()
+            .filter(|(c, _)| Some(*c) == prev)
+            .chain(running.iter().filter(|(c, _)| Some(*c) != prev));
+        for &(cpu, cur) in order {
+            let Some(r) = self.running.get(cpu as usize).copied().flatten().filter(|r| r.task == cur) else {
+                continue;
+            };
+            let ce = &self.ents[cur.idx()];
+            if ce.idle && !we.idle {
+                return Some(cpu);
+            }
+            if ce.idle != we.idle || we.idle {
+                continue;
+            }
+            let v = self.v_now(&r, now);
+            if v >= ce.deadline {
+                return Some(cpu); // update_curr at the wake-up renews its request and reschedules
+            }
+            let curr_eligible = Self::eligible(tot, v);
+            if self.cfg.run_to_parity && curr_eligible && r.protect {
+                continue;
+            }
+            if self.best_for(cpu, tot).0 != Some(woken) {
+                continue;
+            }
+            if curr_eligible && ce.deadline < we.deadline {
+                continue;
+            }
+            return Some(cpu);
+        }
+        None
+    }
+
+    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
+        self.decisions += 1;
+        loop {
+            let tot = self.totals(now);
+            let (best, first) = self.best_for(cpu, tot);
+            let t = best.or(first)?;
+            if self.ents[t.idx()].state == State::Delayed {
+                // Picked while delayed: it leaves now, with lag 0 (DELAY_ZERO) or what it still owes.
+                let avg = self.avg(tot);
+                self.vbase = avg;
+                let e = &self.ents[t.idx()];
+                let lag = self.lag(avg, e.v, e.w).min(0);
+                self.remove(t);
+                let e = &mut self.ents[t.idx()];
+                e.vlag = lag;
+                e.state = State::Asleep;
+                continue;
+            }
+            self.remove(t);
+            self.ents[t.idx()].state = State::Running;
+            if let Some(r) = self.running.get_mut(cpu as usize) {
+                *r = Some(Run { task: t, since: now, protect: true });
+            }
+            return Some(Dispatch { task: t, slice: Some(self.slice_for(t, now)) });
+        }
+    }
+
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+        self.params[t.idx()] = p.clone();
+        self.raise_top(p.priority, now);
+        let to = self.weight_of(p);
+        self.reweight(t, to, now);
+    }
+
+    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+        // Entitled: its weight's part of the runnable weight, on at most one CPU.
+        let me = &self.ents[t.idx()];
+        let runnable: u64 = self
+            .ents
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| e.live && (matches!(e.state, State::Queued | State::Running) || *i == t.idx()))
+            .map(|(_, e)| e.w)
+            .sum();
+        let alloc = (self.cpus as f64 * me.w as f64 / runnable.max(1) as f64).min(1.0);
+        Availability { consumption_rate: 100.0 * me.usage.rate(now), allocation_rate: 100.0 * alloc }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("decisions", self.decisions), ("delayed_dequeues", self.delayed)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eevdf(shares: &[u32], cfg: EevdfConfig) -> Eevdf {
+        let cpus = cfg_cpus(&cfg);
+        let mut p = Eevdf::new(cfg, cpus);
+        for (i, &share) in shares.iter().enumerate() {
+            p.admit(TaskId(i as u32), &TaskParams { share, ..Default::default() }, 0);
+        }
+        p
+    }
+
+    fn cfg_cpus(_: &EevdfConfig) -> usize {
+        1
+    }
+
+    fn hr() -> EevdfConfig {
+        EevdfConfig { hrtick: true, ..EevdfConfig::linux(1) }
+    }
+
+    /// Runs what `cpu` picks until its slice ends; returns the task and its slice.
+    fn run_slice(p: &mut Eevdf, now: &mut Nanos) -> (TaskId, Nanos) {
+        let d = p.pick_next(0, *now).unwrap();
+        let s = d.slice.unwrap();
+        *now += s;
+        p.stop(d.task, 0, s, Stop::SliceEnd, *now);
+        (d.task, s)
+    }
+
+    #[test]
+    fn weights_and_slices_are_the_kernels() {
+        assert_eq!(WEIGHTS[20], 1024);
+        assert_eq!((WEIGHTS[0], WEIGHTS[39]), (88761, 15));
+        assert_eq!(nice_of_share(1), 0);
+        assert_eq!(nice_of_share(3), -5, "1.25^5 = 3.05");
+        assert_eq!(nice_of_share(u32::MAX), -20);
+        let slices: Vec<Nanos> = [1, 2, 3, 4, 8, 64].iter().map(|&n| default_base_slice(n)).collect();
+        assert_eq!(slices, [700_000, 1_400_000, 1_400_000, 2_100_000, 2_800_000, 2_800_000]);
+    }
+
+    #[test]
+    fn equal_tasks_alternate_a_request_each_and_weights_divide_the_cpu() {
+        let mut p = eevdf(&[1, 1], hr());
+        for t in [0, 1] {
+            p.wake(TaskId(t), 0);
+        }
+        let mut now = 0;
+        let mut got = [0u64; 2];
+        let mut order = Vec::new();
+        while now < 1_000 * MS {
+            let (t, s) = run_slice(&mut p, &mut now);
+            got[t.idx()] += s;
+            order.push(t.0);
+        }
+        // Task 0 joined first with the same (half-slice) deadline: it goes first, then they alternate.
+        assert_eq!(&order[..6], &[0, 1, 0, 1, 0, 1]);
+        assert!(got[0].abs_diff(got[1]) <= BASE_SLICE, "{got:?}");
+
+        // Share 3 is nice −5, weight 3121 against 1024: 3.05 : 1.
+        let mut p = eevdf(&[3, 1], hr());
+        for t in [0, 1] {
+            p.wake(TaskId(t), 0);
+        }
+        let (mut now, mut got) = (0, [0u64; 2]);
+        while now < 2_000 * MS {
+            let (t, s) = run_slice(&mut p, &mut now);
+            got[t.idx()] += s;
+        }
+        let ratio = got[0] as f64 / got[1] as f64;
+        assert!((ratio - 3121.0 / 1024.0).abs() < 0.01, "{ratio} {got:?}");
+    }
+
+    #[test]
+    fn equal_deadlines_go_in_the_order_tasks_joined() {
+        let mut p = eevdf(&[1, 1, 1], hr());
+        for t in [2, 0, 1] {
+            p.wake(TaskId(t), 0);
+        }
+        // All joined at V = 0 with half a slice: equal deadlines, served in the order they woke.
+        let order: Vec<u32> = (0..3)
+            .map(|_| {
+                let mut now = 0;
+                run_slice(&mut p, &mut now).0 .0
+            })
+            .collect();
+        assert_eq!(order, [2, 0, 1]);
+    }
+
+    #[test]
+    fn slices_end_on_the_tick_without_hrtick() {
+        let mut p = eevdf(&[1, 1], EevdfConfig::linux(1));
+        for t in [0, 1] {
+            p.wake(TaskId(t), 0);
+        }
+        // The first request is half a slice (0.35 ms): it ends at the first tick, 1 ms.
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.slice, Some(MS));
+        p.stop(d.task, 0, MS, Stop::SliceEnd, MS);
+        // Picked at 1.2 ms, a 0.7 ms request ends at 1.9 ms: the tick at 2 ms.
+        let d = p.pick_next(0, 1_200_000).unwrap();
+        assert_eq!(d.slice, Some(800_000));
+    }
+
+    #[test]
+    fn a_sleeper_keeps_its_lag_inflated_by_the_weight_it_joins() {
+        // a and b run their first (half) requests while c waits; c then runs 0.1 ms and sleeps.
+        let mut p = eevdf(&[1, 1, 1], hr());
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        for t in [a, b, c] {
+            p.wake(t, 0);
+        }
+        let mut now = 0;
+        assert_eq!(run_slice(&mut p, &mut now).0, a);
+        assert_eq!(run_slice(&mut p, &mut now).0, b);
+        let d = p.pick_next(0, now).unwrap();
+        assert_eq!(d.task, c);
+        now += 100_000;
+        p.stop(c, 0, 100_000, Stop::Blocked, now);
+        // v: a and b 0.35 ms, c 0.1 ms; V = 0.8/3 ms, so c leaves owed V − v = 0.1667 ms.
+        let e = &p.ents[c.idx()];
+        assert_eq!(e.state, State::Asleep, "eligible: it leaves at once");
+        assert_eq!(e.vlag, 800_000 / 3 - 100_000);
+        let lag = e.vlag;
+        // Rejoining a and b (W = 2048, V = 0.35 ms): v = V − lag·(2048 + 1024)/2048 ...
+        p.wake(c, now);
+        assert_eq!(p.ents[c.idx()].v, 350_000 - lag * 3 / 2);
+        // ... so that, once it counts in V, its lag is the one it left with.
+        let back = p.avg(p.totals(now)) - p.ents[c.idx()].v;
+        assert!((back - lag).abs() <= 1, "{back} vs {lag}");
+    }
+
+    #[test]
+    fn a_task_that_blocks_owing_time_stays_queued_until_it_is_picked() {
+        let mut p = eevdf(&[1, 1], hr());
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.wake(a, 0);
+        p.wake(b, 0);
+        // a runs a whole first request and a second, then blocks well ahead of V.
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.task, a);
+        p.stop(a, 0, 2 * MS, Stop::Blocked, 2 * MS);
+        assert_eq!(p.ents[a.idx()].state, State::Delayed, "not eligible: delayed");
+        assert_eq!(p.counters()[1], ("delayed_dequeues", 1));
+        // b runs; once V passes a, a CPU picking a drops it (lag 0) and runs b on.
+        let mut now = 2 * MS;
+        let d = p.pick_next(0, now).unwrap();
+        assert_eq!(d.task, b);
+        now += 4 * MS;
+        p.stop(b, 0, 4 * MS, Stop::Preempted, now);
+        let d = p.pick_next(0, now).unwrap();
+        assert_eq!(d.task, b, "a was picked, dropped with lag 0, and b taken");
+        assert_eq!((p.ents[a.idx()].state, p.ents[a.idx()].vlag), (State::Asleep, 0));
+
+        // Without DELAY_DEQUEUE it leaves at once, with its negative lag.
+        let mut p = eevdf(&[1, 1], EevdfConfig { delay_dequeue: false, ..hr() });
+        p.wake(a, 0);
+        p.wake(b, 0);
+        p.pick_next(0, 0).unwrap();
+        p.stop(a, 0, 2 * MS, Stop::Blocked, 2 * MS);
+        assert_eq!(p.ents[a.idx()].state, State::Asleep);
+        assert!(p.ents[a.idx()].vlag < 0);
+        // Clamped to max(2·slice, tick) = 1.4 ms.
+        assert!(p.ents[a.idx()].vlag >= -1_400_000);
+    }
+
+    #[test]
+    fn run_to_parity_keeps_the_running_task_until_its_request_is_used() {
+        for parity in [true, false] {
+            let mut p = eevdf(&[1, 1, 1], EevdfConfig { run_to_parity: parity, ..hr() });
+            let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+            p.wake(a, 0);
+            p.wake(b, 0);
+            let mut now = 0;
+            for _ in 0..4 {
+                run_slice(&mut p, &mut now);
+            }
+            // a starts a request at V, and c wakes at once with an earlier deadline (half a
+            // request at V). a is eligible (v = V).
+            let d = p.pick_next(0, now).unwrap();
+            assert_eq!(d.task, a);
+            p.wake(c, now);
+            let victim = p.preempt_for(c, Some(0), &[(0, a)], now);
+            if parity {
+                assert_eq!(victim, None, "a is eligible and protected");
+            } else {
+                assert_eq!(victim, Some(0), "c is now what the CPU would pick");
+            }
+            // Once a has used its request, any wake-up preempts it.
+            let later = now + d.slice.unwrap();
+            assert_eq!(p.preempt_for(c, Some(0), &[(0, a)], later), Some(0));
+        }
+    }
+
+    #[test]
+    fn idle_tasks_give_way_and_never_preempt() {
+        // Share 0 is SCHED_IDLE; so is a task of a priority below another's.
+        let mut p = Eevdf::new(hr(), 1);
+        let (idle, low, hi) = (TaskId(0), TaskId(1), TaskId(2));
+        p.admit(idle, &TaskParams { share: 0, ..Default::default() }, 0);
+        p.admit(low, &TaskParams { priority: 0, ..Default::default() }, 0);
+        assert_eq!(p.ents[low.idx()].w, 1024);
+        p.admit(hi, &TaskParams { priority: 5, ..Default::default() }, 0);
+        assert_eq!((p.ents[low.idx()].w, p.ents[low.idx()].idle), (IDLE_WEIGHT, true));
+        assert!(p.ents[idle.idx()].idle && !p.ents[hi.idx()].idle);
+        p.wake(idle, 0);
+        let d = p.pick_next(0, 0).unwrap();
+        assert_eq!(d.task, idle);
+        p.wake(hi, 0);
+        assert_eq!(p.preempt_for(hi, Some(0), &[(0, idle)], 1), Some(0));
+        p.stop(idle, 0, 1, Stop::Preempted, 1);
+        assert_eq!(p.pick_next(0, 1).unwrap().task, hi);
+        p.wake(low, 1);
+        assert_eq!(p.preempt_for(low, Some(0), &[(0, hi)], 2), None);
+    }
+
+    #[test]
+    fn a_new_share_scales_lag_and_request_around_v() {
+        let mut p = eevdf(&[1, 1], hr());
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.wake(a, 0);
+        p.wake(b, 0);
+        let mut now = 0;
+        run_slice(&mut p, &mut now); // a runs its half request
+        let avg = p.avg(p.totals(now));
+        let (v, d) = (p.ents[a.idx()].v, p.ents[a.idx()].deadline);
+        p.set_params(a, &TaskParams { share: 3, ..Default::default() }, now);
+        let e = &p.ents[a.idx()];
+        assert_eq!(e.w, 3121);
+        assert_eq!(e.v, avg - (avg - v) * 1024 / 3121);
+        assert_eq!(e.deadline, avg + (d - avg) * 1024 / 3121);
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let mut opts = crate::Options::new();
+        opts.insert("base_slice".into(), crate::OptValue::Time(3 * MS));
+        opts.insert("hrtick".into(), crate::OptValue::Bool(true));
+        assert!(crate::by_name("eevdf", &opts, 2).is_ok());
+        opts.insert("base_slice".into(), crate::OptValue::Time(10));
+        assert!(crate::by_name("eevdf", &opts, 2).is_err());
+        opts.remove("base_slice");
+        opts.insert("quantum".into(), crate::OptValue::Time(MS));
+        assert!(crate::by_name("eevdf", &opts, 2).is_err());
+    }
+}
