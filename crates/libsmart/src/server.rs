@@ -59,7 +59,8 @@
 //! all its slots at every poll only delays its own indexing; a lookup spins at most
 //! [`SNAPSHOT_TRIES`] times on a slot held mid-write. Connections are bounded too: at most
 //! [`MAX_PENDING`] wait for their registration, each for at most [`HELLO_TIMEOUT`], and one user holds
-//! at most [`MAX_PROCESSES_PER_UID`] registrations. A flood of silent connections can still make
+//! at most [`MAX_PROCESSES_PER_UID`] registrations and [`MAX_SLOTS_PER_UID`] slots; a poll accepts at
+//! most [`MAX_PENDING`] connections. A flood of silent connections can still make
 //! other processes' registrations fail (they are closed unanswered) until [`HELLO_TIMEOUT`] passes.
 
 use std::cell::Cell;
@@ -86,6 +87,14 @@ pub const MAX_PROCESSES: usize = 4096;
 /// Most processes of one user registered at once (a quarter of [`MAX_PROCESSES`], so that one user
 /// cannot take every registration); later ones are refused with `EAGAIN`.
 pub const MAX_PROCESSES_PER_UID: usize = MAX_PROCESSES / 4;
+/// Most thread slots of all registered processes together; a registration that would pass it is
+/// refused with `EAGAIN`. The scheduler keeps 12 bytes per slot of a process, and in `scx_smart` they
+/// come from a memory arena of fixed size (scx_rustland_core's 64 MiB): 4,096 processes of the
+/// default 256 slots fit, 200 of the largest regions (16,384 slots) would have exhausted it, and an
+/// allocation that fails aborts the scheduler.
+pub const MAX_SLOTS_TOTAL: u64 = 1 << 20;
+/// Most thread slots of one user's registered processes (a quarter of [`MAX_SLOTS_TOTAL`]).
+pub const MAX_SLOTS_PER_UID: u64 = MAX_SLOTS_TOTAL / 4;
 /// Tries of a seqlock snapshot when indexing a slot (a slot held mid-write is retried next poll).
 pub const SCAN_TRIES: u32 = 8;
 /// Work one [`Registry::poll`] (or [`Registry::poll_claims`]) may spend indexing claimed slots, in
@@ -363,8 +372,9 @@ impl Registry {
     pub fn poll(&mut self) -> usize {
         self.budget = SCAN_BUDGET;
         let mut events = 0;
-        // New connections.
-        loop {
+        // New connections: at most MAX_PENDING a poll, so that a flood of connections cannot keep one
+        // poll (and the lock on the registry) busy; the rest wait in the listen backlog.
+        for _ in 0..MAX_PENDING {
             match self.listener.accept() {
                 Ok((stream, _)) => {
                     let cred = match proto::peer_cred(&stream) {
@@ -467,6 +477,14 @@ impl Registry {
                 return Err(libc::EAGAIN);
             }
             let region = Region::from_fd(fd.ok_or(libc::EBADF)?).map_err(|e| e.errno())?;
+            let slots = |of_uid: bool| -> u64 {
+                let procs = self.procs.iter().flatten().filter(|p| !of_uid || p.uid == uid);
+                procs.map(|p| u64::from(p.region.nslots())).sum()
+            };
+            let n = u64::from(region.nslots());
+            if slots(false) + n > MAX_SLOTS_TOTAL || slots(true) + n > MAX_SLOTS_PER_UID {
+                return Err(libc::EAGAIN);
+            }
             let signal = region.header().signal.load(Ordering::Relaxed) as i32;
             if signal != 0 && !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&signal) {
                 return Err(libc::EINVAL);

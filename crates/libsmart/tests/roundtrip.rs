@@ -336,3 +336,30 @@ fn a_forked_child_cannot_write_its_parents_slots() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn one_user_cannot_register_more_slots_than_its_quarter() {
+    use libsmart::server::MAX_SLOTS_PER_UID;
+    use std::os::unix::net::UnixStream;
+    let server = Server::start();
+    let register = |slots: u32| -> (i32, Region, UnixStream) {
+        let region = Region::create(slots, 0).unwrap();
+        let sock = UnixStream::connect(&server.path).unwrap();
+        sock.set_read_timeout(Some(HANG)).unwrap();
+        let hello = proto::Hello { magic: proto::HELLO_MAGIC, version: layout::VERSION, flags: 0 };
+        proto::send(sock.as_raw_fd(), &hello, Some(region.fd().as_raw_fd())).unwrap();
+        let (reply, _) = proto::recv::<proto::Reply>(sock.as_raw_fd(), 0).unwrap().unwrap();
+        (reply.status, region, sock)
+    };
+    // Regions of the largest size, up to the user's bound of slots: all accepted ...
+    let full = (MAX_SLOTS_PER_UID / u64::from(layout::MAX_SLOTS)) as usize;
+    let mut kept: Vec<_> = (0..full).map(|_| register(layout::MAX_SLOTS)).collect();
+    assert!(kept.iter().all(|k| k.0 == 0), "{:?}", kept.iter().map(|k| k.0).collect::<Vec<_>>());
+    // ... one slot more is refused, and the registry holds no more than the bound.
+    assert_eq!(register(1).0, libc::EAGAIN);
+    assert_eq!(server.with(|r| r.processes().len()), full);
+    // Once one goes, there is room again.
+    drop(kept.remove(0));
+    assert!(server.wait_until(HANG, move |r| r.processes().len() == full - 1));
+    assert_eq!(register(8).0, 0);
+}

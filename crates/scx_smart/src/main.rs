@@ -112,6 +112,9 @@ struct Cli {
     stall_log: Option<std::path::PathBuf>,
 }
 
+/// The least the libsmart thread rests after a poll that had work (see `start_registry`).
+const POLL_REST: Duration = Duration::from_millis(1);
+
 /// Where dispatches without a time constraint start in the kernel's vtime-ordered queue: above every
 /// dispatch with one (2^40 decisions is years of decisions).
 const BEST_EFFORT_VTIME: u64 = 1 << 40;
@@ -350,12 +353,19 @@ fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
             // It sleeps until a registration or an exit (a socket becomes readable), at most 250 ms
             // (unanswered connections time out); threads' slot claims, which wake no descriptor, are
             // indexed by the scheduler's loop (poll_claims).
+            // After a poll that had work it rests as long as the poll took, and at least
+            // POLL_REST, so that clients flooding the socket hold it at most half of one CPU.
             let thread = std::thread::Builder::new()
                 .name("libsmart".into())
                 .spawn(move || loop {
                     let fds = poller.lock().expect("registry lock").event_fds();
                     let _ = libsmart::server::wait_readable(&fds, Duration::from_millis(250));
-                    poller.lock().expect("registry lock").poll();
+                    let started = Instant::now();
+                    let handled = poller.lock().expect("registry lock").poll();
+                    let took = started.elapsed();
+                    if handled > 0 || took > POLL_REST {
+                        std::thread::sleep(took.max(POLL_REST));
+                    }
                 })
                 .context("starting the libsmart thread")?;
             if !cli.partial {
@@ -378,8 +388,10 @@ fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
 /// decision was made, and sched_ext's watchdog ejected the scheduler after 7 s of "runnable task
 /// stall" (CI, guest test 22, while a thread registered; guest test 25 repeats registrations to catch
 /// it). In the real-time class it runs as soon as it is runnable and releases the lock at once. What
-/// it runs is bounded: it sleeps in poll(2) until a socket has work, and a pass indexes at most
-/// `SCAN_BUDGET` slots; the kernel's real-time throttling bounds it besides.
+/// it runs is bounded, since a real-time thread runs ahead of every task sched_ext schedules and the
+/// kernel's real-time throttling is not counted on: it sleeps in poll(2) until a socket has work; a
+/// poll accepts at most `MAX_PENDING` connections, reads at most as many registrations and indexes
+/// at most `SCAN_BUDGET` slots; and after a poll that had work it rests (`POLL_REST`).
 fn outside_sched_ext(thread: &std::thread::JoinHandle<()>) -> Result<()> {
     use std::os::unix::thread::JoinHandleExt;
     let param = libc::sched_param { sched_priority: 1 };
@@ -494,8 +506,10 @@ impl<'a> Scheduler<'a> {
             // Until notify_complete below, this pass is work the BPF side must let finish.
             notify_busy(&mut self.bpf);
             let now = now_ns();
-            // Never block on the registry: its poller is a task we schedule ourselves, so waiting for it
-            // could wait forever. When it is busy, the last answers seen are used and notifications wait.
+            // Never block on the registry: its poller can be preempted while it holds the lock (by a
+            // higher class in full mode, where it runs in SCHED_FIFO; in --partial mode by the fair class,
+            // which schedules it), and every decision would wait with it. When it is busy, the last
+            // answers seen are used and notifications wait.
             let registry = self.registry.clone();
             let mut reg = registry.as_ref().and_then(|r| r.try_lock().ok());
             if let Some(r) = reg.as_mut() {

