@@ -353,7 +353,7 @@ pub fn from_scenario(
                 spec.priority = if t.share == 0 || t.priority < top {
                     Priority::Idle
                 } else {
-                    Priority::Nice(sched::eevdf::nice_of_share(t.share))
+                    Priority::Nice(sched::eevdf::nice_of_share(t.share, 1))
                 };
             }
         }

@@ -8,7 +8,8 @@
 //! `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off.
 //!
 //! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
-//! ([`nice_of_share`]: share 1 is nice 0, each factor 1.25 one level), and its weight from the
+//! ([`nice_of_share`]: share 1 is nice 0, each factor 1.25 one level; `nice0_share` moves nice 0, and
+//! `scx_smart`, whose shares are kernel weights with nice 0 at 100, sets it to 100), and its weight from the
 //! kernel's `sched_prio_to_weight` ([`WEIGHTS`], nice 0 = 1024). A task with share 0, or with a
 //! priority below the highest one admitted so far, is `SCHED_IDLE` (weight 3), as hourglass runs it.
 //!
@@ -55,11 +56,12 @@
 //!
 //! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
 //! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
-//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true).
+//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1).
 //!
 //! **Left out.** The kernel keeps a run queue per CPU and balances them (wake-up placement,
 //! periodic and idle balancing, NUMA); this policy keeps one queue for all CPUs (`partition =
-//! "affinity"` gives one queue per CPU, never balanced). Also left out: control groups and their
+//! "affinity"` gives one queue per CPU, never balanced, each built for one CPU: its default base
+//! slice is then 0.7 ms, where the kernel scales it by the machine's CPUs). Also left out: control groups and their
 //! hierarchical weights, custom slices (`sched_attr.sched_runtime`, and with them
 //! `PREEMPT_SHORT`), buddies, `SCHED_BATCH`, bandwidth control, and the inverse-weight
 //! fixed-point arithmetic of `__calc_delta` (this policy divides exactly, rounding down). A
@@ -89,14 +91,15 @@ pub const NICE_0: u64 = 1024;
 /// `sysctl_sched_base_slice` before scaling by the number of CPUs (`normalized_sysctl_sched_base_slice`).
 pub const BASE_SLICE: Nanos = 700_000;
 
-/// The nice level of a share, as hourglass runs a fair-class scenario on Linux: share 1 is nice 0,
-/// each factor 1.25 one level (the kernel's weight step), clamped to −20..=19. Share 0 has no
-/// nice level (it runs as `SCHED_IDLE`); it is given 19 here.
-pub fn nice_of_share(share: u32) -> i8 {
+/// The nice level of a share, as hourglass runs a fair-class scenario on Linux: share `nice0` (1 in a
+/// scenario) is nice 0, each factor 1.25 one level (the kernel's weight step), clamped to −20..=19.
+/// Share 0 has no nice level (it runs as `SCHED_IDLE`); it is given 19 here.
+pub fn nice_of_share(share: u32, nice0: u32) -> i8 {
     if share == 0 {
         return 19;
     }
-    (-(f64::from(share).ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
+    let ratio = f64::from(share) / f64::from(nice0.max(1));
+    (-(ratio.ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
 }
 
 /// The default base slice on `cpus` CPUs: 0.7 ms × (1 + log₂ min(cpus, 8)) (`get_update_sysctl_factor`
@@ -122,6 +125,8 @@ pub struct EevdfConfig {
     pub place_lag: bool,
     /// `DELAY_DEQUEUE` (with `DELAY_ZERO`).
     pub delay_dequeue: bool,
+    /// The share of a nice-0 task.
+    pub nice0_share: u32,
 }
 
 impl EevdfConfig {
@@ -134,11 +139,12 @@ impl EevdfConfig {
             run_to_parity: true,
             place_lag: true,
             delay_dequeue: true,
+            nice0_share: 1,
         }
     }
 
     /// From scenario options: `base_slice`, `tick`, `hrtick`, `run_to_parity`, `place_lag`,
-    /// `delay_dequeue`.
+    /// `delay_dequeue`, `nice0_share`.
     pub fn from_options(o: &mut OptReader<'_>, cpus: usize) -> Result<Self, PolicyError> {
         let d = EevdfConfig::linux(cpus);
         Ok(EevdfConfig {
@@ -148,6 +154,7 @@ impl EevdfConfig {
             run_to_parity: o.bool("run_to_parity", d.run_to_parity)?,
             place_lag: o.bool("place_lag", d.place_lag)?,
             delay_dequeue: o.bool("delay_dequeue", d.delay_dequeue)?,
+            nice0_share: o.int("nice0_share", 1, 1, i64::from(u32::MAX))? as u32,
         })
     }
 }
@@ -255,7 +262,7 @@ impl Eevdf {
         if p.share == 0 || self.top.is_some_and(|top| p.priority < top) {
             (IDLE_WEIGHT, true)
         } else {
-            (WEIGHTS[(nice_of_share(p.share) + 20) as usize], false)
+            (WEIGHTS[(nice_of_share(p.share, self.cfg.nice0_share) + 20) as usize], false)
         }
     }
 
@@ -647,9 +654,11 @@ mod tests {
     fn weights_and_slices_are_the_kernels() {
         assert_eq!(WEIGHTS[20], 1024);
         assert_eq!((WEIGHTS[0], WEIGHTS[39]), (88761, 15));
-        assert_eq!(nice_of_share(1), 0);
-        assert_eq!(nice_of_share(3), -5, "1.25^5 = 3.05");
-        assert_eq!(nice_of_share(u32::MAX), -20);
+        assert_eq!(nice_of_share(1, 1), 0);
+        assert_eq!(nice_of_share(3, 1), -5, "1.25^5 = 3.05");
+        assert_eq!(nice_of_share(u32::MAX, 1), -20);
+        // scx_smart's shares: the kernel's weight, 100 at nice 0 (nice -5: 3121·100/1024 = 304).
+        assert_eq!((nice_of_share(100, 100), nice_of_share(304, 100), nice_of_share(1, 100)), (0, -5, 19));
         let slices: Vec<Nanos> = [1, 2, 3, 4, 8, 64].iter().map(|&n| default_base_slice(n)).collect();
         assert_eq!(slices, [700_000, 1_400_000, 1_400_000, 2_100_000, 2_800_000, 2_800_000]);
     }

@@ -547,6 +547,14 @@ impl<'a> OptReader<'a> {
         }
         Ok(t)
     }
+    /// An integer option in `lo..=hi`, or its default.
+    pub fn int(&mut self, key: &str, default: i64, lo: i64, hi: i64) -> Result<i64, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Int(i)) if (lo..=hi).contains(i) => Ok(*i),
+            Some(_) => Err(self.bad(key, &format!("expected a whole number from {lo} to {hi}"))),
+        }
+    }
     /// Whether the option is given.
     pub fn has(&self, key: &str) -> bool {
         self.opts.contains_key(key)

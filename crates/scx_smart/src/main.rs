@@ -68,7 +68,7 @@ use std::rc::Rc;
     Stop it with Ctrl-C or SIGTERM: every task returns to the fair scheduler."
 )]
 struct Cli {
-    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr, ts.
+    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr, ts, eevdf.
     #[arg(long, default_value = "smart")]
     policy: String,
     /// Only schedule tasks that chose SCHED_EXT (sched_setscheduler policy 7); others stay on the fair class.
@@ -266,11 +266,22 @@ impl<'o> Preempt<'o> {
     }
 }
 
+/// The options a policy is built with here. Shares are the kernel's weights (`driver::share_of`: 100 at
+/// nice 0), where a scenario's share 1 is nice 0: `eevdf`, which turns shares back into nice levels,
+/// is told so.
+fn policy_options(policy: &str) -> sched::Options {
+    let mut o = sched::Options::new();
+    if policy == "eevdf" {
+        o.insert("nice0_share".into(), sched::OptValue::Int(100));
+    }
+    o
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let (ncpus, offline) = online_cpus();
-    let policy =
-        sched::by_name(&cli.policy, &Default::default(), ncpus).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policy = sched::by_name(&cli.policy, &policy_options(&cli.policy), ncpus)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let registry = start_registry(&cli)?;
     let mut wake_object = MaybeUninit::uninit();
     // Our program is not optional: without its records of blocked tasks the driver would believe their

@@ -5,6 +5,7 @@
 //! With `--go FILE` it registers, creates `FILE.<name>.ready`, then waits (asleep) until FILE exists
 //! and counts its seconds from FILE's modification time, so that hogs started one after the other
 //! measure the same stretch of time, however late each first gets the CPU after FILE appears.
+//! With `--nice N` it runs at nice level N (setpriority(2); below 0 needs CAP_SYS_NICE).
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,14 @@ fn main() {
     let secs: f64 = get("--seconds").map_or(5.0, |s| s.parse().expect("--seconds takes a number"));
     let name = get("--name").unwrap_or_else(|| "hog".into());
     let warmup: f64 = get("--warmup").map_or(0.0, |s| s.parse().expect("--warmup takes a number"));
+    if let Some(n) = get("--nice") {
+        let n: i32 = n.parse().expect("--nice takes a whole number");
+        // SAFETY: setpriority has no memory arguments; 0 names the calling thread (Linux).
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) } != 0 {
+            eprintln!("smart-hog: setpriority(nice {n}): {}", std::io::Error::last_os_error());
+            std::process::exit(1);
+        }
+    }
     if let Some(s) = share {
         match libsmart::Smart::register() {
             Ok(smart) => {
