@@ -563,11 +563,18 @@ impl Driver {
         out
     }
 
-    /// Policy timers due by `now` (sleep-credit expiry, notify-times).
-    pub fn timers(&mut self, now: Nanos) {
-        if self.policy.next_timer().is_some_and(|t| t <= now) {
-            self.policy.timer(now);
+    /// Policy timers due by `now` (sleep-credit expiry, notify-times, `ts`'s once-a-second update).
+    /// When the policy asks every CPU to decide again, returns the busy ones (the caller kicks them; a
+    /// free CPU decides at its next dispatch anyway).
+    pub fn timers(&mut self, now: Nanos) -> Vec<CpuId> {
+        if self.policy.next_timer().is_some_and(|t| t <= now) && self.policy.timer(now) {
+            self.counters.preemptions += self.on_cpu.iter().flatten().count() as u64;
+            return (0..self.on_cpu.len())
+                .filter(|&c| self.on_cpu[c].is_some())
+                .map(|c| c as CpuId)
+                .collect();
         }
+        Vec::new()
     }
 
     /// Notifications produced since the last call, as (pid, deadline, passed).
@@ -891,6 +898,19 @@ mod tests {
         // Its real block, later, frees it.
         d.blocked(a, 0, 3 * MS + 5_000, 4 * MS, None, 4 * MS);
         assert_eq!(d.free_cpus().count(), 1);
+    }
+
+    #[test]
+    fn a_policy_timer_that_asks_for_decisions_preempts_the_busy_cpus() {
+        // SVR4 time sharing's once-a-second update asks every CPU to decide again (a running task due
+        // at the update returns at its sleep-return level when its CPU stops it).
+        let mut d = Driver::new(sched::by_name("ts", &Default::default(), 2).unwrap());
+        d.queued(&q(10, true, 0, 0), None, None, 0);
+        d.pick(1, 0, 5 * MS, &[]).unwrap();
+        assert_eq!(d.timers(999 * MS), Vec::<CpuId>::new(), "no update before 1 s");
+        assert_eq!(d.timers(1_000 * MS), vec![1], "CPU 1 is busy, CPU 0 free");
+        assert_eq!(d.counters.preemptions, 1);
+        assert_eq!(d.timers(1_000 * MS), Vec::<CpuId>::new(), "done for this second");
     }
 
     #[test]

@@ -527,7 +527,9 @@ impl<'a> Scheduler<'a> {
                 r.poll_claims();
             }
             self.read_events(reg.as_deref(), now);
-            self.drv.timers(now);
+            for cpu in self.drv.timers(now) {
+                self.preempt.kick(cpu);
+            }
             // A task dispatched long ago that never came back was lost on the way: take it back, and
             // kick its CPU in case it does run there.
             for cpu in self.drv.overdue(now, OVERDUE_GRACE) {
