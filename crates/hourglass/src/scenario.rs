@@ -13,12 +13,15 @@
 //! What a real kernel cannot be told is mapped, and the run says how (the `mapping` lines, on
 //! stderr before the run and in the JSON output):
 //!
-//! | `scheduler.policy` | Linux |
+//! Each policy of the simulator's registry names the Linux class it runs in ([`sched::Entry::linux`],
+//! listed by `smartsim policies`); `cfs` and `cbs`, Linux's own, are accepted too ([`LINUX_ONLY`]):
+//!
+//! | class | Linux |
 //! |---|---|
-//! | `fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
-//! | `rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
-//! | `edf`, `cbs` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
-//! | `smart`, `wfq`, `wfq-credit`, `cfs`, `eevdf` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
+//! | `Fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
+//! | `Rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
+//! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
+//! | `Fair` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
 //!
 //! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` is simulated too (`sched::eevdf`, with
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
@@ -45,35 +48,18 @@ use crate::timer::TimerKind;
 use std::path::Path;
 use workload::{format_time, Diagnostic, Exec, Model, Notify, OnMiss, Overheads, Scenario, ScenarioError};
 
-/// The Linux scheduling class a scenario's policy runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// `SCHED_FIFO`, priorities from the tasks' `priority`.
-    Fifo,
-    /// `SCHED_RR`, priorities from the tasks' `priority`.
-    Rr,
-    /// Periodic tasks in `SCHED_DEADLINE`, the others in `SCHED_OTHER`.
-    Deadline,
-    /// The fair class (`SCHED_OTHER`/`SCHED_IDLE`), nice levels from the shares.
-    Fair,
-}
+/// The Linux scheduling class a scenario's policy runs under: the registry's
+/// ([`sched::Entry::linux`]) for the simulator's policies.
+pub use sched::LinuxClass as Class;
 
-/// Every policy name hourglass accepts and the class it runs under. Every policy of the `sched`
-/// registry is here (a test checks it), plus Linux's own `cfs`, `eevdf` and `cbs`.
-pub const POLICY_CLASSES: &[(&str, Class)] = &[
-    ("smart", Class::Fair),
-    ("wfq", Class::Fair),
-    ("wfq-credit", Class::Fair),
-    ("edf", Class::Deadline),
-    ("fifo", Class::Fifo),
-    ("rr", Class::Rr),
-    // SVR4 time sharing has no class of its own on Linux: its nearest is Linux's time sharing,
-    // the fair class (user priorities are not carried over; only shares become nice levels).
-    ("ts", Class::Fair),
-    ("cfs", Class::Fair),
-    ("eevdf", Class::Fair),
-    ("cbs", Class::Deadline),
-];
+/// The names hourglass accepts besides the registry's: Linux's own classes, which the simulator does
+/// not have yet.
+pub const LINUX_ONLY: &[(&str, Class)] = &[("cfs", Class::Fair), ("cbs", Class::Deadline)];
+
+/// The class policy `name` runs under, if hourglass knows it.
+pub fn class_of(name: &str) -> Option<Class> {
+    sched::entry(name).map(|e| e.linux).or_else(|| LINUX_ONLY.iter().find(|(n, _)| *n == name).map(|e| e.1))
+}
 
 /// Reads a scenario file and maps it onto threads. `base` carries the command line's run options;
 /// `duration_given` makes its duration override the scenario's. Errors list every problem, each
@@ -100,16 +86,16 @@ pub fn load_str(
 fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
     let name = scn.scheduler.policy.as_str();
     let line = |key: &str| scn.scheduler.key_lines.get(key).copied().unwrap_or(scn.scheduler.line);
-    let Some(&(_, class)) = POLICY_CLASSES.iter().find(|(n, _)| *n == name) else {
-        let names: Vec<&str> = POLICY_CLASSES.iter().map(|(n, _)| *n).collect();
+    let Some(class) = class_of(name) else {
+        let names: Vec<&str> = sched::names().chain(LINUX_ONLY.iter().map(|(n, _)| *n)).collect();
         return Err(scn.error(
             line("policy"),
             "scheduler.policy",
             format!("unknown policy \"{name}\" (hourglass runs: {})", names.join(", ")),
         ));
     };
-    if sched::POLICIES.iter().any(|(n, _)| *n == name) {
-        sched::by_name(name, &scn.scheduler.policy_options(), scn.machine.cpus as usize).map(drop).map_err(
+    if sched::entry(name).is_some() {
+        sched::build(name, &scn.scheduler.policy_options(), scn.machine.cpus as usize).map(drop).map_err(
             |e| match &e {
                 sched::PolicyError::BadOption { key, .. } => {
                     scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
@@ -237,7 +223,7 @@ pub fn from_scenario(
     let top = scn.tasks.iter().map(|t| t.priority).max().unwrap_or(0);
     mapping.push(format!(
         "policy \"{policy}\"{} runs as {}",
-        if sched::POLICIES.iter().any(|(n, _)| n == policy) { " (simulated)" } else { "" },
+        if sched::entry(policy).is_some() { " (simulated)" } else { "" },
         match class {
             Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
             Class::Rr => "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
@@ -575,12 +561,9 @@ count = 10
     }
 
     #[test]
-    fn every_simulator_policy_has_a_linux_class() {
-        for (name, _) in sched::POLICIES {
-            assert!(
-                POLICY_CLASSES.iter().any(|(n, _)| n == name),
-                "policy {name} has no mapping in hourglass"
-            );
+    fn linux_only_names_are_not_simulator_policies() {
+        for (name, _) in LINUX_ONLY {
+            assert!(sched::entry(name).is_none(), "{name} is in the registry now: take it out of LINUX_ONLY");
         }
     }
 

@@ -15,7 +15,7 @@
 //! ```no_run
 //! # use libsmart::server::Registry;
 //! # fn policy_task(_tid: u32) -> sched::TaskId { sched::TaskId(0) }
-//! # let mut policy = sched::by_name("smart", &Default::default(), 1).unwrap();
+//! # let mut policy = sched::build("smart", &Default::default(), 1).unwrap();
 //! # let now: sched::Nanos = libsmart::now(); // CLOCK_MONOTONIC ns, as bpf_ktime_get_ns()
 //! let mut reg = Registry::bind_default()?;   // $SMART_SOCKET or /run/smart/scx_smart.sock
 //! # let (tid, mut last_seq) = (0u32, 0u32);

@@ -28,10 +28,9 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::usage::Accounts;
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams,
-    TimeConstraint,
+    TimeConstraint, View,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -42,7 +41,6 @@ struct EdfTask {
     ready_at: Nanos,
     /// The sequence number of its live entry in the deadline queue (entries with another are stale).
     seq: u64,
-    params: TaskParams,
 }
 
 /// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
@@ -52,7 +50,6 @@ type Entry = Reverse<(Nanos, Nanos, u32, u64)>;
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
-    cpus: usize,
     tasks: Vec<EdfTask>,
     rt: BinaryHeap<Entry>,
     /// Live entries in `rt`, and a sequence number for the next entry.
@@ -61,14 +58,13 @@ pub struct Edf {
     /// Scratch: live entries set aside while looking for one allowed on a CPU.
     skipped: Vec<Entry>,
     rr: VecDeque<TaskId>,
-    acct: Accounts,
-    decisions: u64,
 }
 
 impl Edf {
-    /// An EDF scheduler for `cpus` CPUs; `slice` is the round-robin slice of tasks without a constraint.
-    pub fn new(slice: Nanos, cpus: usize) -> Self {
-        Edf { slice: slice.max(1), cpus, ..Default::default() }
+    /// An EDF scheduler for `cpus` CPUs (one queue for all, whatever their number); `slice` is the
+    /// round-robin slice of tasks without a constraint.
+    pub fn new(slice: Nanos, _cpus: usize) -> Self {
+        Edf { slice: slice.max(1), ..Default::default() }
     }
 
     fn enqueue(&mut self, t: TaskId, front: bool) {
@@ -111,14 +107,14 @@ impl Edf {
     }
 
     /// Takes the earliest deadline allowed on `cpu` out of the queue.
-    fn pop_earliest(&mut self, cpu: CpuId) -> Option<TaskId> {
+    fn pop_earliest(&mut self, cpu: CpuId, v: &View) -> Option<TaskId> {
         let mut found = None;
         while let Some(&Reverse((_, _, id, seq))) = self.rt.peek() {
             let e = self.rt.pop().expect("peeked");
             if !Self::is_live(&self.tasks, id, seq) {
                 continue;
             }
-            if self.allowed(TaskId(id), cpu) {
+            if v.allows(TaskId(id), cpu) {
                 found = Some(TaskId(id));
                 break;
             }
@@ -133,42 +129,27 @@ impl Edf {
         self.live -= 1;
         Some(t)
     }
-
-    fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
-        self.tasks[t.idx()].params.allows(cpu)
-    }
 }
 
 impl Policy for Edf {
-    fn name(&self) -> &'static str {
-        "edf"
+    fn admit(&mut self, t: TaskId, _p: &TaskParams, _v: &View) {
+        *slot(&mut self.tasks, t) = EdfTask::default();
     }
 
-    fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.tasks, t) = EdfTask { params: p.clone(), ..EdfTask::default() };
-        self.acct.admit(t, 0, p.share.max(1), now);
-    }
-
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.dequeue(t);
-        self.acct.exit(t);
     }
 
-    fn wake(&mut self, t: TaskId, now: Nanos) {
-        self.tasks[t.idx()].ready_at = now;
+    fn wake(&mut self, t: TaskId, v: &View) {
+        self.tasks[t.idx()].ready_at = v.now();
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        self.acct.add(t, charged, now);
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
         if let Some(front) = why.requeue_front() {
             if !front {
                 // Yielded or its slice ended: behind the requests that arrived meanwhile.
-                self.tasks[t.idx()].ready_at = now;
+                self.tasks[t.idx()].ready_at = v.now();
             }
             self.enqueue(t, front);
         }
@@ -179,7 +160,7 @@ impl Policy for Edf {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        _now: Nanos,
+        _v: &View,
     ) -> Option<CpuId> {
         let w = self.tasks[woken.idx()].deadline?;
         let (cpu, latest) =
@@ -187,17 +168,17 @@ impl Policy for Edf {
         (w < latest).then_some(cpu)
     }
 
-    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
-        self.decisions += 1;
-        if let Some(t) = self.pop_earliest(cpu) {
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        if let Some(t) = self.pop_earliest(cpu, v) {
             return Some(Dispatch { task: t, slice: None });
         }
-        let t = *self.rr.iter().find(|t| self.allowed(**t, cpu))?;
+        let t = *self.rr.iter().find(|&&t| v.allows(t, cpu))?;
         self.dequeue(t);
         Some(Dispatch { task: t, slice: Some(self.slice) })
     }
 
-    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
+        let now = v.now();
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
@@ -208,27 +189,23 @@ impl Policy for Edf {
         }
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
-        self.tasks[t.idx()].params = p.clone();
-    }
+    fn set_params(&mut self, _t: TaskId, _p: &TaskParams, _v: &View) {}
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
-        let n = self.tasks.len() as u64;
-        self.acct.availability(t, now, n)
-    }
-
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions)]
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
+        // Every task has the same rank: its share of the whole machine.
+        let share = u64::from(v.params(t).share.max(1));
+        v.availability_by_rank(t, |_| 0, share, v.live_count() as u64)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_core;
 
     #[test]
     fn earliest_deadline_first_then_round_robin() {
-        let mut e = Edf::new(10, 1);
+        let mut e = test_core(Edf::new(10, 1), 1);
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -238,40 +215,40 @@ mod tests {
         for i in 0..3 {
             e.wake(TaskId(i), 0);
         }
-        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(2));
-        assert_eq!(e.preempt_for(TaskId(1), None, &[(0, TaskId(0))], 0), Some(0));
-        e.stop(TaskId(2), 0, 5, Stop::Blocked, 5);
-        assert_eq!(e.pick_next(0, 5).unwrap().task, TaskId(1));
-        e.stop(TaskId(1), 0, 5, Stop::Blocked, 10);
-        assert_eq!(e.pick_next(0, 10).unwrap(), Dispatch { task: TaskId(0), slice: Some(10) });
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(2));
+        assert_eq!(e.policy().preempt_for(TaskId(1), None, &[(0, TaskId(0))], e.view()), Some(0));
+        e.stop(TaskId(2), 5, Stop::Blocked, 5);
+        assert_eq!(e.pick(0, 5).unwrap().task, TaskId(1));
+        e.stop(TaskId(1), 5, Stop::Blocked, 10);
+        assert_eq!(e.pick(0, 10).unwrap(), Dispatch { task: TaskId(0), slice: Some(10) });
     }
 
     #[test]
     fn a_preempted_request_keeps_its_place_among_equal_deadlines() {
         // a (deadline 50) runs; b (deadline 50) arrives; c (deadline 10) preempts a: a, which came
         // first, runs before b once c is done.
-        let mut e = Edf::new(10, 1);
+        let mut e = test_core(Edf::new(10, 1), 1);
         let c = |d| Some(TimeConstraint::deadline(d));
         for i in 0..3 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
         e.set_time_constraint(TaskId(0), c(50), 0);
         e.wake(TaskId(0), 0);
-        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(0));
         e.set_time_constraint(TaskId(1), c(50), 1);
         e.wake(TaskId(1), 1);
         e.set_time_constraint(TaskId(2), c(10), 2);
         e.wake(TaskId(2), 2);
-        assert_eq!(e.preempt_for(TaskId(2), None, &[(0, TaskId(0))], 2), Some(0));
-        e.stop(TaskId(0), 0, 2, Stop::Preempted, 2);
-        assert_eq!(e.pick_next(0, 2).unwrap().task, TaskId(2));
-        e.stop(TaskId(2), 0, 3, Stop::Blocked, 5);
-        assert_eq!(e.pick_next(0, 5).unwrap().task, TaskId(0));
+        assert_eq!(e.policy().preempt_for(TaskId(2), None, &[(0, TaskId(0))], e.view()), Some(0));
+        e.stop(TaskId(0), 2, Stop::Preempted, 2);
+        assert_eq!(e.pick(0, 2).unwrap().task, TaskId(2));
+        e.stop(TaskId(2), 3, Stop::Blocked, 5);
+        assert_eq!(e.pick(0, 5).unwrap().task, TaskId(0));
     }
 
     #[test]
     fn on_two_cpus_the_two_earliest_deadlines_run_and_the_latest_is_preempted() {
-        let mut e = Edf::new(10, 2);
+        let mut e = test_core(Edf::new(10, 2), 2);
         let c = |d| Some(TimeConstraint::deadline(d));
         for (i, d) in [(0, 30), (1, 20), (2, 10)] {
             e.admit(TaskId(i), &TaskParams::default(), 0);
@@ -279,16 +256,21 @@ mod tests {
         }
         e.wake(TaskId(0), 0);
         e.wake(TaskId(1), 0);
-        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(1));
-        assert_eq!(e.pick_next(1, 0).unwrap().task, TaskId(0));
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(1));
+        assert_eq!(e.pick(1, 0).unwrap().task, TaskId(0));
         e.wake(TaskId(2), 1);
         let running = [(0, TaskId(1)), (1, TaskId(0))];
-        assert_eq!(e.preempt_for(TaskId(2), None, &running, 1), Some(1), "the latest deadline (30) goes");
+        assert_eq!(
+            e.policy().preempt_for(TaskId(2), None, &running, e.view()),
+            Some(1),
+            "the latest deadline (30) goes"
+        );
         // An affinity is respected: a task allowed only on CPU 0 is not picked on CPU 1.
         e.admit(TaskId(3), &TaskParams { cpus: Some(vec![0]), ..TaskParams::default() }, 1);
         e.set_time_constraint(TaskId(3), c(5), 1);
         e.wake(TaskId(3), 1);
-        assert_eq!(e.pick_next(1, 1).unwrap().task, TaskId(2));
+        e.stop(TaskId(0), 1, Stop::Preempted, 1);
+        assert_eq!(e.pick(1, 1).unwrap().task, TaskId(2));
     }
 
     #[test]
@@ -297,26 +279,30 @@ mod tests {
         // task 1's job is released at 12 with the same deadline. Task 0's first job ends at 15 and
         // its second is handed over then: released first, it runs first (SimSo's order), although
         // task 1 was queued before the handover.
-        let mut e = Edf::new(10, 1);
+        let mut e = test_core(Edf::new(10, 1), 1);
         let c = |d, r| Some(TimeConstraint { release: r, ..TimeConstraint::deadline(d) });
         for i in 0..2 {
             e.admit(TaskId(i), &TaskParams::default(), 0);
         }
         e.set_time_constraint(TaskId(0), c(8, Some(0)), 0);
         e.wake(TaskId(0), 0);
-        assert_eq!(e.pick_next(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(0));
         e.set_time_constraint(TaskId(1), c(40, Some(12)), 12);
         e.wake(TaskId(1), 12);
-        assert_eq!(e.preempt_for(TaskId(1), None, &[(0, TaskId(0))], 12), None, "8 is earlier than 40");
+        assert_eq!(
+            e.policy().preempt_for(TaskId(1), None, &[(0, TaskId(0))], e.view()),
+            None,
+            "8 is earlier than 40"
+        );
         e.set_time_constraint(TaskId(0), c(40, Some(10)), 15);
         // Task 0 now has deadline 40 too; a CPU free now picks by release: task 0 (10) before task 1 (12).
-        e.stop(TaskId(0), 0, 15, Stop::Preempted, 15);
-        assert_eq!(e.pick_next(0, 15).unwrap().task, TaskId(0));
+        e.stop(TaskId(0), 15, Stop::Preempted, 15);
+        assert_eq!(e.pick(0, 15).unwrap().task, TaskId(0));
     }
 
     #[test]
     fn equal_deadlines_and_releases_go_by_task_number() {
-        let mut e = Edf::new(10, 1);
+        let mut e = test_core(Edf::new(10, 1), 1);
         let c = |d| Some(TimeConstraint { release: Some(0), ..TimeConstraint::deadline(d) });
         for i in [2, 0, 1] {
             e.admit(TaskId(i), &TaskParams::default(), 0);
@@ -325,8 +311,8 @@ mod tests {
         }
         let order: Vec<u32> = (0..3)
             .map(|_| {
-                let t = e.pick_next(0, 0).unwrap().task;
-                e.stop(t, 0, 1, Stop::Blocked, 0);
+                let t = e.pick(0, 0).unwrap().task;
+                e.stop(t, 1, Stop::Blocked, 0);
                 t.0
             })
             .collect();

@@ -75,7 +75,7 @@ use std::collections::BTreeSet;
 
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId, TaskParams,
-    Usage, MS,
+    View, MS,
 };
 
 /// `sched_prio_to_weight`: the weight of nice −20 to 19 (nice 0 = 1024, each level about 1.25×).
@@ -188,36 +188,23 @@ struct Ent {
     fresh: bool,
     /// A new weight given while it ran.
     pending: Option<(u64, bool)>,
-    usage: Usage,
-}
-
-#[derive(Copy, Clone, Debug)]
-struct Run {
-    task: TaskId,
-    since: Nanos,
-    /// The request is protected (`RUN_TO_PARITY`): it has not been renewed since the pick.
-    protect: bool,
 }
 
 /// The EEVDF policy.
 #[derive(Debug)]
 pub struct Eevdf {
     cfg: EevdfConfig,
-    cpus: usize,
-    params: Vec<TaskParams>,
     ents: Vec<Ent>,
     /// Members by (deadline, join order).
     queue: BTreeSet<(i64, u64, TaskId)>,
     /// `Σ w·v` and `Σ w` over the queue's members.
     sum_wv: i128,
     sum_w: i128,
-    running: Vec<Option<Run>>,
     /// `V` when it was last computed (what `V` is while nothing counts).
     vbase: i64,
     seq: u64,
     /// The highest priority admitted so far (tasks below it are `SCHED_IDLE`).
     top: Option<i32>,
-    decisions: u64,
     delayed: u64,
 }
 
@@ -238,21 +225,17 @@ fn real_of(vd: i64, w: u64) -> Nanos {
 }
 
 impl Eevdf {
-    /// An EEVDF scheduler for `cpus` CPUs.
-    pub fn new(cfg: EevdfConfig, cpus: usize) -> Self {
+    /// An EEVDF scheduler (one queue for all CPUs; `cfg` says how many it was built for).
+    pub fn new(cfg: EevdfConfig) -> Self {
         Eevdf {
             cfg,
-            cpus,
-            params: Vec::new(),
             ents: Vec::new(),
             queue: BTreeSet::new(),
             sum_wv: 0,
             sum_w: 0,
-            running: vec![None; cpus],
             vbase: 0,
             seq: 0,
             top: None,
-            decisions: 0,
             delayed: 0,
         }
     }
@@ -270,18 +253,19 @@ impl Eevdf {
         vdelta(self.cfg.base_slice, w)
     }
 
-    /// The virtual runtime of a running task at `now`.
-    fn v_now(&self, r: &Run, now: Nanos) -> i64 {
-        let e = &self.ents[r.task.idx()];
-        e.v.saturating_add(vdelta(now.saturating_sub(r.since), e.w))
+    /// The virtual runtime at the view's time of task `t`, running on `cpu` (its progress is the
+    /// time since its dispatch).
+    fn v_now(&self, t: TaskId, cpu: CpuId, v: &View) -> i64 {
+        let e = &self.ents[t.idx()];
+        e.v.saturating_add(vdelta(v.now().saturating_sub(v.dispatched_at(cpu)), e.w))
     }
 
     /// `Σ w·v` and `Σ w` over the members and the running tasks.
-    fn totals(&self, now: Nanos) -> (i128, i128) {
+    fn totals(&self, v: &View) -> (i128, i128) {
         let (mut s, mut w) = (self.sum_wv, self.sum_w);
-        for r in self.running.iter().flatten() {
-            let e = &self.ents[r.task.idx()];
-            s += i128::from(e.w) * i128::from(self.v_now(r, now));
+        for (cpu, t) in v.running_tasks() {
+            let e = &self.ents[t.idx()];
+            s += i128::from(e.w) * i128::from(self.v_now(t, cpu, v));
             w += i128::from(e.w);
         }
         (s, w)
@@ -324,11 +308,11 @@ impl Eevdf {
     }
 
     /// `place_entity` for a task not in the queue: its virtual runtime and deadline as it joins.
-    fn place(&mut self, t: TaskId, now: Nanos, initial: bool) {
-        let tot = self.totals(now);
+    fn place(&mut self, t: TaskId, v: &View, initial: bool) {
+        let tot = self.totals(v);
         let avg = self.avg(tot);
         self.vbase = avg;
-        let members = self.queue.len() + self.running.iter().flatten().count();
+        let members = self.queue.len() + v.running_tasks().count();
         let e = &self.ents[t.idx()];
         let mut lag = 0i64;
         if self.cfg.place_lag && members > 0 && tot.1 > 0 {
@@ -346,7 +330,7 @@ impl Eevdf {
     }
 
     /// Give a task a new weight (`reweight_entity`). A running task takes it when it stops.
-    fn reweight(&mut self, t: TaskId, to: (u64, bool), now: Nanos) {
+    fn reweight(&mut self, t: TaskId, to: (u64, bool), view: &View) {
         let e = &self.ents[t.idx()];
         if (e.w, e.idle) == to || !e.live {
             return;
@@ -364,7 +348,7 @@ impl Eevdf {
                 (e.w, e.idle) = to;
             }
             State::Queued | State::Delayed => {
-                let avg = self.avg(self.totals(now));
+                let avg = self.avg(self.totals(view));
                 self.remove(t);
                 let (v, d) = (self.ents[t.idx()].v, self.ents[t.idx()].deadline);
                 let new_v = if avg != v { avg.saturating_sub(scale(self.lag(avg, v, old))) } else { v };
@@ -377,26 +361,28 @@ impl Eevdf {
         }
     }
 
-    /// A task of a higher priority than any before makes every task below it `SCHED_IDLE`.
-    fn raise_top(&mut self, prio: i32, now: Nanos) {
-        if self.top.is_some_and(|top| top >= prio) {
+    /// A task of a higher priority than any before makes every task below it `SCHED_IDLE`; task
+    /// `t` is taken with parameters `p` (those it is being given).
+    fn raise_top(&mut self, t: TaskId, p: &TaskParams, v: &View) {
+        if self.top.is_some_and(|top| top >= p.priority) {
             return;
         }
-        self.top = Some(prio);
+        self.top = Some(p.priority);
         for i in 0..self.ents.len() {
             if self.ents[i].live {
-                let to = self.weight_of(&self.params[i]);
-                self.reweight(TaskId(i as u32), to, now);
+                let x = TaskId(i as u32);
+                let to = self.weight_of(if x == t { p } else { v.params(x) });
+                self.reweight(x, to, v);
             }
         }
     }
 
     /// The first member allowed on `cpu` in deadline order that is eligible under `tot`, if any, and
     /// the first allowed at all.
-    fn best_for(&self, cpu: CpuId, tot: (i128, i128)) -> (Option<TaskId>, Option<TaskId>) {
+    fn best_for(&self, cpu: CpuId, tot: (i128, i128), v: &View) -> (Option<TaskId>, Option<TaskId>) {
         let mut first = None;
         for &(_, _, t) in &self.queue {
-            if !self.params[t.idx()].allows(cpu) {
+            if !v.allows(t, cpu) {
                 continue;
             }
             first.get_or_insert(t);
@@ -421,41 +407,30 @@ impl Eevdf {
 }
 
 impl Policy for Eevdf {
-    fn name(&self) -> &'static str {
-        "eevdf"
-    }
-
-    fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.params, t) = p.clone();
+    fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         slot(&mut self.ents, t);
-        self.raise_top(p.priority, now);
+        self.raise_top(t, p, v);
         let (w, idle) = self.weight_of(p);
-        let e = &mut self.ents[t.idx()];
-        *e = Ent { live: true, w, idle, fresh: true, ..Ent::default() };
-        e.usage.start(now);
+        self.ents[t.idx()] = Ent { live: true, w, idle, fresh: true, ..Ent::default() };
     }
 
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.remove(t);
         let e = &mut self.ents[t.idx()];
         e.live = false;
         e.state = State::Asleep;
     }
 
-    fn wake(&mut self, t: TaskId, now: Nanos) {
+    fn wake(&mut self, t: TaskId, v: &View) {
         match self.ents[t.idx()].state {
             State::Delayed => {
                 // requeue_delayed_entity with DELAY_ZERO: placed again with lag 0 once eligible.
-                let avg = self.avg(self.totals(now));
+                let avg = self.avg(self.totals(v));
                 let e = &self.ents[t.idx()];
                 if self.lag(avg, e.v, e.w) > 0 {
                     self.remove(t);
                     self.ents[t.idx()].vlag = 0;
-                    self.place(t, now, false);
+                    self.place(t, v, false);
                     self.insert(t);
                 }
                 self.ents[t.idx()].state = State::Queued;
@@ -465,7 +440,7 @@ impl Policy for Eevdf {
                 if fresh {
                     self.ents[t.idx()].vlag = 0;
                 }
-                self.place(t, now, fresh);
+                self.place(t, v, fresh);
                 self.ents[t.idx()].state = State::Queued;
                 self.insert(t);
             }
@@ -473,15 +448,9 @@ impl Policy for Eevdf {
         }
     }
 
-    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        if let Some(r) = self.running.get_mut(cpu as usize) {
-            if r.is_some_and(|r| r.task == t) {
-                *r = None;
-            }
-        }
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, view: &View) {
         let vs = self.vslice(self.ents[t.idx()].w);
         let e = &mut self.ents[t.idx()];
-        e.usage.add(charged, now);
         e.v = e.v.saturating_add(vdelta(charged, e.w));
         if why == Stop::SliceEnd && e.v < e.deadline {
             // The slice ran to its end: its request is used up, whatever tick billing charged.
@@ -492,7 +461,7 @@ impl Policy for Eevdf {
         }
         let (w, v) = (e.w, e.v);
         // The task still counts in V as it stops (it is the kernel's `curr`).
-        let (s, tw) = self.totals(now);
+        let (s, tw) = self.totals(view);
         let tot = (s + i128::from(w) * i128::from(v), tw + i128::from(w));
         match why {
             Stop::Blocked => {
@@ -520,7 +489,7 @@ impl Policy for Eevdf {
             }
         }
         if let Some(to) = self.ents[t.idx()].pending.take() {
-            self.reweight(t, to, now);
+            self.reweight(t, to, view);
         }
     }
 
@@ -529,18 +498,15 @@ impl Policy for Eevdf {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        now: Nanos,
+        view: &View,
     ) -> Option<CpuId> {
         let we = &self.ents[woken.idx()];
-        let tot = self.totals(now);
+        let tot = self.totals(view);
         let order = running
             .iter()
             .filter(|(c, _)| Some(*c) == prev)
             .chain(running.iter().filter(|(c, _)| Some(*c) != prev));
         for &(cpu, cur) in order {
-            let Some(r) = self.running.get(cpu as usize).copied().flatten().filter(|r| r.task == cur) else {
-                continue;
-            };
             let ce = &self.ents[cur.idx()];
             if ce.idle && !we.idle {
                 return Some(cpu);
@@ -548,15 +514,17 @@ impl Policy for Eevdf {
             if ce.idle != we.idle || we.idle {
                 continue;
             }
-            let v = self.v_now(&r, now);
+            let v = self.v_now(cur, cpu, view);
             if v >= ce.deadline {
                 return Some(cpu); // update_curr at the wake-up renews its request and reschedules
             }
             let curr_eligible = Self::eligible(tot, v);
-            if self.cfg.run_to_parity && curr_eligible && r.protect {
+            // RUN_TO_PARITY: a running task's request is renewed only when it stops, so it is
+            // protected for as long as it runs.
+            if self.cfg.run_to_parity && curr_eligible {
                 continue;
             }
-            if self.best_for(cpu, tot).0 != Some(woken) {
+            if self.best_for(cpu, tot, view).0 != Some(woken) {
                 continue;
             }
             if curr_eligible && ce.deadline < we.deadline {
@@ -567,11 +535,11 @@ impl Policy for Eevdf {
         None
     }
 
-    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
-        self.decisions += 1;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        let now = v.now();
         loop {
-            let tot = self.totals(now);
-            let (best, first) = self.best_for(cpu, tot);
+            let tot = self.totals(v);
+            let (best, first) = self.best_for(cpu, tot, v);
             let t = best.or(first)?;
             if self.ents[t.idx()].state == State::Delayed {
                 // Picked while delayed: it leaves now, with lag 0 (DELAY_ZERO) or what it still owes.
@@ -587,21 +555,17 @@ impl Policy for Eevdf {
             }
             self.remove(t);
             self.ents[t.idx()].state = State::Running;
-            if let Some(r) = self.running.get_mut(cpu as usize) {
-                *r = Some(Run { task: t, since: now, protect: true });
-            }
             return Some(Dispatch { task: t, slice: Some(self.slice_for(t, now)) });
         }
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        self.params[t.idx()] = p.clone();
-        self.raise_top(p.priority, now);
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
+        self.raise_top(t, p, v);
         let to = self.weight_of(p);
-        self.reweight(t, to, now);
+        self.reweight(t, to, v);
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
         // Entitled: its weight's part of the runnable weight, on at most one CPU.
         let me = &self.ents[t.idx()];
         let runnable: u64 = self
@@ -611,30 +575,26 @@ impl Policy for Eevdf {
             .filter(|(i, e)| e.live && (matches!(e.state, State::Queued | State::Running) || *i == t.idx()))
             .map(|(_, e)| e.w)
             .sum();
-        let alloc = (self.cpus as f64 * me.w as f64 / runnable.max(1) as f64).min(1.0);
-        Availability { consumption_rate: 100.0 * me.usage.rate(now), allocation_rate: 100.0 * alloc }
+        let alloc = (v.cpus() as f64 * me.w as f64 / runnable.max(1) as f64).min(1.0);
+        Availability { consumption_rate: 100.0 * v.usage(t), allocation_rate: 100.0 * alloc }
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions), ("delayed_dequeues", self.delayed)]
+        vec![("delayed_dequeues", self.delayed)]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{test_core, Core};
 
-    fn eevdf(shares: &[u32], cfg: EevdfConfig) -> Eevdf {
-        let cpus = cfg_cpus(&cfg);
-        let mut p = Eevdf::new(cfg, cpus);
+    fn eevdf(shares: &[u32], cfg: EevdfConfig) -> Core<Eevdf> {
+        let mut p = test_core(Eevdf::new(cfg), 1);
         for (i, &share) in shares.iter().enumerate() {
             p.admit(TaskId(i as u32), &TaskParams { share, ..Default::default() }, 0);
         }
         p
-    }
-
-    fn cfg_cpus(_: &EevdfConfig) -> usize {
-        1
     }
 
     fn hr() -> EevdfConfig {
@@ -642,11 +602,11 @@ mod tests {
     }
 
     /// Runs what `cpu` picks until its slice ends; returns the task and its slice.
-    fn run_slice(p: &mut Eevdf, now: &mut Nanos) -> (TaskId, Nanos) {
-        let d = p.pick_next(0, *now).unwrap();
+    fn run_slice(p: &mut Core<Eevdf>, now: &mut Nanos) -> (TaskId, Nanos) {
+        let d = p.pick(0, *now).unwrap();
         let s = d.slice.unwrap();
         *now += s;
-        p.stop(d.task, 0, s, Stop::SliceEnd, *now);
+        p.stop(d.task, s, Stop::SliceEnd, *now);
         (d.task, s)
     }
 
@@ -702,12 +662,8 @@ mod tests {
             p.wake(TaskId(t), 0);
         }
         // All joined at V = 0 with half a slice: equal deadlines, served in the order they woke.
-        let order: Vec<u32> = (0..3)
-            .map(|_| {
-                let mut now = 0;
-                run_slice(&mut p, &mut now).0 .0
-            })
-            .collect();
+        let mut now = 0;
+        let order: Vec<u32> = (0..3).map(|_| run_slice(&mut p, &mut now).0 .0).collect();
         assert_eq!(order, [2, 0, 1]);
     }
 
@@ -718,11 +674,11 @@ mod tests {
             p.wake(TaskId(t), 0);
         }
         // The first request is half a slice (0.35 ms): it ends at the first tick, 1 ms.
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.slice, Some(MS));
-        p.stop(d.task, 0, MS, Stop::SliceEnd, MS);
+        p.stop(d.task, MS, Stop::SliceEnd, MS);
         // Picked at 1.2 ms, a 0.7 ms request ends at 1.9 ms: the tick at 2 ms.
-        let d = p.pick_next(0, 1_200_000).unwrap();
+        let d = p.pick(0, 1_200_000).unwrap();
         assert_eq!(d.slice, Some(800_000));
     }
 
@@ -737,20 +693,20 @@ mod tests {
         let mut now = 0;
         assert_eq!(run_slice(&mut p, &mut now).0, a);
         assert_eq!(run_slice(&mut p, &mut now).0, b);
-        let d = p.pick_next(0, now).unwrap();
+        let d = p.pick(0, now).unwrap();
         assert_eq!(d.task, c);
         now += 100_000;
-        p.stop(c, 0, 100_000, Stop::Blocked, now);
+        p.stop(c, 100_000, Stop::Blocked, now);
         // v: a and b 0.35 ms, c 0.1 ms; V = 0.8/3 ms, so c leaves owed V − v = 0.1667 ms.
-        let e = &p.ents[c.idx()];
+        let e = &p.policy().ents[c.idx()];
         assert_eq!(e.state, State::Asleep, "eligible: it leaves at once");
         assert_eq!(e.vlag, 800_000 / 3 - 100_000);
         let lag = e.vlag;
         // Rejoining a and b (W = 2048, V = 0.35 ms): v = V − lag·(2048 + 1024)/2048 ...
         p.wake(c, now);
-        assert_eq!(p.ents[c.idx()].v, 350_000 - lag * 3 / 2);
+        assert_eq!(p.policy().ents[c.idx()].v, 350_000 - lag * 3 / 2);
         // ... so that, once it counts in V, its lag is the one it left with.
-        let back = p.avg(p.totals(now)) - p.ents[c.idx()].v;
+        let back = p.policy().avg(p.policy().totals(p.view())) - p.policy().ents[c.idx()].v;
         assert!((back - lag).abs() <= 1, "{back} vs {lag}");
     }
 
@@ -761,31 +717,31 @@ mod tests {
         p.wake(a, 0);
         p.wake(b, 0);
         // a runs a whole first request and a second, then blocks well ahead of V.
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.task, a);
-        p.stop(a, 0, 2 * MS, Stop::Blocked, 2 * MS);
-        assert_eq!(p.ents[a.idx()].state, State::Delayed, "not eligible: delayed");
+        p.stop(a, 2 * MS, Stop::Blocked, 2 * MS);
+        assert_eq!(p.policy().ents[a.idx()].state, State::Delayed, "not eligible: delayed");
         assert_eq!(p.counters()[1], ("delayed_dequeues", 1));
         // b runs; once V passes a, a CPU picking a drops it (lag 0) and runs b on.
         let mut now = 2 * MS;
-        let d = p.pick_next(0, now).unwrap();
+        let d = p.pick(0, now).unwrap();
         assert_eq!(d.task, b);
         now += 4 * MS;
-        p.stop(b, 0, 4 * MS, Stop::Preempted, now);
-        let d = p.pick_next(0, now).unwrap();
+        p.stop(b, 4 * MS, Stop::Preempted, now);
+        let d = p.pick(0, now).unwrap();
         assert_eq!(d.task, b, "a was picked, dropped with lag 0, and b taken");
-        assert_eq!((p.ents[a.idx()].state, p.ents[a.idx()].vlag), (State::Asleep, 0));
+        assert_eq!((p.policy().ents[a.idx()].state, p.policy().ents[a.idx()].vlag), (State::Asleep, 0));
 
         // Without DELAY_DEQUEUE it leaves at once, with its negative lag.
         let mut p = eevdf(&[1, 1], EevdfConfig { delay_dequeue: false, ..hr() });
         p.wake(a, 0);
         p.wake(b, 0);
-        p.pick_next(0, 0).unwrap();
-        p.stop(a, 0, 2 * MS, Stop::Blocked, 2 * MS);
-        assert_eq!(p.ents[a.idx()].state, State::Asleep);
-        assert!(p.ents[a.idx()].vlag < 0);
+        p.pick(0, 0).unwrap();
+        p.stop(a, 2 * MS, Stop::Blocked, 2 * MS);
+        assert_eq!(p.policy().ents[a.idx()].state, State::Asleep);
+        assert!(p.policy().ents[a.idx()].vlag < 0);
         // Clamped to max(2·slice, tick) = 1.4 ms.
-        assert!(p.ents[a.idx()].vlag >= -1_400_000);
+        assert!(p.policy().ents[a.idx()].vlag >= -1_400_000);
     }
 
     #[test]
@@ -801,41 +757,41 @@ mod tests {
             }
             // a starts a request at V, and c wakes at once with an earlier deadline (half a
             // request at V). a is eligible (v = V).
-            let d = p.pick_next(0, now).unwrap();
+            let d = p.pick(0, now).unwrap();
             assert_eq!(d.task, a);
             p.wake(c, now);
-            let victim = p.preempt_for(c, Some(0), &[(0, a)], now);
+            let victim = p.policy().preempt_for(c, Some(0), &[(0, a)], p.view());
             if parity {
                 assert_eq!(victim, None, "a is eligible and protected");
             } else {
                 assert_eq!(victim, Some(0), "c is now what the CPU would pick");
             }
             // Once a has used its request, any wake-up preempts it.
-            let later = now + d.slice.unwrap();
-            assert_eq!(p.preempt_for(c, Some(0), &[(0, a)], later), Some(0));
+            p.advance_to(now + d.slice.unwrap());
+            assert_eq!(p.policy().preempt_for(c, Some(0), &[(0, a)], p.view()), Some(0));
         }
     }
 
     #[test]
     fn idle_tasks_give_way_and_never_preempt() {
         // Share 0 is SCHED_IDLE; so is a task of a priority below another's.
-        let mut p = Eevdf::new(hr(), 1);
+        let mut p = test_core(Eevdf::new(hr()), 1);
         let (idle, low, hi) = (TaskId(0), TaskId(1), TaskId(2));
         p.admit(idle, &TaskParams { share: 0, ..Default::default() }, 0);
         p.admit(low, &TaskParams { priority: 0, ..Default::default() }, 0);
-        assert_eq!(p.ents[low.idx()].w, 1024);
+        assert_eq!(p.policy().ents[low.idx()].w, 1024);
         p.admit(hi, &TaskParams { priority: 5, ..Default::default() }, 0);
-        assert_eq!((p.ents[low.idx()].w, p.ents[low.idx()].idle), (IDLE_WEIGHT, true));
-        assert!(p.ents[idle.idx()].idle && !p.ents[hi.idx()].idle);
+        assert_eq!((p.policy().ents[low.idx()].w, p.policy().ents[low.idx()].idle), (IDLE_WEIGHT, true));
+        assert!(p.policy().ents[idle.idx()].idle && !p.policy().ents[hi.idx()].idle);
         p.wake(idle, 0);
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.task, idle);
         p.wake(hi, 0);
-        assert_eq!(p.preempt_for(hi, Some(0), &[(0, idle)], 1), Some(0));
-        p.stop(idle, 0, 1, Stop::Preempted, 1);
-        assert_eq!(p.pick_next(0, 1).unwrap().task, hi);
+        assert_eq!(p.policy().preempt_for(hi, Some(0), &[(0, idle)], p.view()), Some(0));
+        p.stop(idle, 1, Stop::Preempted, 1);
+        assert_eq!(p.pick(0, 1).unwrap().task, hi);
         p.wake(low, 1);
-        assert_eq!(p.preempt_for(low, Some(0), &[(0, hi)], 2), None);
+        assert_eq!(p.policy().preempt_for(low, Some(0), &[(0, hi)], p.view()), None);
     }
 
     #[test]
@@ -846,10 +802,10 @@ mod tests {
         p.wake(b, 0);
         let mut now = 0;
         run_slice(&mut p, &mut now); // a runs its half request
-        let avg = p.avg(p.totals(now));
-        let (v, d) = (p.ents[a.idx()].v, p.ents[a.idx()].deadline);
+        let avg = p.policy().avg(p.policy().totals(p.view()));
+        let (v, d) = (p.policy().ents[a.idx()].v, p.policy().ents[a.idx()].deadline);
         p.set_params(a, &TaskParams { share: 3, ..Default::default() }, now);
-        let e = &p.ents[a.idx()];
+        let e = &p.policy().ents[a.idx()];
         assert_eq!(e.w, 3121);
         assert_eq!(e.v, avg - (avg - v) * 1024 / 3121);
         assert_eq!(e.deadline, avg + (d - avg) * 1024 / 3121);
@@ -860,11 +816,11 @@ mod tests {
         let mut opts = crate::Options::new();
         opts.insert("base_slice".into(), crate::OptValue::Time(3 * MS));
         opts.insert("hrtick".into(), crate::OptValue::Bool(true));
-        assert!(crate::by_name("eevdf", &opts, 2).is_ok());
+        assert!(crate::build("eevdf", &opts, 2).is_ok());
         opts.insert("base_slice".into(), crate::OptValue::Time(10));
-        assert!(crate::by_name("eevdf", &opts, 2).is_err());
+        assert!(crate::build("eevdf", &opts, 2).is_err());
         opts.remove("base_slice");
         opts.insert("quantum".into(), crate::OptValue::Time(MS));
-        assert!(crate::by_name("eevdf", &opts, 2).is_err());
+        assert!(crate::build("eevdf", &opts, 2).is_err());
     }
 }

@@ -36,7 +36,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::{slot, Nanos, Ord64, TaskId};
+use crate::{slot, Availability, Nanos, Ord64, TaskId, View};
 
 /// The fair-queueing state of one task.
 #[derive(Clone, Debug, Default)]
@@ -186,6 +186,13 @@ impl FairQueues {
     /// Total share of the members of a priority queue.
     pub fn queue_shares(&self, prio: i32) -> u64 {
         self.queues.get(&prio).map_or(0, |q| q.shares)
+    }
+
+    /// Availability (SMART §3.4.3): the task's share of its priority queue's shares of what the more
+    /// important priorities have recently left.
+    pub fn availability(&self, t: TaskId, v: &View) -> Availability {
+        let f = &self.tasks[t.idx()];
+        v.availability_by_rank(t, |x| self.tasks[x.idx()].prio, u64::from(f.share), self.queue_shares(f.prio))
     }
 
     /// Priorities with members, most important first, with their total shares.

@@ -21,40 +21,31 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::usage::Accounts;
 use crate::{
-    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
-    TaskParams,
+    preempt_lower_rank, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
+    TaskParams, View,
 };
 
 /// Fixed-priority FIFO or round robin.
 #[derive(Debug, Default)]
 pub struct FixedPriority {
     rr_slice: Option<Nanos>,
-    cpus: usize,
-    params: Vec<TaskParams>,
     queues: BTreeMap<i32, VecDeque<TaskId>>,
-    acct: Accounts,
-    decisions: u64,
 }
 
 impl FixedPriority {
-    /// SCHED_FIFO on `cpus` CPUs.
-    pub fn fifo(cpus: usize) -> Self {
-        FixedPriority { cpus, ..Default::default() }
+    /// SCHED_FIFO (one queue per priority for all CPUs, whatever their number).
+    pub fn fifo() -> Self {
+        FixedPriority::default()
     }
 
-    /// SCHED_RR with this slice on `cpus` CPUs.
-    pub fn rr(slice: Nanos, cpus: usize) -> Self {
-        FixedPriority { rr_slice: Some(slice.max(1)), cpus, ..Default::default() }
+    /// SCHED_RR with this slice.
+    pub fn rr(slice: Nanos) -> Self {
+        FixedPriority { rr_slice: Some(slice.max(1)), ..Default::default() }
     }
 
-    fn prio(&self, t: TaskId) -> i32 {
-        self.params[t.idx()].priority
-    }
-
-    fn enqueue(&mut self, t: TaskId, front: bool) {
-        let q = self.queues.entry(self.prio(t)).or_default();
+    fn enqueue(&mut self, t: TaskId, prio: i32, front: bool) {
+        let q = self.queues.entry(prio).or_default();
         if front {
             q.push_front(t)
         } else {
@@ -62,44 +53,29 @@ impl FixedPriority {
         }
     }
 
-    fn remove(&mut self, t: TaskId) {
-        if let Some(q) = self.queues.get_mut(&self.params[t.idx()].priority) {
-            q.retain(|x| *x != t);
-        }
+    /// Takes `t` out of its queue; whether it was there.
+    fn remove(&mut self, t: TaskId, prio: i32) -> bool {
+        let Some(q) = self.queues.get_mut(&prio) else { return false };
+        let Some(i) = q.iter().position(|x| *x == t) else { return false };
+        q.remove(i);
+        true
     }
 }
 
 impl Policy for FixedPriority {
-    fn name(&self) -> &'static str {
-        if self.rr_slice.is_some() {
-            "rr"
-        } else {
-            "fifo"
-        }
+    fn admit(&mut self, _t: TaskId, _p: &TaskParams, _v: &View) {}
+
+    fn exit(&mut self, t: TaskId, v: &View) {
+        self.remove(t, v.params(t).priority);
     }
 
-    fn cpus(&self) -> usize {
-        self.cpus
+    fn wake(&mut self, t: TaskId, v: &View) {
+        self.enqueue(t, v.params(t).priority, false);
     }
 
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.params, t) = p.clone();
-        self.acct.admit(t, p.priority, 1, now);
-    }
-
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
-        self.remove(t);
-        self.acct.exit(t);
-    }
-
-    fn wake(&mut self, t: TaskId, _now: Nanos) {
-        self.enqueue(t, false);
-    }
-
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        self.acct.add(t, charged, now);
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
         if let Some(front) = why.requeue_front() {
-            self.enqueue(t, front);
+            self.enqueue(t, v.params(t).priority, front);
         }
     }
 
@@ -108,80 +84,77 @@ impl Policy for FixedPriority {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        _now: Nanos,
+        v: &View,
     ) -> Option<CpuId> {
-        preempt_lower_rank(woken, prev, running, |r| self.prio(r))
+        preempt_lower_rank(woken, prev, running, |r| v.params(r).priority)
     }
 
-    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
-        self.decisions += 1;
-        let t = take_first_allowed(self.queues.values_mut(), &self.params, cpu)?;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        let t = take_first_allowed(self.queues.values_mut(), v, cpu)?;
         Some(Dispatch { task: t, slice: self.rr_slice })
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
-        let queued = self.queues.get(&self.prio(t)).is_some_and(|q| q.contains(&t));
-        self.remove(t);
-        self.params[t.idx()] = p.clone();
-        self.acct.set(t, p.priority, 1);
-        if queued {
-            self.enqueue(t, false);
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
+        // A queued task moves to the back of its new priority.
+        if self.remove(t, v.params(t).priority) {
+            self.enqueue(t, p.priority, false);
         }
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
-        let same = self.params.iter().filter(|p| p.priority == self.prio(t)).count() as u64;
-        self.acct.availability(t, now, same)
-    }
-
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions)]
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
+        let prio = |x: TaskId| v.params(x).priority;
+        let same = v.live().filter(|&x| prio(x) == prio(t)).count() as u64;
+        v.availability_by_rank(t, prio, 1, same)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_core;
 
     #[test]
     fn higher_priority_first_fifo_within() {
-        let mut f = FixedPriority::fifo(1);
+        let mut f = test_core(FixedPriority::fifo(), 1);
         for (i, p) in [(0, 1), (1, 5), (2, 5)] {
             f.admit(TaskId(i), &TaskParams { priority: p, ..Default::default() }, 0);
             f.wake(TaskId(i), 0);
         }
-        assert_eq!(f.pick_next(0, 0).unwrap(), Dispatch { task: TaskId(1), slice: None });
-        f.stop(TaskId(1), 0, 1, Stop::Preempted, 1);
-        assert_eq!(f.pick_next(0, 1).unwrap().task, TaskId(1), "preempted goes back to the front");
-        f.stop(TaskId(1), 0, 1, Stop::Blocked, 2);
-        assert_eq!(f.pick_next(0, 2).unwrap().task, TaskId(2));
-        assert_eq!(f.preempt_for(TaskId(0), None, &[(0, TaskId(2))], 2), None);
+        assert_eq!(f.pick(0, 0).unwrap(), Dispatch { task: TaskId(1), slice: None });
+        f.stop(TaskId(1), 1, Stop::Preempted, 1);
+        assert_eq!(f.pick(0, 1).unwrap().task, TaskId(1), "preempted goes back to the front");
+        f.stop(TaskId(1), 1, Stop::Blocked, 2);
+        assert_eq!(f.pick(0, 2).unwrap().task, TaskId(2));
+        assert_eq!(f.policy().preempt_for(TaskId(0), None, &[(0, TaskId(2))], f.view()), None);
     }
 
     #[test]
     fn round_robin_rotates() {
-        let mut f = FixedPriority::rr(5, 1);
+        let mut f = test_core(FixedPriority::rr(5), 1);
         for i in 0..2 {
             f.admit(TaskId(i), &TaskParams::default(), 0);
             f.wake(TaskId(i), 0);
         }
-        let d = f.pick_next(0, 0).unwrap();
+        let d = f.pick(0, 0).unwrap();
         assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(5) });
-        f.stop(TaskId(0), 0, 5, Stop::SliceEnd, 5);
-        assert_eq!(f.pick_next(0, 5).unwrap().task, TaskId(1));
+        f.stop(TaskId(0), 5, Stop::SliceEnd, 5);
+        assert_eq!(f.pick(0, 5).unwrap().task, TaskId(1));
     }
 
     #[test]
     fn on_two_cpus_a_waking_task_preempts_the_least_important() {
-        let mut f = FixedPriority::fifo(2);
+        let mut f = test_core(FixedPriority::fifo(), 2);
         for (i, p) in [(0, 3), (1, 1), (2, 2)] {
             f.admit(TaskId(i), &TaskParams { priority: p, ..Default::default() }, 0);
         }
         f.wake(TaskId(0), 0);
         f.wake(TaskId(1), 0);
-        assert_eq!(f.pick_next(0, 0).unwrap().task, TaskId(0));
-        assert_eq!(f.pick_next(1, 0).unwrap().task, TaskId(1));
+        assert_eq!(f.pick(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(f.pick(1, 0).unwrap().task, TaskId(1));
         f.wake(TaskId(2), 1);
-        assert_eq!(f.preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), Some(1));
+        assert_eq!(
+            f.policy().preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], f.view()),
+            Some(1)
+        );
     }
 }

@@ -1,20 +1,37 @@
-//! # sched: the Policy trait and the scheduling policies of SMART
+//! # sched: the Policy trait, the one driver core, and the scheduling policies of SMART
 //!
 //! This crate is the scheduling engine of the project. It holds one trait, [`Policy`], modelled on
-//! Linux's `struct sched_class` and on SimSo's scheduler interface: the *driver* (the simulator
-//! `smartsim`, or `scx_smart` on a real kernel) tells the policy what happened (a task was admitted,
-//! woke up, stopped after using some CPU, exited) and asks it what runs next and for how long.
+//! Linux's `struct sched_class`, sched_ext's operations and SimSo's scheduler interface: a policy is
+//! told what happened (a task was admitted, woke up, stopped after using some CPU, exited) and asked
+//! what runs next on a CPU and for how long. It holds one [`Core`], which every driver (the simulator
+//! `smartsim`, `scx_smart` on a real kernel, the conformance suite) feeds its events to: the core keeps
+//! what every policy needs (each task's state, parameters, usage and charges; what runs on which CPU;
+//! the decisions to make and their order) and checks the protocol on every call. And it holds the
+//! [`REGISTRY`], one [`Entry`] per policy: its name, what it is, its options, how to build it, how it
+//! maps onto Linux, whether it notifies and whether it is work-conserving. The policies, one file
+//! each, are listed by `smartsim policies` (and in README.md, checked against the registry by a test).
 //!
-//! The policies, one file each:
+//! ## Design decisions
 //!
-//! | name | file | what it is |
-//! |---|---|---|
-//! | `smart` | [`smart`] | SMART (Nieh 1999, ch. 4): value-tuple, biased virtual finishing time, best-effort EDF working schedule, notifications, availability |
-//! | `wfq`, `wfq-credit` | [`wfq`] | weighted fair queueing, without and with SMART's limited sleep credit (Nieh §6.4.3) |
-//! | `edf` | [`edf`] | earliest deadline first over the tasks that declared a time constraint; round robin below them |
-//! | `fifo`, `rr` | [`fixed`] | fixed priorities, FIFO or round robin within a priority (POSIX SCHED_FIFO / SCHED_RR) |
-//! | `ts` | [`ts`] | the UNIX SVR4 time-sharing class with Solaris's default dispatcher table (`ts_dptbl`): 60 levels, quantum expiry sinks, sleep and starvation lift (Nieh ch. 2's baseline) |
-//! | `eevdf` | [`eevdf`] | Linux 6.12's fair class: earliest eligible virtual deadline first, with lag kept across sleeps, delayed dequeue and run-to-parity, nice levels from shares |
+//! * **One protocol, one core.** The rules of the trait (a task runs on at most one CPU, only where
+//!   its affinity allows, only after the policy chose it there; every dispatch ends with exactly one
+//!   stop naming its CPU and why; where a woken task goes and whom it preempts) are kept once, in
+//!   [`core`], and asserted there. The simulator and `scx_smart` are adapters that turn their events
+//!   (an event queue; records from the kernel) into the core's calls, so a policy tested in
+//!   simulation is driven the same way in the kernel.
+//! * **A policy is a page.** Bookkeeping every policy needs lives in the core and is read through the
+//!   [`View`] each call gets (parameters, affinity, what runs where and since when, recent usage, the
+//!   time); a policy file reads top to bottom as its state, its events, its decision.
+//! * **Pure logic.** Time is [`Nanos`] (u64 nanoseconds) handed in by the driver; there is no I/O, no
+//!   global state, no clock and no thread here. The same code therefore runs in the simulator and
+//!   inside the user-space half of a sched_ext scheduler, and a policy cannot tell which one drives it.
+//! * **The driver bills.** [`Policy::stop`] carries `charged`, the CPU time the task is billed for. The
+//!   driver decides it (exact nanoseconds, or whole ticks when billing is tick-sampled, Etsion 2003
+//!   §4); a policy must not look at anything else.
+//! * **Dense task ids.** [`TaskId`] is a small index chosen by the driver (the simulator's task number,
+//!   or a slot `scx_smart` maps a pid to), so the core and the policies keep per-task state in vectors.
+//! * **No allocation per decision** where it can be avoided: the core and the policies keep their
+//!   scratch buffers.
 //!
 //! ## Tie-breaks
 //!
@@ -31,33 +48,16 @@
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
 //! | partitioned | the inner policy's, per CPU | the inner policy's |
 //!
-//! ## Design decisions
-//!
-//! * **Pure logic.** Time is [`Nanos`] (u64 nanoseconds) handed in by the driver; there is no I/O, no global
-//!   state, no clock and no thread here. The same code therefore runs in the simulator and inside the
-//!   user-space half of a sched_ext scheduler, and a policy cannot tell which one drives it.
-//! * **The driver bills.** [`Policy::stop`] carries `charged`, the CPU time the task is billed for. The
-//!   driver decides it (exact nanoseconds, or whole ticks when billing is tick-sampled, Etsion 2003 §4);
-//!   a policy must not look at anything else. Bookkeeping every policy needs (billing, timers, metrics)
-//!   lives in the driver, once.
-//! * **Dense task ids.** [`TaskId`] is a small index chosen by the driver (the simulator's task number, or
-//!   a slot `scx_smart` maps a pid to), so policies keep their per-task state in vectors.
-//! * **No allocation per decision** where it can be avoided: policies keep their scratch buffers.
-//!
 //! ## N CPUs
 //!
-//! A policy is built for a fixed number of CPUs ([`Policy::cpus`], 1 to [`MAX_CPUS`]) and its calls are
-//! sched_ext's operations, one to one (see [`Policy`]), so that the simulator and `scx_smart` drive it
-//! the same way. What a policy sees: each task's parameters with its affinity ([`TaskParams::cpus`]);
-//! wake-ups; for a woken task, the idle CPUs it may use ([`Policy::select_cpu`]) or else the CPUs it may
-//! use that run something, with what they run ([`Policy::preempt_for`]); a request for work from one CPU
-//! ([`Policy::pick_next`]); every stop with its CPU. What the driver guarantees: a task runs on at most
-//! one CPU at a time, only on a CPU its affinity allows; it is dispatched only after the policy returned
-//! it from `pick_next` for that CPU; every dispatch ends with exactly one [`Policy::stop`] naming that
-//! CPU, before the task can be dispatched again; a CPU the policy names in `preempt_for` or asks for
-//! with [`Policy::tick`] or [`Policy::timer`] stops its task (`Stop::Preempted`) and asks `pick_next`
-//! again. What a policy guarantees: `pick_next(cpu)` returns a runnable task the affinity allows there,
-//! and not one it returned for another CPU without a stop in between.
+//! A policy is built for a fixed number of CPUs (1 to [`MAX_CPUS`]) and its calls are sched_ext's
+//! operations, one to one (see [`Policy`]). What a policy sees: each task's parameters with its
+//! affinity ([`TaskParams::cpus`]); wake-ups; for a woken task, the idle CPUs it may use
+//! ([`Policy::select_cpu`]) or else the CPUs it may use that run something, with what they run
+//! ([`Policy::preempt_for`]); a request for work from one CPU ([`Policy::pick_next`]); every stop with
+//! its CPU. What the core guarantees and checks is in [`core`]. What a policy guarantees:
+//! `pick_next(cpu)` returns a runnable task the affinity allows there, and not one it returned for
+//! another CPU without a stop in between.
 //!
 //! Global policies keep one queue for all CPUs; [`partition::Partitioned`] runs one uniprocessor copy
 //! per CPU for tasks bound to one CPU each (`partition = "affinity"`, or `"ffd"`: first fit by
@@ -71,16 +71,24 @@
 //!   nothing models caches shared between CPUs (a migration has one fixed cost, set by the driver).
 //! * Virtual time is kept in `f64` nanoseconds-per-share. It is exact enough for runs of days (53 bits),
 //!   and deterministic, but not bit-identical to an integer implementation.
+//! * No policy uses [`Policy::tick`] yet: SVR4's time sharing counts its quantum in billed time and
+//!   EEVDF's request ends fall on a tick grid of its own (its `tick` option).
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
+pub mod core;
+pub mod cpuset;
 pub mod edf;
 pub mod eevdf;
 pub mod fair;
 pub mod fixed;
 pub mod partition;
+pub mod registry;
 pub mod smart;
+pub mod testing;
 pub mod ts;
+pub mod view;
 pub mod wfq;
 
 mod usage;
@@ -88,7 +96,12 @@ mod usage;
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use crate::core::Core;
+pub use registry::{
+    build, entry, names, Entry, LinuxClass, OptReader, OptionDoc, Partition, PolicyError, MIN_SLICE, REGISTRY,
+};
 pub use usage::Usage;
+pub use view::{State, View};
 
 /// Time and durations, in nanoseconds.
 pub type Nanos = u64;
@@ -251,43 +264,14 @@ pub enum OptValue {
 /// Options for a policy, by key.
 pub type Options = BTreeMap<String, OptValue>;
 
-/// What goes wrong when a policy is built.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PolicyError {
-    /// No policy of that name.
-    Unknown(String),
-    /// An option the policy does not know, or a value of the wrong kind.
-    BadOption {
-        /// The policy.
-        policy: String,
-        /// The key.
-        key: String,
-        /// What is wrong.
-        msg: String,
-    },
-}
-
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PolicyError::Unknown(n) => {
-                let names: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
-                write!(f, "unknown policy `{n}` (known: {})", names.join(", "))
-            }
-            PolicyError::BadOption { policy, key, msg } => {
-                write!(f, "policy `{policy}`, option `{key}`: {msg}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for PolicyError {}
-
-/// The scheduling policy interface. See the crate documentation for the model and the protocol.
+/// The scheduling policy interface: what a policy is told and what it answers. See the crate
+/// documentation for the model, and [`Core`] for the protocol every driver follows.
 ///
-/// The calls, with their sched_ext counterparts:
+/// Every call gets the [`View`]: what the core knows of every task (state, parameters, usage) and
+/// every CPU (what runs there, since when), and the current time ([`View::now`]). A policy keeps
+/// only its own state. The calls, with their sched_ext counterparts:
 /// * [`admit`](Policy::admit) once per task before anything else about it; the task is not runnable yet.
-/// * [`wake`](Policy::wake) when it becomes runnable (`enqueue` of a waking task). The driver then asks
+/// * [`wake`](Policy::wake) when it becomes runnable (`enqueue` of a waking task). The core then asks
 ///   [`select_cpu`](Policy::select_cpu) if a CPU the task may use is idle (`select_cpu`), else
 ///   [`preempt_for`](Policy::preempt_for) which CPU, if any, to take back for it (`kick_cpu` with
 ///   `SCX_KICK_PREEMPT`).
@@ -299,22 +283,23 @@ impl std::error::Error for PolicyError {}
 /// * [`take_notifications`](Policy::take_notifications) after every call that may produce some.
 /// * [`next_timer`](Policy::next_timer) is the earliest time at which the policy wants
 ///   [`timer`](Policy::timer) to be called (sleep-credit expiry, notify-time); the driver honours it.
+///
+/// What the view shows during a call: in `admit`, the task admitted with its parameters; in `wake`,
+/// the task runnable; in `stop`, the task off its CPU (runnable unless it blocked); in `pick_next`,
+/// the CPU free; in `set_params`, the old parameters (the new ones are the argument); in `exit`, the
+/// task still admitted.
 pub trait Policy {
-    /// The registry name of this policy (`smart`, `wfq`, ...).
-    fn name(&self) -> &'static str;
-    /// The number of CPUs it schedules (fixed when it is built).
-    fn cpus(&self) -> usize;
     /// A task exists, with these parameters; it is not runnable until [`Policy::wake`].
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
-    /// The task is gone (it is not running and not runnable).
-    fn exit(&mut self, t: TaskId, now: Nanos);
+    fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View);
+    /// The task is gone (it is not running; it may be runnable).
+    fn exit(&mut self, t: TaskId, v: &View);
     /// The task became runnable.
-    fn wake(&mut self, t: TaskId, now: Nanos);
+    fn wake(&mut self, t: TaskId, v: &View);
     /// Task `t` left CPU `cpu` after being billed `charged` since it was dispatched there. Unless it
     /// blocked, it is runnable again.
-    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos);
-    /// A clock tick on `cpu` while `running` runs there; `true` asks the driver to reschedule `cpu`.
-    fn tick(&mut self, _cpu: CpuId, _running: Option<TaskId>, _now: Nanos) -> bool {
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View);
+    /// A clock tick on `cpu`; `true` asks the driver to reschedule `cpu`.
+    fn tick(&mut self, _cpu: CpuId, _v: &View) -> bool {
         false
     }
     /// Whether the policy needs [`Policy::tick`] at all (the simulator skips ticks otherwise).
@@ -324,48 +309,46 @@ pub trait Policy {
     /// `t` just woke and the CPUs in `idle` (ascending, all allowed to it, at least one) have nothing
     /// to run: the one to offer it. The default, as Linux's `select_cpu_dfl`: the CPU it last ran on
     /// (`prev`) if idle, else the lowest-numbered idle CPU.
-    fn select_cpu(&self, _t: TaskId, prev: Option<CpuId>, idle: &[CpuId]) -> CpuId {
+    fn select_cpu(&self, _t: TaskId, prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
         prev.filter(|p| idle.contains(p)).unwrap_or(idle[0])
     }
     /// `woken` just woke and every CPU it may use is busy; `running` lists them with their tasks
     /// (ascending CPU). The CPU to preempt so that the policy decides again there, or `None`. Ties
     /// between equally good victims go to `woken`'s previous CPU (`prev`), then the lowest number.
+    /// A driver that must act before it can ask (the kernel) may also ask it of a blocked task, as
+    /// a forecast of its wake-up ([`Core::forecast_wake`]): the answer must not depend on the
+    /// task being in the policy's queues.
     fn preempt_for(
         &self,
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        now: Nanos,
+        v: &View,
     ) -> Option<CpuId>;
     /// The task to run next on `cpu` and for how long, or `None` to idle. It is runnable, not running
     /// on another CPU, and allowed on `cpu`.
-    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch>;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch>;
     /// Set (`Some`) or clear (`None`) the task's time constraint. Baselines without time constraints
     /// remember nothing.
-    fn set_time_constraint(&mut self, _t: TaskId, _c: Option<TimeConstraint>, _now: Nanos) {}
+    fn set_time_constraint(&mut self, _t: TaskId, _c: Option<TimeConstraint>, _v: &View) {}
     /// New priority, share or affinity for a task (SMART §4.3, "Reassigned user parameters").
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos);
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View);
     /// The user interacted with the task (a key press reached it): SMART resets its bias.
-    fn interact(&mut self, _t: TaskId, _now: Nanos) {}
+    fn interact(&mut self, _t: TaskId, _v: &View) {}
     /// Availability of the task (SMART §3.4.3).
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability;
-    /// Whether the policy ever notifies a task (SMART §3.4.2); a task that drops a request only when
-    /// notified would otherwise never drop one. A policy that says no never has notifications to take:
-    /// the driver need not ask.
-    fn notifies(&self) -> bool {
-        false
-    }
-    /// Move the notifications produced so far into `out` (no allocation when there are none).
+    fn availability(&self, t: TaskId, v: &View) -> Availability;
+    /// Move the notifications produced so far into `out` (no allocation when there are none). Only
+    /// a policy whose registry entry says it notifies ([`Entry::notifies`]) may produce any.
     fn take_notifications(&mut self, _out: &mut Vec<Notification>) {}
     /// The earliest time at which [`Policy::timer`] should be called, if any.
     fn next_timer(&self) -> Option<Nanos> {
         None
     }
     /// Called at (or after) [`Policy::next_timer`]; `true` asks the driver to reschedule every CPU.
-    fn timer(&mut self, _now: Nanos) -> bool {
+    fn timer(&mut self, _v: &View) -> bool {
         false
     }
-    /// Counters kept as the policy works (decisions, notifications, ...), for statistics.
+    /// The policy's own counters (the core counts decisions), for statistics.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
@@ -410,171 +393,13 @@ pub fn preempt_lower_rank<K: Ord>(
 /// most important non-empty queue (`queues` run from the least to the most important).
 pub fn take_first_allowed<'q>(
     queues: impl DoubleEndedIterator<Item = &'q mut std::collections::VecDeque<TaskId>>,
-    params: &[TaskParams],
+    v: &View,
     cpu: CpuId,
 ) -> Option<TaskId> {
     queues.rev().find_map(|q| {
-        let i = q.iter().position(|t| params[t.idx()].allows(cpu))?;
+        let i = q.iter().position(|&t| v.allows(t, cpu))?;
         q.remove(i)
     })
-}
-
-/// Every policy of the registry: name and one line on what it is.
-pub const POLICIES: &[(&str, &str)] = &[
-    ("smart", "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)"),
-    ("wfq", "weighted fair queueing, no credit for sleeping"),
-    ("wfq-credit", "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)"),
-    ("edf", "earliest deadline first; tasks without a time constraint round-robin below"),
-    ("fifo", "fixed priority, first in first out within a priority (SCHED_FIFO)"),
-    ("rr", "fixed priority, round robin within a priority (SCHED_RR)"),
-    ("ts", "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)"),
-    ("eevdf", "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share"),
-];
-
-/// How tasks are placed on CPUs (the `partition` key of `[scheduler]`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-pub enum Partition {
-    /// One queue for all CPUs: any task on any CPU its affinity allows (the default).
-    #[default]
-    Global,
-    /// Each task is bound to one CPU by its affinity (`cpus = [k]`), and each CPU runs its own copy of
-    /// the policy ([`partition::Partitioned`]).
-    Affinity,
-    /// As `Affinity`, with the CPU of each task chosen by the driver before the run, first fit by
-    /// decreasing utilisation ([`partition::first_fit_decreasing`]).
-    Ffd,
-}
-
-impl Partition {
-    /// The rule the options ask for (`partition = "global" | "affinity" | "ffd"`).
-    pub fn of(opts: &Options) -> Result<Partition, PolicyError> {
-        match opts.get("partition") {
-            None => Ok(Partition::Global),
-            Some(OptValue::Str(s)) => match s.as_str() {
-                "global" | "none" => Ok(Partition::Global),
-                "affinity" => Ok(Partition::Affinity),
-                "ffd" => Ok(Partition::Ffd),
-                _ => Err(PolicyError::BadOption {
-                    policy: String::new(),
-                    key: "partition".into(),
-                    msg: format!("`{s}` is not one of global, affinity, ffd"),
-                }),
-            },
-            Some(_) => Err(PolicyError::BadOption {
-                policy: String::new(),
-                key: "partition".into(),
-                msg: "expected a string: global, affinity or ffd".into(),
-            }),
-        }
-    }
-}
-
-/// Shortest quantum or slice a policy accepts (`quantum`, `slice`): 1 µs.
-pub const MIN_SLICE: Nanos = 1_000;
-
-/// Build a policy by its registry name for `cpus` CPUs, with options (`[scheduler]` keys of a scenario).
-pub fn by_name(name: &str, opts: &Options, cpus: usize) -> Result<Box<dyn Policy>, PolicyError> {
-    let mut o = OptReader { policy: name, opts, used: Vec::new() };
-    if cpus == 0 || cpus > MAX_CPUS {
-        return Err(o.bad("cpus", &format!("{cpus} CPUs: a policy schedules 1 to {MAX_CPUS}")));
-    }
-    let part = Partition::of(opts).map_err(|e| match e {
-        PolicyError::BadOption { key, msg, .. } => o.bad(&key, &msg),
-        e => e,
-    })?;
-    let _ = o.get("partition");
-    let p = match part {
-        Partition::Global => build(name, &mut o, cpus)?,
-        Partition::Affinity | Partition::Ffd => {
-            // Each CPU gets its own uniprocessor copy, built from the same options.
-            let mut inner = Vec::with_capacity(cpus);
-            for _ in 0..cpus {
-                let mut oi = OptReader { policy: name, opts, used: Vec::new() };
-                inner.push(build(name, &mut oi, 1)?);
-                o.used.extend(oi.used);
-            }
-            Box::new(partition::Partitioned::new(inner))
-        }
-    };
-    o.finish()?;
-    Ok(p)
-}
-
-fn build(name: &str, o: &mut OptReader<'_>, cpus: usize) -> Result<Box<dyn Policy>, PolicyError> {
-    Ok(match name {
-        "smart" => Box::new(smart::Smart::new(smart::SmartConfig::from_options(o)?, cpus)),
-        "wfq" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, false)?, cpus)),
-        "wfq-credit" => Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, true)?, cpus)),
-        "edf" => Box::new(edf::Edf::new(o.slice("slice", 10 * MS)?, cpus)),
-        "fifo" => Box::new(fixed::FixedPriority::fifo(cpus)),
-        "rr" => Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?, cpus)),
-        "ts" => Box::new(ts::TimeSharing::new(cpus)),
-        "eevdf" => Box::new(eevdf::Eevdf::new(eevdf::EevdfConfig::from_options(o, cpus)?, cpus)),
-        _ => return Err(PolicyError::Unknown(name.to_string())),
-    })
-}
-
-/// Reads options for a policy and remembers which keys were used, so unknown keys are errors.
-pub struct OptReader<'a> {
-    policy: &'a str,
-    opts: &'a Options,
-    used: Vec<&'a str>,
-}
-
-impl<'a> OptReader<'a> {
-    fn bad(&self, key: &str, msg: &str) -> PolicyError {
-        PolicyError::BadOption { policy: self.policy.into(), key: key.into(), msg: msg.into() }
-    }
-    fn get(&mut self, key: &str) -> Option<&'a OptValue> {
-        let (k, v) = self.opts.get_key_value(key)?;
-        self.used.push(k.as_str());
-        Some(v)
-    }
-    /// A duration option, or its default.
-    pub fn time(&mut self, key: &str, default: Nanos) -> Result<Nanos, PolicyError> {
-        match self.get(key) {
-            None => Ok(default),
-            Some(OptValue::Time(t)) => Ok(*t),
-            Some(_) => Err(self.bad(key, "expected a time such as \"100ms\"")),
-        }
-    }
-    /// A quantum or slice option, or its default: at least [`MIN_SLICE`] (a shorter one would make
-    /// a run of simulated seconds take billions of decisions), never rounded.
-    pub fn slice(&mut self, key: &str, default: Nanos) -> Result<Nanos, PolicyError> {
-        let t = self.time(key, default)?;
-        if t < MIN_SLICE {
-            return Err(self.bad(key, &format!("{t} ns: a {key} is at least 1us (MIN_SLICE)")));
-        }
-        Ok(t)
-    }
-    /// An integer option in `lo..=hi`, or its default.
-    pub fn int(&mut self, key: &str, default: i64, lo: i64, hi: i64) -> Result<i64, PolicyError> {
-        match self.get(key) {
-            None => Ok(default),
-            Some(OptValue::Int(i)) if (lo..=hi).contains(i) => Ok(*i),
-            Some(_) => Err(self.bad(key, &format!("expected a whole number from {lo} to {hi}"))),
-        }
-    }
-    /// Whether the option is given.
-    pub fn has(&self, key: &str) -> bool {
-        self.opts.contains_key(key)
-    }
-    /// A boolean option, or its default.
-    pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, PolicyError> {
-        match self.get(key) {
-            None => Ok(default),
-            Some(OptValue::Bool(b)) => Ok(*b),
-            Some(_) => Err(self.bad(key, "expected true or false")),
-        }
-    }
-    fn finish(self) -> Result<(), PolicyError> {
-        for k in self.opts.keys() {
-            if !self.used.contains(&k.as_str()) {
-                return Err(self.bad(k, "not an option of this policy"));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// A total order on `f64` for use in ordered sets (virtual times are never NaN).
@@ -590,6 +415,12 @@ impl Ord for Ord64 {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&o.0)
     }
+}
+
+/// A core around a policy of a known type, for the policies' unit tests (notifications allowed).
+#[cfg(test)]
+pub(crate) fn test_core<P: Policy>(p: P, cpus: usize) -> Core<P> {
+    Core::new("test", Box::new(p), cpus, true, true)
 }
 
 /// Grow a per-task vector so that index `t` exists.

@@ -20,6 +20,7 @@
 
 use crate::{
     Availability, CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint,
+    View,
 };
 
 /// Where a task lives.
@@ -29,41 +30,35 @@ struct Home {
     local: TaskId,
 }
 
+/// One CPU's own policy and its view of its own tasks, by local id.
+struct Part {
+    policy: Box<dyn Policy>,
+    view: View,
+    /// Global ids by local id, and local ids free for reuse.
+    global: Vec<TaskId>,
+    free: Vec<TaskId>,
+}
+
 /// A partitioned policy: one uniprocessor policy per CPU.
 pub struct Partitioned {
-    inner: Vec<Box<dyn Policy>>,
+    parts: Vec<Part>,
     /// Per global task id: its home, while admitted.
     home: Vec<Option<Home>>,
-    /// Per CPU: global ids by local id, and local ids free for reuse.
-    global: Vec<Vec<TaskId>>,
-    free: Vec<Vec<TaskId>>,
     notes: Vec<Notification>,
-    name: &'static str,
+    /// The time the per-CPU views were last brought to.
+    now: Nanos,
 }
 
 impl Partitioned {
     /// Partitioned scheduling over `inner.len()` CPUs, `inner[k]` being CPU `k`'s policy (built for one
     /// CPU).
     pub fn new(inner: Vec<Box<dyn Policy>>) -> Self {
-        assert!(!inner.is_empty() && inner.iter().all(|p| p.cpus() == 1));
-        let n = inner.len();
-        let name = match inner[0].name() {
-            "smart" => "smart (partitioned)",
-            "wfq" => "wfq (partitioned)",
-            "wfq-credit" => "wfq-credit (partitioned)",
-            "edf" => "edf (partitioned)",
-            "fifo" => "fifo (partitioned)",
-            "rr" => "rr (partitioned)",
-            _ => "partitioned",
-        };
-        Partitioned {
-            inner,
-            home: Vec::new(),
-            global: vec![Vec::new(); n],
-            free: vec![Vec::new(); n],
-            notes: Vec::new(),
-            name,
-        }
+        assert!(!inner.is_empty());
+        let parts = inner
+            .into_iter()
+            .map(|policy| Part { policy, view: View::new(1), global: Vec::new(), free: Vec::new() })
+            .collect();
+        Partitioned { parts, home: Vec::new(), notes: Vec::new(), now: 0 }
     }
 
     fn home(&self, t: TaskId) -> Home {
@@ -75,76 +70,90 @@ impl Partitioned {
         self.home.get(t.idx()).copied().flatten().map(|h| h.cpu)
     }
 
-    fn global_id(&self, cpu: CpuId, local: TaskId) -> TaskId {
-        self.global[cpu as usize][local.idx()]
+    /// Brings every CPU's view to the time of `v` (the policies' `&self` answers read it).
+    fn sync(&mut self, v: &View) {
+        if self.now != v.now() {
+            self.now = v.now();
+            for p in &mut self.parts {
+                p.view.set_now(v.now());
+            }
+        }
     }
 
-    fn with_home<R>(&mut self, t: TaskId, f: impl FnOnce(&mut dyn Policy, TaskId) -> R) -> R {
+    /// `t`'s CPU (its part, brought to the time of `v`) and its local id.
+    fn part(&mut self, t: TaskId, v: &View) -> (&mut Part, TaskId) {
+        self.sync(v);
         let h = self.home(t);
-        f(self.inner[h.cpu as usize].as_mut(), h.local)
+        (&mut self.parts[h.cpu as usize], h.local)
     }
 
     fn local_params(p: &TaskParams) -> TaskParams {
         TaskParams { cpus: None, ..p.clone() }
     }
+
+    fn globalize(&mut self, cpu: usize, local: &mut Vec<Notification>) {
+        for n in local.drain(..) {
+            self.notes.push(Notification { task: self.parts[cpu].global[n.task.idx()], ..n });
+        }
+    }
 }
 
 impl Policy for Partitioned {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn cpus(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+    fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
+        self.sync(v);
         let cpu =
-            p.cpus.as_ref().and_then(|c| c.first().copied()).unwrap_or(0).min(self.inner.len() as u32 - 1);
-        let c = cpu as usize;
-        let local = self.free[c].pop().unwrap_or(TaskId(self.global[c].len() as u32));
-        if local.idx() == self.global[c].len() {
-            self.global[c].push(t);
+            p.cpus.as_ref().and_then(|c| c.first().copied()).unwrap_or(0).min(self.parts.len() as u32 - 1);
+        let part = &mut self.parts[cpu as usize];
+        let local = part.free.pop().unwrap_or(TaskId(part.global.len() as u32));
+        if local.idx() == part.global.len() {
+            part.global.push(t);
         } else {
-            self.global[c][local.idx()] = t;
+            part.global[local.idx()] = t;
         }
         *crate::slot(&mut self.home, t) = Some(Home { cpu, local });
-        self.inner[c].admit(local, &Self::local_params(p), now);
+        let lp = Self::local_params(p);
+        part.view.admit(local, &lp);
+        part.policy.admit(local, &lp, &part.view);
     }
 
-    fn exit(&mut self, t: TaskId, now: Nanos) {
+    fn exit(&mut self, t: TaskId, v: &View) {
         let h = self.home(t);
-        self.inner[h.cpu as usize].exit(h.local, now);
+        let (part, local) = self.part(t, v);
+        part.policy.exit(local, &part.view);
+        part.view.exit(local);
         // Notifications about it that the inner policy still holds are moved out first (with the
         // right id), then its local id can be reused.
         let mut local_notes = Vec::new();
-        self.inner[h.cpu as usize].take_notifications(&mut local_notes);
-        for n in local_notes {
-            self.notes.push(Notification { task: self.global_id(h.cpu, n.task), ..n });
-        }
-        self.free[h.cpu as usize].push(h.local);
+        part.policy.take_notifications(&mut local_notes);
+        self.globalize(h.cpu as usize, &mut local_notes);
+        self.parts[h.cpu as usize].free.push(h.local);
         self.home[t.idx()] = None;
     }
 
-    fn wake(&mut self, t: TaskId, now: Nanos) {
-        self.with_home(t, |p, l| p.wake(l, now));
+    fn wake(&mut self, t: TaskId, v: &View) {
+        let (part, local) = self.part(t, v);
+        part.view.wake(local);
+        part.policy.wake(local, &part.view);
     }
 
-    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
         debug_assert_eq!(cpu, self.home(t).cpu, "a partitioned task ran away from its CPU");
-        self.with_home(t, |p, l| p.stop(l, 0, charged, why, now));
+        let (part, local) = self.part(t, v);
+        part.view.stop(local, charged, why != Stop::Blocked);
+        part.policy.stop(local, 0, charged, why, &part.view);
     }
 
-    fn tick(&mut self, cpu: CpuId, running: Option<TaskId>, now: Nanos) -> bool {
-        let local = running.map(|t| self.home(t).local);
-        self.inner[cpu as usize].tick(0, local, now)
+    fn tick(&mut self, cpu: CpuId, v: &View) -> bool {
+        self.sync(v);
+        let part = &mut self.parts[cpu as usize];
+        part.policy.tick(0, &part.view)
     }
 
     fn uses_tick(&self) -> bool {
-        self.inner[0].uses_tick()
+        self.parts[0].policy.uses_tick()
     }
 
-    fn select_cpu(&self, t: TaskId, _prev: Option<CpuId>, idle: &[CpuId]) -> CpuId {
+    fn select_cpu(&self, t: TaskId, _prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
         let home = self.home(t).cpu;
         if idle.contains(&home) {
             home
@@ -158,62 +167,67 @@ impl Policy for Partitioned {
         woken: TaskId,
         _prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        now: Nanos,
+        _v: &View,
     ) -> Option<CpuId> {
         let h = self.home(woken);
         let &(cpu, r) = running.iter().find(|(c, _)| *c == h.cpu)?;
-        let local_running = self.home(r).local;
-        self.inner[cpu as usize].preempt_for(h.local, Some(0), &[(0, local_running)], now).map(|_| cpu)
+        let part = &self.parts[cpu as usize];
+        part.policy.preempt_for(h.local, Some(0), &[(0, self.home(r).local)], &part.view).map(|_| cpu)
     }
 
-    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
-        let d = self.inner[cpu as usize].pick_next(0, now)?;
-        Some(Dispatch { task: self.global_id(cpu, d.task), ..d })
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        self.sync(v);
+        let part = &mut self.parts[cpu as usize];
+        let d = part.policy.pick_next(0, &part.view)?;
+        part.view.dispatch(d.task, 0);
+        Some(Dispatch { task: part.global[d.task.idx()], ..d })
     }
 
-    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
-        self.with_home(t, |p, l| p.set_time_constraint(l, c, now));
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
+        let (part, local) = self.part(t, v);
+        part.policy.set_time_constraint(local, c, &part.view);
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         // A new affinity does not move a partitioned task: it is bound at admission.
         let lp = Self::local_params(p);
-        self.with_home(t, |inner, l| inner.set_params(l, &lp, now));
+        let (part, local) = self.part(t, v);
+        part.policy.set_params(local, &lp, &part.view);
+        part.view.set_params(local, &lp);
     }
 
-    fn interact(&mut self, t: TaskId, now: Nanos) {
-        self.with_home(t, |p, l| p.interact(l, now));
+    fn interact(&mut self, t: TaskId, v: &View) {
+        let (part, local) = self.part(t, v);
+        part.policy.interact(local, &part.view);
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
         let h = self.home(t);
-        self.inner[h.cpu as usize].availability(h.local, now)
-    }
-
-    fn notifies(&self) -> bool {
-        self.inner[0].notifies()
+        let part = &self.parts[h.cpu as usize];
+        let mut view = part.view.clone();
+        view.set_now(v.now());
+        part.policy.availability(h.local, &view)
     }
 
     fn take_notifications(&mut self, out: &mut Vec<Notification>) {
-        out.append(&mut self.notes);
         let mut local = Vec::new();
-        for cpu in 0..self.inner.len() {
-            self.inner[cpu].take_notifications(&mut local);
-            for n in local.drain(..) {
-                out.push(Notification { task: self.global_id(cpu as CpuId, n.task), ..n });
-            }
+        for cpu in 0..self.parts.len() {
+            self.parts[cpu].policy.take_notifications(&mut local);
+            self.globalize(cpu, &mut local);
         }
+        out.append(&mut self.notes);
     }
 
     fn next_timer(&self) -> Option<Nanos> {
-        self.inner.iter().filter_map(|p| p.next_timer()).min()
+        self.parts.iter().filter_map(|p| p.policy.next_timer()).min()
     }
 
-    fn timer(&mut self, now: Nanos) -> bool {
+    fn timer(&mut self, v: &View) -> bool {
+        self.sync(v);
         let mut resched = false;
-        for p in &mut self.inner {
-            if p.next_timer().is_some_and(|t| t <= now) {
-                resched |= p.timer(now);
+        for p in &mut self.parts {
+            if p.policy.next_timer().is_some_and(|t| t <= v.now()) {
+                resched |= p.policy.timer(&p.view);
             }
         }
         resched
@@ -221,8 +235,8 @@ impl Policy for Partitioned {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut sum: Vec<(&'static str, u64)> = Vec::new();
-        for p in &self.inner {
-            for (k, v) in p.counters() {
+        for p in &self.parts {
+            for (k, v) in p.policy.counters() {
                 match sum.iter_mut().find(|(x, _)| *x == k) {
                     Some(e) => e.1 += v,
                     None => sum.push((k, v)),
@@ -254,7 +268,7 @@ pub fn first_fit_decreasing(tasks: &[(f64, f64)], cpus: usize) -> Result<Vec<Cpu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{by_name, OptValue, Options};
+    use crate::{build, OptValue, Options};
 
     #[test]
     fn first_fit_decreasing_packs_the_largest_first() {
@@ -269,7 +283,7 @@ mod tests {
     fn each_cpu_schedules_its_own_tasks() {
         let mut o = Options::new();
         o.insert("partition".into(), OptValue::Str("affinity".into()));
-        let mut p = by_name("edf", &o, 2).unwrap();
+        let mut p = build("edf", &o, 2).unwrap();
         assert_eq!(p.name(), "edf (partitioned)");
         for (i, cpu) in [(0, 0), (1, 1), (2, 1)] {
             p.admit(TaskId(i), &TaskParams { cpus: Some(vec![cpu]), ..TaskParams::default() }, 0);
@@ -280,16 +294,18 @@ mod tests {
         for i in 0..3 {
             p.wake(TaskId(i), 0);
         }
-        assert_eq!(p.pick_next(1, 0).map(|d| d.task), Some(TaskId(2)));
-        assert_eq!(p.pick_next(0, 0).map(|d| d.task), Some(TaskId(0)));
-        assert_eq!(p.pick_next(0, 0), None, "task 1 lives on CPU 1");
+        assert_eq!(p.pick(1, 0).map(|d| d.task), Some(TaskId(2)));
+        assert_eq!(p.pick(0, 0).map(|d| d.task), Some(TaskId(0)));
         // Task 1 (deadline 50) cannot preempt task 2 (deadline 20) on its CPU, and never CPU 0.
-        assert_eq!(p.preempt_for(TaskId(1), None, &[(0, TaskId(0)), (1, TaskId(2))], 0), None);
-        p.stop(TaskId(2), 1, 5, Stop::Blocked, 5);
-        assert_eq!(p.pick_next(1, 5).map(|d| d.task), Some(TaskId(1)));
+        let running = [(0, TaskId(0)), (1, TaskId(2))];
+        assert_eq!(p.policy().preempt_for(TaskId(1), None, &running, p.view()), None);
+        p.stop(TaskId(0), 1, Stop::Blocked, 1);
+        assert_eq!(p.pick(0, 1), None, "task 1 lives on CPU 1");
+        p.stop(TaskId(2), 5, Stop::Blocked, 5);
+        assert_eq!(p.pick(1, 5).map(|d| d.task), Some(TaskId(1)));
         p.exit(TaskId(0), 6);
         p.admit(TaskId(3), &TaskParams { cpus: Some(vec![0]), ..TaskParams::default() }, 6);
         p.wake(TaskId(3), 6);
-        assert_eq!(p.pick_next(0, 6).map(|d| d.task), Some(TaskId(3)), "local id reused");
+        assert_eq!(p.pick(0, 6).map(|d| d.task), Some(TaskId(3)), "local id reused");
     }
 }

@@ -65,10 +65,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::fair::FairQueues;
-use crate::usage::Accounts;
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Notification, OptReader, Ord64, Policy,
-    PolicyError, Stop, TaskId, TaskParams, TimeConstraint, MS,
+    PolicyError, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
 };
 
 /// One row of the bias table: a task at this level has this total bias and gets this quantum; when it
@@ -131,7 +130,6 @@ impl SmartConfig {
 
 #[derive(Clone, Debug, Default)]
 struct SmartTask {
-    params: TaskParams,
     constraint: Option<TimeConstraint>,
     /// CPU spent since the constraint was set.
     req_exec: Nanos,
@@ -145,7 +143,6 @@ struct SmartTask {
     /// Generation of the constraint, to recognise stale timers.
     gen: u32,
     level: usize,
-    live: bool,
 }
 
 impl SmartTask {
@@ -185,10 +182,7 @@ pub struct Smart {
     cfg: SmartConfig,
     cpus: usize,
     fq: FairQueues,
-    acct: Accounts,
     tasks: Vec<SmartTask>,
-    /// The task running on each CPU.
-    running: Vec<Option<TaskId>>,
     /// Scratch: real-time tasks running on other CPUs, and the list schedule's CPU free times.
     others: Vec<TaskId>,
     free: BinaryHeap<Reverse<Ord64>>,
@@ -200,7 +194,6 @@ pub struct Smart {
     ws: Vec<WsEntry>,
     /// Try all candidates at once before inserting them one by one (off only in tests, to compare).
     shortcut: bool,
-    n_decisions: u64,
     n_notifications: u64,
     n_rejections: u64,
     n_late_picks: u64,
@@ -215,9 +208,7 @@ impl Smart {
             cfg,
             cpus,
             fq: FairQueues::new(cpus),
-            acct: Accounts::default(),
             tasks: Vec::new(),
-            running: vec![None; cpus],
             others: Vec::new(),
             free: BinaryHeap::new(),
             timers: BinaryHeap::new(),
@@ -226,7 +217,6 @@ impl Smart {
             all: Vec::new(),
             ws: Vec::new(),
             shortcut: true,
-            n_decisions: 0,
             n_notifications: 0,
             n_rejections: 0,
             n_late_picks: 0,
@@ -254,16 +244,18 @@ impl Smart {
     }
 
     /// A used-up quantum: the next quantum and bias step (eq. 4).
-    fn next_quantum(&mut self, t: TaskId, now: Nanos) {
+    fn next_quantum(&mut self, t: TaskId, v: &View) {
+        let now = v.now();
         let st = &mut self.tasks[t.idx()];
-        if st.params.share == 0 {
+        let p = v.params(t);
+        if p.share == 0 {
             return;
         }
         let realtime = st.rt(now).is_some() || st.constraint.is_some_and(|c| c.deadline > now);
         let (q, bias) = if realtime {
             (self.cfg.table[0].quantum, 0)
         } else {
-            let cap = st.params.latency_tolerance.unwrap_or(Nanos::MAX);
+            let cap = p.latency_tolerance.unwrap_or(Nanos::MAX);
             st.level = self.cfg.table[st.level].next;
             let l = self.cfg.table[st.level];
             (l.quantum, l.bias.min(cap))
@@ -367,9 +359,8 @@ impl Smart {
         }
     }
 
-    fn dispatch(&mut self, t: TaskId, cpu: CpuId, slice: Option<Nanos>) -> Option<Dispatch> {
+    fn dispatch(&mut self, t: TaskId, slice: Option<Nanos>) -> Option<Dispatch> {
         self.fq.dequeue(t);
-        self.running[cpu as usize] = Some(t);
         Some(Dispatch { task: t, slice: slice.map(|s| s.max(1)) })
     }
 
@@ -379,7 +370,6 @@ impl Smart {
         &mut self,
         all: &[(TaskId, bool)],
         conventional: Option<TaskId>,
-        cpu: CpuId,
         now: Nanos,
     ) -> Option<Dispatch> {
         // Step 3: the best-effort working schedule, in deadline order. First all at once: if every
@@ -390,7 +380,7 @@ impl Smart {
         // `on_two_cpus_a_request_more_can_make_the_list_schedule_feasible`): one by one could reject a
         // candidate that fits beside all the others, and then this keeps more deadlines.
         if self.shortcut && self.all_fit(all, now) {
-            return self.run_earliest(conventional, cpu, now);
+            return self.run_earliest(conventional, now);
         }
         self.ws.clear();
         for (rank, &(t, running)) in all.iter().enumerate() {
@@ -417,7 +407,7 @@ impl Smart {
                 self.notify(t, now);
             }
         }
-        self.run_earliest(conventional, cpu, now)
+        self.run_earliest(conventional, now)
     }
 
     /// Candidate `t`'s entry in the working schedule: its request, and its future demand as a fraction
@@ -448,7 +438,7 @@ impl Smart {
 
     /// Runs the earliest deadline in the working schedule not running elsewhere, else the best
     /// conventional task, else (work conservation) the most important candidate.
-    fn run_earliest(&mut self, conventional: Option<TaskId>, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
+    fn run_earliest(&mut self, conventional: Option<TaskId>, now: Nanos) -> Option<Dispatch> {
         // Run the earliest deadline in the schedule not running elsewhere, for no longer than the more
         // important tasks in it can spare: its remaining estimate plus their least slack (the
         // dispatcher quantum). A task past its estimate with no slack left to overrun into waits.
@@ -464,15 +454,15 @@ impl Smart {
             }
             let fair = self.fair_slice(x.t).unwrap_or(Nanos::MAX);
             let slice = if bound.is_finite() { fair.min(bound.floor() as Nanos) } else { fair };
-            return self.dispatch(x.t, cpu, Some(slice));
+            return self.dispatch(x.t, Some(slice));
         }
         if let Some(t) = conventional {
-            return self.dispatch(t, cpu, self.fair_slice(t));
+            return self.dispatch(t, self.fair_slice(t));
         }
         // Work conservation: nobody can make it; run the most important one anyway.
         self.n_late_picks += 1;
         let t = self.cands[0];
-        self.dispatch(t, cpu, self.fair_slice(t))
+        self.dispatch(t, self.fair_slice(t))
     }
 
     fn fair_slice(&self, t: TaskId) -> Option<Nanos> {
@@ -482,49 +472,32 @@ impl Smart {
 }
 
 impl Policy for Smart {
-    fn name(&self) -> &'static str {
-        "smart"
-    }
-
-    fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
+    fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         let q = if p.share == 0 { Nanos::MAX } else { self.base_quantum() };
         let st = slot(&mut self.tasks, t);
-        *st = SmartTask { params: p.clone(), live: true, gen: st.gen + 1, ..Default::default() };
-        self.acct.admit(t, p.priority, p.share, now);
+        *st = SmartTask { gen: st.gen + 1, ..Default::default() };
         self.fq.admit(t, p.priority, p.share, q);
     }
 
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.fq.remove(t);
         let st = &mut self.tasks[t.idx()];
-        st.live = false;
-        self.acct.exit(t);
         st.constraint = None;
         st.gen += 1;
-        for r in self.running.iter_mut().filter(|r| **r == Some(t)) {
-            *r = None;
-        }
     }
 
-    fn wake(&mut self, t: TaskId, _now: Nanos) {
+    fn wake(&mut self, t: TaskId, _v: &View) {
         self.tasks[t.idx()].asleep_since = None;
         let q = self.fq.task(t).q;
         self.fq.wake(t, q, false);
     }
 
-    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        if self.running[cpu as usize] == Some(t) {
-            self.running[cpu as usize] = None;
-        }
-        self.acct.add(t, charged, now);
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
+        let now = v.now();
         self.tasks[t.idx()].req_exec += charged;
         self.fq.charge(t, charged);
         while self.fq.task(t).share > 0 && self.fq.task(t).e >= self.fq.task(t).q {
-            self.next_quantum(t, now);
+            self.next_quantum(t, v);
         }
         match why.requeue_front() {
             None => {
@@ -542,23 +515,23 @@ impl Policy for Smart {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        now: Nanos,
+        v: &View,
     ) -> Option<CpuId> {
         // A real-time wake-up can change the working schedule: the CPU of least value decides again.
         // Otherwise only more value preempts.
         let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
-        (self.tasks[woken.idx()].rt(now).is_some() || self.fq.value_key(woken) < least).then_some(cpu)
+        (self.tasks[woken.idx()].rt(v.now()).is_some() || self.fq.value_key(woken) < least).then_some(cpu)
     }
 
-    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
-        self.n_decisions += 1;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        let now = v.now();
         self.fq.expire(now);
         // Steps 1 and 2: walk the runnable tasks allowed here in value order up to the first
         // conventional one.
         self.cands.clear();
         let mut conventional = None;
         for t in self.fq.in_value_order() {
-            if !self.tasks[t.idx()].params.allows(cpu) {
+            if !v.allows(t, cpu) {
                 continue;
             }
             if self.tasks[t.idx()].rt(now).is_some() {
@@ -571,9 +544,8 @@ impl Policy for Smart {
         // On N CPUs, the real-time tasks running elsewhere of more value than that conventional task
         // are candidates too: they hold their CPUs and their requests.
         self.others.clear();
-        for (c, r) in self.running.iter().enumerate() {
-            let Some(r) = *r else { continue };
-            if c as CpuId != cpu
+        for (c, r) in v.running_tasks() {
+            if c != cpu
                 && self.tasks[r.idx()].rt(now).is_some()
                 && conventional.is_none_or(|b| self.fq.value_key(r) < self.fq.value_key(b))
             {
@@ -582,7 +554,7 @@ impl Policy for Smart {
         }
         if self.cands.is_empty() {
             let t = conventional?;
-            return self.dispatch(t, cpu, self.fair_slice(t));
+            return self.dispatch(t, self.fair_slice(t));
         }
         // Merge into value order; `cands` keeps the runnable ones only (work conservation below).
         let mut all = std::mem::take(&mut self.all);
@@ -605,12 +577,13 @@ impl Policy for Smart {
                 }
             }
         }
-        let d = self.schedule(&all, conventional, cpu, now);
+        let d = self.schedule(&all, conventional, now);
         self.all = all;
         d
     }
 
-    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, now: Nanos) {
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
+        let now = v.now();
         let base = self.base_quantum();
         let st = &mut self.tasks[t.idx()];
         st.gen += 1;
@@ -633,7 +606,7 @@ impl Policy for Smart {
             None => base,
         };
         let asleep = st.asleep_since.zip(st.rel_deadline);
-        if st.params.share > 0 {
+        if v.params(t).share > 0 {
             // A new quantum: β = v + Q/S, and real-time tasks carry no bias.
             self.fq.update(t, |f| {
                 f.q = q;
@@ -649,7 +622,7 @@ impl Policy for Smart {
         }
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         self.fq.set_params(t, p.priority, p.share);
         let share0 = p.share == 0;
         let base = self.base_quantum();
@@ -660,21 +633,15 @@ impl Policy for Smart {
                 f.q = base;
             }
         });
-        self.tasks[t.idx()].params = p.clone();
-        self.acct.set(t, p.priority, p.share);
     }
 
-    fn interact(&mut self, t: TaskId, _now: Nanos) {
+    fn interact(&mut self, t: TaskId, _v: &View) {
         self.tasks[t.idx()].level = 0;
         self.fq.update(t, |f| f.bias = 0);
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
-        self.acct.availability(t, now, self.fq.queue_shares(self.fq.task(t).prio))
-    }
-
-    fn notifies(&self) -> bool {
-        true
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
+        self.fq.availability(t, v)
     }
 
     fn take_notifications(&mut self, out: &mut Vec<Notification>) {
@@ -690,7 +657,8 @@ impl Policy for Smart {
         }
     }
 
-    fn timer(&mut self, now: Nanos) -> bool {
+    fn timer(&mut self, v: &View) -> bool {
+        let now = v.now();
         self.fq.expire(now);
         let mut resched = false;
         while let Some(&Reverse((at, id, gen))) = self.timers.peek() {
@@ -700,7 +668,7 @@ impl Policy for Smart {
             self.timers.pop();
             let t = TaskId(id);
             let st = &self.tasks[t.idx()];
-            if st.gen != gen || !st.live || st.constraint.is_none() {
+            if st.gen != gen || st.constraint.is_none() {
                 continue;
             }
             if st.constraint.is_some_and(|c| c.deadline <= now) {
@@ -716,7 +684,6 @@ impl Policy for Smart {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
-            ("decisions", self.n_decisions),
             ("notifications", self.n_notifications),
             ("schedule_rejections", self.n_rejections),
             ("late_picks", self.n_late_picks),
@@ -727,12 +694,13 @@ impl Policy for Smart {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{test_core, Core};
 
-    fn smart() -> Smart {
-        Smart::new(SmartConfig::default(), 1)
+    fn smart() -> Core<Smart> {
+        test_core(Smart::new(SmartConfig::default(), 1), 1)
     }
 
-    fn admit(s: &mut Smart, id: u32, share: u32, prio: i32) -> TaskId {
+    fn admit(s: &mut Core<Smart>, id: u32, share: u32, prio: i32) -> TaskId {
         let t = TaskId(id);
         s.admit(t, &TaskParams { priority: prio, share, ..TaskParams::default() }, 0);
         t
@@ -757,7 +725,7 @@ mod tests {
         let b = admit(&mut s, 1, 1, 0);
         s.wake(b, 0);
         s.wake(a, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, b);
+        assert_eq!(s.pick(0, 0).unwrap().task, b);
         // Two requests with one deadline, both feasible: the more valuable (priority 1) runs first.
         let mut s = smart();
         let lo = admit(&mut s, 0, 1, 0);
@@ -766,7 +734,7 @@ mod tests {
         s.set_time_constraint(hi, rt(100 * MS, 10 * MS), 0);
         s.wake(lo, 0);
         s.wake(hi, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, hi);
+        assert_eq!(s.pick(0, 0).unwrap().task, hi);
     }
 
     #[test]
@@ -776,7 +744,7 @@ mod tests {
         let b = admit(&mut s, 1, 1, 5);
         s.wake(a, 0);
         s.wake(b, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, b);
+        assert_eq!(s.pick(0, 0).unwrap().task, b);
     }
 
     #[test]
@@ -788,7 +756,7 @@ mod tests {
         s.set_time_constraint(lo, rt(20 * MS, 10 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        let d = s.pick_next(0, 0).unwrap();
+        let d = s.pick(0, 0).unwrap();
         assert_eq!(d.task, lo, "lower priority but earlier deadline, and hi still fits");
         // The dispatcher quantum: lo may overrun its 10ms estimate by hi's slack, 100 − 30 − 10 = 60ms.
         assert_eq!(d.slice, Some(10 * MS));
@@ -806,7 +774,7 @@ mod tests {
         s.set_time_constraint(lo, rt(20 * MS, 15 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, hi);
+        assert_eq!(s.pick(0, 0).unwrap().task, hi);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1);
@@ -830,12 +798,12 @@ mod tests {
         s.set_time_constraint(lo, Some(c), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        s.pick_next(0, 0);
+        s.pick(0, 0);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert!(n.is_empty(), "not before the deadline");
         assert_eq!(s.next_timer(), Some(20 * MS));
-        s.stop(hi, 0, 20 * MS, Stop::Preempted, 20 * MS);
+        s.stop(hi, 20 * MS, Stop::Preempted, 20 * MS);
         assert!(s.timer(20 * MS));
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1);
@@ -861,7 +829,7 @@ mod tests {
         s.set_time_constraint(lo, rt(70 * MS, 20 * MS), 0);
         s.wake(hi, 0);
         s.wake(lo, 0);
-        s.pick_next(0, 0);
+        s.pick(0, 0);
         let mut n = Vec::new();
         s.take_notifications(&mut n);
         assert_eq!(n.len(), 1, "lo must be rejected because of hi's future demand");
@@ -878,18 +846,18 @@ mod tests {
             let a = admit(&mut s, 0, 1, 0);
             s.set_time_constraint(a, rt(15 * MS, 11 * MS), 0);
             s.wake(a, 0);
-            assert_eq!(s.pick_next(0, 0).unwrap().task, a);
-            s.stop(a, 0, 10 * MS, Stop::Blocked, 10 * MS);
+            assert_eq!(s.pick(0, 0).unwrap().task, a);
+            s.stop(a, 10 * MS, Stop::Blocked, 10 * MS);
             if announce {
                 s.set_time_constraint(a, rt(55 * MS, 11 * MS), 12 * MS);
             }
             s.timer(40 * MS);
-            assert_eq!(s.fair().task(a).in_queue, member_at_40, "announced {announce}");
+            assert_eq!(s.policy().fair().task(a).in_queue, member_at_40, "announced {announce}");
             if announce {
                 s.timer(52 * MS);
-                assert!(s.fair().task(a).in_queue);
+                assert!(s.policy().fair().task(a).in_queue);
                 s.timer(54 * MS);
-                assert!(!s.fair().task(a).in_queue);
+                assert!(!s.policy().fair().task(a).in_queue);
             }
         }
     }
@@ -900,7 +868,7 @@ mod tests {
         let a = admit(&mut s, 0, 1, 0);
         s.set_time_constraint(a, rt(10 * MS, 20 * MS), 0);
         s.wake(a, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, a);
+        assert_eq!(s.pick(0, 0).unwrap().task, a);
         assert_eq!(s.counters()[3], ("late_picks", 1));
     }
 
@@ -912,13 +880,13 @@ mod tests {
         s.wake(a, 0);
         let mut now = 0;
         for _ in 0..10 {
-            let d = s.pick_next(0, now).unwrap();
+            let d = s.pick(0, now).unwrap();
             now += d.slice.unwrap();
-            s.stop(a, 0, d.slice.unwrap(), Stop::SliceEnd, now);
+            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
         }
-        assert_eq!(s.fair().task(a).bias, 50 * MS);
+        assert_eq!(s.policy().fair().task(a).bias, 50 * MS);
         s.interact(a, now);
-        assert_eq!(s.fair().task(a).bias, 0);
+        assert_eq!(s.policy().fair().task(a).bias, 0);
     }
 
     #[test]
@@ -928,13 +896,13 @@ mod tests {
         s.wake(a, 0);
         let mut now = 0;
         for _ in 0..4 {
-            let d = s.pick_next(0, now).unwrap();
+            let d = s.pick(0, now).unwrap();
             now += d.slice.unwrap();
-            s.stop(a, 0, d.slice.unwrap(), Stop::SliceEnd, now);
+            s.stop(a, d.slice.unwrap(), Stop::SliceEnd, now);
         }
-        assert!(s.fair().task(a).bias > 0);
+        assert!(s.policy().fair().task(a).bias > 0);
         s.set_time_constraint(a, rt(now + 40 * MS, 10 * MS), now);
-        assert_eq!(s.fair().task(a).bias, 0);
+        assert_eq!(s.policy().fair().task(a).bias, 0);
     }
 
     #[test]
@@ -944,9 +912,9 @@ mod tests {
         let normal = admit(&mut s, 1, 1, 0);
         s.wake(legacy, 0);
         s.wake(normal, 0);
-        assert_eq!(s.pick_next(0, 0).unwrap().task, normal);
-        s.stop(normal, 0, MS, Stop::Blocked, MS);
-        let d = s.pick_next(0, MS).unwrap();
+        assert_eq!(s.pick(0, 0).unwrap().task, normal);
+        s.stop(normal, MS, Stop::Blocked, MS);
+        let d = s.pick(0, MS).unwrap();
         assert_eq!(d, Dispatch { task: legacy, slice: None });
     }
 
@@ -1020,22 +988,29 @@ mod tests {
             specs.push((1 + rng.below(4) as u32, rng.below(2) as i32, c, running));
         }
         [true, false].map(|shortcut| {
+            // The policy alone, with a view of our making: some tasks run on other CPUs from the start.
             let mut s = Smart::new(SmartConfig::default(), cpus);
+            let mut v = View::new(cpus);
             s.shortcut = shortcut;
             for (i, &(share, prio, c, running)) in specs.iter().enumerate() {
-                let t = admit(&mut s, i as u32, share, prio);
-                s.set_time_constraint(t, Some(c), 0);
-                s.wake(t, 0);
+                let t = TaskId(i as u32);
+                let p = TaskParams { priority: prio, share, ..TaskParams::default() };
+                v.admit(t, &p);
+                s.admit(t, &p, &v);
+                s.set_time_constraint(t, Some(c), &v);
+                v.wake(t);
+                s.wake(t, &v);
                 if running {
                     // Dispatched on a CPU of its own, other than the deciding CPU 0.
-                    let cpu = 1 + i % (cpus - 1);
-                    if s.running[cpu].is_none() {
+                    let cpu = (1 + i % (cpus - 1)) as CpuId;
+                    if v.running(cpu).is_none() {
                         s.fq.dequeue(t);
-                        s.running[cpu] = Some(t);
+                        v.dispatch(t, cpu);
                     }
                 }
             }
-            let d = s.pick_next(0, now);
+            v.set_now(now);
+            let d = s.pick_next(0, &v);
             let mut notes = Vec::new();
             s.take_notifications(&mut notes);
             (d, notes, s.n_rejections)
@@ -1086,8 +1061,8 @@ mod tests {
         // The same requests as SMART candidates, in value order P, J1, J2, C (priorities 3 to 0):
         // one by one rejects J2 and notifies it; all at once keeps it.
         let decide = |shortcut: bool| {
-            let mut s = Smart::new(SmartConfig::default(), 2);
-            s.shortcut = shortcut;
+            let mut s = test_core(Smart::new(SmartConfig::default(), 2), 2);
+            s.policy_mut().shortcut = shortcut;
             let specs = [
                 (MS, MS, Some(3_125_000)),
                 (13_500_000, 10 * MS, None),
@@ -1106,7 +1081,7 @@ mod tests {
                 s.set_time_constraint(t, Some(c), 0);
                 s.wake(t, 0);
             }
-            s.pick_next(0, 0);
+            s.pick(0, 0);
             let mut notes = Vec::new();
             s.take_notifications(&mut notes);
             notes.iter().map(|n| n.task).collect::<Vec<_>>()
@@ -1127,9 +1102,9 @@ mod tests {
             // every 40 ms: a runs 10 ms, b runs 22 ms, then both sleep.
             for (t, run) in [(a, 10 * MS), (b, 22 * MS)] {
                 s.wake(t, now);
-                s.pick_next(0, now);
+                s.pick(0, now);
                 now += run;
-                s.stop(t, 0, run, Stop::Blocked, now);
+                s.stop(t, run, Stop::Blocked, now);
             }
             now += 8 * MS;
         }

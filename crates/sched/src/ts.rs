@@ -56,10 +56,9 @@
 
 use std::collections::VecDeque;
 
-use crate::usage::Accounts;
 use crate::{
-    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
-    TaskParams, MS,
+    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, State, Stop,
+    TaskId, TaskParams, View, MS,
 };
 
 /// Levels of the class (`ts_maxumdpri + 1`).
@@ -163,7 +162,6 @@ struct Task {
     dispwait: u32,
     live: bool,
     queued: bool,
-    running: bool,
     /// Lifted by an update while running: returns at `slpret` when it next stops (`ts_trapret`).
     trapret: bool,
 }
@@ -172,33 +170,23 @@ struct Task {
 #[derive(Debug)]
 pub struct TimeSharing {
     table: [Level; LEVELS],
-    cpus: usize,
-    params: Vec<TaskParams>,
     tasks: Vec<Task>,
     queues: Vec<VecDeque<TaskId>>,
-    running: Vec<Option<TaskId>>,
     next_update: Nanos,
     /// Where `ts_update` starts its round (moved as the kernel's `ts_update_marker`).
     marker: usize,
-    acct: Accounts,
-    decisions: u64,
     lifted: u64,
 }
 
 impl TimeSharing {
-    /// The class with Solaris's default table on `cpus` CPUs.
-    pub fn new(cpus: usize) -> Self {
+    /// The class with Solaris's default table (one dispatch queue for all CPUs).
+    pub fn new() -> Self {
         TimeSharing {
             table: SOLARIS,
-            cpus,
-            params: Vec::new(),
             tasks: Vec::new(),
             queues: vec![VecDeque::new(); LEVELS],
-            running: vec![None; cpus],
             next_update: UPDATE,
             marker: 0,
-            acct: Accounts::default(),
-            decisions: 0,
             lifted: 0,
         }
     }
@@ -228,8 +216,6 @@ impl TimeSharing {
         let s = &mut self.tasks[t.idx()];
         s.cpupri = cpupri;
         s.umdpri = level;
-        let lvl = s.umdpri as i32;
-        self.acct.set(t, lvl, 1);
     }
 
     /// Moves to `cpupri` with a fresh quantum and `dispwait` 0 (expiry, sleep return, lift).
@@ -274,7 +260,7 @@ impl TimeSharing {
 
     /// `ts_update`: one second has passed. Returns whether the CPUs must decide again: a lifted
     /// runnable task outranks a running one, or a running task is due its `slpret`.
-    fn update(&mut self) -> bool {
+    fn update(&mut self, v: &View) -> bool {
         let n = self.tasks.len();
         let mut resched = false;
         let mut lifted_to: Option<u8> = None;
@@ -290,7 +276,7 @@ impl TimeSharing {
             if s.dispwait <= self.table[s.umdpri as usize].maxwait {
                 continue;
             }
-            if s.running {
+            if matches!(v.state(t), State::Running(_)) {
                 // ts_update_list posts an AST; the thread's next trap (within a tick) runs
                 // ts_trapret, which returns it at slpret: here, when the CPU stops it.
                 s.trapret = true;
@@ -320,48 +306,36 @@ impl TimeSharing {
         if let Some(m) = new_marker {
             self.marker = m;
         }
-        let lowest_running = self.running.iter().map(|r| r.map_or(0, |t| self.level(t))).min();
+        let lowest_running = (0..v.cpus() as CpuId).map(|c| v.running(c).map_or(0, |t| self.level(t))).min();
         resched || matches!((lifted_to, lowest_running), (Some(l), Some(r)) if l > r)
     }
 }
 
+impl Default for TimeSharing {
+    fn default() -> Self {
+        TimeSharing::new()
+    }
+}
+
 impl Policy for TimeSharing {
-    fn name(&self) -> &'static str {
-        "ts"
-    }
-
-    fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.params, t) = p.clone();
+    fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         *slot(&mut self.tasks, t) =
             Task { upri: p.priority.clamp(-MAX_UPRI, MAX_UPRI), live: true, ..Default::default() };
-        self.acct.admit(t, 0, 1, now);
         self.renew(t, START_LEVEL);
     }
 
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.dequeue(t);
         self.tasks[t.idx()].live = false;
-        self.acct.exit(t);
     }
 
-    fn wake(&mut self, t: TaskId, _now: Nanos) {
+    fn wake(&mut self, t: TaskId, _v: &View) {
         self.sleep_return(t);
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        self.acct.add(t, charged, now);
-        if let Some(r) = self.running.get_mut(cpu as usize) {
-            if *r == Some(t) {
-                *r = None;
-            }
-        }
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, _v: &View) {
         let s = &mut self.tasks[t.idx()];
-        s.running = false;
         let trapret = std::mem::take(&mut s.trapret);
         // A slice run to its end is a quantum used up, whatever the billing made of it (with
         // tick-sampled billing the ticks charged can fall short of the slice by one).
@@ -387,29 +361,23 @@ impl Policy for TimeSharing {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        _now: Nanos,
+        _v: &View,
     ) -> Option<CpuId> {
         preempt_lower_rank(woken, prev, running, |r| self.level(r))
     }
 
-    fn pick_next(&mut self, cpu: CpuId, _now: Nanos) -> Option<Dispatch> {
-        self.decisions += 1;
-        let t = take_first_allowed(self.queues.iter_mut(), &self.params, cpu)?;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        let t = take_first_allowed(self.queues.iter_mut(), v, cpu)?;
         let s = &mut self.tasks[t.idx()];
         s.queued = false;
-        s.running = true;
-        if let Some(r) = self.running.get_mut(cpu as usize) {
-            *r = Some(t);
-        }
         Some(Dispatch { task: t, slice: Some(s.timeleft.max(1)) })
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         // ts_parmsset: a new user priority, the level recomputed; a queued task moves to the back
         // of it with a fresh quantum (ts_change_priority). A running one keeps its slice.
         let queued = self.tasks[t.idx()].queued;
         self.dequeue(t);
-        self.params[t.idx()] = p.clone();
         self.tasks[t.idx()].upri = p.priority.clamp(-MAX_UPRI, MAX_UPRI);
         let c = self.tasks[t.idx()].cpupri;
         self.set_cpupri(t, c);
@@ -420,36 +388,37 @@ impl Policy for TimeSharing {
         }
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
         let lvl = self.level(t);
         let same = self.tasks.iter().filter(|s| s.live && s.umdpri == lvl).count() as u64;
-        self.acct.availability(t, now, same)
+        v.availability_by_rank(t, |x| self.level(x), 1, same)
     }
 
     fn next_timer(&self) -> Option<Nanos> {
         Some(self.next_update)
     }
 
-    fn timer(&mut self, now: Nanos) -> bool {
+    fn timer(&mut self, v: &View) -> bool {
         let mut resched = false;
-        while self.next_update <= now {
+        while self.next_update <= v.now() {
             self.next_update += UPDATE;
-            resched |= self.update();
+            resched |= self.update(v);
         }
         resched
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions), ("lifted", self.lifted)]
+        vec![("lifted", self.lifted)]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{test_core, Core};
 
-    fn ts(tasks: &[i32], cpus: usize) -> TimeSharing {
-        let mut p = TimeSharing::new(cpus);
+    fn ts(tasks: &[i32], cpus: usize) -> Core<TimeSharing> {
+        let mut p = test_core(TimeSharing::new(), cpus);
         for (i, &upri) in tasks.iter().enumerate() {
             p.admit(TaskId(i as u32), &TaskParams { priority: upri, ..Default::default() }, 0);
         }
@@ -457,11 +426,11 @@ mod tests {
     }
 
     /// Runs what `cpu` picks until its slice ends; returns the task and its slice.
-    fn run_slice(p: &mut TimeSharing, cpu: CpuId, now: &mut Nanos) -> (TaskId, Nanos) {
-        let d = p.pick_next(cpu, *now).unwrap();
+    fn run_slice(p: &mut Core<TimeSharing>, cpu: CpuId, now: &mut Nanos) -> (TaskId, Nanos) {
+        let d = p.pick(cpu, *now).unwrap();
         let s = d.slice.unwrap();
         *now += s;
-        p.stop(d.task, cpu, s, Stop::SliceEnd, *now);
+        p.stop(d.task, s, Stop::SliceEnd, *now);
         (d.task, s)
     }
 
@@ -495,7 +464,7 @@ mod tests {
         let mut now = 0;
         let mut seen = Vec::new();
         for _ in 0..5 {
-            let lvl = p.level(TaskId(0));
+            let lvl = p.policy().level(TaskId(0));
             let (_, s) = run_slice(&mut p, 0, &mut now);
             seen.push((lvl, s / MS));
         }
@@ -508,14 +477,14 @@ mod tests {
         let mut p = ts(&[0, 0], 1);
         p.wake(TaskId(0), 0);
         p.wake(TaskId(1), 0);
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(120 * MS) });
-        p.stop(TaskId(0), 0, 30 * MS, Stop::Preempted, 30 * MS);
-        let d = p.pick_next(0, 30 * MS).unwrap();
+        p.stop(TaskId(0), 30 * MS, Stop::Preempted, 30 * MS);
+        let d = p.pick(0, 30 * MS).unwrap();
         assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(90 * MS) }, "front, 90 ms left");
-        p.stop(TaskId(0), 0, 90 * MS, Stop::SliceEnd, 120 * MS);
-        assert_eq!(p.level(TaskId(0)), 19);
-        assert_eq!(p.pick_next(0, 120 * MS).unwrap().task, TaskId(1), "the equal task, now higher");
+        p.stop(TaskId(0), 90 * MS, Stop::SliceEnd, 120 * MS);
+        assert_eq!(p.policy().level(TaskId(0)), 19);
+        assert_eq!(p.pick(0, 120 * MS).unwrap().task, TaskId(1), "the equal task, now higher");
     }
 
     #[test]
@@ -526,8 +495,8 @@ mod tests {
         }
         let order: Vec<u32> = (0..3)
             .map(|_| {
-                let d = p.pick_next(0, 0).unwrap();
-                p.stop(d.task, 0, 0, Stop::Blocked, 0);
+                let d = p.pick(0, 0).unwrap();
+                p.stop(d.task, 0, Stop::Blocked, 0);
                 d.task.0
             })
             .collect();
@@ -542,71 +511,71 @@ mod tests {
         for _ in 0..3 {
             run_slice(&mut p, 0, &mut now); // 29 -> 19 -> 9 -> 0, at 480 ms
         }
-        assert_eq!(p.level(TaskId(0)), 0);
+        assert_eq!(p.policy().level(TaskId(0)), 0);
         // A sleep before any update changes nothing (no wait counted).
-        let d = p.pick_next(0, now).unwrap();
-        p.stop(d.task, 0, 20 * MS, Stop::Blocked, 500 * MS);
+        let d = p.pick(0, now).unwrap();
+        p.stop(d.task, 20 * MS, Stop::Blocked, 500 * MS);
         p.wake(TaskId(0), 900 * MS);
-        assert_eq!(p.level(TaskId(0)), 0);
+        assert_eq!(p.policy().level(TaskId(0)), 0);
         // It runs through the update at 1 s: the update asks its CPU to decide again...
-        let d = p.pick_next(0, 900 * MS).unwrap();
+        let d = p.pick(0, 900 * MS).unwrap();
         assert_eq!(d.slice, Some(180 * MS));
         assert!(p.timer(UPDATE), "a running task is due its slpret");
         // ...and when it stops it is at slpret[0] = 50 with quantum[50], at the front.
-        p.stop(d.task, 0, 100 * MS, Stop::Preempted, UPDATE);
-        assert_eq!(p.level(TaskId(0)), 50);
-        assert_eq!(p.pick_next(0, UPDATE).unwrap(), Dispatch { task: TaskId(0), slice: Some(40 * MS) });
+        p.stop(d.task, 100 * MS, Stop::Preempted, UPDATE);
+        assert_eq!(p.policy().level(TaskId(0)), 50);
+        assert_eq!(p.pick(0, UPDATE).unwrap(), Dispatch { task: TaskId(0), slice: Some(40 * MS) });
     }
 
     #[test]
     fn a_slice_run_to_its_end_uses_the_quantum_up_whatever_was_billed() {
         let mut p = ts(&[0], 1);
         p.wake(TaskId(0), 0);
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.slice, Some(120 * MS));
         // Tick-sampled billing charged 11 ticks of 10 ms for the 120 ms slice.
-        p.stop(d.task, 0, 110 * MS, Stop::SliceEnd, 120 * MS);
-        assert_eq!(p.level(TaskId(0)), 19);
-        assert_eq!(p.pick_next(0, 120 * MS).unwrap().slice, Some(160 * MS));
+        p.stop(d.task, 110 * MS, Stop::SliceEnd, 120 * MS);
+        assert_eq!(p.policy().level(TaskId(0)), 19);
+        assert_eq!(p.pick(0, 120 * MS).unwrap().slice, Some(160 * MS));
     }
 
     #[test]
     fn a_lifted_task_whose_level_is_clamped_keeps_its_place_and_quantum() {
         // upri -60: level 0 at every cpupri below 60.
-        let mut p = ts(&[-60, -60, 0], 1);
+        let mut p = ts(&[-60, -60, 0], 2);
         for i in 0..3 {
             p.wake(TaskId(i), 0);
         }
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.task, TaskId(2));
-        let a = p.pick_next(0, 0).unwrap(); // take task 0 out and put it back preempted, with 30 ms used
-        p.stop(a.task, 0, 30 * MS, Stop::Preempted, 0);
+        let a = p.pick(1, 0).unwrap(); // take task 0 out and put it back preempted, with 30 ms used
+        p.stop(a.task, 30 * MS, Stop::Preempted, 0);
         assert_eq!(a.task, TaskId(0));
         p.timer(UPDATE);
-        assert_eq!(p.cpupri(TaskId(0)), 52, "lifted to lwait[29]");
-        assert_eq!(p.level(TaskId(0)), 0, "clamped");
+        assert_eq!(p.policy().cpupri(TaskId(0)), 52, "lifted to lwait[29]");
+        assert_eq!(p.policy().level(TaskId(0)), 0, "clamped");
         assert_eq!(p.counters()[1].1, 2);
-        let d = p.pick_next(0, UPDATE).unwrap();
+        let d = p.pick(1, UPDATE).unwrap();
         assert_eq!(d, Dispatch { task: TaskId(0), slice: Some(90 * MS) }, "same place, same quantum left");
     }
 
     #[test]
     fn exit_yield_and_new_priorities_keep_the_queues_right() {
-        let mut p = ts(&[0, 0, 0], 1);
+        let mut p = ts(&[0, 0, 0], 2);
         for i in 0..3 {
             p.wake(TaskId(i), 0);
         }
         p.exit(TaskId(0), 0);
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.task, TaskId(1), "an exited task is never picked");
-        p.stop(d.task, 0, 5 * MS, Stop::Yielded, 5 * MS);
-        assert_eq!(p.pick_next(0, 5 * MS).unwrap().task, TaskId(2), "a yielding task goes behind");
-        p.stop(TaskId(2), 0, 5 * MS, Stop::Blocked, 10 * MS);
+        p.stop(d.task, 5 * MS, Stop::Yielded, 5 * MS);
+        assert_eq!(p.pick(0, 5 * MS).unwrap().task, TaskId(2), "a yielding task goes behind");
+        p.stop(TaskId(2), 5 * MS, Stop::Blocked, 10 * MS);
         // Task 1 queued at level 29 with 115 ms left; user priority +20 moves it to 49, fresh.
         p.set_params(TaskId(1), &TaskParams { priority: 20, ..Default::default() }, 10 * MS);
-        assert_eq!(p.level(TaskId(1)), 49);
-        assert_eq!(p.pick_next(0, 10 * MS).unwrap(), Dispatch { task: TaskId(1), slice: Some(120 * MS) });
-        assert_eq!(p.pick_next(0, 10 * MS), None, "nothing else runnable");
+        assert_eq!(p.policy().level(TaskId(1)), 49);
+        assert_eq!(p.pick(0, 10 * MS).unwrap(), Dispatch { task: TaskId(1), slice: Some(120 * MS) });
+        assert_eq!(p.pick(1, 10 * MS), None, "nothing else runnable");
     }
 
     #[test]
@@ -614,14 +583,14 @@ mod tests {
         let mut p = ts(&[60, 0], 1);
         p.wake(TaskId(0), 0);
         p.wake(TaskId(1), 0);
-        let d = p.pick_next(0, 0).unwrap();
+        let d = p.pick(0, 0).unwrap();
         assert_eq!(d.task, TaskId(0));
         // Task 0 (level 59, maxwait 32000) is not due; task 1 is lifted to 52, below 59.
         assert!(!p.timer(UPDATE));
-        assert_eq!(p.level(TaskId(1)), 52);
+        assert_eq!(p.policy().level(TaskId(1)), 52);
         // At the next update task 1 reaches 59, no higher than task 0: still no.
         assert!(!p.timer(2 * UPDATE));
-        assert_eq!(p.level(TaskId(1)), 59);
+        assert_eq!(p.policy().level(TaskId(1)), 59);
     }
 
     #[test]
@@ -630,11 +599,11 @@ mod tests {
         p.wake(TaskId(0), 0);
         let mut now = 0;
         run_slice(&mut p, 0, &mut now); // 29 -> 19
-        let d = p.pick_next(0, now).unwrap();
-        p.stop(d.task, 0, 10 * MS, Stop::Blocked, now + 10 * MS);
-        assert_eq!(p.level(TaskId(0)), 19, "no wait counted yet: no sleep return");
+        let d = p.pick(0, now).unwrap();
+        p.stop(d.task, 10 * MS, Stop::Blocked, now + 10 * MS);
+        assert_eq!(p.policy().level(TaskId(0)), 19, "no wait counted yet: no sleep return");
         p.timer(UPDATE);
-        assert_eq!(p.level(TaskId(0)), 51, "lwait[19]");
+        assert_eq!(p.policy().level(TaskId(0)), 51, "lwait[19]");
     }
 
     #[test]
@@ -665,10 +634,10 @@ mod tests {
     #[test]
     fn user_priority_shifts_the_level_and_is_clamped() {
         let p = ts(&[-10, 10, 100, -100], 1);
-        assert_eq!(p.level(TaskId(0)), 19);
-        assert_eq!(p.level(TaskId(1)), 39);
-        assert_eq!(p.level(TaskId(2)), 59);
-        assert_eq!(p.level(TaskId(3)), 0);
+        assert_eq!(p.policy().level(TaskId(0)), 19);
+        assert_eq!(p.policy().level(TaskId(1)), 39);
+        assert_eq!(p.policy().level(TaskId(2)), 59);
+        assert_eq!(p.policy().level(TaskId(3)), 0);
     }
 
     #[test]
@@ -676,15 +645,22 @@ mod tests {
         let mut p = ts(&[0, -20, 20], 2);
         p.wake(TaskId(0), 0);
         p.wake(TaskId(1), 0);
-        assert_eq!(p.pick_next(0, 0).unwrap().task, TaskId(0));
-        assert_eq!(p.pick_next(1, 0).unwrap().task, TaskId(1));
+        assert_eq!(p.pick(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(p.pick(1, 0).unwrap().task, TaskId(1));
         p.wake(TaskId(2), 1);
-        assert_eq!(p.preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), Some(1));
+        assert_eq!(
+            p.policy().preempt_for(TaskId(2), None, &[(0, TaskId(0)), (1, TaskId(1))], p.view()),
+            Some(1)
+        );
         p.admit(TaskId(3), &TaskParams { priority: -20, ..Default::default() }, 1);
         p.wake(TaskId(3), 1);
-        assert_eq!(p.preempt_for(TaskId(3), None, &[(0, TaskId(0)), (1, TaskId(1))], 1), None, "not higher");
+        assert_eq!(
+            p.policy().preempt_for(TaskId(3), None, &[(0, TaskId(0)), (1, TaskId(1))], p.view()),
+            None,
+            "not higher"
+        );
         // A stop frees its CPU: the one left running is the lowest now.
-        p.stop(TaskId(1), 1, 10 * MS, Stop::Preempted, 10 * MS);
-        assert_eq!(p.running, vec![Some(TaskId(0)), None]);
+        p.stop(TaskId(1), 10 * MS, Stop::Preempted, 10 * MS);
+        assert_eq!((p.view().running(0), p.view().running(1)), (Some(TaskId(0)), None));
     }
 }

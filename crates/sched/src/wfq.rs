@@ -21,10 +21,9 @@
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
 use crate::fair::FairQueues;
-use crate::usage::Accounts;
 use crate::{
-    least_important, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop,
-    TaskId, TaskParams, MS,
+    least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId,
+    TaskParams, View, MS,
 };
 
 /// Configuration of WFQ.
@@ -49,61 +48,34 @@ impl WfqConfig {
 #[derive(Debug)]
 pub struct Wfq {
     cfg: WfqConfig,
-    cpus: usize,
-    params: Vec<TaskParams>,
     fq: FairQueues,
-    acct: Accounts,
-    decisions: u64,
 }
 
 impl Wfq {
     /// A WFQ scheduler for `cpus` CPUs.
     pub fn new(cfg: WfqConfig, cpus: usize) -> Self {
-        Wfq {
-            cfg,
-            cpus,
-            params: Vec::new(),
-            fq: FairQueues::new(cpus),
-            acct: Accounts::default(),
-            decisions: 0,
-        }
+        Wfq { cfg, fq: FairQueues::new(cpus) }
     }
 }
 
 impl Policy for Wfq {
-    fn name(&self) -> &'static str {
-        if self.cfg.credit > 0 {
-            "wfq-credit"
-        } else {
-            "wfq"
-        }
-    }
-
-    fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
-        *slot(&mut self.params, t) = p.clone();
+    fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         let q = if p.share == 0 { Nanos::MAX } else { self.cfg.quantum };
         self.fq.admit(t, p.priority, p.share, q);
         // Created asleep: it earns credit only as a sleeper would.
-        self.fq.block(t, now, self.cfg.credit);
-        self.acct.admit(t, p.priority, p.share, now);
+        self.fq.block(t, v.now(), self.cfg.credit);
     }
 
-    fn exit(&mut self, t: TaskId, _now: Nanos) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.fq.remove(t);
-        self.acct.exit(t);
     }
 
-    fn wake(&mut self, t: TaskId, _now: Nanos) {
+    fn wake(&mut self, t: TaskId, _v: &View) {
         let q = self.fq.task(t).q;
         self.fq.wake(t, q, self.cfg.credit == 0);
     }
 
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, now: Nanos) {
-        self.acct.add(t, charged, now);
+    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
         self.fq.charge(t, charged);
         let q = self.cfg.quantum;
         self.fq.update(t, |f| {
@@ -113,7 +85,7 @@ impl Policy for Wfq {
             }
         });
         match why.requeue_front() {
-            None => self.fq.block(t, now, self.cfg.credit),
+            None => self.fq.block(t, v.now(), self.cfg.credit),
             Some(front) => self.fq.enqueue(t, front),
         }
     }
@@ -123,53 +95,49 @@ impl Policy for Wfq {
         woken: TaskId,
         prev: Option<CpuId>,
         running: &[(CpuId, TaskId)],
-        _now: Nanos,
+        _v: &View,
     ) -> Option<CpuId> {
         let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
         (self.fq.value_key(woken) < least).then_some(cpu)
     }
 
-    fn pick_next(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
-        self.decisions += 1;
-        self.fq.expire(now);
-        let params = &self.params;
-        let t = self.fq.in_value_order().find(|t| params[t.idx()].allows(cpu))?;
+    fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        self.fq.expire(v.now());
+        let t = self.fq.in_value_order().find(|&t| v.allows(t, cpu))?;
         self.fq.dequeue(t);
         let f = self.fq.task(t);
         Some(Dispatch { task: t, slice: (f.share > 0).then(|| f.left().max(1)) })
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, _now: Nanos) {
-        self.params[t.idx()] = p.clone();
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         self.fq.set_params(t, p.priority, p.share);
-        self.acct.set(t, p.priority, p.share);
     }
 
-    fn availability(&self, t: TaskId, now: Nanos) -> Availability {
-        self.acct.availability(t, now, self.fq.queue_shares(self.fq.task(t).prio))
+    fn availability(&self, t: TaskId, v: &View) -> Availability {
+        self.fq.availability(t, v)
     }
 
     fn next_timer(&self) -> Option<Nanos> {
         self.fq.next_expiry()
     }
 
-    fn timer(&mut self, now: Nanos) -> bool {
-        self.fq.expire(now);
+    fn timer(&mut self, v: &View) -> bool {
+        self.fq.expire(v.now());
         false
-    }
-
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions)]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_core;
 
     fn run(credit: bool) -> Nanos {
         // b is created asleep while a runs 50 ms; then both compete: how long does b run first?
-        let mut w = Wfq::new(WfqConfig { quantum: 10 * MS, credit: if credit { 100 * MS } else { 0 } }, 1);
+        let mut w = test_core(
+            Wfq::new(WfqConfig { quantum: 10 * MS, credit: if credit { 100 * MS } else { 0 } }, 1),
+            1,
+        );
         let (a, b) = (TaskId(0), TaskId(1));
         for t in [a, b] {
             w.admit(t, &TaskParams::default(), 0);
@@ -177,21 +145,21 @@ mod tests {
         w.wake(a, 0);
         let mut now = 0;
         while now < 50 * MS {
-            let d = w.pick_next(0, now).unwrap();
+            let d = w.pick(0, now).unwrap();
             assert_eq!(d.task, a);
             now += d.slice.unwrap();
-            w.stop(d.task, 0, d.slice.unwrap(), Stop::SliceEnd, now);
+            w.stop(d.task, d.slice.unwrap(), Stop::SliceEnd, now);
         }
         w.wake(b, now);
         let mut b_run = 0;
         loop {
-            let d = w.pick_next(0, now).unwrap();
+            let d = w.pick(0, now).unwrap();
             if d.task != b {
                 return b_run;
             }
             now += d.slice.unwrap();
             b_run += d.slice.unwrap();
-            w.stop(b, 0, d.slice.unwrap(), Stop::SliceEnd, now);
+            w.stop(b, d.slice.unwrap(), Stop::SliceEnd, now);
         }
     }
 
@@ -199,18 +167,18 @@ mod tests {
     fn equal_virtual_finishing_times_go_by_queue_position() {
         // Equal shares woken at once in the order 2, 0, 1: equal VFTs, served in wake order; a task
         // preempted goes back in front of its equals, one whose quantum ended behind them.
-        let mut w = Wfq::new(WfqConfig { quantum: 10 * MS, credit: 0 }, 1);
+        let mut w = test_core(Wfq::new(WfqConfig { quantum: 10 * MS, credit: 0 }, 1), 1);
         for i in 0..3 {
             w.admit(TaskId(i), &TaskParams::default(), 0);
         }
         for i in [2, 0, 1] {
             w.wake(TaskId(i), 0);
         }
-        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(2));
-        w.stop(TaskId(2), 0, 0, Stop::Preempted, 0);
-        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(2), "preempted: in front of its equals");
-        w.stop(TaskId(2), 0, 0, Stop::Blocked, 0);
-        assert_eq!(w.pick_next(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(w.pick(0, 0).unwrap().task, TaskId(2));
+        w.stop(TaskId(2), 0, Stop::Preempted, 0);
+        assert_eq!(w.pick(0, 0).unwrap().task, TaskId(2), "preempted: in front of its equals");
+        w.stop(TaskId(2), 0, Stop::Blocked, 0);
+        assert_eq!(w.pick(0, 0).unwrap().task, TaskId(0));
     }
 
     #[test]

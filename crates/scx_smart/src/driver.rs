@@ -1,40 +1,52 @@
-//! The mapping from what sched_ext (through scx_rustland_core and our own BPF program) tells user space
-//! onto the [`Policy`] trait, the same calls the simulator makes, CPU by CPU. Nothing here touches BPF,
-//! so it is unit-tested.
+//! The adapter from what sched_ext (through scx_rustland_core and our own BPF program) tells user
+//! space to the one driver core of `crates/sched` ([`Core`]): the same core, and so the same protocol,
+//! the simulator drives. Nothing here touches BPF, so it is unit-tested, and the conformance suite's
+//! event generator drives it with the event sequences the kernel produces.
 //!
 //! What the kernel tells us, and what we make of it (sched_ext's operations in brackets):
 //!
 //! * **A task was queued to user space** (`enqueue`, a `QueuedTask`): its pid (a thread id), the
 //!   enqueue flags, the CPU it last ran on, the start and stop timestamps of its last stretch on a CPU,
 //!   its weight (from its nice value), how many CPUs it may use.
-//!   - A pid we have not seen: [`Policy::admit`] then [`Policy::wake`].
-//!   - One we dispatched and have not seen stop: it left its CPU without blocking (its slice ended or it
-//!     was preempted; we cannot tell which from the flags: we call it `SliceEnd` when it ran at least
-//!     90 % of the slice we gave, else `Preempted`): [`Policy::stop`] with the CPU we dispatched it to
-//!     (`stopping`), and the policy queues it again. With `SCX_ENQ_WAKEUP` set, it blocked and already
-//!     woke before we read that it blocked: `stop` with `Blocked`, then [`Policy::wake`].
-//!   - One that blocked (below): it woke, [`Policy::wake`].
+//!   - A pid we have not seen: [`Core::admit`] then [`Core::wake`].
+//!   - One we dispatched and have not seen stop: it left its CPU (`stopping`). Why, sched_ext says:
+//!     with `SCX_ENQ_WAKEUP` set it blocked, and woke before we read that it blocked (`stopping` with
+//!     `runnable` false): `Blocked`, then [`Core::wake`]. Without it, its slice is 0: it ran out
+//!     (`SliceEnd`), or its CPU was kicked with `SCX_KICK_PREEMPT` (`Preempted`), which our BPF
+//!     program counts per CPU ([`Driver::set_kicks`]: a kick since the dispatch is a preemption). A task
+//!     preempted by a higher class keeps its slice and the head of its CPU's queue: it is not queued to
+//!     us, and its stretches are billed at its next stop. A `sched_yield` also ends the slice: it reads
+//!     as `SliceEnd` (scx_rustland_core implements no `yield`).
+//!   - One that blocked (below): it woke, [`Core::wake`].
 //!   - The CPU time billed is `stop_ts − start_ts` of its last stretch (every stretch since the last
 //!     record, when the kernel ran it several times in between), counted once.
 //! * **A task blocked** (`stopping` with `runnable` false; our BPF program's record at the switch):
-//!   [`Policy::stop`] with `Blocked` and the stretch it ran. scx_rustland_core reports nothing until the
+//!   [`Core::stop`] with `Blocked` and the stretch it ran. scx_rustland_core reports nothing until the
 //!   task wakes, so without this its CPU would look busy until then. The two rings are read one after
 //!   the other, so a task that blocks and wakes at once may show its queued wake-up first: its block
 //!   record then describes a stretch that began before the end of the last one known, and is stale
-//!   (taken for a new block, it lost a runnable thread for good, and sched_ext ejected the scheduler). What libsmart shows the thread
-//!   asking for is applied right after the stop: a thread that announced its next request and went to
-//!   sleep until its release has that request's constraint from the block on, as the dissertation's
-//!   scheduler would from the system call (SMART's sleep credit depends on it: with the old request's
-//!   short relative deadline, a periodic thread would leave its queue during every sleep and fall behind
-//!   the hogs in virtual time, job after job).
-//! * **Which CPU decides** (`dispatch(cpu)`): the driver keeps, per CPU, the task it dispatched there
-//!   that has not stopped; every other CPU is free and [`Driver::pick`] asks the policy for it. A
-//!   dispatch names its CPU (scx_rustland_core puts it on that CPU's queue).
-//! * **A waking task with no free CPU** (`select_cpu` found none): [`Driver::preempt_for`] asks the
-//!   policy which CPU to take back; the binary kicks it (`scx_bpf_kick_cpu(SCX_KICK_PREEMPT)` from a
-//!   BPF syscall program), its task comes back queued, and that CPU decides again.
+//!   (taken for a new block, it lost a runnable thread for good, and sched_ext ejected the scheduler).
+//!   What libsmart shows the thread asking for is applied right after the stop: a thread that
+//!   announced its next request and went to sleep until its release has that request's constraint
+//!   from the block on, as the dissertation's scheduler would from the system call (SMART's sleep
+//!   credit depends on it: with the old request's short relative deadline, a periodic thread would
+//!   leave its queue during every sleep and fall behind the hogs in virtual time, job after job).
+//! * **Which CPU decides** ([`Driver::decide`]): the core's order ([`Core::next_decision`]), as in
+//!   the simulator: a woken task is offered the free CPUs it may use (`select_cpu`), else the policy
+//!   names a busy CPU to preempt (`preempt_for`); a free CPU asks the policy (`dispatch(cpu)`). A busy
+//!   CPU cannot be stopped from user space at once: the caller kicks it
+//!   (`scx_bpf_kick_cpu(SCX_KICK_PREEMPT)` from a BPF syscall program), its task comes back queued, and
+//!   the CPU decides then. A dispatch names its CPU (scx_rustland_core puts it on that CPU's queue).
+//! * **What the kernel side does before we can** ([`Driver::forecast`]): a thread with a time
+//!   constraint that wakes cannot wait for a CPU to enter dispatch and run this process. For each
+//!   such thread asleep, the driver asks the core which CPU would decide first if it woke now
+//!   ([`Core::forecast_wake`]: the free CPU the policy selects, or the busy CPU the policy would
+//!   preempt, or none), and the BPF program kicks that CPU at the wake-up: the policy's answer,
+//!   carried out early. The dispatch that follows a preemption is marked
+//!   ([`Action::Dispatch::preemption`]), and until that task starts the BPF program keeps other tasks
+//!   off its CPU. Dispatches go to the kernel's queues in the order the policy made them.
 //! * **Exits are not reported.** A task that exits simply never comes back; [`Driver::reap`] asks the
-//!   caller whether each known pid still exists (once a second) and calls [`Policy::exit`] for the gone.
+//!   caller whether each known pid still exists (once a second) and calls [`Core::exit`] for the gone.
 //! * **Time constraints and user parameters** come from libsmart's shared memory, read whenever a task is
 //!   queued (a seqlock read, no system call), so a constraint set just before blocking is seen at the
 //!   wake-up that starts the request.
@@ -48,7 +60,9 @@
 
 use std::collections::HashMap;
 
-use sched::{Availability, CpuId, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use sched::{
+    Availability, Core, CpuId, Nanos, Notification, State, Stop, TaskId, TaskParams, TimeConstraint,
+};
 
 /// The longest slice given to a task working on a time constraint.
 pub const RT_SLICE_MAX: Nanos = 100_000_000;
@@ -112,36 +126,39 @@ pub struct Asked {
     pub share: Option<u32>,
 }
 
+/// What the caller does for a decision ([`Driver::decide`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum St {
-    /// Known to the policy, runnable, waiting for a decision.
-    Runnable,
-    /// Handed to the kernel to run on this CPU.
-    Dispatched(CpuId),
-    /// It blocked (we read its switch-out); it is not runnable until it is queued again.
-    Blocked,
+pub enum Action {
+    /// Preempt this CPU (`SCX_KICK_PREEMPT`): its task is to stop, and the CPU decides when it has.
+    Kick(CpuId),
+    /// Run thread `pid` on `cpu` for at most `slice`.
+    Dispatch {
+        /// Thread id.
+        pid: i32,
+        /// The CPU.
+        cpu: CpuId,
+        /// Its slice.
+        slice: Nanos,
+        /// The policy's choice for a CPU it preempted: until `pid` starts, nothing else should.
+        preemption: bool,
+    },
 }
 
+/// The kernel's side of a task the core knows.
 #[derive(Clone, Debug)]
 struct Slot {
     pid: i32,
-    st: St,
     last_stop: u64,
     last_exec: u64,
     /// When it was first queued to us (a stretch reported later began after it).
     admitted: u64,
+    /// The slice of its last dispatch.
     slice: Nanos,
     seen_seq: Option<u32>,
-    params: TaskParams,
-    /// The CPU it last ran on.
-    last_cpu: Option<CpuId>,
-    /// Deadline of its time constraint, if it has one.
+    /// Deadline of its libsmart time constraint, if it has one.
     deadline: Option<Nanos>,
     /// Its weight at its last record (from its nice value).
     weight: u64,
-    /// CPU billed to the policy so far, and the number of stretches.
-    billed: Nanos,
-    stretches: u64,
     /// When it entered its state (became runnable, was dispatched, blocked): for [`Driver::describe`].
     since: Nanos,
 }
@@ -159,8 +176,11 @@ pub struct Counters {
     pub blocked: u64,
     /// Decisions that dispatched a task.
     pub dispatched: u64,
-    /// Preemptions asked of the kernel for a waking task.
+    /// Preemptions (kicks) the core asked of the kernel.
     pub preemptions: u64,
+    /// Stops read as preemptions: the CPU was kicked since the dispatch (by us, or by the BPF program
+    /// carrying out a forecast).
+    pub preempted_stops: u64,
     /// Notifications produced.
     pub notifications: u64,
     /// Stretches a task ran while we held it as waiting for a decision (the kernel ran it on its own,
@@ -179,19 +199,20 @@ pub struct Counters {
     pub taken_back: u64,
 }
 
-/// The state between the kernel's events and a policy.
+/// The state between the kernel's events and the core.
 pub struct Driver {
-    policy: Box<dyn Policy>,
+    core: Core,
     ids: HashMap<i32, TaskId>,
     slots: Vec<Option<Slot>>,
     free: Vec<TaskId>,
     notes: Vec<Notification>,
-    runnable: usize,
-    /// Per CPU: the task dispatched there that has not stopped; and whether it is offline.
-    on_cpu: Vec<Option<TaskId>>,
-    offline: Vec<bool>,
-    /// Tasks that woke since the last [`Driver::woken`] call.
-    woke: Vec<TaskId>,
+    /// Notifications taken from the core, by pid, not yet handed out.
+    pending: Vec<(i32, u64, bool)>,
+    /// Per CPU: the kicks the BPF program counted, as last read; as they were at its last dispatch;
+    /// whether its next dispatch carries out a preemption.
+    kicks: Vec<u64>,
+    kicks_at_dispatch: Vec<u64>,
+    preempted: Vec<bool>,
     /// Time kept between the end of a slice cut for an [`Upcoming`] request and the request's latest start.
     wakeup_margin: Nanos,
     /// Counters.
@@ -213,23 +234,34 @@ pub fn share_of(weight: u64, asked: Option<u32>) -> u32 {
     }
 }
 
+/// The options a policy is built with when its shares are kernel weights (100 at nice 0): those its
+/// registry entry names ([`sched::Entry::kernel_weights`]).
+pub fn kernel_weight_options(entry: &sched::Entry) -> sched::Options {
+    entry.kernel_weights.iter().map(|(k, v)| (k.to_string(), sched::OptValue::Int(*v))).collect()
+}
+
 impl Driver {
-    /// A driver for `policy` (built for the machine's CPUs).
-    pub fn new(policy: Box<dyn Policy>) -> Self {
-        let n = policy.cpus();
+    /// A driver for the policy in `core` (built for the machine's CPUs).
+    pub fn new(core: Core) -> Self {
+        let n = core.cpus();
         Driver {
-            policy,
+            core,
             ids: HashMap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             notes: Vec::new(),
-            runnable: 0,
-            on_cpu: vec![None; n],
-            offline: vec![false; n],
-            woke: Vec::new(),
+            pending: Vec::new(),
+            kicks: vec![0; n],
+            kicks_at_dispatch: vec![0; n],
+            preempted: vec![false; n],
             wakeup_margin: 1_000_000,
             counters: Counters::default(),
         }
+    }
+
+    /// The core (what runs where, as the policy sees it).
+    pub fn core(&self) -> &Core {
+        &self.core
     }
 
     /// Sets the margin kept before an [`Upcoming`] request's latest start (default 1 ms): the time a
@@ -238,22 +270,55 @@ impl Driver {
         self.wakeup_margin = margin;
     }
 
+    /// The preemptions the kernel side counted on each CPU so far (`SCX_KICK_PREEMPT` kicks, ours and
+    /// the BPF program's): a task dispatched on a CPU that has been kicked since was preempted.
+    pub fn set_kicks(&mut self, kicks: &[u64]) {
+        let n = self.kicks.len().min(kicks.len());
+        self.kicks[..n].copy_from_slice(&kicks[..n]);
+    }
+
+    fn task(&self, pid: i32) -> Option<TaskId> {
+        self.ids.get(&pid).copied()
+    }
+
+    fn slot(&mut self, t: TaskId) -> &mut Slot {
+        self.slots[t.idx()].as_mut().expect("a task the core knows has a slot")
+    }
+
     /// The request `asked` announces for `pid`, if it is one that has not started: the constraint of a
     /// blocked thread whose latest start is still ahead. `None` for unknown tasks, for tasks waiting for
     /// a decision (the policy decides about those itself) and for tasks on a CPU.
     pub fn upcoming(&self, pid: i32, asked: &Asked, now: Nanos) -> Option<Upcoming> {
-        let slot = self.slots[self.ids.get(&pid)?.idx()].as_ref()?;
+        let t = self.task(pid)?;
         let c = asked.constraint?;
-        if slot.st != St::Blocked {
+        if self.core.view().state(t) != State::Blocked {
             return None;
         }
         let latest_start = c.deadline.saturating_sub(c.cpu_estimate.unwrap_or(0));
         (latest_start > now).then_some(Upcoming { pid, deadline: c.deadline, latest_start })
     }
 
+    /// The CPU the kernel side should kick if `pid`, asleep, wakes now: the one that would decide
+    /// first for it ([`Core::forecast_wake`]). `None` for unknown or runnable threads, and when the
+    /// policy would take no CPU for it.
+    pub fn forecast(&self, pid: i32) -> Option<CpuId> {
+        self.core.forecast_wake(self.task(pid)?)
+    }
+
+    /// The thread running on `cpu`, as the driver believes.
+    pub fn running_pid(&self, cpu: CpuId) -> Option<i32> {
+        let t = self.core.view().running(cpu)?;
+        self.slots[t.idx()].as_ref().map(|s| s.pid)
+    }
+
+    /// What the core knows of thread `pid`, if it knows it.
+    pub fn state(&self, pid: i32) -> Option<State> {
+        self.task(pid).map(|t| self.core.view().state(t))
+    }
+
     /// Tasks waiting for a decision.
     pub fn runnable(&self) -> usize {
-        self.runnable
+        self.core.view().runnable_count()
     }
 
     /// Tasks known.
@@ -261,137 +326,90 @@ impl Driver {
         self.ids.len()
     }
 
-    /// The CPUs with no task dispatched there that has not stopped, ascending.
-    pub fn free_cpus(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.on_cpu
-            .iter()
-            .enumerate()
-            .filter(|(c, t)| t.is_none() && !self.offline[*c])
-            .map(|(c, _)| c as CpuId)
-    }
-
     /// CPU `cpu` is offline: never free.
     pub fn set_offline(&mut self, cpu: CpuId) {
-        if let Some(o) = self.offline.get_mut(cpu as usize) {
-            *o = true;
+        if (cpu as usize) < self.core.cpus() {
+            self.core.set_offline(cpu);
         }
     }
 
     fn apply_asked(&mut self, t: TaskId, asked: Option<Asked>, weight: u64, now: Nanos) {
-        let slot = self.slots[t.idx()].as_mut().expect("known task");
         let (seq, constraint, priority, share) = match asked {
             Some(a) => (Some(a.seq), a.constraint, a.priority, a.share),
             None => (None, None, None, None),
         };
+        let old = self.core.view().params(t);
         let params = TaskParams {
             priority: priority.unwrap_or(0),
             share: share_of(weight, share),
             latency_tolerance: None,
-            cpus: slot.params.cpus.clone(),
+            cpus: old.cpus.clone(),
         };
-        if params != slot.params {
-            slot.params = params.clone();
-            self.policy.set_params(t, &params, now);
+        if params != *old {
+            self.core.set_params(t, &params, now);
         }
+        let slot = self.slot(t);
         if seq != slot.seen_seq {
             slot.seen_seq = seq;
             slot.deadline = constraint.map(|c| c.deadline);
-            self.policy.set_time_constraint(t, constraint, now);
+            self.core.set_time_constraint(t, constraint, now);
         }
     }
 
-    /// Takes `t` off the CPU we dispatched it to, billing `ran`.
+    /// Takes `t` off its CPU, billing `ran`.
     fn stopped(&mut self, t: TaskId, ran: Nanos, why: Stop, now: Nanos) {
-        let slot = self.slots[t.idx()].as_mut().expect("known task");
-        let St::Dispatched(cpu) = slot.st else { unreachable!("only a dispatched task stops") };
-        slot.billed += ran;
-        slot.stretches += 1;
-        slot.last_cpu = Some(cpu);
-        slot.st = if why == Stop::Blocked { St::Blocked } else { St::Runnable };
-        slot.since = now;
-        if self.on_cpu[cpu as usize] == Some(t) {
-            self.on_cpu[cpu as usize] = None;
-        }
-        self.policy.stop(t, cpu, ran, why, now);
-        if why != Stop::Blocked {
-            self.runnable += 1;
-        }
+        self.slot(t).since = now;
+        self.core.stop(t, ran, why, now);
     }
 
     fn wake(&mut self, t: TaskId, now: Nanos) {
-        let slot = self.slots[t.idx()].as_mut().expect("known task");
-        slot.st = St::Runnable;
-        slot.since = now;
-        self.policy.wake(t, now);
-        self.runnable += 1;
-        self.woke.push(t);
+        self.slot(t).since = now;
+        self.core.wake(t, now);
     }
 
     /// A task was queued to user space. `asked` is what libsmart says its thread asks for; `cpus` its
     /// affinity when it may not use every CPU (read by the caller at its first record).
     pub fn queued(&mut self, q: &Queued, asked: Option<Asked>, cpus: Option<Vec<CpuId>>, now: Nanos) {
         self.counters.queued += 1;
-        let Some(t) = self.ids.get(&q.pid).copied() else {
-            let t = self.free.pop().unwrap_or(TaskId(self.slots.len() as u32));
-            if t.idx() == self.slots.len() {
-                self.slots.push(None);
-            }
-            let params = TaskParams { share: share_of(q.weight, None), cpus, ..TaskParams::default() };
-            self.slots[t.idx()] = Some(Slot {
-                pid: q.pid,
-                st: St::Blocked,
-                last_stop: q.stop_ts,
-                last_exec: q.exec_runtime,
-                admitted: now,
-                slice: 0,
-                seen_seq: None,
-                params: params.clone(),
-                last_cpu: None,
-                deadline: None,
-                weight: q.weight,
-                billed: 0,
-                stretches: 0,
-                since: now,
-            });
-            self.ids.insert(q.pid, t);
-            self.counters.admitted += 1;
-            self.policy.admit(t, &params, now);
-            self.apply_asked(t, asked, q.weight, now);
-            self.wake(t, now);
+        let Some(t) = self.task(q.pid) else {
+            self.admit(q, asked, cpus, now);
             return;
         };
-        let slot = self.slots[t.idx()].as_mut().expect("known task");
-        slot.weight = q.weight;
-        match slot.st {
-            St::Runnable => {
+        self.slot(t).weight = q.weight;
+        match self.core.view().state(t) {
+            State::Runnable => {
                 // Queued again before we dispatched it (the kernel moved it, or ran it while we
                 // had taken it back: see `overdue`).
+                let slot = self.slot(t);
                 if q.stop_ts != slot.last_stop {
+                    slot.last_stop = q.stop_ts;
                     self.counters.unbilled += 1;
                     self.counters.unbilled_ns += q.stop_ts.saturating_sub(q.start_ts);
-                    slot.last_stop = q.stop_ts;
                 }
-                slot.last_exec = q.exec_runtime;
+                self.slot(t).last_exec = q.exec_runtime;
                 self.apply_asked(t, asked, q.weight, now);
             }
-            St::Blocked => {
+            State::Blocked => {
                 // It woke after a block we read (and billed) at the switch.
+                let slot = self.slot(t);
                 slot.last_stop = q.stop_ts;
                 slot.last_exec = q.exec_runtime;
                 self.apply_asked(t, asked, q.weight, now);
                 self.wake(t, now);
             }
-            St::Dispatched(_) => {
+            State::Running(cpu) => {
                 let ran = self.bill(t, q);
-                let slot = self.slots[t.idx()].as_mut().expect("known task");
+                let slot = self.slot(t);
                 slot.last_stop = q.stop_ts;
                 slot.last_exec = q.exec_runtime;
                 let why = if q.wakeup {
                     Stop::Blocked
-                } else if ran >= slot.slice / 10 * 9 {
-                    Stop::SliceEnd
-                } else {
+                } else if self.kicks[cpu as usize] != self.kicks_at_dispatch[cpu as usize] {
+                    self.counters.preempted_stops += 1;
+                    self.preempted[cpu as usize] = true;
                     Stop::Preempted
+                } else {
+                    Stop::SliceEnd
                 };
                 self.stopped(t, ran, why, now);
                 self.apply_asked(t, asked, q.weight, now);
@@ -399,7 +417,32 @@ impl Driver {
                     self.wake(t, now);
                 }
             }
+            State::Absent => unreachable!("a known pid is admitted"),
         }
+    }
+
+    fn admit(&mut self, q: &Queued, asked: Option<Asked>, cpus: Option<Vec<CpuId>>, now: Nanos) {
+        let t = self.free.pop().unwrap_or(TaskId(self.slots.len() as u32));
+        if t.idx() == self.slots.len() {
+            self.slots.push(None);
+        }
+        self.slots[t.idx()] = Some(Slot {
+            pid: q.pid,
+            last_stop: q.stop_ts,
+            last_exec: q.exec_runtime,
+            admitted: now,
+            slice: 0,
+            seen_seq: None,
+            deadline: None,
+            weight: q.weight,
+            since: now,
+        });
+        self.ids.insert(q.pid, t);
+        self.counters.admitted += 1;
+        let params = TaskParams { share: share_of(q.weight, None), cpus, ..TaskParams::default() };
+        self.core.admit(t, &params, now);
+        self.apply_asked(t, asked, q.weight, now);
+        self.wake(t, now);
     }
 
     /// The CPU time of a dispatched task's stretches since its last record.
@@ -440,15 +483,24 @@ impl Driver {
     /// wake-up that followed the block is read first (the two come through different rings): the
     /// wake-up record's stop is sched_ext's `stopping`, a few microseconds before the switch, so the
     /// stale record's stop is later than it, but its start (the switch to the task) is earlier.
-    pub fn blocked(&mut self, pid: i32, cpu: CpuId, start: u64, stop: u64, asked: Option<Asked>, now: Nanos) {
-        let Some(&t) = self.ids.get(&pid) else { return };
+    pub fn blocked(
+        &mut self,
+        pid: i32,
+        _cpu: CpuId,
+        start: u64,
+        stop: u64,
+        asked: Option<Asked>,
+        now: Nanos,
+    ) {
+        let Some(t) = self.task(pid) else { return };
+        let state = self.core.view().state(t);
         let slot = self.slots[t.idx()].as_mut().expect("known task");
         // A task we hold as waiting for a decision is in the kernel's custody: it cannot have run
         // since its record, so a block record about it is stale too. (Taking it for asleep would lose
         // it for good: nothing would dispatch it, and nothing would report it again.)
-        let stale = start < slot.last_stop || stop <= slot.last_stop || slot.st == St::Runnable;
-        if stale || slot.st == St::Blocked {
-            if slot.st != St::Blocked {
+        let stale = start < slot.last_stop || stop <= slot.last_stop || state == State::Runnable;
+        if stale || state == State::Blocked {
+            if state != State::Blocked {
                 self.counters.stale_blocks += 1;
             }
             return;
@@ -457,49 +509,52 @@ impl Driver {
         let ran = stop.saturating_sub(start).min(bound + 1_000_000);
         slot.last_stop = stop;
         slot.last_exec = 0;
-        let _ = cpu;
+        let weight = slot.weight;
         self.counters.blocked += 1;
         self.stopped(t, ran, Stop::Blocked, now);
         // The stretch was the old request's; a constraint set before sleeping holds from here on.
         if asked.is_some() {
-            let weight = self.slots[t.idx()].as_ref().expect("known task").weight;
             self.apply_asked(t, asked, weight, now);
         }
     }
 
-    /// The policy's choice for free CPU `cpu`: (pid, slice). `None` = nothing to run there. A task
-    /// working on a time constraint gets the slice the policy chose (up to [`RT_SLICE_MAX`]); others at
-    /// most `max_slice`, because a wake-up cannot preempt them from user space at once: `max_slice`
-    /// bounds how long an urgent wake-up waits. Neither runs past the latest start of an `upcoming`
-    /// request with an earlier deadline than its own, less the wake-up margin (but at least
-    /// [`MIN_SLICE`]).
-    pub fn pick(
-        &mut self,
-        cpu: CpuId,
-        now: Nanos,
-        max_slice: Nanos,
-        upcoming: &[Upcoming],
-    ) -> Option<(i32, Nanos)> {
-        debug_assert!(self.on_cpu[cpu as usize].is_none(), "CPU {cpu} is not free");
-        let d = self.policy.pick_next(cpu, now)?;
-        let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
-        debug_assert_eq!(slot.st, St::Runnable);
-        slot.st = St::Dispatched(cpu);
-        slot.since = now;
-        self.on_cpu[cpu as usize] = Some(d.task);
-        self.runnable -= 1;
-        let own_deadline = slot.deadline.filter(|&dl| dl > now);
-        let mut cap = if own_deadline.is_some() { RT_SLICE_MAX } else { max_slice };
-        for u in upcoming {
-            if u.pid != slot.pid && own_deadline.is_none_or(|dl| dl > u.deadline) {
-                let room = u.latest_start.saturating_sub(self.wakeup_margin).saturating_sub(now);
-                cap = cap.min(room.max(MIN_SLICE));
+    /// Every decision to make now, in the core's order ([`Core::next_decision`]): CPUs to kick, and
+    /// dispatches. A task working on a time constraint gets the slice the policy chose (up to
+    /// [`RT_SLICE_MAX`]); others at most `max_slice`, because a wake-up cannot preempt them from user
+    /// space at once: `max_slice` bounds how long an urgent wake-up waits. Neither runs past the
+    /// latest start of an `upcoming` request with an earlier deadline than its own, less the wake-up
+    /// margin (but at least [`MIN_SLICE`]).
+    pub fn decide(&mut self, now: Nanos, max_slice: Nanos, upcoming: &[Upcoming]) -> Vec<Action> {
+        self.core.advance_to(now);
+        let mut out = Vec::new();
+        while let Some(cpu) = self.core.next_decision() {
+            let c = cpu as usize;
+            if self.core.view().running(cpu).is_some() {
+                self.counters.preemptions += 1;
+                self.preempted[c] = true;
+                out.push(Action::Kick(cpu));
+                continue;
             }
+            let Some(d) = self.core.pick(cpu, now) else { continue };
+            let margin = self.wakeup_margin;
+            let slot = self.slots[d.task.idx()].as_mut().expect("the policy picked a known task");
+            slot.since = now;
+            let own_deadline = slot.deadline.filter(|&dl| dl > now);
+            let mut cap = if own_deadline.is_some() { RT_SLICE_MAX } else { max_slice };
+            for u in upcoming {
+                if u.pid != slot.pid && own_deadline.is_none_or(|dl| dl > u.deadline) {
+                    let room = u.latest_start.saturating_sub(margin).saturating_sub(now);
+                    cap = cap.min(room.max(MIN_SLICE));
+                }
+            }
+            let slice = d.slice.unwrap_or(cap).clamp(1, cap);
+            slot.slice = slice;
+            self.kicks_at_dispatch[c] = self.kicks[c];
+            self.counters.dispatched += 1;
+            let preemption = std::mem::take(&mut self.preempted[c]);
+            out.push(Action::Dispatch { pid: slot.pid, cpu, slice, preemption });
         }
-        let slice = d.slice.unwrap_or(cap).clamp(1, cap);
-        slot.slice = slice;
-        self.counters.dispatched += 1;
-        Some((slot.pid, slice))
+        out
     }
 
     /// The driver's own watchdog. While tasks wait for a decision, a dispatched task comes back when
@@ -512,91 +567,49 @@ impl Driver {
     /// this a single lost record leaves a CPU unused for good and its waiting tasks starve until
     /// sched_ext's watchdog ejects the scheduler. Counted in [`Counters::taken_back`].
     pub fn overdue(&mut self, now: Nanos, grace: Nanos) -> Vec<CpuId> {
-        if self.runnable == 0 {
+        if self.runnable() == 0 {
             return Vec::new();
         }
-        let mut cpus = Vec::new();
-        for c in 0..self.on_cpu.len() {
-            let Some(t) = self.on_cpu[c] else { continue };
-            let slot = self.slots[t.idx()].as_ref().expect("a dispatched task is known");
-            if now > slot.since.saturating_add(slot.slice).saturating_add(grace) {
-                self.counters.taken_back += 1;
-                let slice = slot.slice;
-                self.stopped(t, slice, Stop::SliceEnd, now);
-                cpus.push(c as CpuId);
-            }
+        let late: Vec<(CpuId, TaskId)> = self
+            .core
+            .view()
+            .running_tasks()
+            .filter(|&(_, t)| {
+                let s = self.slots[t.idx()].as_ref().expect("a dispatched task is known");
+                now > s.since.saturating_add(s.slice).saturating_add(grace)
+            })
+            .collect();
+        for &(_, t) in &late {
+            self.counters.taken_back += 1;
+            let slice = self.slots[t.idx()].as_ref().expect("known").slice;
+            self.stopped(t, slice, Stop::SliceEnd, now);
         }
-        cpus
-    }
-
-    /// The tasks that woke since the last call, each with the CPU to preempt for it if no CPU it may
-    /// use is free and the policy wants one (the caller kicks it).
-    pub fn woken(&mut self, now: Nanos) -> Vec<(i32, Option<CpuId>)> {
-        let woke = std::mem::take(&mut self.woke);
-        let mut out = Vec::with_capacity(woke.len());
-        let mut kicked: Vec<CpuId> = Vec::new();
-        for t in woke {
-            let Some(slot) = self.slots[t.idx()].as_ref() else { continue };
-            if slot.st != St::Runnable {
-                continue;
-            }
-            let params = &slot.params;
-            let free = self.free_cpus().any(|c| params.allows(c) && !kicked.contains(&c));
-            let victim = if free {
-                None
-            } else {
-                let running: Vec<(CpuId, TaskId)> = self
-                    .on_cpu
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(c, r)| r.map(|r| (c as CpuId, r)))
-                    .filter(|(c, _)| params.allows(*c) && !kicked.contains(c))
-                    .collect();
-                self.policy.preempt_for(t, slot.last_cpu, &running, now)
-            };
-            if let Some(c) = victim {
-                kicked.push(c);
-                self.counters.preemptions += 1;
-            }
-            out.push((slot.pid, victim));
-        }
-        out
+        late.into_iter().map(|(c, _)| c).collect()
     }
 
     /// Policy timers due by `now` (sleep-credit expiry, notify-times, `ts`'s once-a-second update).
-    /// When the policy asks every CPU to decide again, returns the busy ones (the caller kicks them; a
-    /// free CPU decides at its next dispatch anyway).
-    pub fn timers(&mut self, now: Nanos) -> Vec<CpuId> {
-        if self.policy.next_timer().is_some_and(|t| t <= now) && self.policy.timer(now) {
-            self.counters.preemptions += self.on_cpu.iter().flatten().count() as u64;
-            return (0..self.on_cpu.len())
-                .filter(|&c| self.on_cpu[c].is_some())
-                .map(|c| c as CpuId)
-                .collect();
+    /// When the policy asks every CPU to decide again, the busy ones come out of the next
+    /// [`Driver::decide`] as kicks.
+    pub fn timers(&mut self, now: Nanos) {
+        if self.core.next_timer().is_some_and(|t| t <= now) {
+            self.core.timer(now);
         }
-        Vec::new()
+    }
+
+    fn take_notes(&mut self) {
+        self.core.take_notifications(&mut self.notes);
+        self.counters.notifications += self.notes.len() as u64;
+        for n in self.notes.drain(..) {
+            if let Some(s) = self.slots.get(n.task.idx()).and_then(|s| s.as_ref()) {
+                self.pending.push((s.pid, n.deadline, n.passed));
+            }
+        }
     }
 
     /// Notifications produced since the last call, as (pid, deadline, passed).
     pub fn notifications(&mut self) -> Vec<(i32, u64, bool)> {
-        self.policy.take_notifications(&mut self.notes);
-        self.counters.notifications += self.notes.len() as u64;
-        let out = self
-            .notes
-            .iter()
-            .filter_map(|n| self.slots[n.task.idx()].as_ref().map(|s| (s.pid, n.deadline, n.passed)))
-            .collect();
-        self.notes.clear();
-        out
-    }
-
-    /// Whether `pid` works on a time constraint whose deadline is still ahead (its dispatches go ahead
-    /// of the others' in the kernel's queue).
-    pub fn urgent(&self, pid: i32, now: Nanos) -> bool {
-        self.ids
-            .get(&pid)
-            .and_then(|t| self.slots[t.idx()].as_ref())
-            .is_some_and(|s| s.deadline.is_some_and(|d| d > now))
+        self.take_notes();
+        std::mem::take(&mut self.pending)
     }
 
     /// What the driver believes at `now`, for a person reading why the kernel ejected the scheduler (a
@@ -604,11 +617,10 @@ impl Driver {
     /// longest first, and how many are blocked. `name` gives a pid's command name.
     pub fn describe(&self, now: Nanos, name: impl Fn(i32) -> String) -> String {
         let ago = |t: Nanos| format!("{:.1} ms", now.saturating_sub(t) as f64 / 1e6);
+        let v = self.core.view();
         let mut out = String::new();
-        for (c, t) in self.on_cpu.iter().enumerate() {
-            let what = match t.and_then(|t| self.slots[t.idx()].as_ref()) {
-                _ if self.offline[c] => "offline".to_string(),
-                None => "free".to_string(),
+        for c in 0..self.core.cpus() as CpuId {
+            let what = match v.running(c).and_then(|t| self.slots[t.idx()].as_ref()) {
                 Some(s) => format!(
                     "{} ({}) dispatched {} ago, slice {:.1} ms",
                     s.pid,
@@ -616,51 +628,64 @@ impl Driver {
                     ago(s.since),
                     s.slice as f64 / 1e6
                 ),
+                None if self.core.preempting(c) => "preempting".to_string(),
+                None => "free or offline".to_string(),
             };
             out += &format!("CPU {c}: {what}\n");
         }
-        let mut waiting: Vec<&Slot> = self.slots.iter().flatten().filter(|s| s.st == St::Runnable).collect();
+        let in_state = |st: State| {
+            self.slots
+                .iter()
+                .enumerate()
+                .filter(move |(i, s)| s.is_some() && v.state(TaskId(*i as u32)) == st)
+        };
+        let mut waiting: Vec<&Slot> = in_state(State::Runnable).filter_map(|(_, s)| s.as_ref()).collect();
         waiting.sort_by_key(|s| s.since);
         let list: Vec<String> =
             waiting.iter().map(|s| format!("{} ({}) for {}", s.pid, name(s.pid), ago(s.since))).collect();
         out += &format!("waiting for a decision ({}): {}\n", waiting.len(), list.join(", "));
-        let blocked = self.slots.iter().flatten().filter(|s| s.st == St::Blocked).count();
+        let blocked = in_state(State::Blocked).count();
         out += &format!("blocked: {blocked}; counters: {:?}", self.counters);
         out
     }
 
     /// The `n` known tasks billed the most CPU: (pid, CPU billed, stretches), most first.
     pub fn top_billed(&self, n: usize) -> Vec<(i32, Nanos, u64)> {
-        let mut v: Vec<(i32, Nanos, u64)> =
-            self.slots.iter().flatten().map(|s| (s.pid, s.billed, s.stretches)).collect();
-        v.sort_by_key(|x| std::cmp::Reverse(x.1));
-        v.truncate(n);
-        v
+        let v = self.core.view();
+        let mut out: Vec<(i32, Nanos, u64)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (s.pid, v.billed(TaskId(i as u32)))))
+            .map(|(pid, (ns, stops))| (pid, ns, stops))
+            .collect();
+        out.sort_by_key(|x| std::cmp::Reverse(x.1));
+        out.truncate(n);
+        out
     }
 
     /// Availability of a thread, if known.
-    pub fn availability(&self, pid: i32, now: Nanos) -> Option<Availability> {
-        self.ids.get(&pid).map(|t| self.policy.availability(*t, now))
+    pub fn availability(&mut self, pid: i32, now: Nanos) -> Option<Availability> {
+        let t = self.task(pid)?;
+        Some(self.core.availability(t, now))
     }
 
     /// Forget the tasks for which `alive(pid)` is false (exits are not reported by the kernel).
     pub fn reap(&mut self, now: Nanos, alive: impl Fn(i32) -> bool) {
         let gone: Vec<(i32, TaskId)> =
             self.ids.iter().filter(|(p, _)| !alive(**p)).map(|(p, t)| (*p, *t)).collect();
+        if gone.is_empty() {
+            return;
+        }
+        // Notifications about them are taken first, while their ids still name them.
+        self.take_notes();
         for (pid, t) in gone {
-            let slot = self.slots[t.idx()].take().expect("known task");
-            match slot.st {
-                St::Runnable => self.runnable -= 1,
-                St::Dispatched(cpu) => {
-                    // Its last stretch was never reported: bill nothing more, it is gone.
-                    self.slots[t.idx()] = Some(slot);
-                    self.stopped(t, 0, Stop::Blocked, now);
-                    self.slots[t.idx()] = None;
-                    let _ = cpu;
-                }
-                St::Blocked => {}
+            if let State::Running(_) = self.core.view().state(t) {
+                // Its last stretch was never reported: bill nothing more, it is gone.
+                self.stopped(t, 0, Stop::Blocked, now);
             }
-            self.policy.exit(t, now);
+            self.core.exit(t, now);
+            self.slots[t.idx()] = None;
             self.ids.remove(&pid);
             self.free.push(t);
             self.counters.exited += 1;
@@ -674,12 +699,34 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    fn driver_for(policy: &str, cpus: usize) -> Driver {
+        Driver::new(sched::build(policy, &Default::default(), cpus).unwrap())
+    }
+
     fn driver() -> Driver {
-        Driver::new(sched::by_name("smart", &Default::default(), 1).unwrap())
+        driver_for("smart", 1)
     }
 
     fn q(pid: i32, wakeup: bool, start: u64, stop: u64) -> Queued {
         Queued { pid, wakeup, start_ts: start, stop_ts: stop, exec_runtime: 0, weight: 100 }
+    }
+
+    /// The dispatches of one round of decisions, as (pid, cpu, slice).
+    fn dispatches(d: &mut Driver, now: Nanos, max: Nanos, up: &[Upcoming]) -> Vec<(i32, CpuId, Nanos)> {
+        d.decide(now, max, up)
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::Dispatch { pid, cpu, slice, .. } => Some((pid, cpu, slice)),
+                Action::Kick(_) => None,
+            })
+            .collect()
+    }
+
+    /// The one dispatch of a round on one CPU: (pid, slice).
+    fn pick(d: &mut Driver, now: Nanos, max: Nanos, up: &[Upcoming]) -> Option<(i32, Nanos)> {
+        let v = dispatches(d, now, max, up);
+        assert!(v.len() <= 1, "{v:?}");
+        v.first().map(|&(pid, _, slice)| (pid, slice))
     }
 
     #[test]
@@ -688,7 +735,7 @@ mod tests {
         d.queued(&q(10, true, 0, 0), None, None, 0);
         d.queued(&q(11, true, 0, 0), None, None, 0);
         assert_eq!(d.runnable(), 2);
-        let (pid, slice) = d.pick(0, 0, 20 * MS, &[]).unwrap();
+        let (pid, slice) = pick(&mut d, 0, 20 * MS, &[]).unwrap();
         assert!(pid == 10 || pid == 11);
         assert!(slice > 0 && slice <= 20 * MS);
         assert_eq!(d.runnable(), 1);
@@ -706,7 +753,7 @@ mod tests {
         let mut now = 0;
         let mut cpu = [0u64; 3];
         for k in 0..2500 {
-            let (pid, slice) = d.pick(0, now, 20 * MS, &[]).unwrap();
+            let (pid, slice) = pick(&mut d, now, 20 * MS, &[]).unwrap();
             let start = now;
             now += slice;
             if k >= 500 {
@@ -716,6 +763,75 @@ mod tests {
         }
         let ratio = cpu[1] as f64 / cpu[2] as f64;
         assert!((ratio - 3.0).abs() < 0.05, "{ratio}");
+    }
+
+    #[test]
+    fn a_stop_reads_as_a_preemption_only_when_its_cpu_was_kicked() {
+        // Round robin, one CPU: the first stop comes with no kick (its slice ran out), the second after
+        // one (the kernel side counted a preemption on CPU 0 since the dispatch).
+        let mut d = driver_for("rr", 1);
+        d.queued(&q(1, true, 0, 0), None, None, 0);
+        d.queued(&q(2, true, 0, 0), None, None, 0);
+        let (a, _) = pick(&mut d, 0, 5 * MS, &[]).unwrap();
+        d.queued(&q(a, false, 0, 5 * MS), None, None, 5 * MS);
+        assert_eq!(d.counters.preempted_stops, 0);
+        let actions = d.decide(5 * MS, 5 * MS, &[]);
+        assert!(matches!(actions[..], [Action::Dispatch { preemption: false, .. }]), "{actions:?}");
+        let (b, _) = match actions[0] {
+            Action::Dispatch { pid, slice, .. } => (pid, slice),
+            _ => unreachable!(),
+        };
+        d.set_kicks(&[1]);
+        d.queued(&q(b, false, 5 * MS, 6 * MS), None, None, 6 * MS);
+        assert_eq!(d.counters.preempted_stops, 1);
+        // The next dispatch there carries the preemption out.
+        let actions = d.decide(6 * MS, 5 * MS, &[]);
+        assert!(matches!(actions[..], [Action::Dispatch { preemption: true, .. }]), "{actions:?}");
+    }
+
+    #[test]
+    fn a_woken_thread_goes_to_the_free_cpu_the_policy_selects() {
+        // Two CPUs. Thread 1 ran on CPU 1 and blocked; thread 2 runs on CPU 0. When thread 1 wakes,
+        // the policy's select_cpu (Linux's default: the previous CPU if idle) puts it back on CPU 1.
+        let mut d = driver_for("fifo", 2);
+        d.queued(&q(1, true, 0, 0), None, None, 0);
+        d.queued(&q(2, true, 0, 0), None, None, 0);
+        let first = dispatches(&mut d, 0, 5 * MS, &[]);
+        let on1 = first.iter().find(|x| x.1 == 1).expect("both CPUs take a thread").0;
+        let other = if on1 == 1 { 2 } else { 1 };
+        d.blocked(on1, 1, 0, MS, None, MS);
+        assert!(dispatches(&mut d, MS, 5 * MS, &[]).is_empty());
+        d.queued(&q(on1, true, 0, MS), None, None, 2 * MS);
+        assert_eq!(dispatches(&mut d, 2 * MS, 5 * MS, &[]), vec![(on1, 1, 5 * MS)]);
+        assert_eq!(d.core().view().running(0).map(|_| ()), Some(()), "{other} still runs on CPU 0");
+    }
+
+    #[test]
+    fn the_kernel_side_kicks_the_cpu_the_policy_would_take_for_a_waking_thread() {
+        // SMART, two CPUs, two hogs running: a thread asleep with a time constraint would preempt the
+        // CPU of least value when it wakes; with a CPU free, it would take that one. (Its priority
+        // makes it run first.)
+        let mut d = driver_for("smart", 2);
+        let important = |seq, deadline| rt(seq, deadline).map(|a| Asked { priority: Some(1), ..a });
+        d.queued(&q(1, true, 0, 0), None, None, 0);
+        d.queued(&q(2, true, 0, 0), None, None, 0);
+        d.queued(&q(3, true, 0, 0), important(1, 20 * MS), None, 0);
+        let ran = dispatches(&mut d, 0, 5 * MS, &[]);
+        assert_eq!(ran.len(), 2);
+        let rt_cpu = ran
+            .iter()
+            .find(|x| x.0 == 3)
+            .unwrap_or_else(|| panic!("the real-time thread runs first: {ran:?}"))
+            .1;
+        d.blocked(3, rt_cpu, 0, MS, important(2, 60 * MS), MS);
+        assert_eq!(d.forecast(3), Some(rt_cpu), "the CPU it left is free");
+        let ran = dispatches(&mut d, MS, 5 * MS, &[]);
+        assert_eq!(ran.len(), 1);
+        let busy: Vec<CpuId> = d.core().view().running_tasks().map(|(c, _)| c).collect();
+        assert_eq!(busy.len(), 2);
+        let forecast = d.forecast(3).expect("a real-time wake-up preempts");
+        assert!(busy.contains(&forecast));
+        assert_eq!(d.forecast(1), None, "a runnable thread has no forecast");
     }
 
     #[test]
@@ -736,7 +852,7 @@ mod tests {
             None,
             0,
         );
-        d.pick(0, 0, 20 * MS, &[]).unwrap();
+        pick(&mut d, 0, 20 * MS, &[]).unwrap();
         let n = d.notifications();
         assert!(n.is_empty() || n == vec![(6, 20 * MS, false)], "{n:?}");
         let mut now = 0;
@@ -770,18 +886,17 @@ mod tests {
         // at 43.9 ms it still gets MIN_SLICE; the periodic thread itself is not cut for its own request.
         let mut d = driver();
         d.queued(&q(7, true, 0, 0), rt(1, 15 * MS), None, 0);
-        assert_eq!(d.pick(0, 0, 5 * MS, &[]).map(|x| x.0), Some(7));
+        assert_eq!(pick(&mut d, 0, 5 * MS, &[]).map(|x| x.0), Some(7));
         d.queued(&q(8, true, 0, 0), None, None, MS);
-        assert!(d.urgent(7, MS) && !d.urgent(7, 15 * MS) && !d.urgent(8, MS));
         let next = rt(2, 55 * MS).unwrap();
         // On its CPU its next request has not been announced to anyone waiting.
         assert_eq!(d.upcoming(7, &next, 5 * MS), None);
         d.blocked(7, 0, 0, 10 * MS, Some(next.clone()), 10 * MS);
         let up: Vec<Upcoming> = d.upcoming(7, &next, 40 * MS).into_iter().collect();
         assert_eq!(up, vec![Upcoming { pid: 7, deadline: 55 * MS, latest_start: 44 * MS }]);
-        assert_eq!(d.pick(0, 40 * MS, 5 * MS, &up), Some((8, 3 * MS)));
+        assert_eq!(pick(&mut d, 40 * MS, 5 * MS, &up), Some((8, 3 * MS)));
         d.queued(&q(8, false, 40 * MS, 43 * MS + 900_000), None, None, 43 * MS + 900_000);
-        assert_eq!(d.pick(0, 43 * MS + 900_000, 5 * MS, &up), Some((8, MIN_SLICE)));
+        assert_eq!(pick(&mut d, 43 * MS + 900_000, 5 * MS, &up), Some((8, MIN_SLICE)));
         // Once the periodic thread is queued it is the policy's to decide about, no longer upcoming.
         d.queued(&q(7, true, 0, 10 * MS), Some(next.clone()), None, 44 * MS);
         assert_eq!(d.upcoming(7, &next, 44 * MS), None);
@@ -804,14 +919,14 @@ mod tests {
         for k in 1..=200u32 {
             let release = 40 * MS * k as u64;
             while now < release {
-                let (pid, slice) = d.pick(0, now, 3 * MS, &[]).unwrap();
+                let (pid, slice) = pick(&mut d, now, 3 * MS, &[]).unwrap();
                 assert_ne!(pid, 3, "the periodic thread runs only when released");
                 let end = (now + slice).min(release);
                 d.queued(&q(pid, false, now, end), None, None, end);
                 now = end;
             }
             d.queued(&q(3, true, now, now), rt(k, release + 15 * MS), None, now);
-            assert_eq!(d.pick(0, now, 3 * MS, &[]).map(|x| x.0), Some(3), "job {k}");
+            assert_eq!(pick(&mut d, now, 3 * MS, &[]).map(|x| x.0), Some(3), "job {k}");
             now += 10 * MS;
             d.blocked(3, 0, now - 10 * MS, now, rt(k + 1, release + 55 * MS), now);
         }
@@ -831,12 +946,12 @@ mod tests {
             weight: 100,
         };
         d.queued(&Queued { wakeup: true, ..rec(0, 0, 0) }, None, None, 0);
-        d.pick(0, 0, 20 * MS, &[]).unwrap();
+        pick(&mut d, 0, 20 * MS, &[]).unwrap();
         d.queued(&rec(4 * MS, 6 * MS, 5 * MS), None, None, 6 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 5 * MS, 1)]);
         assert_eq!(d.counters.split, 1);
         // After a wake-up the sum starts again from zero: the last stretch is what is known.
-        d.pick(0, 6 * MS, 20 * MS, &[]).unwrap();
+        pick(&mut d, 6 * MS, 20 * MS, &[]).unwrap();
         d.queued(&Queued { wakeup: true, ..rec(6 * MS, 7 * MS, 0) }, None, None, 9 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 6 * MS, 2)]);
     }
@@ -847,13 +962,13 @@ mod tests {
         // uptime) would starve the task. The bill is cut to the time since its previous record's stop.
         let mut d = driver();
         d.queued(&q(1, true, 0, 5 * MS), None, None, 5 * MS);
-        d.pick(0, 5 * MS, 20 * MS, &[]).unwrap();
+        pick(&mut d, 5 * MS, 20 * MS, &[]).unwrap();
         d.queued(&q(1, false, 0, 9 * MS), None, None, 9 * MS);
         assert_eq!(d.top_billed(1), vec![(1, 4 * MS, 1)]);
         // A task first heard of at 20 ms whose record then claims a stretch from 0 to 30 ms: 10 ms.
         let mut d = driver();
         d.queued(&q(2, true, 0, 0), None, None, 20 * MS);
-        assert_eq!(d.pick(0, 20 * MS, 20 * MS, &[]).map(|x| x.0), Some(2));
+        assert_eq!(pick(&mut d, 20 * MS, 20 * MS, &[]).map(|x| x.0), Some(2));
         d.queued(&q(2, false, 0, 30 * MS), None, None, 30 * MS);
         assert_eq!(d.top_billed(1), vec![(2, 10 * MS, 1)]);
         assert_eq!(d.counters.clamped, 1);
@@ -868,10 +983,10 @@ mod tests {
         // stretch already closed: the thread is runnable in the kernel's custody and must not be taken
         // for asleep (it would never be dispatched again: sched_ext's watchdog ejected the scheduler).
         // Round robin, so that the two threads take turns (SMART's bias may run one 250 ms first).
-        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        let mut d = driver_for("rr", 1);
         d.queued(&q(10, true, 0, 0), None, None, 0);
         d.queued(&q(11, true, 0, 0), None, None, 0);
-        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let (a, _) = pick(&mut d, 0, 5 * MS, &[]).unwrap();
         // It ran from 1.000 ms, `stopping` at 2.000 ms, the switch at 2.003 ms; it woke at 2.5 ms.
         d.queued(&q(a, true, MS, 2 * MS), None, None, 3 * MS);
         d.blocked(a, 0, MS + 2_000, 2 * MS + 3_000, None, 3 * MS);
@@ -879,7 +994,7 @@ mod tests {
         let mut dispatched = Vec::new();
         let mut now = 4 * MS;
         for _ in 0..4 {
-            let (pid, slice) = d.pick(0, now, 5 * MS, &[]).unwrap();
+            let (pid, slice) = pick(&mut d, now, 5 * MS, &[]).unwrap();
             dispatched.push(pid);
             d.queued(&q(pid, false, now, now + slice), None, None, now + slice);
             now += slice;
@@ -890,58 +1005,61 @@ mod tests {
         // The same record read after the thread was dispatched again: it still runs there.
         let mut d = driver();
         d.queued(&q(10, true, 0, 0), None, None, 0);
-        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let (a, _) = pick(&mut d, 0, 5 * MS, &[]).unwrap();
         d.queued(&q(a, true, MS, 2 * MS), None, None, 3 * MS);
-        assert_eq!(d.pick(0, 3 * MS, 5 * MS, &[]).map(|p| p.0), Some(a));
+        assert_eq!(pick(&mut d, 3 * MS, 5 * MS, &[]).map(|p| p.0), Some(a));
         d.blocked(a, 0, MS + 2_000, 2 * MS + 3_000, None, 3 * MS);
-        assert_eq!(d.free_cpus().count(), 0, "the stale record freed the CPU the thread runs on");
+        assert!(d.core().view().running(0).is_some(), "the stale record freed the CPU the thread runs on");
         // Its real block, later, frees it.
         d.blocked(a, 0, 3 * MS + 5_000, 4 * MS, None, 4 * MS);
-        assert_eq!(d.free_cpus().count(), 1);
+        assert!(d.core().view().running(0).is_none());
     }
 
     #[test]
     fn a_policy_timer_that_asks_for_decisions_preempts_the_busy_cpus() {
         // SVR4 time sharing's once-a-second update asks every CPU to decide again (a running task due
         // at the update returns at its sleep-return level when its CPU stops it).
-        let mut d = Driver::new(sched::by_name("ts", &Default::default(), 2).unwrap());
+        let mut d = driver_for("ts", 2);
         d.queued(&q(10, true, 0, 0), None, None, 0);
-        d.pick(1, 0, 5 * MS, &[]).unwrap();
-        assert_eq!(d.timers(999 * MS), Vec::<CpuId>::new(), "no update before 1 s");
-        assert_eq!(d.timers(1_000 * MS), vec![1], "CPU 1 is busy, CPU 0 free");
+        let (_, cpu, _) = dispatches(&mut d, 0, 5 * MS, &[])[0];
+        d.timers(999 * MS);
+        assert_eq!(d.decide(999 * MS, 5 * MS, &[]), vec![], "no update before 1 s");
+        d.timers(1_000 * MS);
+        assert_eq!(d.decide(1_000 * MS, 5 * MS, &[]), vec![Action::Kick(cpu)], "the busy CPU only");
         assert_eq!(d.counters.preemptions, 1);
-        assert_eq!(d.timers(1_000 * MS), Vec::<CpuId>::new(), "done for this second");
+        d.timers(1_000 * MS);
+        assert_eq!(d.decide(1_000 * MS, 5 * MS, &[]), vec![], "done for this second");
     }
 
     #[test]
     fn a_dispatch_lost_on_the_way_is_taken_back() {
         // Two threads, one CPU: the first is dispatched, and nothing is ever heard of it again (its
         // dispatch was dropped in the kernel). The second must not wait for good.
-        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        let mut d = driver_for("rr", 1);
         d.queued(&q(10, true, 0, 0), None, None, 0);
         d.queued(&q(11, true, 0, 0), None, None, 0);
-        let (a, slice) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let (a, slice) = pick(&mut d, 0, 5 * MS, &[]).unwrap();
         assert!(d.overdue(slice + OVERDUE_GRACE, OVERDUE_GRACE).is_empty(), "not before the grace");
         assert_eq!(d.overdue(slice + OVERDUE_GRACE + 1, OVERDUE_GRACE), vec![0]);
         assert_eq!(d.counters.taken_back, 1);
         let now = slice + OVERDUE_GRACE + 1;
-        let (b, _) = d.pick(0, now, 5 * MS, &[]).unwrap();
+        let (b, _) = pick(&mut d, now, 5 * MS, &[]).unwrap();
         assert_ne!(a, b);
         // A dispatched task with nothing waiting is left alone however long it runs.
         let mut d = driver();
         d.queued(&q(10, true, 0, 0), None, None, 0);
-        d.pick(0, 0, 5 * MS, &[]).unwrap();
+        pick(&mut d, 0, 5 * MS, &[]).unwrap();
         assert!(d.overdue(10_000 * MS, OVERDUE_GRACE).is_empty());
         // The taken-back task comes back queued after all (it did run): it is simply runnable again.
-        let mut d = Driver::new(sched::by_name("rr", &Default::default(), 1).unwrap());
+        let mut d = driver_for("rr", 1);
         d.queued(&q(10, true, 0, 0), None, None, 0);
         d.queued(&q(11, true, 0, 0), None, None, 0);
-        let (a, slice) = d.pick(0, 0, 5 * MS, &[]).unwrap();
+        let (a, slice) = pick(&mut d, 0, 5 * MS, &[]).unwrap();
         let late = slice + OVERDUE_GRACE + 1;
         d.overdue(late, OVERDUE_GRACE);
         d.queued(&q(a, false, MS, MS + slice), None, None, late);
         assert_eq!(d.runnable(), 2);
-        assert_eq!(d.free_cpus().count(), 1);
+        assert!(d.core().view().running(0).is_none());
     }
 
     #[test]
@@ -963,11 +1081,11 @@ mod tests {
         let mut d = driver();
         d.queued(&q(1, true, 0, 0), None, None, 0);
         d.queued(&q(2, true, 0, 0), None, None, 0);
-        let (pid, _) = d.pick(0, 0, 20 * MS, &[]).unwrap();
+        let (pid, _) = pick(&mut d, 0, 20 * MS, &[]).unwrap();
         d.reap(MS, |p| p != pid);
         assert_eq!(d.known(), 1);
         assert_eq!(d.counters.exited, 1);
-        let (other, _) = d.pick(0, MS, 20 * MS, &[]).unwrap();
+        let (other, _) = pick(&mut d, MS, 20 * MS, &[]).unwrap();
         assert_ne!(other, pid);
     }
 
@@ -976,155 +1094,29 @@ mod tests {
         assert_eq!(share_of(100, None), 100);
         assert_eq!(share_of(300, None), 300);
         assert_eq!(share_of(100, Some(3)), 300);
-    }
-
-    mod starvation {
-        use super::*;
-        use proptest::prelude::*;
-
-        #[derive(Clone, Debug)]
-        enum Ev {
-            /// The `k`-th running thread (mod the number running) comes back queued: ran `frac` of its
-            /// slice, blocked and woke already (`wake`), with share `share` asked through libsmart.
-            Back { k: usize, frac: u8, wake: bool, share: u8 },
-            /// The `k`-th running thread blocks (our BPF program's record), after `frac` of its slice.
-            Block { k: usize, frac: u8 },
-            /// The `k`-th blocked thread wakes.
-            Wake { k: usize },
-            /// A new thread appears.
-            New,
-            /// One running thread exits.
-            Exit { k: usize },
-            /// The `k`-th running thread blocks after `frac` of its slice and wakes at once; the queued
-            /// wake-up is read first, our program's record of the block only at the next `Late`.
-            BlockWake { k: usize, frac: u8 },
-            /// The block records held back by `BlockWake` are read.
-            Late,
-        }
-
-        fn ev() -> impl Strategy<Value = Ev> {
-            prop_oneof![
-                20 => (0..4usize, 0..=100u8, any::<bool>(), 1..4u8)
-                    .prop_map(|(k, frac, wake, share)| Ev::Back { k, frac, wake, share }),
-                6 => (0..4usize, 0..=100u8).prop_map(|(k, frac)| Ev::Block { k, frac }),
-                6 => (0..4usize).prop_map(|k| Ev::Wake { k }),
-                1 => Just(Ev::New),
-                1 => (0..4usize).prop_map(|k| Ev::Exit { k }),
-                4 => (0..4usize, 0..=100u8).prop_map(|(k, frac)| Ev::BlockWake { k, frac }),
-                3 => Just(Ev::Late),
-            ]
-        }
-
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(256))]
-            /// Whatever order the kernel reports stops, blocks, wake-ups, share changes, new threads
-            /// and exits in, and whichever of a block's two records (ours, the queued wake-up) is read
-            /// first, on 3 CPUs, the driver and SMART keep every runnable thread reachable (each
-            /// one waiting for a decision is dispatched within a bounded number of decisions: shares
-            /// 1-3, 5 ms slices; SMART's bias is at most 250 ms of CPU), never put two threads on one
-            /// CPU, and never leave a CPU free while a thread waits.
-            #[test]
-            fn no_runnable_thread_waits_forever(events in proptest::collection::vec(ev(), 50..400)) {
-                let mut d = Driver::new(sched::by_name("smart", &Default::default(), 3).unwrap());
-                let mut now = 0u64;
-                let mut next_pid = 1;
-                let mut running: Vec<(i32, CpuId, u64, Nanos)> = Vec::new(); // (pid, cpu, start, slice)
-                let mut sleeping: Vec<i32> = Vec::new();
-                let mut waiting_since: HashMap<i32, usize> = HashMap::new();
-                let mut exec: HashMap<i32, u64> = HashMap::new();
-                let mut decisions = 0usize;
-                let mut late: Vec<(i32, CpuId, u64, u64)> = Vec::new();
-                for _ in 0..4 {
-                    d.queued(&q(next_pid, true, 0, 0), None, None, 0);
-                    waiting_since.insert(next_pid, 0);
-                    next_pid += 1;
-                }
-                for e in events {
-                    match e {
-                        Ev::New => {
-                            d.queued(&q(next_pid, true, now, now), None, None, now);
-                            waiting_since.insert(next_pid, decisions);
-                            next_pid += 1;
-                        }
-                        Ev::Exit { k } if !running.is_empty() => {
-                            let (pid, ..) = running.remove(k % running.len());
-                            d.reap(now, |p| p != pid);
-                        }
-                        Ev::Back { k, frac, wake, share } if !running.is_empty() => {
-                            let (pid, _, start, slice) = running.remove(k % running.len());
-                            let ran = slice * frac as u64 / 100;
-                            now = now.max(start + ran) + 1000;
-                            let x = exec.entry(pid).or_insert(0);
-                            *x = if wake { 0 } else { *x + ran };
-                            let asked = Asked { seq: share as u32, constraint: None, priority: None, share: Some(share as u32) };
-                            let rec = Queued { pid, wakeup: wake, start_ts: start, stop_ts: start + ran, exec_runtime: *x, weight: 100 };
-                            d.queued(&rec, Some(asked), None, now);
-                            waiting_since.insert(pid, decisions);
-                        }
-                        Ev::Block { k, frac } if !running.is_empty() => {
-                            let (pid, cpu, start, slice) = running.remove(k % running.len());
-                            let ran = slice * frac as u64 / 100;
-                            now = now.max(start + ran) + 1000;
-                            d.blocked(pid, cpu, start, start + ran.max(1), None, now);
-                            exec.insert(pid, 0);
-                            sleeping.push(pid);
-                        }
-                        Ev::BlockWake { k, frac } if !running.is_empty() => {
-                            let (pid, cpu, start, slice) = running.remove(k % running.len());
-                            let ran = (slice * frac as u64 / 100).max(10_000);
-                            now = now.max(start + ran) + 1000;
-                            // `stopping` at start + ran; the switch, our record, 3 us later.
-                            late.push((pid, cpu, start + 2_000, start + ran + 3_000));
-                            exec.insert(pid, 0);
-                            d.queued(&q(pid, true, start, start + ran), None, None, now);
-                            waiting_since.insert(pid, decisions);
-                        }
-                        Ev::Late => {
-                            for (pid, cpu, start, stop) in late.drain(..) {
-                                d.blocked(pid, cpu, start, stop, None, now);
-                            }
-                        }
-                        Ev::Wake { k } if !sleeping.is_empty() => {
-                            let pid = sleeping.remove(k % sleeping.len());
-                            now += 1000;
-                            d.queued(&q(pid, true, now - 1000, now - 1000), None, None, now);
-                            waiting_since.insert(pid, decisions);
-                        }
-                        _ => {}
-                    }
-                    let _ = d.woken(now);
-                    while let Some(cpu) = { let c = d.free_cpus().next(); c } {
-                        let Some((pid, slice)) = d.pick(cpu, now, 5 * MS, &[]) else { break };
-                        decisions += 1;
-                        let since = waiting_since.remove(&pid).expect("dispatched a thread that was not waiting");
-                        prop_assert!(decisions - since <= 400, "pid {} waited {} decisions", pid, decisions - since);
-                        prop_assert!(running.iter().all(|r| r.1 != cpu), "two threads on CPU {}", cpu);
-                        running.push((pid, cpu, now, slice));
-                    }
-                    prop_assert_eq!(d.runnable(), waiting_since.len());
-                    if running.len() < 3 {
-                        prop_assert_eq!(d.runnable(), 0, "threads wait while a CPU is free");
-                    }
-                }
-            }
-        }
+        // eevdf, whose shares become nice levels, is told that 100 is nice 0.
+        let o = kernel_weight_options(sched::entry("eevdf").unwrap());
+        assert_eq!(o.get("nice0_share"), Some(&sched::OptValue::Int(100)));
+        assert!(kernel_weight_options(sched::entry("smart").unwrap()).is_empty());
     }
 
     #[test]
     fn a_blocked_thread_frees_its_cpu_and_a_waking_one_preempts_the_least_valuable() {
         // Two CPUs, three threads: two run; the third waits. One blocks: its CPU is free at once.
-        let mut d = Driver::new(sched::by_name("smart", &Default::default(), 2).unwrap());
+        let mut d = driver_for("smart", 2);
         for pid in 1..=3 {
             d.queued(&q(pid, true, 0, 0), None, None, 0);
         }
-        let (a, _) = d.pick(0, 0, 5 * MS, &[]).unwrap();
-        let (b, _) = d.pick(1, 0, 5 * MS, &[]).unwrap();
-        assert_eq!(d.free_cpus().count(), 0);
-        d.blocked(a, 0, 0, 2 * MS, None, 2 * MS);
-        assert_eq!(d.free_cpus().collect::<Vec<_>>(), vec![0]);
+        let ran = dispatches(&mut d, 0, 5 * MS, &[]);
+        assert_eq!(ran.len(), 2);
+        let (a, a_cpu, _) = ran[0];
+        let b = ran[1].0;
+        d.blocked(a, a_cpu, 0, 2 * MS, None, 2 * MS);
         assert_eq!(d.counters.blocked, 1);
-        let (c, _) = d.pick(0, 2 * MS, 5 * MS, &[]).unwrap();
-        assert!(c != a && c != b);
+        let ran = dispatches(&mut d, 2 * MS, 5 * MS, &[]);
+        assert_eq!(ran.len(), 1);
+        let c = ran[0].0;
+        assert!(c != a && c != b && ran[0].1 == a_cpu);
         // The blocked thread wakes with a time constraint while both CPUs are busy: SMART asks for the
         // CPU of least value to decide again.
         let rt = Asked {
@@ -1139,15 +1131,199 @@ mod tests {
             priority: None,
             share: None,
         };
-        let _ = d.woken(2 * MS);
         d.queued(&q(a, true, 0, 2 * MS), Some(rt), None, 3 * MS);
-        let w = d.woken(3 * MS);
-        assert_eq!(w.len(), 1);
-        assert_eq!(w[0].0, a);
-        assert!(w[0].1.is_some(), "a CPU is to be preempted");
+        let actions = d.decide(3 * MS, 5 * MS, &[]);
+        assert!(matches!(actions[..], [Action::Kick(_)]), "{actions:?}");
         assert_eq!(d.counters.preemptions, 1);
         // A stale blocked record (older than what we know) is ignored.
         d.blocked(b, 1, 0, 0, None, 3 * MS);
-        assert_eq!(d.free_cpus().count(), 0);
+        assert_eq!(d.core().view().running_tasks().count(), 2);
+    }
+
+    /// The conformance suite's world (`sched::testing`) told to the driver as the kernel tells it:
+    /// wake-ups and stops as queued records (a stop read as a preemption when the CPU was kicked, as
+    /// a slice run out otherwise), blocks as our program's records, a block that woke at once as the
+    /// queued wake-up first and the block record later (stale), exits found by `reap`, constraints
+    /// and parameters through what libsmart shows at the next record. Checked after every instant,
+    /// for every policy of the registry on 1 to 4 CPUs: the driver and the world agree on every
+    /// thread's state and on what runs where (no thread lost, none on two CPUs, no CPU with two),
+    /// no CPU is free while a thread that may run there waits (work-conserving policies), and what
+    /// the driver billed each thread is what it ran.
+    mod world {
+        use super::*;
+        use sched::testing::{Happening, Shape, Where, World};
+
+        struct Kernel {
+            d: Driver,
+            w: World,
+            kicks: Vec<u64>,
+            /// Per pid: what libsmart shows, the CPU time since its last wake-up, what it ran in all.
+            asked: HashMap<i32, Asked>,
+            exec: HashMap<i32, u64>,
+            ran: HashMap<i32, u64>,
+            late: Vec<(i32, CpuId, u64, u64)>,
+            seq: u32,
+        }
+
+        fn pid(t: TaskId) -> i32 {
+            100 + t.0 as i32
+        }
+
+        impl Kernel {
+            fn record(&mut self, t: TaskId, wakeup: bool, start: u64, stop: u64) {
+                let p = pid(t);
+                let exec = self.exec.entry(p).or_default();
+                *exec = if wakeup { 0 } else { *exec + (stop - start) };
+                let q = Queued {
+                    pid: p,
+                    wakeup,
+                    start_ts: start,
+                    stop_ts: stop,
+                    exec_runtime: *exec,
+                    weight: 100,
+                };
+                let asked = self.asked.get(&p).cloned();
+                let now = self.w.now();
+                self.d.queued(&q, asked, None, now);
+            }
+
+            fn happen(&mut self, h: Happening) {
+                let now = self.w.now();
+                match h {
+                    Happening::Admit(t, params) => {
+                        self.seq += 1;
+                        let a = Asked {
+                            seq: self.seq,
+                            constraint: None,
+                            priority: Some(params.priority),
+                            share: Some(params.share),
+                        };
+                        self.asked.insert(pid(t), a.clone());
+                        let q = q(pid(t), true, now, now);
+                        self.d.queued(&q, Some(a), params.cpus.clone(), now);
+                    }
+                    Happening::Wake(t) => self.record(t, true, now, now),
+                    Happening::Stop { task, cpu, ran, why, woke_at_once } => {
+                        *self.ran.entry(pid(task)).or_default() += ran;
+                        let start = now - ran;
+                        match why {
+                            Stop::Blocked if woke_at_once => {
+                                self.record(task, true, start, now);
+                                if ran >= 10_000 {
+                                    self.late.push((pid(task), cpu, start + 2_000, now + 3_000));
+                                }
+                            }
+                            Stop::Blocked => {
+                                let asked = self.asked.get(&pid(task)).cloned();
+                                self.exec.insert(pid(task), 0);
+                                self.d.blocked(pid(task), cpu, start, now, asked, now);
+                            }
+                            _ => self.record(task, false, start, now),
+                        }
+                    }
+                    Happening::Exit(t) => self.d.reap(now, |p| p != pid(t)),
+                    Happening::Constraint(t, c) => {
+                        self.seq += 1;
+                        let a = self.asked.get_mut(&pid(t)).expect("admitted");
+                        (a.seq, a.constraint) = (self.seq, c);
+                    }
+                    Happening::Params(t, params) => {
+                        self.seq += 1;
+                        let a = self.asked.get_mut(&pid(t)).expect("admitted");
+                        (a.seq, a.priority, a.share) = (self.seq, Some(params.priority), Some(params.share));
+                    }
+                    Happening::Interact(_) | Happening::Tick(_) => {}
+                    Happening::Advance(_) => {
+                        for (p, cpu, start, stop) in std::mem::take(&mut self.late) {
+                            self.d.blocked(p, cpu, start, stop, None, now);
+                        }
+                    }
+                }
+            }
+
+            /// Decisions until none is left; kicks are carried out at once (the kicked task's stop
+            /// comes back queued, its CPU counted as kicked).
+            fn decide(&mut self) {
+                let now = self.w.now();
+                loop {
+                    let actions = self.d.decide(now, 5 * MS, &[]);
+                    if actions.is_empty() {
+                        return;
+                    }
+                    for a in actions {
+                        match a {
+                            Action::Kick(cpu) => {
+                                self.kicks[cpu as usize] += 1;
+                                self.d.set_kicks(&self.kicks);
+                                let (t, ran) = self.w.preempted(cpu);
+                                *self.ran.entry(pid(t)).or_default() += ran;
+                                self.record(t, false, now - ran, now);
+                            }
+                            Action::Dispatch { pid: p, cpu, slice, .. } => {
+                                self.w.dispatched(cpu, TaskId((p - 100) as u32), Some(slice));
+                            }
+                        }
+                    }
+                }
+            }
+
+            fn check(&self, what: &str) {
+                for t in self.w.tasks() {
+                    let want = match self.w.place(t) {
+                        Where::Gone => None,
+                        Where::Asleep => Some(State::Blocked),
+                        Where::Waiting => Some(State::Runnable),
+                        Where::On { cpu, .. } => Some(State::Running(*cpu)),
+                    };
+                    assert_eq!(self.d.state(pid(t)), want, "{what}: thread {}", pid(t));
+                }
+                for c in 0..self.kicks.len() as CpuId {
+                    assert_eq!(self.d.running_pid(c), self.w.running(c).map(pid), "{what}: CPU {c}");
+                }
+            }
+        }
+
+        fn run(policy: &str, cpus: usize, seed: u64, steps: usize) {
+            let shape = Shape { cpus, max_tasks: 2 + 2 * cpus, bound: false, constraints: true };
+            let mut k = Kernel {
+                d: driver_for(policy, cpus),
+                w: World::new(seed, shape),
+                kicks: vec![0; cpus],
+                asked: HashMap::new(),
+                exec: HashMap::new(),
+                ran: HashMap::new(),
+                late: Vec::new(),
+                seq: 0,
+            };
+            let conserving = sched::entry(policy).unwrap().work_conserving;
+            for step in 0..steps {
+                let h = k.w.step();
+                k.happen(h);
+                k.d.timers(k.w.now());
+                k.decide();
+                let what = format!("{policy} on {cpus} CPUs, seed {seed}, step {step}");
+                k.check(&what);
+                if conserving {
+                    assert_eq!(k.d.core().stranded(), None, "{what}: a CPU is free while a thread waits");
+                }
+            }
+            for (p, ran) in &k.ran {
+                if let Some(t) = k.d.task(*p) {
+                    assert_eq!(k.d.core().view().billed(t).0, *ran, "{policy}: thread {p} billed");
+                }
+            }
+            assert_eq!((k.d.counters.clamped, k.d.counters.unbilled), (0, 0));
+        }
+
+        #[test]
+        fn the_driver_keeps_the_kernel_and_the_policy_in_step() {
+            for policy in sched::names() {
+                for cpus in 1..=4 {
+                    for seed in 1..=3 {
+                        run(policy, cpus, seed, 4_000);
+                    }
+                }
+            }
+        }
     }
 }

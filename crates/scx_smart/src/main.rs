@@ -13,9 +13,12 @@
 //! registrations, runs in the real-time class in full mode, outside sched_ext ([`outside_sched_ext`]).
 //! SIGINT/SIGTERM unregister the scheduler; the kernel then returns every task to the fair class.
 //!
-//! Preemption: a user-space scheduler cannot preempt, so our own BPF program (src/bpf_wake/wake.bpf.c)
-//! kicks the CPU of a thread with a time constraint when it wakes up, and keeps other tasks off that CPU
-//! until the thread dispatched for it starts.
+//! Preemption: a user-space scheduler cannot preempt. When the core asks a busy CPU to decide again
+//! (a wake-up the policy preempts for, its timer, an exit), this process kicks it from a BPF syscall
+//! program. A thread with a time constraint that wakes cannot wait for this process to run, so our own
+//! BPF program (src/bpf_wake/wake.bpf.c) kicks at its wake-up the CPU the policy would take for it,
+//! which this process keeps forecast ([`scx_smart::driver`] says which decisions are taken where), and
+//! keeps other tasks off a preempted CPU until the task the policy chose for it starts.
 //!
 //! What it measures of itself, printed at exit: for wake-ups of time-constrained threads, the time to the
 //! scheduler reading them, to the policy dispatching the thread, and from the dispatch to the thread
@@ -39,7 +42,7 @@ mod wake_skel {
     include!(concat!(env!("OUT_DIR"), "/wake_skel.rs"));
 }
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,7 +55,9 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, OpenObject, ProgramInput, RingBuffer, RingBufferBuilder};
 use libsmart::server::Registry;
 use sched::CpuId;
-use scx_smart::driver::{still_wanted, Asked, Driver, Queued, Upcoming, OVERDUE_GRACE};
+use scx_smart::driver::{
+    kernel_weight_options, still_wanted, Action, Asked, Driver, Queued, Upcoming, OVERDUE_GRACE,
+};
 use scx_smart::jobs::Stalls;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -68,8 +73,8 @@ use std::rc::Rc;
     Stop it with Ctrl-C or SIGTERM: every task returns to the fair scheduler."
 )]
 struct Cli {
-    /// Policy (see `smartsim policies`): smart, wfq, wfq-credit, edf, fifo, rr, ts, eevdf.
-    #[arg(long, default_value = "smart")]
+    /// Policy (`smartsim policies` says what each is).
+    #[arg(long, default_value = "smart", value_parser = clap::builder::PossibleValuesParser::new(sched::names()))]
     policy: String,
     /// Only schedule tasks that chose SCHED_EXT (sched_setscheduler policy 7); others stay on the fair class.
     #[arg(long)]
@@ -89,9 +94,9 @@ struct Cli {
     /// Unload after this many seconds (0 = run until stopped).
     #[arg(long, default_value_t = 0.0)]
     duration: f64,
-    /// Do not preempt on the wake-up of a thread with a time constraint (src/bpf_wake/wake.bpf.c): its
-    /// wake-up then waits for the running task's slice to end, as for every other task. The wake-up
-    /// latency is still measured, to compare.
+    /// Never preempt a running task: neither at the wake-up of a thread with a time constraint
+    /// (src/bpf_wake/wake.bpf.c) nor when the policy asks a busy CPU to decide again. A decision then
+    /// waits for the running task's slice to end. The wake-up latency is still measured, to compare.
     #[arg(long)]
     no_preempt: bool,
     /// Do not cut other tasks' slices to end before the latest start of a request a sleeping thread has
@@ -126,10 +131,6 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Where dispatches without a time constraint start in the kernel's vtime-ordered queue: above every
-/// dispatch with one (2^40 decisions is years of decisions).
-const BEST_EFFORT_VTIME: u64 = 1 << 40;
-
 fn now_ns() -> u64 {
     libsmart::now()
 }
@@ -145,8 +146,10 @@ struct Preempt<'o> {
     /// The ring of blocks, and what its callback has read.
     blocks: RingBuffer<'static>,
     blocked: Rc<RefCell<Vec<Block>>>,
-    listed: HashSet<u32>,
-    want: HashSet<u32>,
+    /// Threads with a time constraint, with the CPU to kick at their wake-up (-1: none), as in the
+    /// map and as wanted.
+    listed: HashMap<u32, i32>,
+    want: HashMap<u32, i32>,
     /// Late timer expiries (machine stalls) read so far, and those [`Stalls`] had no room for.
     stalls_read: u64,
     stalls_dropped: u64,
@@ -186,8 +189,8 @@ impl<'o> Preempt<'o> {
             skel,
             blocks,
             blocked,
-            listed: HashSet::new(),
-            want: HashSet::new(),
+            listed: HashMap::new(),
+            want: HashMap::new(),
             stalls_read: 0,
             stalls_dropped: 0,
         })
@@ -208,21 +211,34 @@ impl<'o> Preempt<'o> {
         }
     }
 
-    /// Makes the map list exactly the threads in `self.want`.
+    /// Makes the map hold exactly the threads and CPUs in `self.want` (one system call per change).
     fn sync(&mut self) {
         if self.want == self.listed {
             return;
         }
         let map = &self.skel.maps.urgent;
-        for tid in self.listed.difference(&self.want) {
+        for tid in self.listed.keys().filter(|t| !self.want.contains_key(t)) {
             let _ = map.delete(&tid.to_ne_bytes());
         }
-        for tid in self.want.difference(&self.listed) {
-            if let Err(e) = map.update(&tid.to_ne_bytes(), &0u32.to_ne_bytes(), MapFlags::ANY) {
+        for (tid, cpu) in self.want.iter().filter(|(t, c)| self.listed.get(t) != Some(c)) {
+            if let Err(e) = map.update(&tid.to_ne_bytes(), &cpu.to_ne_bytes(), MapFlags::ANY) {
                 eprintln!("scx_smart: thread {tid} gets no wake-up preemption: {e}");
             }
         }
         self.listed.clone_from(&self.want);
+    }
+
+    /// The preemptions (kicks) counted on each of the first `n` CPUs so far.
+    fn kicks(&self, n: usize) -> Vec<u64> {
+        let Some(b) = self.skel.maps.bss_data.as_deref() else { return vec![0; n] };
+        b.kicks_cpu[..n.min(b.kicks_cpu.len())]
+            .iter()
+            .map(|k| {
+                // SAFETY: a naturally aligned u64 in the program's mapped .bss, updated atomically by it.
+                unsafe { std::sync::atomic::AtomicU64::from_ptr(k as *const u64 as *mut u64) }
+                    .load(std::sync::atomic::Ordering::Acquire)
+            })
+            .collect()
     }
 
     /// (wake-ups of listed threads, kicks sent).
@@ -257,8 +273,8 @@ impl<'o> Preempt<'o> {
         })
     }
 
-    /// Names the thread just dispatched for a time constraint: until it runs, other tasks starting on
-    /// its CPU are kicked off (see the program).
+    /// Names the task just dispatched to carry out a preemption: until it runs, other tasks starting
+    /// on its CPU are kicked off (see the program).
     fn dispatched_urgent(&mut self, tid: i32, now: u64) {
         if let Some(b) = self.skel.maps.bss_data.as_deref_mut() {
             b.dispatched_at = now;
@@ -277,21 +293,13 @@ impl<'o> Preempt<'o> {
     }
 }
 
-/// The options a policy is built with here. Shares are the kernel's weights (`driver::share_of`: 100 at
-/// nice 0), where a scenario's share 1 is nice 0: `eevdf`, which turns shares back into nice levels,
-/// is told so.
-fn policy_options(policy: &str) -> sched::Options {
-    let mut o = sched::Options::new();
-    if policy == "eevdf" {
-        o.insert("nice0_share".into(), sched::OptValue::Int(100));
-    }
-    o
-}
-
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let (ncpus, offline) = online_cpus();
-    let policy = sched::by_name(&cli.policy, &policy_options(&cli.policy), ncpus)
+    // Shares here are the kernel's weights (`driver::share_of`: 100 at nice 0); the registry says
+    // which options tell a policy so.
+    let entry = sched::entry(&cli.policy).context("the policy's registry entry")?;
+    let policy = sched::build(&cli.policy, &kernel_weight_options(entry), ncpus)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let registry = start_registry(&cli)?;
     let mut wake_object = MaybeUninit::uninit();
@@ -545,21 +553,15 @@ impl<'a> Scheduler<'a> {
                 r.poll_claims();
             }
             self.read_events(reg.as_deref(), now);
-            for cpu in self.drv.timers(now) {
-                self.preempt.kick(cpu);
-            }
+            self.drv.timers(now);
             // A task dispatched long ago that never came back was lost on the way: take it back, and
             // kick its CPU in case it does run there.
             for cpu in self.drv.overdue(now, OVERDUE_GRACE) {
                 self.preempt.kick(cpu);
             }
             self.announced(reg.as_deref(), now);
-            for (_, victim) in self.drv.woken(now) {
-                if let Some(c) = victim.filter(|_| !self.cli.no_preempt) {
-                    self.preempt.kick(c);
-                }
-            }
             self.decide(now);
+            self.forecasts(reg.as_deref());
             self.notify(reg.as_deref_mut(), now);
             if let Some(r) = reg.as_deref() {
                 if last_avail.elapsed() >= Duration::from_millis(100) {
@@ -610,6 +612,10 @@ impl<'a> Scheduler<'a> {
     /// is kicked again.
     fn read_events(&mut self, reg: Option<&Registry>, now: u64) {
         self.m.stalls_lost += self.preempt.take_stalls(&mut self.m.stalls);
+        // Read before the records: a stop read in this pass was preempted if its CPU was kicked since
+        // its dispatch, which these counts tell.
+        let kicks = self.preempt.kicks(self.ncpus);
+        self.drv.set_kicks(&kicks);
         if let Some(since) = self.preempt.acknowledge() {
             let _ = self.m.wake_lat.record(now.saturating_sub(since) / 1000);
             self.m.woken_since = Some(self.m.woken_since.map_or(since, |w| w.min(since)));
@@ -672,53 +678,82 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Requests announced by sleeping threads: no slice may run past their latest start (with the
-    /// registry busy, the last list is kept); the threads holding a constraint get wake-up preemption.
+    /// registry busy, the last list is kept).
     fn announced(&mut self, reg: Option<&Registry>, now: u64) {
         let Some(r) = reg else { return };
         self.upcoming.clear();
-        self.preempt.want.clear();
+        if self.cli.no_slice_cap {
+            return;
+        }
         for tid in r.registered_tids() {
             if let Some(asked) = r.lookup(tid).map(Asked::from) {
-                if asked.constraint.is_some() {
-                    self.preempt.want.insert(tid);
-                }
-                if !self.cli.no_slice_cap {
-                    self.upcoming.extend(self.drv.upcoming(tid as i32, &asked, now));
-                }
+                self.upcoming.extend(self.drv.upcoming(tid as i32, &asked, now));
+            }
+        }
+    }
+
+    /// The threads holding a constraint get wake-up preemption: the BPF program kicks, at the
+    /// wake-up of each, the CPU the policy would take for it as things stand after this pass's
+    /// decisions (the core's forecast; with the registry busy, the last answers are kept).
+    fn forecasts(&mut self, reg: Option<&Registry>) {
+        let Some(r) = reg else { return };
+        self.preempt.want.clear();
+        for tid in r.registered_tids() {
+            if r.lookup(tid).is_some_and(|a| a.constraint.is_some()) {
+                let cpu = self.drv.forecast(tid as i32).map_or(-1, |c| c as i32);
+                self.preempt.want.insert(tid, cpu);
             }
         }
         self.preempt.sync();
     }
 
-    /// A decision for every free CPU, dispatched to that CPU.
+    /// The decisions the core asks for now: kicks of busy CPUs, and dispatches, each to its CPU in
+    /// the order the policy made them.
     fn decide(&mut self, now: u64) {
-        let free: Vec<CpuId> = self.drv.free_cpus().collect();
-        for cpu in free {
-            let t0 = Instant::now();
-            let Some((pid, slice)) = self.drv.pick(cpu, now, self.max_slice, &self.upcoming) else {
-                continue;
-            };
-            let _ = self.m.cost.record(t0.elapsed().as_nanos() as u64);
-            if self.debug_level > 0 {
-                let comm = self.latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
-                eprintln!("scx_smart: {now} dispatch {pid} ({comm}) on CPU {cpu} slice {slice}");
-            }
-            let Some(q) = self.latest.get(&pid) else { continue };
-            let mut d = DispatchedTask::new(q);
-            d.cpu = cpu as i32;
-            d.slice_ns = slice;
-            // The BPF side orders each CPU's queue by vtime: keep the policy's order of decisions, except
-            // that work on a time constraint goes ahead of every dispatch still waiting without one.
-            self.seq += 1;
-            let urgent = self.drv.urgent(pid, now);
-            d.vtime = if urgent { self.seq } else { BEST_EFFORT_VTIME + self.seq };
-            if let Err(e) = self.bpf.dispatch_task(&d) {
-                eprintln!("scx_smart: dispatch of {pid} failed: {e}");
-            } else if urgent {
-                self.preempt.dispatched_urgent(pid, now);
-                if let Some(since) = self.m.woken_since.take() {
-                    let _ = self.m.wake_to_dispatch.record(now_ns().saturating_sub(since) / 1000);
+        let t0 = Instant::now();
+        let actions = self.drv.decide(now, self.max_slice, &self.upcoming);
+        let made = actions.iter().filter(|a| matches!(a, Action::Dispatch { .. })).count().max(1);
+        let cost = t0.elapsed().as_nanos() as u64 / made as u64;
+        for a in actions {
+            match a {
+                Action::Kick(cpu) => {
+                    if self.debug_level > 0 {
+                        eprintln!("scx_smart: {now} preempt CPU {cpu}");
+                    }
+                    if !self.cli.no_preempt {
+                        self.preempt.kick(cpu);
+                    }
                 }
+                Action::Dispatch { pid, cpu, slice, preemption } => {
+                    let _ = self.m.cost.record(cost);
+                    self.dispatch(pid, cpu, slice, preemption, now);
+                }
+            }
+        }
+    }
+
+    fn dispatch(&mut self, pid: i32, cpu: CpuId, slice: u64, preemption: bool, now: u64) {
+        if self.debug_level > 0 {
+            let comm = self.latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
+            eprintln!("scx_smart: {now} dispatch {pid} ({comm}) on CPU {cpu} slice {slice}");
+        }
+        let Some(q) = self.latest.get(&pid) else { return };
+        let mut d = DispatchedTask::new(q);
+        d.cpu = cpu as i32;
+        d.slice_ns = slice;
+        // The BPF side orders each CPU's queue by vtime: the policy's order of decisions.
+        self.seq += 1;
+        d.vtime = self.seq;
+        if let Err(e) = self.bpf.dispatch_task(&d) {
+            eprintln!("scx_smart: dispatch of {pid} failed: {e}");
+            return;
+        }
+        if preemption {
+            self.preempt.dispatched_urgent(pid, now);
+        }
+        if self.preempt.listed.contains_key(&(pid as u32)) {
+            if let Some(since) = self.m.woken_since.take() {
+                let _ = self.m.wake_to_dispatch.record(now_ns().saturating_sub(since) / 1000);
             }
         }
     }

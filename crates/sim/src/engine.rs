@@ -32,7 +32,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use sched::{CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint};
+use sched::{Core, CpuId, Dispatch, Nanos, Notification, Stop, TaskId, TaskParams, TimeConstraint};
 use workload::rand_pcg::Pcg64;
 use workload::{Billing, Estimate, Exec, Model, Notify, OnMiss, Scenario, TimerKind};
 
@@ -43,7 +43,7 @@ const FEW_CPUS: usize = 8;
 
 /// Bound on decisions at one instant on one CPU (a policy and its notifications could otherwise
 /// ping-pong).
-const MAX_DECISIONS_PER_INSTANT: usize = 10_000;
+const MAX_DECISIONS_PER_INSTANT: usize = sched::core::MAX_STEPS_PER_INSTANT;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -162,44 +162,25 @@ struct Cpu {
     /// [`Sim::arm`]; and the generation of its entry in the CPU event heap (older entries are stale).
     next_event: Nanos,
     gen: u64,
-    /// The enqueue epoch at which `pick_next` last found nothing here, and at which it last decided.
-    empty_epoch: Option<u64>,
-    picked_epoch: Option<u64>,
     stats: CpuStats,
 }
 
 /// The simulator. Build it with [`Sim::new`], run it with [`Sim::run`].
 pub struct Sim<'s> {
     scn: &'s Scenario,
-    policy: Box<dyn Policy>,
+    /// The policy in its core: the protocol, the tasks' states as the policy sees them, what runs
+    /// where, which CPU decides next.
+    core: Core,
     tasks: Vec<TaskRt>,
-    /// The scheduler's view of each task (affinity among it).
+    /// What each task tells the scheduler at its admission (its affinity among it).
     params: Vec<TaskParams>,
     cpus: Vec<Cpu>,
-    /// CPUs running nothing, and not about to be rescheduled.
-    idle: CpuSet,
-    /// CPUs to reschedule at the end of this instant, in the order they were asked for (a preemption
-    /// for the most urgent task first: its victim decides first).
-    resched: Resched,
     /// Next own event of each CPU (its task's work done, or its slice's end): (time, gen, cpu).
     cpu_events: BinaryHeap<Reverse<(Nanos, CpuId, u64)>>,
     /// Few CPUs: their next events are found by looking at each (no heap), whenever one changes; the
     /// earliest (time, CPU).
     few_cpus: bool,
     next_cpu: (Nanos, usize),
-    /// Bumped whenever a task is queued to the policy: an idle CPU that found nothing asks again.
-    epoch: u64,
-    /// Tasks that woke in this instant (with the epoch of their wake-up), and those of them that may
-    /// still have to preempt a CPU.
-    woken: Vec<(TaskId, u64)>,
-    to_preempt: Vec<(TaskId, u64)>,
-    /// Reused buffers (no allocation per event).
-    scratch_cpus: Vec<CpuId>,
-    scratch_running: Vec<(CpuId, TaskId)>,
-    /// `pick_next` on one CPU speaks for all (a global policy and no affinities): the epoch at which
-    /// one idle CPU found nothing.
-    uniform: bool,
-    none_epoch: Option<u64>,
     now: Nanos,
     end: Nanos,
     heap: BinaryHeap<Reverse<(Nanos, u64, Ev, u32)>>,
@@ -267,18 +248,18 @@ pub fn timer_fires(t: Nanos, kind: TimerKind, hz: u32) -> Nanos {
 }
 
 impl<'s> Sim<'s> {
-    /// A simulator for `scn` driving `policy`, which must be built for `scn.machine.cpus` CPUs. Tasks
-    /// bound to CPUs by the scenario (`cpus = [..]`) carry that affinity to the policy.
+    /// A simulator for `scn` driving the policy in `core`, which must be built for `scn.machine.cpus`
+    /// CPUs. Tasks bound to CPUs by the scenario (`cpus = [..]`) carry that affinity to the policy.
     /// [`crate::simulator`] builds the policy and the placement a scenario asks for.
-    pub fn new(scn: &'s Scenario, policy: Box<dyn Policy>) -> Self {
-        Self::with_placement(scn, policy, None)
+    pub fn new(scn: &'s Scenario, core: Core) -> Self {
+        Self::with_placement(scn, core, None)
     }
 
     /// As [`Sim::new`], with each task bound to the CPU `placement` gives it (one entry per task, e.g.
     /// from [`sched::partition::first_fit_decreasing`]) instead of its own affinity.
-    pub fn with_placement(scn: &'s Scenario, policy: Box<dyn Policy>, placement: Option<&[CpuId]>) -> Self {
+    pub fn with_placement(scn: &'s Scenario, mut core: Core, placement: Option<&[CpuId]>) -> Self {
         let m = &scn.machine;
-        assert_eq!(policy.cpus(), m.cpus as usize, "the policy is built for the machine's CPUs");
+        assert_eq!(core.cpus(), m.cpus as usize, "the policy is built for the machine's CPUs");
         let seed = m.seed;
         let tasks = scn
             .tasks
@@ -323,28 +304,22 @@ impl<'s> Sim<'s> {
                 cpus: placement.map(|p| vec![p[i]]).or_else(|| spec.cpus.clone()),
             })
             .collect();
-        let uniform = params.iter().all(|p| p.cpus.is_none()) && placement.is_none();
-        let ticks_on = m.hz > 0 && (m.billing == Billing::Tick || m.overhead.tick > 0 || policy.uses_tick());
+        if params.iter().any(|p| p.cpus.is_some()) || placement.is_some() {
+            core.expect_affinities();
+        }
+        let ticks_on = m.hz > 0 && (m.billing == Billing::Tick || m.overhead.tick > 0 || core.uses_tick());
         let sample_every = m.sample.unwrap_or_else(|| default_sample(m.duration, scn.tasks.len()));
         let ncpus = m.cpus as usize;
+        let notifies = core.notifies();
         let mut sim = Sim {
             scn,
-            policy,
+            core,
             tasks,
             params,
             cpus: vec![Cpu { next_event: Nanos::MAX, ..Cpu::default() }; ncpus],
-            idle: CpuSet::full(ncpus),
-            resched: Resched::default(),
             cpu_events: BinaryHeap::new(),
             few_cpus: ncpus <= FEW_CPUS,
             next_cpu: (Nanos::MAX, 0),
-            epoch: 0,
-            woken: Vec::new(),
-            to_preempt: Vec::new(),
-            scratch_cpus: Vec::new(),
-            scratch_running: Vec::new(),
-            uniform,
-            none_epoch: None,
             now: 0,
             end: m.duration,
             heap: BinaryHeap::new(),
@@ -364,7 +339,7 @@ impl<'s> Sim<'s> {
             jobs: None,
             stranded: None,
             debug: std::env::var_os("SMARTSIM_DEBUG").is_some(),
-            notifies: false,
+            notifies,
             switch_cost: scn
                 .tasks
                 .iter()
@@ -380,7 +355,6 @@ impl<'s> Sim<'s> {
                 })
                 .collect(),
         };
-        sim.notifies = sim.policy.notifies();
         for (i, t) in scn.tasks.iter().enumerate() {
             let start = t.start + if matches!(t.model, Model::Cpu { .. }) { sim.jitter(i) } else { 0 };
             sim.push(start, Ev::Start, i as u32);
@@ -418,7 +392,7 @@ impl<'s> Sim<'s> {
         let source = trace::Source::Simulator {
             scenario: scenario.into(),
             seed: m.seed,
-            policy: self.policy.name().into(),
+            policy: self.core.name().into(),
         };
         trace::Header::new(source, m.cpus, "simulated", 0, (m.hz > 0).then_some(m.hz))
     }
@@ -469,9 +443,14 @@ impl<'s> Sim<'s> {
         }
     }
 
-    /// The policy (for queries such as availability during or after a run).
-    pub fn policy(&self) -> &dyn Policy {
-        self.policy.as_ref()
+    /// The policy's core (for queries such as what runs where during a run).
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// The policy's core, for queries that read the time (availability).
+    pub fn core_mut(&mut self) -> &mut Core {
+        &mut self.core
     }
 
     /// Current simulated time.
@@ -506,13 +485,7 @@ impl<'s> Sim<'s> {
             self.handle_events();
             self.settle();
             if let Some(n) = self.stranded.as_mut() {
-                let waiting = |c: CpuId| {
-                    self.tasks
-                        .iter()
-                        .zip(&self.params)
-                        .any(|(t, p)| t.state == State::Runnable && p.allows(c))
-                };
-                if self.idle.iter().any(waiting) {
+                if self.core.stranded().is_some() {
                     *n += 1;
                 }
             }
@@ -596,7 +569,7 @@ impl<'s> Sim<'s> {
         if self.ticks_on {
             t = t.min(tick_time(self.next_tick, self.scn.machine.hz));
         }
-        if let Some(p) = self.policy.next_timer() {
+        if let Some(p) = self.core.next_timer() {
             t = t.min(timer_fires(p.max(self.now), self.scn.machine.timer, self.scn.machine.hz));
         }
         t.min(self.next_sample.max(self.now))
@@ -662,11 +635,6 @@ impl<'s> Sim<'s> {
         }
     }
 
-    fn flag(&mut self, c: CpuId) {
-        self.idle.remove(c);
-        self.resched.push(c);
-    }
-
     fn handle_events(&mut self) {
         let now = self.now;
         // Clock tick on every CPU: bill the running task (tick billing), pay the handler, ask
@@ -688,9 +656,7 @@ impl<'s> Sim<'s> {
                     self.sys.overhead_ns += self.scn.machine.overhead.tick;
                     self.cpus[c].stats.overhead_ns += self.scn.machine.overhead.tick;
                 }
-                if self.policy.tick(c as CpuId, running, now) {
-                    self.flag(c as CpuId);
-                }
+                self.core.tick(c as CpuId, now);
             }
         }
         // Running tasks whose work is done, or whose slice is.
@@ -721,104 +687,20 @@ impl<'s> Sim<'s> {
             self.task_event(ev, i as usize);
         }
         // The policy's timer: it may decide differently now, on any CPU.
-        if let Some(p) = self.policy.next_timer() {
-            if timer_fires(p, self.scn.machine.timer, self.scn.machine.hz) <= now && self.policy.timer(now) {
-                for c in 0..self.cpus.len() as CpuId {
-                    if self.cpus[c as usize].running.is_some() {
-                        self.flag(c);
-                    }
-                }
+        if let Some(p) = self.core.next_timer() {
+            if timer_fires(p, self.scn.machine.timer, self.scn.machine.hz) <= now {
+                self.core.timer(now);
             }
         }
         self.collect_notifications();
     }
 
-    /// End of an instant. Each task that woke is offered an idle CPU it may use (the policy's
-    /// `select_cpu`), and the CPUs so chosen, and those flagged by the instant's events, decide, in the
-    /// order they were chosen. A woken task still waiting then asks the policy which CPU to preempt,
-    /// among those that have not decided since it woke (a decision made with the task in the queue
-    /// already weighed it). Last, each idle CPU decides if a task was queued since it last found none. Until
+    /// End of an instant: each CPU the core names decides, in its turn (see [`sched::core`]), until
     /// nothing changes.
     fn settle(&mut self) {
-        for _ in 0..MAX_DECISIONS_PER_INSTANT {
-            if !self.woken.is_empty() {
-                self.offer_idle_cpus();
-            }
-            if let Some(c) = self.resched.pop() {
-                self.reschedule(c as usize, Stop::Preempted);
-                continue;
-            }
-            if !self.to_preempt.is_empty() {
-                self.ask_preemptions();
-                if !self.resched.is_empty() {
-                    continue;
-                }
-            }
-            let epoch = self.epoch;
-            if self.idle.is_empty() || self.uniform && self.none_epoch == Some(epoch) {
-                return;
-            }
-            let Some(c) = self.idle.iter().find(|&c| self.cpus[c as usize].empty_epoch != Some(epoch)) else {
-                return;
-            };
+        while let Some(c) = self.core.next_decision() {
             self.reschedule(c as usize, Stop::Preempted);
-            if self.cpus[c as usize].running.is_none() && self.uniform {
-                self.none_epoch = Some(epoch);
-            }
         }
-        panic!("policy `{}` did not settle at t={} ns", self.policy.name(), self.now);
-    }
-
-    /// Each task that woke (and still waits) is offered the idle CPUs it may use; the one the policy
-    /// selects is flagged to decide. Every such task may still have to preempt a CPU afterwards.
-    fn offer_idle_cpus(&mut self) {
-        for k in 0..self.woken.len() {
-            let (t, e) = self.woken[k];
-            if self.tasks[t.idx()].state != State::Runnable {
-                continue;
-            }
-            if !self.idle.is_empty() {
-                let p = &self.params[t.idx()];
-                self.scratch_cpus.clear();
-                self.scratch_cpus.extend(self.idle.iter().filter(|&c| p.allows(c)));
-                if !self.scratch_cpus.is_empty() {
-                    let c = self.policy.select_cpu(t, self.tasks[t.idx()].last_cpu, &self.scratch_cpus);
-                    self.flag(c);
-                }
-            }
-            // If the CPU it was offered takes another task, it may still preempt elsewhere.
-            self.to_preempt.push((t, e));
-        }
-        self.woken.clear();
-    }
-
-    /// Each woken task still waiting asks the policy which CPU to preempt, among those it may use that
-    /// run something and have not decided since it woke; the CPU named is flagged to decide.
-    fn ask_preemptions(&mut self) {
-        for k in 0..self.to_preempt.len() {
-            let (t, e) = self.to_preempt[k];
-            if self.tasks[t.idx()].state != State::Runnable {
-                continue;
-            }
-            let p = &self.params[t.idx()];
-            self.scratch_running.clear();
-            for c in 0..self.cpus.len() {
-                let cpu = &self.cpus[c];
-                let Some(r) = cpu.running else { continue };
-                let c = c as CpuId;
-                if cpu.picked_epoch.is_none_or(|d| d < e) && !self.resched.contains(c) && p.allows(c) {
-                    self.scratch_running.push((c, r));
-                }
-            }
-            if self.scratch_running.is_empty() {
-                continue;
-            }
-            let last = self.tasks[t.idx()].last_cpu;
-            if let Some(c) = self.policy.preempt_for(t, last, &self.scratch_running, self.now) {
-                self.flag(c);
-            }
-        }
-        self.to_preempt.clear();
     }
 
     fn task_event(&mut self, ev: Ev, i: usize) {
@@ -827,7 +709,7 @@ impl<'s> Sim<'s> {
         let spec = &self.scn.tasks[i];
         match ev {
             Ev::Start => {
-                self.policy.admit(id, &self.params[i], now);
+                self.core.admit(id, &self.params[i], now);
                 self.tasks[i].state = State::Sleeping;
                 match &spec.model {
                     Model::Cpu { work } => {
@@ -877,7 +759,7 @@ impl<'s> Sim<'s> {
             }
             Ev::Wake => {
                 if self.tasks[i].state == State::Sleeping {
-                    self.policy.interact(id, now);
+                    self.core.interact(id, now);
                     self.make_runnable(id);
                 }
             }
@@ -974,7 +856,7 @@ impl<'s> Sim<'s> {
         let Model::Periodic(p) = &self.scn.tasks[i].model else { unreachable!() };
         let Some(job) = self.tasks[i].pending.pop_front() else {
             self.tasks[i].job = None;
-            self.policy.set_time_constraint(id, None, self.now);
+            self.core.set_time_constraint(id, None, self.now);
             return false;
         };
         let est = self.estimate(i, &job, p);
@@ -991,7 +873,7 @@ impl<'s> Sim<'s> {
             period: Some(p.period),
             release: Some(job.released),
         };
-        self.policy.set_time_constraint(id, Some(c), self.now);
+        self.core.set_time_constraint(id, Some(c), self.now);
         self.tasks[i].remaining = job.exec;
         self.tasks[i].job = Some(job);
         match self.tasks[i].state {
@@ -1011,13 +893,11 @@ impl<'s> Sim<'s> {
         // Latency counts from the nominal release for a periodic request, else from the wake-up.
         let from = self.tasks[i].job.as_ref().map_or(self.now, |j| j.release.min(self.now));
         self.tasks[i].ready_since = Some(from);
-        self.policy.wake(id, self.now);
+        // Where it goes is decided at the end of the instant, when every event of it is known.
+        self.core.wake(id, self.now);
         if self.trace.is_some() {
             self.emit(trace::Record::Wake { task: i as u32, cpu: None, at: self.now });
         }
-        self.epoch += 1;
-        // Where it goes is decided at the end of the instant, when every event of it is known.
-        self.woken.push((id, self.epoch));
     }
 
     /// The running task finished its current piece of work.
@@ -1092,7 +972,7 @@ impl<'s> Sim<'s> {
         if self.next_job(i) {
             // A new constraint: the policy decides again.
             let c = self.tasks[i].on_cpu.expect("running on a CPU");
-            self.flag(c);
+            self.core.request(c);
             return;
         }
         self.stop_running(i, Stop::Blocked);
@@ -1112,17 +992,13 @@ impl<'s> Sim<'s> {
         if self.tasks[i].state == State::Done {
             return;
         }
-        self.policy.exit(TaskId(i as u32), self.now);
+        // A task gone can change what the policy prefers: the core has it decide again wherever a
+        // task runs.
+        self.core.exit(TaskId(i as u32), self.now);
         self.tasks[i].state = State::Done;
         self.done += 1;
         if self.tasks[i].finish.is_none() {
             self.tasks[i].finish = Some(self.now);
-        }
-        // A task gone can change what the policy prefers: it decides again wherever a task runs.
-        for c in 0..self.cpus.len() as CpuId {
-            if self.cpus[c as usize].running.is_some() {
-                self.flag(c);
-            }
         }
     }
 
@@ -1198,11 +1074,7 @@ impl<'s> Sim<'s> {
         cpu.run_wall = 0;
         cpu.run_ticks = 0;
         // Overhead not paid yet (a task stopped at the instant it was dispatched) is paid by the next.
-        self.policy.stop(r, c, charged, why, now);
-        if why != Stop::Blocked {
-            self.epoch += 1;
-        }
-        self.idle.insert(c);
+        self.core.stop(r, charged, why, now);
         self.arm(cu);
     }
 
@@ -1214,7 +1086,7 @@ impl<'s> Sim<'s> {
     }
 
     fn take_notifications(&mut self) {
-        self.policy.take_notifications(&mut self.notes);
+        self.core.take_notifications(&mut self.notes);
         for n in std::mem::take(&mut self.notes) {
             if self.trace.is_some() {
                 self.emit(trace::Record::Notify { task: n.task.0, at: n.at, deadline: n.deadline });
@@ -1227,7 +1099,7 @@ impl<'s> Sim<'s> {
             if discard && t.job.as_ref().is_some_and(|j| j.deadline == n.deadline) {
                 t.notified = Some(n.deadline);
                 if let Some(c) = t.on_cpu {
-                    self.flag(c);
+                    self.core.request(c);
                 }
             }
         }
@@ -1254,18 +1126,16 @@ impl<'s> Sim<'s> {
     /// Stop the task running on `c` (if any) for `why` and let the policy choose for `c`, until a
     /// choice sticks.
     fn reschedule(&mut self, c: usize, why: Stop) {
-        self.resched.remove(c as CpuId);
+        self.core.clear_request(c as CpuId);
         if let Some(r) = self.cpus[c].running {
             self.stop_running(r.idx(), why);
         }
         self.sync(c);
         for _ in 0..MAX_DECISIONS_PER_INSTANT {
             self.sys.decisions += 1;
-            self.cpus[c].picked_epoch = Some(self.epoch);
-            let d = self.policy.pick_next(c as CpuId, self.now);
+            let d = self.core.pick(c as CpuId, self.now);
             self.collect_notifications();
             let Some(Dispatch { task, slice }) = d else {
-                self.cpus[c].empty_epoch = Some(self.epoch);
                 return;
             };
             self.dispatch(c, task, slice);
@@ -1273,17 +1143,17 @@ impl<'s> Sim<'s> {
             if tr.notified.is_some() || tr.job.is_none() {
                 self.handle_pending(task);
             }
-            if self.cpus[c].running.is_some() && !self.resched.contains(c as CpuId) {
+            if self.cpus[c].running.is_some() && !self.core.requested(c as CpuId) {
                 return;
             }
-            self.resched.remove(c as CpuId);
+            self.core.clear_request(c as CpuId);
             if let Some(r) = self.cpus[c].running {
                 self.stop_running(r.idx(), Stop::Preempted);
             }
         }
         panic!(
             "policy `{}` made {MAX_DECISIONS_PER_INSTANT} decisions at t={} ns without settling",
-            self.policy.name(),
+            self.core.name(),
             self.now
         );
     }
@@ -1306,8 +1176,7 @@ impl<'s> Sim<'s> {
         }
         let m = &self.scn.machine;
         let tr = &mut self.tasks[t.idx()];
-        assert_eq!(tr.state, State::Runnable, "policy picked a task that is not runnable");
-        assert!(self.params[t.idx()].allows(c as CpuId), "policy put a task on a CPU it may not use");
+        debug_assert_eq!(tr.state, State::Runnable, "the core dispatched a task that is not runnable");
         tr.state = State::Running;
         tr.on_cpu = Some(c as CpuId);
         if let Some(since) = tr.ready_since.take() {
@@ -1336,7 +1205,6 @@ impl<'s> Sim<'s> {
         cpu.running = Some(t);
         cpu.dispatched_at = self.now;
         cpu.slice_end = slice.map(|s| timer_fires(self.now.saturating_add(s), m.timer, m.hz));
-        self.idle.remove(c as CpuId);
         self.arm(c);
     }
 
@@ -1423,12 +1291,12 @@ impl<'s> Sim<'s> {
                 )
             })
             .collect();
-        let counters = self.policy.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let counters = self.core.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         let mut system = self.sys;
         system.cpus = self.cpus.iter().map(|c| c.stats.clone()).collect();
         SimResult {
             scenario: self.scn.name.clone(),
-            policy: self.policy.name().to_string(),
+            policy: self.core.name().to_string(),
             duration_ns: duration,
             seed: self.scn.machine.seed,
             cpus: self.scn.machine.cpus,
@@ -1437,129 +1305,6 @@ impl<'s> Sim<'s> {
             counters,
             timeline: self.timeline,
         }
-    }
-}
-
-/// CPUs waiting to decide, first come first served, each once.
-#[derive(Clone, Debug, Default)]
-struct Resched {
-    order: VecDeque<CpuId>,
-    marked: CpuSet,
-}
-
-impl Resched {
-    fn push(&mut self, c: CpuId) {
-        if !self.marked.contains(c) {
-            self.marked.insert(c);
-            self.order.push_back(c);
-        }
-    }
-    fn pop(&mut self) -> Option<CpuId> {
-        let c = self.order.pop_front()?;
-        self.marked.remove(c);
-        Some(c)
-    }
-    fn remove(&mut self, c: CpuId) {
-        if self.marked.contains(c) {
-            self.marked.remove(c);
-            self.order.retain(|&x| x != c);
-        }
-    }
-    fn contains(&self, c: CpuId) -> bool {
-        self.marked.contains(c)
-    }
-    fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-}
-
-/// A set of CPUs as a bit set (at most [`sched::MAX_CPUS`]), iterated in ascending order. CPUs 0 to 63
-/// in one word (the common machine: no loop, no bounds check), the others in more words.
-#[derive(Clone, Debug, Default)]
-struct CpuSet {
-    lo: u64,
-    hi: Vec<u64>,
-}
-
-impl CpuSet {
-    fn full(n: usize) -> CpuSet {
-        let mut s = CpuSet::default();
-        for c in 0..n as CpuId {
-            s.insert(c);
-        }
-        s
-    }
-    #[inline]
-    fn insert(&mut self, c: CpuId) {
-        if c < 64 {
-            self.lo |= 1 << c;
-        } else {
-            self.insert_hi(c);
-        }
-    }
-    #[cold]
-    fn insert_hi(&mut self, c: CpuId) {
-        let w = c as usize / 64 - 1;
-        if w >= self.hi.len() {
-            self.hi.resize(w + 1, 0);
-        }
-        self.hi[w] |= 1 << (c % 64);
-    }
-    #[inline]
-    fn remove(&mut self, c: CpuId) {
-        if c < 64 {
-            self.lo &= !(1 << c);
-        } else {
-            self.remove_hi(c);
-        }
-    }
-    #[cold]
-    fn remove_hi(&mut self, c: CpuId) {
-        if let Some(w) = self.hi.get_mut(c as usize / 64 - 1) {
-            *w &= !(1 << (c % 64));
-        }
-    }
-    #[inline]
-    fn contains(&self, c: CpuId) -> bool {
-        if c < 64 {
-            self.lo & (1 << c) != 0
-        } else {
-            self.contains_hi(c)
-        }
-    }
-    #[cold]
-    fn contains_hi(&self, c: CpuId) -> bool {
-        self.hi.get(c as usize / 64 - 1).is_some_and(|w| w & (1 << (c % 64)) != 0)
-    }
-    /// Empty (the words above `lo` are only looked at on machines of more than 64 CPUs).
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.lo == 0 && (self.hi.is_empty() || self.hi.iter().all(|&w| w == 0))
-    }
-    fn iter(&self) -> CpuIter<'_> {
-        CpuIter { set: self, i: 0, w: self.lo }
-    }
-}
-
-/// The members of a [`CpuSet`], in ascending order.
-struct CpuIter<'a> {
-    set: &'a CpuSet,
-    /// The word being taken apart (0: `lo`, k: `hi[k - 1]`), and what is left of it.
-    i: usize,
-    w: u64,
-}
-
-impl Iterator for CpuIter<'_> {
-    type Item = CpuId;
-    #[inline]
-    fn next(&mut self) -> Option<CpuId> {
-        while self.w == 0 {
-            self.w = *self.set.hi.get(self.i)?;
-            self.i += 1;
-        }
-        let b = self.w.trailing_zeros();
-        self.w &= self.w - 1;
-        Some((self.i * 64) as CpuId + b)
     }
 }
 

@@ -1,7 +1,7 @@
 //! # smartsim: a deterministic discrete-event simulator for the `sched` policies
 //!
 //! N CPUs, a machine model (clock ticks, tick or exact billing, timer resolution, overheads), a
-//! scenario's tasks ([`workload`]) and a policy ([`sched::Policy`]). The engine ([`engine::Sim`]) owns time
+//! scenario's tasks ([`workload`]) and a policy ([`sched::Policy`], driven through its [`sched::Core`]). The engine ([`engine::Sim`]) owns time
 //! and every piece of bookkeeping; the policy only answers "what next, for how long". The same seed and
 //! scenario give byte-identical results: there is no other source of randomness, and nothing depends on
 //! hash order or the wall clock.
@@ -40,7 +40,7 @@ pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimR
 pub fn simulator<'s>(scn: &'s Scenario, policy: Option<&str>) -> anyhow::Result<Sim<'s>> {
     let p = make_policy(scn, policy)?;
     let placement = placement(scn, policy)?;
-    check_late_rules(scn, p.as_ref())?;
+    check_late_rules(scn, &p)?;
     Ok(Sim::with_placement(scn, p, placement.as_deref()))
 }
 
@@ -52,11 +52,11 @@ fn options(scn: &Scenario, policy: Option<&str>) -> (String, Options) {
     (name, opts)
 }
 
-/// Build the scenario's policy (or `policy` instead) for its CPUs, with errors that point into the
-/// scenario.
-pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Box<dyn sched::Policy>> {
+/// Build the scenario's policy (or `policy` instead) for its CPUs, in its core, with errors that
+/// point into the scenario.
+pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<sched::Core> {
     let (name, opts) = options(scn, policy);
-    let p = sched::by_name(&name, &opts, scn.machine.cpus as usize).map_err(|e| {
+    let p = sched::build(&name, &opts, scn.machine.cpus as usize).map_err(|e| {
         // Point at the line of the scenario that caused it, when it came from the scenario.
         let (line, field) = match &e {
             sched::PolicyError::BadOption { key, .. } => {
@@ -110,7 +110,7 @@ fn placement(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Option<Vec<
 
 /// `on_miss = "discard"`, written out, needs a policy that notifies: under one that never does, the
 /// request would silently be finished late.
-fn check_late_rules(scn: &Scenario, p: &dyn sched::Policy) -> anyhow::Result<()> {
+fn check_late_rules(scn: &Scenario, p: &sched::Core) -> anyhow::Result<()> {
     if p.notifies() {
         return Ok(());
     }

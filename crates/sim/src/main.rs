@@ -464,7 +464,7 @@ fn real_main() -> Result<()> {
                 if let Some(w) = gantt_window {
                     let mut g =
                         report::Gantt::new(&sim.trace_header(&file.display().to_string()), w.from, w.to);
-                    g.set_title(&format!("{} under {}", scn.name, sim.policy().name()));
+                    g.set_title(&format!("{} under {}", scn.name, sim.core().name()));
                     *chart.borrow_mut() = Some(g);
                 }
                 if let Some(path) = &trace {
@@ -596,8 +596,8 @@ fn real_main() -> Result<()> {
         }
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies => {
-            for (n, d) in sched::POLICIES {
-                println!("{n:12} {d}");
+            for e in sched::REGISTRY {
+                println!("{:12} {}", e.name, e.about);
             }
         }
         Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, format } => {
@@ -619,7 +619,7 @@ fn real_main() -> Result<()> {
                 anyhow::bail!("bench: --repeat 0: run each configuration at least once");
             }
             for p in &policies {
-                sched::by_name(p, &Default::default(), 1)
+                sched::build(p, &Default::default(), 1)
                     .map_err(|e| anyhow::anyhow!("bench: --policies: {e}"))?;
             }
             let mut configs: Vec<(usize, u32)> = tasks.iter().map(|&n| (n, 1)).collect();
@@ -916,7 +916,7 @@ fn first_window_gantt(scn: &workload::Scenario, scenario_path: &str) -> Result<r
     let chart: RefCell<Option<report::Gantt>> = RefCell::default();
     let mut sim = smartsim::simulator(scn, None)?;
     let mut g = report::Gantt::new(&sim.trace_header(scenario_path), 0, to);
-    g.set_title(&format!("{} under {}", scn.name, sim.policy().name()));
+    g.set_title(&format!("{} under {}", scn.name, sim.core().name()));
     *chart.borrow_mut() = Some(g);
     let c = &chart;
     sim.trace_to(move |rec| {

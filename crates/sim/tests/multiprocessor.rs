@@ -86,7 +86,7 @@ proptest! {
         kinds in prop::collection::vec((0u8..3, 1u32..4), 1..12),
         cpus in 1u32..=8,
     ) {
-        for (policy, _) in sched::POLICIES {
+        for policy in sched::names() {
             let scn = machine(task_mix(&kinds), cpus, S / 2, policy);
             let (stranded, intervals, _) = run_checked(&scn);
             prop_assert_eq!(stranded, 0, "{} on {} CPUs left a CPU idle while a task waited", policy, cpus);

@@ -310,7 +310,7 @@ impl SchedulerCfg {
             .min_by_key(|(_, t)| *t)
     }
 
-    /// The options of `[scheduler]` as the policy registry (`sched::by_name`) takes them: strings that are
+    /// The options of `[scheduler]` as the policy registry (`sched::build`) takes them: strings that are
     /// times (`"100ms"`) become durations, booleans and integers stay what they are.
     pub fn policy_options(&self) -> sched::Options {
         self.options

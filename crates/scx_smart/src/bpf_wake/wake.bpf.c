@@ -1,26 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scx_smart's wake-up preemption: the one thing scx_rustland_core's BPF half does not do.
+ * scx_smart's wake-up preemption: the one thing scx_rustland_core's BPF half does not do, taken here
+ * as the policy's own answer, not by a rule of this program.
  *
  * A user-space scheduler learns of a wake-up only when a CPU next enters the kernel's dispatch path,
  * that is when the running task's slice ends or it blocks: it cannot preempt. SMART must: a real-time
  * request that arrives is put into the working schedule at once (dissertation §4.2, §5.3). So for the
- * threads scx_smart lists in `urgent` (those that hold a libsmart time constraint), a wake-up kicks the
- * CPU the thread was placed on with SCX_KICK_PREEMPT: the running task's slice ends now, the CPU
- * enters dispatch, runs the user-space scheduler (the woken thread is queued to it), and the policy
- * decides, as if the kernel had preempted. The policy may still let the preempted task go on.
+ * threads scx_smart lists in `urgent` (those that hold a libsmart time constraint and sleep), user
+ * space keeps, as the map's value, the CPU the policy would take for the thread if it woke now (the
+ * core's forecast: the free CPU the policy selects, or the busy CPU it would preempt; -1 for none).
+ * At the wake-up this program kicks that CPU with SCX_KICK_PREEMPT: its task's slice ends now, the
+ * CPU enters dispatch, runs the user-space scheduler (the woken thread is queued to it), and the
+ * policy decides there, as if the kernel had preempted. Every kick is counted per CPU (kicks_cpu), so
+ * that user space reads the stop that follows as a preemption and not as a slice run out.
  *
  * The kick may find the user-space scheduler unable to run at once: it is itself on the CPU (past
  * reading its queue), or asleep. So until it acknowledges the wake-up (it clears urgent_since before
  * reading its queue), the CPU it leaves is kicked again, and so is its own wake-up.
  *
- * Once dispatched, the woken thread waits in scx_rustland_core's shared queue for a CPU to take it, and on
- * several CPUs the CPU it can run on may have taken a best-effort task just before the dispatch reached
- * the queue (another CPU was emptying the dispatch ring at that moment). So user space names the thread
- * it dispatched for a time constraint (dispatched_tid); until that thread runs (or 20 ms pass), any other
- * task starting on its CPU is kicked off again, and the CPU takes the queue's head: the urgent thread.
+ * Once dispatched, the task the policy chose for a CPU it preempted waits in the CPU's queue, and on
+ * several CPUs that CPU may have taken another task just before the dispatch reached the queue
+ * (another CPU was emptying the dispatch ring at that moment). So user space names the task it
+ * dispatched to carry out a preemption (dispatched_tid); until that task runs (or 20 ms pass), any
+ * other task starting on its CPU is kicked off again, and the CPU takes the queue's head: the task the
+ * policy chose. Dispatches reach each CPU's queue in the order the policy made them.
  *
- * It also measures, for user space to print: how long a thread dispatched for a time constraint takes to
+ * It also measures, for user space to print: how long a task dispatched for a preemption takes to
  * start (the kernel's side of a preemption), and stalls of the machine itself (late timer expiries).
  *
  * sched_wakeup fires after the task was enqueued (ttwu_do_activate), so the queued record is already
@@ -36,7 +41,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
 	__type(key, u32);	/* thread id */
-	__type(value, u32);	/* unused */
+	__type(value, s32);	/* the CPU to kick at its wake-up, -1 for none */
 } urgent SEC(".maps");
 
 /* The user-space scheduler's thread id, and whether to kick at all (set before loading; without
@@ -44,21 +49,24 @@ struct {
 const volatile u32 usersched_tid;
 const volatile bool kick_enabled = true;
 
-/* Wake-ups of listed threads, and kicks sent. */
+/* Wake-ups of listed threads, and kicks sent: in all, and per CPU (SCX_KICK_PREEMPT, by this
+ * program or at user space's request). */
+#define MAX_CPUS 1024
 u64 nr_wakeups;
 u64 nr_kicks;
+u64 kicks_cpu[MAX_CPUS];
 /*
  * When the first listed thread's wake-up that the user-space scheduler has not acknowledged happened
  * (bpf_ktime_get_ns), 0 if none. User space swaps it with 0 before it reads its queue.
  */
 u64 urgent_since;
 
-/* The thread last dispatched for a time constraint that has not started yet (0 = none), and when. */
+/* The task last dispatched to carry out a preemption that has not started yet (0 = none), and when. */
 u32 dispatched_tid;
 u64 dispatched_at;
 
 /*
- * From that dispatch to the thread starting on a CPU: how many started, the sum and largest delay, and
+ * From that dispatch to the task starting on a CPU: how many started, the sum and largest delay, and
  * how many took longer than a millisecond (what the kernel's side of a preemption costs).
  */
 u64 nr_started;
@@ -85,7 +93,6 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } blocks SEC(".maps");
 
-#define MAX_CPUS 1024
 u64 running_since[MAX_CPUS];
 u64 nr_blocks_lost;
 
@@ -125,11 +132,20 @@ int BPF_PROG(smart_timer_late, struct hrtimer *timer, ktime_t *now)
 	return 0;
 }
 
+/* Preempts `cpu` and counts it. */
+static void preempt_cpu(s32 cpu)
+{
+	if (cpu < 0 || cpu >= MAX_CPUS)
+		return;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	__sync_fetch_and_add(&kicks_cpu[cpu & (MAX_CPUS - 1)], 1);
+}
+
 static void kick_cpu(s32 cpu)
 {
 	if (cpu < 0 || !kick_enabled)
 		return;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	preempt_cpu(cpu);
 	__sync_fetch_and_add(&nr_kicks, 1);
 }
 
@@ -137,17 +153,22 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(smart_wakeup, struct task_struct *p)
 {
 	u32 tid = p->pid;
+	s32 *cpu;
 
 	if (tid == usersched_tid) {
 		if (urgent_since)
 			kick_cpu(scx_bpf_task_cpu(p));
 		return 0;
 	}
-	if (!bpf_map_lookup_elem(&urgent, &tid))
+	cpu = bpf_map_lookup_elem(&urgent, &tid);
+	if (!cpu)
 		return 0;
 	__sync_fetch_and_add(&nr_wakeups, 1);
+	/* The policy would take no CPU for it now: it waits for the next decision, as any task. */
+	if (*cpu < 0)
+		return 0;
 	__sync_val_compare_and_swap(&urgent_since, 0, bpf_ktime_get_ns());
-	kick_cpu(scx_bpf_task_cpu(p));
+	kick_cpu(*cpu);
 	return 0;
 }
 
@@ -184,9 +205,9 @@ struct kick_arg {
 SEC("syscall")
 int smart_kick(struct kick_arg *arg)
 {
-	if (arg->cpu < 0)
+	if (arg->cpu < 0 || arg->cpu >= MAX_CPUS)
 		return -1;
-	scx_bpf_kick_cpu(arg->cpu, SCX_KICK_PREEMPT);
+	preempt_cpu(arg->cpu);
 	return 0;
 }
 
@@ -224,7 +245,7 @@ int BPF_PROG(smart_switch, bool preempt, struct task_struct *prev, struct task_s
 		__sync_val_compare_and_swap(&dispatched_tid, tid, 0);
 		return 0;
 	}
-	/* The scheduler itself and the idle task may run; anything else yields to the urgent thread. */
+	/* The scheduler itself and the idle task may run; anything else yields to the task the policy chose. */
 	if (next->pid && next->pid != usersched_tid) {
 		struct task_struct *p = bpf_task_from_pid(tid);
 

@@ -1,0 +1,435 @@
+//! The registry: one entry per policy, from which every tool learns what policies exist, how to
+//! build each, what its options are, and how it maps onto Linux. `smartsim policies`, hourglass's
+//! scenario mapping, `scx_smart --policy` and the tables of README.md and ARCHITECTURE.md come from
+//! here (a test checks the tables). Adding a policy is one file and one entry.
+
+use std::fmt;
+
+use crate::partition::Partitioned;
+use crate::{edf, eevdf, fixed, smart, ts, wfq, Core, Nanos, OptValue, Options, Policy, MAX_CPUS, MS};
+
+/// The Linux scheduling class `hourglass --scenario` runs a policy's tasks in: the kernel's nearest
+/// counterpart of the policy.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LinuxClass {
+    /// The fair class (`SCHED_OTHER`, `SCHED_IDLE`): nice levels from the shares.
+    Fair,
+    /// `SCHED_FIFO`, priorities from the tasks' priorities.
+    Fifo,
+    /// `SCHED_RR`, priorities from the tasks' priorities.
+    Rr,
+    /// `SCHED_DEADLINE` for periodic tasks, the fair class for the others.
+    Deadline,
+}
+
+impl LinuxClass {
+    /// How the class is named in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinuxClass::Fair => "fair (SCHED_OTHER)",
+            LinuxClass::Fifo => "SCHED_FIFO",
+            LinuxClass::Rr => "SCHED_RR",
+            LinuxClass::Deadline => "SCHED_DEADLINE",
+        }
+    }
+}
+
+/// An option of a policy: a `[scheduler]` key of a scenario.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OptionDoc {
+    /// The key.
+    pub key: &'static str,
+    /// Its default, as a user would write it.
+    pub default: &'static str,
+    /// What it means.
+    pub about: &'static str,
+}
+
+const fn opt(key: &'static str, default: &'static str, about: &'static str) -> OptionDoc {
+    OptionDoc { key, default, about }
+}
+
+/// One policy of the registry.
+pub struct Entry {
+    /// Its name (`[scheduler] policy`, `--policy`).
+    pub name: &'static str,
+    /// One line on what it is.
+    pub about: &'static str,
+    /// Its options, with their defaults (besides `partition`, which every policy takes).
+    pub options: &'static [OptionDoc],
+    /// The Linux class hourglass runs its tasks in.
+    pub linux: LinuxClass,
+    /// The options that make its shares mean kernel weights (100 = nice 0), as `scx_smart` passes
+    /// them; empty when only the ratio of shares matters.
+    pub kernel_weights: &'static [(&'static str, i64)],
+    /// It never leaves a CPU idle while a runnable task that may run there waits (checked by the
+    /// conformance suite).
+    pub work_conserving: bool,
+    /// It may notify a task that its deadline will not be met (SMART §3.4.2).
+    pub notifies: bool,
+    /// Builds it for `cpus` CPUs from its options.
+    pub build: Builder,
+}
+
+/// How an entry builds its policy for a number of CPUs from its options.
+pub type Builder = fn(&mut OptReader<'_>, usize) -> Result<Box<dyn Policy>, PolicyError>;
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Every policy, one entry each.
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        name: "smart",
+        about: "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)",
+        options: &[
+            opt(
+                "credit",
+                "100ms",
+                "the system's default sleep credit: how long a blocked task stays in its queue (§4.3)",
+            ),
+            opt("quantum", "10ms", "the quantum of every level of the bias table"),
+            opt("bias", "true", "false keeps the quanta and sets every bias to 0"),
+        ],
+        linux: LinuxClass::Fair,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: true,
+        build: |o, cpus| Ok(Box::new(smart::Smart::new(smart::SmartConfig::from_options(o)?, cpus))),
+    },
+    Entry {
+        name: "wfq",
+        about: "weighted fair queueing, no credit for sleeping",
+        options: &[opt("quantum", "10ms", "the quantum of every task")],
+        linux: LinuxClass::Fair,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |o, cpus| Ok(Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, false)?, cpus))),
+    },
+    Entry {
+        name: "wfq-credit",
+        about: "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)",
+        options: &[
+            opt("quantum", "10ms", "the quantum of every task"),
+            opt("credit", "100ms", "how long a blocked task stays in its queue"),
+        ],
+        linux: LinuxClass::Fair,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |o, cpus| Ok(Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, true)?, cpus))),
+    },
+    Entry {
+        name: "edf",
+        about: "earliest deadline first; tasks without a time constraint round-robin below",
+        options: &[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")],
+        linux: LinuxClass::Deadline,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |o, cpus| Ok(Box::new(edf::Edf::new(o.slice("slice", 10 * MS)?, cpus))),
+    },
+    Entry {
+        name: "fifo",
+        about: "fixed priority, first in first out within a priority (SCHED_FIFO)",
+        options: &[],
+        linux: LinuxClass::Fifo,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |_, _| Ok(Box::new(fixed::FixedPriority::fifo())),
+    },
+    Entry {
+        name: "rr",
+        about: "fixed priority, round robin within a priority (SCHED_RR)",
+        options: &[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")],
+        linux: LinuxClass::Rr,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |o, _| Ok(Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?))),
+    },
+    Entry {
+        name: "ts",
+        about: "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)",
+        options: &[],
+        linux: LinuxClass::Fair,
+        kernel_weights: &[],
+        work_conserving: true,
+        notifies: false,
+        build: |_, _| Ok(Box::new(ts::TimeSharing::new())),
+    },
+    Entry {
+        name: "eevdf",
+        about: "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share",
+        options: &[
+            opt(
+                "base_slice",
+                "0.7ms × (1 + log2 min(CPUs, 8))",
+                "the request of every task (sysctl_sched_base_slice)",
+            ),
+            opt(
+                "tick",
+                "1ms",
+                "the clock tick (TICK_NSEC): the lag bound, and the grid slices end on without hrtick",
+            ),
+            opt("hrtick", "false", "end slices exactly (HRTICK) instead of at the next tick"),
+            opt("run_to_parity", "true", "RUN_TO_PARITY"),
+            opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
+            opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
+            opt("nice0_share", "1", "the share of a nice-0 task"),
+        ],
+        linux: LinuxClass::Fair,
+        kernel_weights: &[("nice0_share", 100)],
+        work_conserving: true,
+        notifies: false,
+        build: |o, cpus| Ok(Box::new(eevdf::Eevdf::new(eevdf::EevdfConfig::from_options(o, cpus)?))),
+    },
+];
+
+/// The entry of policy `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.name == name)
+}
+
+/// The names of every policy, in registry order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|e| e.name)
+}
+
+/// What goes wrong when a policy is built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyError {
+    /// No policy of that name.
+    Unknown(String),
+    /// An option the policy does not know, or a value of the wrong kind.
+    BadOption {
+        /// The policy.
+        policy: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyError::Unknown(n) => {
+                write!(f, "unknown policy `{n}` (known: {})", names().collect::<Vec<_>>().join(", "))
+            }
+            PolicyError::BadOption { policy, key, msg } => {
+                write!(f, "policy `{policy}`, option `{key}`: {msg}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+/// How tasks are placed on CPUs (the `partition` key of `[scheduler]`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Partition {
+    /// One queue for all CPUs: any task on any CPU its affinity allows (the default).
+    #[default]
+    Global,
+    /// Each task is bound to one CPU by its affinity (`cpus = [k]`), and each CPU runs its own copy of
+    /// the policy ([`Partitioned`]).
+    Affinity,
+    /// As `Affinity`, with the CPU of each task chosen by the driver before the run, first fit by
+    /// decreasing utilisation ([`crate::partition::first_fit_decreasing`]).
+    Ffd,
+}
+
+impl Partition {
+    /// The rule the options ask for (`partition = "global" | "affinity" | "ffd"`).
+    pub fn of(opts: &Options) -> Result<Partition, PolicyError> {
+        let bad =
+            |msg: String| PolicyError::BadOption { policy: String::new(), key: "partition".into(), msg };
+        match opts.get("partition") {
+            None => Ok(Partition::Global),
+            Some(OptValue::Str(s)) => match s.as_str() {
+                "global" | "none" => Ok(Partition::Global),
+                "affinity" => Ok(Partition::Affinity),
+                "ffd" => Ok(Partition::Ffd),
+                _ => Err(bad(format!("`{s}` is not one of global, affinity, ffd"))),
+            },
+            Some(_) => Err(bad("expected a string: global, affinity or ffd".into())),
+        }
+    }
+}
+
+/// Shortest quantum or slice a policy accepts (`quantum`, `slice`): 1 µs.
+pub const MIN_SLICE: Nanos = 1_000;
+
+/// Builds policy `name` for `cpus` CPUs with options (`[scheduler]` keys of a scenario), in the
+/// core that drives it: global, or one uniprocessor copy per CPU with `partition`.
+pub fn build(name: &str, opts: &Options, cpus: usize) -> Result<Core, PolicyError> {
+    let e = entry(name).ok_or_else(|| PolicyError::Unknown(name.to_string()))?;
+    let mut o = OptReader::new(name, opts);
+    if cpus == 0 || cpus > MAX_CPUS {
+        return Err(o.bad("cpus", &format!("{cpus} CPUs: a policy schedules 1 to {MAX_CPUS}")));
+    }
+    let part = Partition::of(opts).map_err(|e| match e {
+        PolicyError::BadOption { key, msg, .. } => o.bad(&key, &msg),
+        e => e,
+    })?;
+    o.note("partition");
+    let core = match part {
+        Partition::Global => Core::new(name, (e.build)(&mut o, cpus)?, cpus, e.notifies, true),
+        Partition::Affinity | Partition::Ffd => {
+            // Each CPU gets its own uniprocessor copy, built from the same options.
+            let mut inner = Vec::with_capacity(cpus);
+            for _ in 0..cpus {
+                let mut oi = OptReader::new(name, opts);
+                inner.push((e.build)(&mut oi, 1)?);
+                o.used.extend(oi.used);
+            }
+            let p: Box<dyn Policy> = Box::new(Partitioned::new(inner));
+            Core::new(format!("{name} (partitioned)"), p, cpus, e.notifies, false)
+        }
+    };
+    o.finish()?;
+    Ok(core)
+}
+
+/// Reads options for a policy and remembers which keys were used, so unknown keys are errors.
+pub struct OptReader<'a> {
+    policy: &'a str,
+    opts: &'a Options,
+    used: Vec<&'a str>,
+    /// Every key asked for, given or not (the registry's option lists are checked against it).
+    asked: Vec<&'static str>,
+}
+
+impl<'a> OptReader<'a> {
+    /// A reader of `opts` for `policy`.
+    pub fn new(policy: &'a str, opts: &'a Options) -> Self {
+        OptReader { policy, opts, used: Vec::new(), asked: Vec::new() }
+    }
+    fn bad(&self, key: &str, msg: &str) -> PolicyError {
+        PolicyError::BadOption { policy: self.policy.into(), key: key.into(), msg: msg.into() }
+    }
+    fn note(&mut self, key: &'static str) {
+        if !self.asked.contains(&key) {
+            self.asked.push(key);
+        }
+        if let Some((k, _)) = self.opts.get_key_value(key) {
+            self.used.push(k.as_str());
+        }
+    }
+    fn get(&mut self, key: &'static str) -> Option<&'a OptValue> {
+        self.note(key);
+        self.opts.get(key)
+    }
+    /// A duration option, or its default.
+    pub fn time(&mut self, key: &'static str, default: Nanos) -> Result<Nanos, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Time(t)) => Ok(*t),
+            Some(_) => Err(self.bad(key, "expected a time such as \"100ms\"")),
+        }
+    }
+    /// A quantum or slice option, or its default: at least [`MIN_SLICE`] (a shorter one would make
+    /// a run of simulated seconds take billions of decisions), never rounded.
+    pub fn slice(&mut self, key: &'static str, default: Nanos) -> Result<Nanos, PolicyError> {
+        let t = self.time(key, default)?;
+        if t < MIN_SLICE {
+            return Err(self.bad(key, &format!("{t} ns: a {key} is at least 1us (MIN_SLICE)")));
+        }
+        Ok(t)
+    }
+    /// An integer option in `lo..=hi`, or its default.
+    pub fn int(&mut self, key: &'static str, default: i64, lo: i64, hi: i64) -> Result<i64, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Int(i)) if (lo..=hi).contains(i) => Ok(*i),
+            Some(_) => Err(self.bad(key, &format!("expected a whole number from {lo} to {hi}"))),
+        }
+    }
+    /// Whether the option is given.
+    pub fn has(&mut self, key: &'static str) -> bool {
+        self.note(key);
+        self.opts.contains_key(key)
+    }
+    /// A boolean option, or its default.
+    pub fn bool(&mut self, key: &'static str, default: bool) -> Result<bool, PolicyError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Bool(b)) => Ok(*b),
+            Some(_) => Err(self.bad(key, "expected true or false")),
+        }
+    }
+    fn finish(self) -> Result<(), PolicyError> {
+        for k in self.opts.keys() {
+            if !self.used.contains(&k.as_str()) {
+                return Err(self.bad(k, "not an option of this policy"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_entry_builds_global_and_partitioned() {
+        let mut seen = Vec::new();
+        for e in REGISTRY {
+            assert!(!seen.contains(&e.name), "{} twice", e.name);
+            seen.push(e.name);
+            for part in ["global", "affinity"] {
+                let mut o = Options::new();
+                o.insert("partition".into(), OptValue::Str(part.into()));
+                let core = build(e.name, &o, 3).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                assert_eq!(core.cpus(), 3);
+                assert_eq!(core.notifies(), e.notifies);
+            }
+        }
+        assert_eq!(build("nope", &Options::new(), 1).unwrap_err(), PolicyError::Unknown("nope".into()));
+    }
+
+    #[test]
+    fn every_entry_documents_exactly_the_options_it_reads() {
+        for e in REGISTRY {
+            let opts = Options::new();
+            let mut o = OptReader::new(e.name, &opts);
+            (e.build)(&mut o, 2).unwrap();
+            let mut asked = o.asked.clone();
+            let mut documented: Vec<&str> = e.options.iter().map(|d| d.key).collect();
+            asked.sort_unstable();
+            documented.sort_unstable();
+            assert_eq!(asked, documented, "{}: the options it reads and the ones its entry lists", e.name);
+        }
+    }
+
+    #[test]
+    fn kernel_weight_options_are_options_of_the_policy() {
+        for e in REGISTRY {
+            let mut opts = Options::new();
+            for (k, v) in e.kernel_weights {
+                opts.insert(k.to_string(), OptValue::Int(*v));
+            }
+            build(e.name, &opts, 1).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        }
+    }
+
+    #[test]
+    fn unknown_options_and_bad_partitions_are_refused() {
+        let mut o = Options::new();
+        o.insert("quantum".into(), OptValue::Time(MS));
+        let err = build("fifo", &o, 1).unwrap_err();
+        assert_eq!(err.to_string(), "policy `fifo`, option `quantum`: not an option of this policy");
+        let mut o = Options::new();
+        o.insert("partition".into(), OptValue::Str("ring".into()));
+        assert!(build("edf", &o, 2).unwrap_err().to_string().contains("`ring` is not one of"));
+        assert!(build("edf", &Options::new(), 0).is_err());
+    }
+}
