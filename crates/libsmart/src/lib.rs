@@ -94,6 +94,7 @@ pub mod layout;
 pub mod proto;
 pub mod region;
 pub mod server;
+mod sys;
 
 pub use client::{
     default_signal, now, on_notify, signals_received, smart, socket_path, take_notification, Availability,
