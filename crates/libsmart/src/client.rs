@@ -205,7 +205,7 @@ impl Smart {
         sock.set_read_timeout(Some(opts.timeout)).map_err(Error::Io)?;
         let hello = Hello { magic: HELLO_MAGIC, version: layout::VERSION, flags: 0 };
         proto::send(sock.as_raw_fd(), &hello, Some(region.fd().as_raw_fd())).map_err(Error::Io)?;
-        let reply: Reply = match proto::recv::<Reply>(sock.as_raw_fd(), 0) {
+        let reply: Reply = match proto::recv_from::<Reply>(&sock, 0) {
             Ok(Some((r, _))) => r,
             Ok(None) => {
                 return Err(Error::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "scheduler hung up")))

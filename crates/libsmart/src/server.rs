@@ -396,8 +396,7 @@ impl Registry {
         // Registrations.
         let mut i = 0;
         while i < self.pending.len() {
-            let fd = self.pending[i].stream.as_raw_fd();
-            match proto::recv::<Hello>(fd, libc::MSG_DONTWAIT) {
+            match proto::recv_from::<Hello>(&self.pending[i].stream, libc::MSG_DONTWAIT) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.pending[i].since.elapsed() > HELLO_TIMEOUT {
                         self.pending.swap_remove(i);

@@ -4,9 +4,11 @@
 //!   memmap2's ([`MmapRaw`]), but turning bytes another process writes into Rust references is ours.
 //!   It maps only files sealed against shrinking and at least as long as the mapping, and hands out
 //!   references inside the mapping only.
+//! * [`with_borrowed_fd`]: `proto`'s public functions take a `RawFd` (callers pass `as_raw_fd()` of a
+//!   socket they hold); rustix wants it borrowed.
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 use memmap2::{MmapOptions, MmapRaw};
 use nix::fcntl::{fcntl, FcntlArg, SealFlag};
@@ -78,6 +80,27 @@ impl SharedMap {
         // atomics only (reserved words included), written by the other process only atomically.
         unsafe { &*self.map.as_ptr().add(start).cast::<Slot>() }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Descriptors given as numbers.
+
+/// Calls `f` with `fd` borrowed, for the public functions of [`crate::proto`], which take the
+/// `RawFd` of a socket the caller holds open during the call. A negative number fails with `EBADF`,
+/// as the system call would.
+pub(crate) fn with_borrowed_fd<R>(
+    fd: RawFd,
+    f: impl FnOnce(BorrowedFd<'_>) -> io::Result<R>,
+) -> io::Result<R> {
+    if fd < 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    // SAFETY: `fd` is not -1 (checked). The borrow lives only while `f` runs, which makes one system
+    // call on it and keeps no copy; the caller owns the descriptor and keeps it open for the call
+    // (proto documents this). If a caller broke that, the system call would fail with EBADF or act
+    // on whatever file has that number, exactly as the raw libc call this replaced did: no memory
+    // of this process is at stake, and no descriptor is closed through the borrow.
+    f(unsafe { BorrowedFd::borrow_raw(fd) })
 }
 
 #[cfg(test)]
