@@ -1,4 +1,8 @@
-//! Unsafe code behind safe types, each block with the invariant that makes it sound.
+//! All of libsmart's unsafe code but the C ABI's: each block says which invariant makes it sound.
+//! (The C ABI, [`crate::capi`], takes raw pointers from C and keeps its unsafe at that boundary.)
+//! Everything else reaches the system through `nix`, `rustix`, `memmap2` and `std`, safely.
+//!
+//! What is here, and why it cannot be safe elsewhere:
 //!
 //! * [`SharedMap`]: a shared region seen as a [`Header`] and [`Slot`]s. Mapping and unmapping are
 //!   memmap2's ([`MmapRaw`]), but turning bytes another process writes into Rust references is ours.
@@ -6,9 +10,17 @@
 //!   references inside the mapping only.
 //! * [`with_borrowed_fd`]: `proto`'s public functions take a `RawFd` (callers pass `as_raw_fd()` of a
 //!   socket they hold); rustix wants it borrowed.
+//! * [`PollSet`]: `poll(2)` over `RawFd`s (`server::wait_readable` takes the `RawFd`s of
+//!   `Registry::event_fds`); nix and rustix poll only borrowed descriptors.
+//! * The notification signal: installing its handler (`sigaction`: nix's `Signal` has no real-time
+//!   signals and rustix has no safe `sigaction`), reading the `siginfo` the kernel passes it, and the
+//!   application's handler kept in an atomic ([`HandlerCell`]).
+//! * [`queue_signal_to_thread`]: `rt_tgsigqueueinfo(2)`, which neither nix nor rustix wraps.
+//! * [`at_fork_in_child`]: `pthread_atfork(3)`, which neither wraps.
 
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memmap2::{MmapOptions, MmapRaw};
 use nix::fcntl::{fcntl, FcntlArg, SealFlag};
@@ -103,12 +115,182 @@ pub(crate) fn with_borrowed_fd<R>(
     f(unsafe { BorrowedFd::borrow_raw(fd) })
 }
 
+/// Descriptors to wait on with `poll(2)`, kept between calls so that a loop does not allocate.
+#[derive(Default)]
+pub(crate) struct PollSet {
+    fds: Vec<libc::pollfd>,
+}
+
+impl PollSet {
+    /// Forgets every descriptor (keeps the memory).
+    pub(crate) fn clear(&mut self) {
+        self.fds.clear();
+    }
+
+    /// Waits for `fd` to be readable (or hung up).
+    pub(crate) fn push(&mut self, fd: RawFd) {
+        self.fds.push(libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    }
+
+    /// No descriptor to wait on.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.fds.is_empty()
+    }
+
+    /// Whether descriptor `i` (in the order pushed) had an event in the last [`PollSet::poll`].
+    pub(crate) fn ready(&self, i: usize) -> bool {
+        self.fds[i].revents != 0
+    }
+
+    /// `poll(2)` for at most `timeout_ms` (0: do not wait): how many descriptors had an event.
+    pub(crate) fn poll(&mut self, timeout_ms: libc::c_int) -> io::Result<usize> {
+        // SAFETY: the pointer and count describe this Vec's initialised `pollfd`s, which poll only
+        // reads and writes (`revents`) until it returns, and the Vec is borrowed mutably meanwhile.
+        // Descriptors are plain numbers to poll: one that is not open is reported (POLLNVAL), not
+        // used, so no descriptor needs to be borrowed.
+        let n = unsafe { libc::poll(self.fds.as_mut_ptr(), self.fds.len() as libc::nfds_t, timeout_ms) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The notification signal.
+
+/// The application's notification handler (`extern "C" fn(deadline)`), or none, in an atomic word,
+/// so that the signal handler reads it with one load while another thread replaces it.
+pub(crate) struct HandlerCell(AtomicUsize);
+
+impl HandlerCell {
+    /// No handler.
+    pub(crate) const fn new() -> HandlerCell {
+        HandlerCell(AtomicUsize::new(0))
+    }
+
+    /// Replaces the handler.
+    pub(crate) fn store(&self, h: Option<extern "C" fn(u64)>) {
+        self.0.store(h.map_or(0, |h| h as usize), Ordering::Release);
+    }
+
+    /// The handler (async-signal-safe: one atomic load).
+    pub(crate) fn load(&self) -> Option<extern "C" fn(u64)> {
+        let w = self.0.load(Ordering::Acquire);
+        // SAFETY: the word is private and only `store` writes it: either 0 or the address of an
+        // `extern "C" fn(u64)` (function pointers are never null, so 0 means none). Functions live
+        // for the whole program, and a function pointer cast to usize and back is the same pointer.
+        (w != 0).then(|| unsafe { std::mem::transmute::<usize, extern "C" fn(u64)>(w) })
+    }
+}
+
+/// The handler `install_notify_handler` installs: hands the deadline the scheduler put in
+/// `si_value` to [`crate::client::notified`], which only touches atomics (async-signal-safe).
+extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // SAFETY: installed with SA_SIGINFO, so the kernel passes a valid `siginfo_t` that lives while
+    // the handler runs; it is only read. `si_value` is the union of the sigqueue family, read as the
+    // pointer-sized member the scheduler filled (a 64-bit deadline on the 64-bit targets supported).
+    let deadline = unsafe { (*info).si_value().sival_ptr as u64 };
+    crate::client::notified(deadline);
+}
+
+/// Why the notification handler could not be installed.
+pub(crate) enum InstallError {
+    /// The signal already has another handler in this process.
+    Busy,
+    /// `sigaction` failed (an invalid signal number).
+    Io(io::Error),
+}
+
+/// Installs libsmart's handler for `sig` (`SA_SIGINFO | SA_RESTART`, empty mask), unless the signal
+/// already has a handler other than the default or ours.
+pub(crate) fn install_notify_handler(sig: i32) -> Result<(), InstallError> {
+    let ours = on_signal as *const () as libc::sighandler_t;
+    // SAFETY: `struct sigaction` is plain data (integers, a mask, a handler address), so all-zero
+    // is a valid value; with a null new action, sigaction only writes the current one into `old`, a
+    // live local of that type.
+    let old = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(sig, std::ptr::null(), &mut old) < 0 {
+            return Err(InstallError::Io(io::Error::last_os_error()));
+        }
+        old
+    };
+    if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != ours {
+        return Err(InstallError::Busy);
+    }
+    // SAFETY: as above, `sa` starts zeroed and `sigemptyset` writes only its mask. The handler is
+    // `on_signal`, an `extern "C" fn(c_int, *mut siginfo_t, *mut c_void)`, the signature SA_SIGINFO
+    // calls; it lives for the program's life and is async-signal-safe (atomics, then the
+    // application's handler, which `on_notify` requires to be async-signal-safe too).
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = ours;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(sig, &sa, std::ptr::null_mut()) < 0 {
+            return Err(InstallError::Io(io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// The siginfo the kernel copies to the target for `rt_tgsigqueueinfo` (x86-64/aarch64 layout:
+/// 128 bytes; `si_pid`, `si_uid`, `si_value` of the `_rt` member).
+#[repr(C)]
+struct RtSigInfo {
+    signo: i32,
+    errno: i32,
+    code: i32,
+    _pad: i32,
+    pid: i32,
+    uid: u32,
+    value: u64,
+    _rest: [u64; 12],
+}
+const _: () = assert!(std::mem::size_of::<RtSigInfo>() == 128);
+
+/// Sends `sig` to thread `tid` of process `pid` with `value` in `si_value`, `si_code = SI_QUEUE`
+/// and this process's pid and uid as the sender (`rt_tgsigqueueinfo(2)`, what `sigqueue(3)` does for
+/// a whole process).
+pub(crate) fn queue_signal_to_thread(pid: u32, tid: u32, sig: i32, value: u64) -> io::Result<()> {
+    let info = RtSigInfo {
+        signo: sig,
+        errno: 0,
+        code: libc::SI_QUEUE,
+        _pad: 0,
+        pid: nix::unistd::getpid().as_raw(),
+        uid: nix::unistd::getuid().as_raw(),
+        value,
+        _rest: [0; 12],
+    };
+    // SAFETY: the system call reads exactly 128 bytes of siginfo from the pointer, which points to
+    // `info`, a fully initialised 128-byte repr(C) struct (asserted above) that outlives the call;
+    // the other arguments are integers. It keeps no pointer.
+    let r = unsafe {
+        libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid as libc::pid_t, tid as libc::pid_t, sig, &info)
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Has `child` run in the child process after each `fork()` of this process (`pthread_atfork(3)`).
+/// It runs in a copy of a possibly multi-threaded process, so it must be async-signal-safe.
+pub(crate) fn at_fork_in_child(child: extern "C" fn()) {
+    // SAFETY: registers a function pointer, which is valid for the program's life, with no prepare
+    // or parent handler; the C library keeps the pointer and nothing else.
+    unsafe { libc::pthread_atfork(None, None, Some(child)) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use nix::sys::memfd::{memfd_create, MFdFlags};
     use nix::unistd::ftruncate;
-    use std::sync::atomic::Ordering;
 
     #[test]
     fn only_sealed_files_long_enough_are_mapped() {
@@ -125,5 +307,16 @@ mod tests {
         let all = SharedMap::new(&fd, 4096).unwrap();
         assert_eq!(all.slot(1).deadline.load(Ordering::Relaxed), 5, "both map the same file");
         assert!(std::panic::catch_unwind(|| m.slot(2).seq.load(Ordering::Relaxed)).is_err());
+    }
+
+    #[test]
+    fn the_handler_cell_gives_back_what_was_stored() {
+        extern "C" fn h(_: u64) {}
+        let c = HandlerCell::new();
+        assert!(c.load().is_none());
+        c.store(Some(h));
+        assert_eq!(c.load().map(|f| f as usize), Some(h as extern "C" fn(u64) as usize));
+        c.store(None);
+        assert!(c.load().is_none());
     }
 }
