@@ -26,12 +26,19 @@
 //! times and `${seq:N:TEXT}` is TEXT N times with each `#` replaced by 0, 1, ... N-1 (TEXT may not
 //! hold `}`), for inputs too large to write out; in file contents `${hex:HEX}` is raw bytes.
 
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
+mod sys;
+
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use serde::Deserialize;
 
 /// Most memory a case may use (maximum resident set), bytes.
@@ -204,50 +211,31 @@ fn run_case(bin: &Path, args: &[String], dir: &Path, limit: Duration) -> Result<
     let mut cmd = Command::new(bin);
     cmd.args(args).current_dir(dir).stdin(Stdio::null()).stdout(out).stderr(err);
     cmd.env("RUST_BACKTRACE", "0");
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: ADDRESS_LIMIT, rlim_max: ADDRESS_LIMIT };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            let core = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-            libc::setrlimit(libc::RLIMIT_CORE, &core);
-            libc::setsid();
-            Ok(())
-        });
-    }
+    sys::limit_and_detach(&mut cmd, ADDRESS_LIMIT);
     let start = Instant::now();
     let child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id();
     let mut timed_out = false;
     loop {
-        let mut status = 0;
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: plain system call on our own child.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-        if r == pid {
-            let elapsed = start.elapsed();
-            let (code, signal) = if libc::WIFEXITED(status) {
-                (Some(libc::WEXITSTATUS(status)), None)
-            } else {
-                (None, libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)))
-            };
-            return Ok(Outcome {
-                code,
-                signal,
-                timed_out,
-                max_rss: ru.ru_maxrss as u64 * 1024,
-                elapsed,
-                stdout: read_kept(&dir.join(".stdout")),
-                stderr: read_kept(&dir.join(".stderr")),
-            });
-        }
-        if r < 0 {
-            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+        match sys::try_wait_with_usage(pid) {
+            Ok(Some(end)) => {
+                return Ok(Outcome {
+                    code: end.status.code(),
+                    signal: end.status.signal(),
+                    timed_out,
+                    max_rss: end.max_rss,
+                    elapsed: start.elapsed(),
+                    stdout: read_kept(&dir.join(".stdout")),
+                    stderr: read_kept(&dir.join(".stderr")),
+                });
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("wait4: {e}")),
         }
         if !timed_out && start.elapsed() > limit {
             timed_out = true;
-            // SAFETY: the child leads its own session and group (setsid above).
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // The child leads its own session and group (`sys::limit_and_detach`).
+            let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -348,8 +336,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // SAFETY: no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = nix::unistd::geteuid().is_root();
     let base = std::env::temp_dir().join(format!("hostile-{}", std::process::id()));
     let (mut passed, mut failed, mut skipped) = (0, Vec::new(), 0);
     let (mut slowest, mut biggest) = ((Duration::ZERO, String::new()), (0u64, String::new()));

@@ -3,6 +3,10 @@
 //! None is async-signal-safe (a thread's first call claims a slot); call them from normal thread
 //! context, and react to notifications from a handler registered with [`smart_on_notify`] by setting
 //! a flag.
+//!
+//! This module keeps its own unsafe code (every other unsafe block is in the crate's `sys` module):
+//! the functions that take pointers from C are `unsafe extern "C"`, with the caller's obligations
+//! under `# Safety`, and each dereference says in a `SAFETY:` comment which of them it relies on.
 
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -12,8 +16,7 @@ use std::time::Duration;
 use crate::{Error, Options, Smart};
 
 fn set_errno(e: c_int) {
-    // SAFETY: __errno_location returns the calling thread's errno.
-    unsafe { *libc::__errno_location() = e };
+    nix::errno::Errno::set_raw(e);
 }
 
 fn ret(r: Result<c_int, Error>) -> c_int {
@@ -52,13 +55,15 @@ pub extern "C" fn smart_register() -> c_int {
 /// `signal` 0 = none (poll only), -1 = default; `slots` 0 = default.
 ///
 /// # Safety
-/// `socket` is NULL or a NUL-terminated string.
+/// `socket` is NULL or a NUL-terminated string, valid and unchanged during the call.
 #[no_mangle]
 pub unsafe extern "C" fn smart_register_opts(socket: *const c_char, signal: c_int, slots: c_uint) -> c_int {
     guard(|| {
         let mut o = Options::default();
         if !socket.is_null() {
-            // SAFETY: the caller passes a valid C string.
+            // SAFETY: `socket` is not NULL (checked), and the caller passes a NUL-terminated string
+            // that stays valid and unchanged during the call (this function's `# Safety`). The
+            // borrow ends before the function returns: the path is copied into a PathBuf.
             let s = unsafe { CStr::from_ptr(socket) };
             o.socket =
                 Some(PathBuf::from(s.to_str().map_err(|_| Error::Invalid("socket path is not UTF-8"))?));
@@ -112,14 +117,15 @@ pub extern "C" fn smart_clear_time_constraint() -> c_int {
 /// CPU; `-EAGAIN` until the scheduler has written it.
 ///
 /// # Safety
-/// Both pointers are NULL or valid for a write.
+/// Each pointer is NULL or valid and aligned for writing a `double`.
 #[no_mangle]
 pub unsafe extern "C" fn smart_get_availability(consumption: *mut f64, allocation: *mut f64) -> c_int {
     guard(|| {
         let a = crate::smart()?
             .availability()?
             .ok_or(Error::Io(std::io::Error::from_raw_os_error(libc::EAGAIN)))?;
-        // SAFETY: the caller passes NULL or writable pointers.
+        // SAFETY: each pointer is written only if it is not NULL, and then the caller guarantees it
+        // is valid and aligned for writing one `double` (this function's `# Safety`).
         unsafe {
             if !consumption.is_null() {
                 *consumption = a.consumption_rate as f64;
@@ -148,14 +154,15 @@ pub extern "C" fn smart_set_share(share: c_uint) -> c_int {
 /// pending for the calling thread, 0 if none.
 ///
 /// # Safety
-/// `deadline` is NULL or valid for a write.
+/// `deadline` is NULL or valid and aligned for writing a `uint64_t`.
 #[no_mangle]
 pub unsafe extern "C" fn smart_take_notification(deadline: *mut u64) -> c_int {
     guard(|| match crate::smart()?.take_notification()? {
         None => Ok(0),
         Some(n) => {
             if !deadline.is_null() {
-                // SAFETY: the caller passes NULL or a writable pointer.
+                // SAFETY: `deadline` is not NULL (checked), so the caller guarantees it is valid and
+                // aligned for writing one `uint64_t` (this function's `# Safety`).
                 unsafe { *deadline = n.deadline };
             }
             Ok(1)

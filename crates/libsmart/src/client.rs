@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use nix::time::{clock_gettime, ClockId};
+
 use crate::layout::{self, Slot, FLAG_CONSTRAINT, FLAG_PRIORITY, FLAG_SHARE, NEVER};
 use crate::proto::{self, Hello, Reply, HELLO_MAGIC};
 use crate::region::Region;
-use crate::{Error, DEFAULT_PRIORITY, DEFAULT_SHARE};
+use crate::{sys, Error, DEFAULT_PRIORITY, DEFAULT_SHARE};
 
 /// The socket path: `$SMART_SOCKET` if set, else [`crate::DEFAULT_SOCKET`].
 pub fn socket_path() -> PathBuf {
@@ -87,7 +89,7 @@ static REGISTERING: Mutex<()> = Mutex::new(());
 // Written by the signal handler (async-signal-safe: atomics only).
 static SIGNALS: AtomicU64 = AtomicU64::new(0);
 static SIGNAL_DEADLINE: AtomicU64 = AtomicU64::new(0);
-static USER_HANDLER: AtomicUsize = AtomicUsize::new(0);
+static USER_HANDLER: sys::HandlerCell = sys::HandlerCell::new();
 // Set in a child after fork(): the region and the thread's slot index are the parent's.
 static FORKED: AtomicBool = AtomicBool::new(false);
 
@@ -99,43 +101,25 @@ extern "C" fn after_fork_in_child() {
 /// async-signal-safe (store into an atomic, write to a pipe; no locks, no allocation).
 pub type NotifyHandler = extern "C" fn(deadline: u64);
 
-extern "C" fn on_signal(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo with SA_SIGINFO; si_value is the sender's payload.
-    let deadline = unsafe { (*info).si_value().sival_ptr as u64 };
+/// What the notification signal's handler (in [`sys`]) does with the deadline the scheduler sent:
+/// count it, keep it, and call the application's handler. Async-signal-safe: atomics only.
+pub(crate) fn notified(deadline: u64) {
     SIGNAL_DEADLINE.store(deadline, Ordering::Relaxed);
     SIGNALS.fetch_add(1, Ordering::Release);
-    let h = USER_HANDLER.load(Ordering::Acquire);
-    if h != 0 {
-        // SAFETY: only `on_notify` stores here, always a valid `NotifyHandler`.
-        let f: NotifyHandler = unsafe { std::mem::transmute::<usize, NotifyHandler>(h) };
+    if let Some(f) = USER_HANDLER.load() {
         f(deadline);
     }
 }
 
 fn install_handler(sig: i32) -> Result<(), Error> {
-    // SAFETY: querying then installing a disposition with a zeroed, then filled, sigaction.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(sig, std::ptr::null(), &mut old) < 0 {
-            return Err(Error::Io(io::Error::last_os_error()));
-        }
-        if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != on_signal as *const () as usize {
-            return Err(Error::SignalBusy(sig));
-        }
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        if libc::sigaction(sig, &sa, std::ptr::null_mut()) < 0 {
-            return Err(Error::Io(io::Error::last_os_error()));
-        }
-    }
-    Ok(())
+    sys::install_notify_handler(sig).map_err(|e| match e {
+        sys::InstallError::Busy => Error::SignalBusy(sig),
+        sys::InstallError::Io(e) => Error::Io(e),
+    })
 }
 
 fn gettid() -> u32 {
-    // SAFETY: gettid cannot fail.
-    unsafe { libc::gettid() as u32 }
+    nix::unistd::gettid().as_raw() as u32
 }
 
 /// The calling thread's slot index; released (slot cleared and freed) when the thread exits.
@@ -158,10 +142,9 @@ thread_local! {
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every absolute time in this API.
 pub fn now() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime into a valid timespec; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    // CLOCK_MONOTONIC always exists; were the call to fail, the time would read 0, as it always has.
+    clock_gettime(ClockId::CLOCK_MONOTONIC)
+        .map_or(0, |ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
 }
 
 impl Smart {
@@ -184,8 +167,8 @@ impl Smart {
             return Err(Error::NotRegistered);
         }
         let s = Smart::connect(&opts)?;
-        // SAFETY: registering a fork handler that only stores into an atomic.
-        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        // The fork handler only stores into an atomic (async-signal-safe).
+        sys::at_fork_in_child(after_fork_in_child);
         Ok(SMART.get_or_init(|| s))
     }
 
@@ -205,7 +188,7 @@ impl Smart {
         sock.set_read_timeout(Some(opts.timeout)).map_err(Error::Io)?;
         let hello = Hello { magic: HELLO_MAGIC, version: layout::VERSION, flags: 0 };
         proto::send(sock.as_raw_fd(), &hello, Some(region.fd().as_raw_fd())).map_err(Error::Io)?;
-        let reply: Reply = match proto::recv::<Reply>(sock.as_raw_fd(), 0) {
+        let reply: Reply = match proto::recv_from::<Reply>(&sock, 0) {
             Ok(Some((r, _))) => r,
             Ok(None) => {
                 return Err(Error::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "scheduler hung up")))
@@ -445,7 +428,7 @@ pub fn on_notify(handler: Option<NotifyHandler>) -> Result<(), Error> {
     if s.signal == 0 {
         return Err(Error::Invalid("registered without a notification signal"));
     }
-    USER_HANDLER.store(handler.map_or(0, |h| h as usize), Ordering::Release);
+    USER_HANDLER.store(handler);
     Ok(())
 }
 

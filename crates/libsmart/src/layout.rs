@@ -1,8 +1,9 @@
 //! The shared-memory layout both sides agree on: a [`Header`] followed by `nslots` [`Slot`]s.
 //!
-//! Every field is an atomic, because two processes touch the region concurrently and neither may
-//! trust the other. `include/smart.h` describes the same layout for C (`struct smart_header`,
-//! `struct smart_slot`); a Rust test and a C test (compiled with `cc`) check sizes and offsets.
+//! Every field is an atomic (the reserved words too), because two processes touch the region
+//! concurrently and neither may trust the other. `include/smart.h` describes the same layout for C
+//! (`struct smart_header`, `struct smart_slot`); a Rust test and a C test (compiled with `cc`) check
+//! sizes and offsets.
 //!
 //! ## Who writes what
 //!
@@ -77,11 +78,12 @@ pub struct Header {
     pub claims: AtomicU32,
     /// Written by the scheduler: 1 if the process may raise priority/share above the defaults.
     pub privileged: AtomicU32,
-    _reserved: [u32; 22],
+    _reserved: [AtomicU32; 22],
 }
 
 /// One thread's slot (128 bytes, two cache lines: application's, scheduler's).
 #[repr(C, align(64))]
+#[cfg_attr(test, derive(Default))]
 pub struct Slot {
     /// Seqlock sequence: odd while the owning thread writes the fields below.
     pub seq: AtomicU32,
@@ -116,7 +118,7 @@ pub struct Slot {
     pub seen_seq: AtomicU32,
     /// Scheduler: 1 if the last notification was sent after the deadline passed, 0 if predicted.
     pub last_passed: AtomicU32,
-    _reserved: [u64; 4],
+    _reserved: [AtomicU64; 4],
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() == HEADER_SIZE);
@@ -277,8 +279,7 @@ mod tests {
     }
 
     fn zeroed_slot() -> Box<Slot> {
-        // SAFETY: every field is an atomic integer or integer array; all-zero is a valid value.
-        unsafe { Box::new(std::mem::zeroed()) }
+        Box::default()
     }
 
     /// A writer keeps storing tuples (d, d+1, d+2, d+3, ...) while a reader checks that every snapshot

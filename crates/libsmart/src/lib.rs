@@ -85,15 +85,30 @@
 //!   `exec` keeps the socket open, so the (idle) region stays registered until the child exits too.
 //! * x86-64 and aarch64 Linux only (the siginfo layout and 64-bit `si_value` carrying the deadline).
 //! * The library's file name is `liblibsmart.*` (Cargo's naming); link with `-llibsmart`.
+//!
+//! ## Unsafe code
+//!
+//! The crate denies `unsafe_code` except in two modules. A private `sys` module holds what cannot be
+//! safe: viewing the mapped region as [`layout::Header`] and [`layout::Slot`]s (only files sealed
+//! against shrinking are mapped), the notification signal's handler and its installation,
+//! `rt_tgsigqueueinfo`, `pthread_atfork`, and `poll` or `recvmsg` on descriptors given as numbers.
+//! Each block states the invariant it relies on in a `SAFETY:` comment. The C ABI ([`capi`]) keeps
+//! its own, where it takes pointers from C. Everything else goes through `nix` (memfd, seals,
+//! `sendmsg` with `SCM_RIGHTS`, `SO_PEERCRED`, clocks, ids, errno), `rustix` (`recvmsg`, whose
+//! received descriptors arrive owned), `memmap2` (mapping and unmapping) and `std`.
 
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
+#[allow(unsafe_code)] // raw pointers from C, at the boundary only; see the module's documentation
 pub mod capi;
 mod client;
 pub mod layout;
 pub mod proto;
 pub mod region;
 pub mod server;
+#[allow(unsafe_code)] // the crate's one place for it: shared memory, signals, raw descriptors
+mod sys;
 
 pub use client::{
     default_signal, now, on_notify, signals_received, smart, socket_path, take_notification, Availability,

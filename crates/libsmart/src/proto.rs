@@ -1,9 +1,21 @@
 //! The registration exchange on the Unix socket: one [`Hello`] from the application carrying the
 //! region's descriptor (`SCM_RIGHTS`), one [`Reply`] from the scheduler. Nothing else ever crosses the
 //! socket; it stays open while the application lives so that the scheduler sees it exit (EOF).
+//!
+//! The messages' bytes are their `repr(C)` structs' ([`Wire`]). Messages are sent with nix
+//! (`sendmsg`, which takes the `RawFd` the public functions have) and received with rustix
+//! (`recvmsg`, whose received descriptors are `OwnedFd`s: those of a truncated or malformed message
+//! are closed, never leaked into the scheduler).
 
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+
+use nix::sys::socket::sockopt::PeerCredentials;
+use nix::sys::socket::{getsockopt, sendmsg, ControlMessage, MsgFlags};
+use rustix::net::{recvmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags};
+
+use crate::sys;
 
 /// `Hello::magic`: `SMARTREG` as a little-endian `u64`.
 pub const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"SMARTREG");
@@ -30,107 +42,169 @@ pub struct Reply {
     pub privileged: u32,
 }
 
-fn as_bytes<T: Copy>(v: &T) -> &[u8] {
-    // SAFETY: T is a repr(C) struct of integers without padding.
-    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+// The wire bytes are these structs' memory: fields in order, native byte order, no padding.
+const _: () = assert!(std::mem::size_of::<Hello>() == 16 && std::mem::offset_of!(Hello, version) == 8);
+const _: () = assert!(std::mem::offset_of!(Hello, flags) == 12);
+const _: () = assert!(std::mem::size_of::<Reply>() == 8 && std::mem::offset_of!(Reply, privileged) == 4);
+
+/// A message of the exchange and its bytes on the socket: those of the `repr(C)` struct in memory
+/// (its fields in order, in the machine's byte order, without padding), as C sees the struct.
+pub trait Wire: Sized {
+    /// The bytes, `[u8; size_of::<Self>()]`.
+    type Bytes: AsRef<[u8]> + AsMut<[u8]> + Default;
+    /// The message's bytes.
+    fn to_bytes(&self) -> Self::Bytes;
+    /// The message in `bytes`.
+    fn from_bytes(bytes: &Self::Bytes) -> Self;
 }
 
-/// Send `msg`, with `fd` attached if given.
-pub fn send<T: Copy>(sock: RawFd, msg: &T, fd: Option<RawFd>) -> io::Result<()> {
-    let bytes = as_bytes(msg);
-    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
-    // u64 storage keeps the control buffer aligned for cmsghdr.
-    let mut cbuf = [0u64; 4];
-    // SAFETY: msghdr is plain data; zeroed is a valid empty header.
-    let mut mh: libc::msghdr = unsafe { std::mem::zeroed() };
-    mh.msg_iov = &mut iov;
-    mh.msg_iovlen = 1;
-    if let Some(fd) = fd {
-        // SAFETY: the control buffer is large enough for one descriptor (checked by the assert) and
-        // aligned; the CMSG macros only compute addresses inside it.
-        unsafe {
-            let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-            assert!(space <= std::mem::size_of_val(&cbuf));
-            mh.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-            mh.msg_controllen = space as _;
-            let c = libc::CMSG_FIRSTHDR(&mh);
-            (*c).cmsg_level = libc::SOL_SOCKET;
-            (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-            std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut RawFd, fd);
+fn field<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b[at..at + N].try_into().expect("in bounds")
+}
+
+impl Wire for Hello {
+    type Bytes = [u8; 16];
+    fn to_bytes(&self) -> [u8; 16] {
+        let mut b = [0; 16];
+        b[0..8].copy_from_slice(&self.magic.to_ne_bytes());
+        b[8..12].copy_from_slice(&self.version.to_ne_bytes());
+        b[12..16].copy_from_slice(&self.flags.to_ne_bytes());
+        b
+    }
+    fn from_bytes(b: &[u8; 16]) -> Hello {
+        Hello {
+            magic: u64::from_ne_bytes(field(b, 0)),
+            version: u32::from_ne_bytes(field(b, 8)),
+            flags: u32::from_ne_bytes(field(b, 12)),
         }
     }
-    // SAFETY: all pointers in `mh` point to live buffers.
-    let n = unsafe { libc::sendmsg(sock, &mh, libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
+}
+
+impl Wire for Reply {
+    type Bytes = [u8; 8];
+    fn to_bytes(&self) -> [u8; 8] {
+        let mut b = [0; 8];
+        b[0..4].copy_from_slice(&self.status.to_ne_bytes());
+        b[4..8].copy_from_slice(&self.privileged.to_ne_bytes());
+        b
     }
-    if n as usize != bytes.len() {
+    fn from_bytes(b: &[u8; 8]) -> Reply {
+        Reply { status: i32::from_ne_bytes(field(b, 0)), privileged: u32::from_ne_bytes(field(b, 4)) }
+    }
+}
+
+/// Send `msg` on the socket `sock` (open during the call), with `fd` attached if given
+/// (`SCM_RIGHTS`).
+pub fn send<T: Wire>(sock: RawFd, msg: &T, fd: Option<RawFd>) -> io::Result<()> {
+    let bytes = msg.to_bytes();
+    let bytes = bytes.as_ref();
+    let fds = fd.map(|fd| [fd]);
+    let rights = fds.as_ref().map(|fds| ControlMessage::ScmRights(fds));
+    let n = sendmsg::<()>(sock, &[IoSlice::new(bytes)], rights.as_slice(), MsgFlags::MSG_NOSIGNAL, None)?;
+    if n != bytes.len() {
         return Err(io::Error::new(io::ErrorKind::WriteZero, "short send"));
     }
     Ok(())
 }
 
-/// Receive one `T`, and a descriptor if one was attached. `Ok(None)` at end of file. With a
-/// non-blocking socket and nothing to read, the error is `WouldBlock`. A short message is an error
-/// (`InvalidData`); any descriptor that came with it is closed.
-pub fn recv<T: Copy + Default>(sock: RawFd, flags: i32) -> io::Result<Option<(T, Option<OwnedFd>)>> {
-    let mut msg = T::default();
-    let len = std::mem::size_of::<T>();
-    let mut iov = libc::iovec { iov_base: &mut msg as *mut T as *mut libc::c_void, iov_len: len };
-    let mut cbuf = [0u64; 8];
-    // SAFETY: as in `send`.
-    let mut mh: libc::msghdr = unsafe { std::mem::zeroed() };
-    mh.msg_iov = &mut iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-    mh.msg_controllen = std::mem::size_of_val(&cbuf) as _;
-    // SAFETY: all pointers in `mh` point to live buffers of the stated sizes.
-    let n = unsafe { libc::recvmsg(sock, &mut mh, flags | libc::MSG_CMSG_CLOEXEC) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut fds = Vec::new();
-    // SAFETY: walking the control messages the kernel wrote into `cbuf`.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&mh);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
-                let data = libc::CMSG_DATA(c) as *const RawFd;
-                let count =
-                    ((*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize) / std::mem::size_of::<RawFd>();
-                for i in 0..count {
-                    fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
-                }
-            }
-            c = libc::CMSG_NXTHDR(&mh, c);
-        }
-    }
-    if n == 0 && fds.is_empty() {
-        return Ok(None);
-    }
-    if n as usize != len || fds.len() > 1 || mh.msg_flags & libc::MSG_CTRUNC != 0 {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "malformed registration message"));
-    }
-    Ok(Some((msg, fds.pop())))
+/// Receive one `T` from the socket `sock` (open during the call), and a descriptor if one was
+/// attached. `flags` are `recvmsg(2)`'s (`MSG_DONTWAIT`, ...). `Ok(None)` at end of file. With a
+/// non-blocking socket (or `MSG_DONTWAIT`) and nothing to read, the error is `WouldBlock`. A short
+/// message is an error (`InvalidData`); any descriptor that came with it is closed.
+pub fn recv<T: Wire>(sock: RawFd, flags: i32) -> io::Result<Option<(T, Option<OwnedFd>)>> {
+    sys::with_borrowed_fd(sock, |sock| recv_from(sock, flags))
 }
 
-/// The peer's credentials as the kernel recorded them at `connect` (`SO_PEERCRED`).
-pub fn peer_cred(sock: &impl AsRawFd) -> io::Result<libc::ucred> {
-    // SAFETY: getsockopt into a correctly sized struct.
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            &mut cred as *mut libc::ucred as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
+/// Control-message space for the received descriptors, aligned for `cmsghdr`.
+#[repr(C, align(8))]
+struct ControlSpace([MaybeUninit<u8>; 64]);
+
+/// [`recv`] on a borrowed socket. Descriptors arrive as `OwnedFd`s (with `MSG_CMSG_CLOEXEC`), so
+/// that every one not returned is closed, those of a message whose control data was truncated too.
+pub(crate) fn recv_from<T: Wire>(sock: impl AsFd, flags: i32) -> io::Result<Option<(T, Option<OwnedFd>)>> {
+    let mut bytes = T::Bytes::default();
+    let len = bytes.as_ref().len();
+    let mut space = ControlSpace([MaybeUninit::uninit(); 64]);
+    let mut control = RecvAncillaryBuffer::new(&mut space.0);
+    let flags = RecvFlags::from_bits_retain(flags as u32) | RecvFlags::CMSG_CLOEXEC;
+    let got = recvmsg(sock, &mut [IoSliceMut::new(bytes.as_mut())], &mut control, flags)?;
+    let mut fds: Vec<OwnedFd> = Vec::new();
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(received) = m {
+            fds.extend(received);
+        }
     }
-    Ok(cred)
+    if got.bytes == 0 && fds.is_empty() {
+        return Ok(None);
+    }
+    if got.bytes != len || fds.len() > 1 || got.flags.contains(ReturnFlags::CTRUNC) {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "malformed registration message"));
+    }
+    Ok(Some((T::from_bytes(&bytes), fds.pop())))
+}
+
+/// The peer's credentials as the kernel recorded them at `connect` (`SO_PEERCRED`). The pid is 0 if
+/// the peer's process is not in this process's pid namespace.
+pub fn peer_cred(sock: &impl AsFd) -> io::Result<libc::ucred> {
+    Ok(getsockopt(sock, PeerCredentials)?.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::fcntl::OFlag;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn messages_are_their_structs_bytes() {
+        let h = Hello { magic: HELLO_MAGIC, version: 1, flags: 7 };
+        let mut want = b"SMARTREG".to_vec();
+        want.extend(1u32.to_ne_bytes());
+        want.extend(7u32.to_ne_bytes());
+        assert_eq!(h.to_bytes().to_vec(), want);
+        assert_eq!(Hello::from_bytes(&h.to_bytes()), h);
+        let r = Reply { status: -5, privileged: 1 };
+        let mut want = (-5i32).to_ne_bytes().to_vec();
+        want.extend(1u32.to_ne_bytes());
+        assert_eq!(r.to_bytes().to_vec(), want);
+        assert_eq!(Reply::from_bytes(&r.to_bytes()), r);
+    }
+
+    #[test]
+    fn a_message_and_its_descriptor_cross_the_socket() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let (_r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let h = Hello { magic: HELLO_MAGIC, version: 1, flags: 0 };
+        send(a.as_raw_fd(), &h, Some(w.as_raw_fd())).unwrap();
+        let (got, fd) = recv::<Hello>(b.as_raw_fd(), 0).unwrap().unwrap();
+        assert_eq!(got, h);
+        let fd = fd.expect("a descriptor");
+        assert_ne!(fd.as_raw_fd(), w.as_raw_fd());
+        send(a.as_raw_fd(), &h, None).unwrap();
+        assert!(recv::<Hello>(b.as_raw_fd(), 0).unwrap().unwrap().1.is_none());
+        drop(a);
+        assert!(recv::<Hello>(b.as_raw_fd(), 0).unwrap().is_none(), "end of file");
+        assert_eq!(recv::<Hello>(-1, 0).unwrap_err().raw_os_error(), Some(libc::EBADF));
+    }
+
+    /// Descriptors that come with a refused message (too many, or more than the control space holds,
+    /// which truncates) are closed, not leaked into the scheduler: once the sender's copy is closed
+    /// too, the pipe's read end sees end of file.
+    #[test]
+    fn descriptors_of_a_refused_message_are_closed() {
+        for count in [2, 40] {
+            let (a, b) = UnixStream::pair().unwrap();
+            let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).unwrap();
+            let fds = vec![w.as_raw_fd(); count];
+            let h = Hello { magic: HELLO_MAGIC, version: 1, flags: 0 }.to_bytes();
+            let rights = [ControlMessage::ScmRights(&fds)];
+            sendmsg::<()>(a.as_raw_fd(), &[IoSlice::new(&h)], &rights, MsgFlags::empty(), None).unwrap();
+            drop(w);
+            let e = recv::<Hello>(b.as_raw_fd(), 0).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{count} descriptors");
+            let mut buf = [0u8; 1];
+            assert_eq!(nix::unistd::read(&r, &mut buf), Ok(0), "{count} descriptors: one is still open");
+        }
+    }
 }

@@ -76,7 +76,7 @@ use std::time::{Duration, Instant};
 use crate::layout;
 use crate::proto::{self, Hello, Reply, HELLO_MAGIC};
 use crate::region::Region;
-use crate::{DEFAULT_PRIORITY, DEFAULT_SHARE};
+use crate::{sys, DEFAULT_PRIORITY, DEFAULT_SHARE};
 
 /// Tries of a seqlock snapshot before a slot is treated as "no request" for this decision.
 pub const SNAPSHOT_TRIES: u32 = 64;
@@ -255,7 +255,7 @@ pub struct Registry {
     stats: Stats,
     torn: Cell<u64>,
     clamped: Cell<u64>,
-    pollfds: Vec<libc::pollfd>,
+    pollfds: sys::PollSet,
     /// What is left of [`SCAN_BUDGET`] in this poll.
     budget: u32,
     /// The process whose pass goes first in the next poll (turns rotate).
@@ -265,23 +265,14 @@ pub struct Registry {
 /// Waits until one of `fds` is readable (or hung up), for at most `timeout`. Returns whether one is;
 /// an interrupted wait returns `Ok(false)`.
 pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
-    let mut pfds: Vec<libc::pollfd> =
-        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut set = sys::PollSet::default();
+    for &fd in fds {
+        set.push(fd);
+    }
     let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    match poll_fds(&mut pfds, ms) {
+    match set.poll(ms) {
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
         r => r.map(|n| n > 0),
-    }
-}
-
-/// `poll(2)` over `pfds` for at most `timeout_ms`: how many are ready.
-fn poll_fds(pfds: &mut [libc::pollfd], timeout_ms: libc::c_int) -> io::Result<usize> {
-    // SAFETY: poll over a slice of pollfd entries, which it may write.
-    let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
     }
 }
 
@@ -295,21 +286,6 @@ fn process_may_raise(pid: u32) -> bool {
         .and_then(|s| parse_cap_eff(&s))
         .is_some_and(may_raise)
 }
-
-/// The siginfo the kernel copies to the target for `rt_tgsigqueueinfo` (x86-64/aarch64 layout:
-/// 128 bytes; `si_pid`, `si_uid`, `si_value` of the `_rt` member).
-#[repr(C)]
-struct RtSigInfo {
-    signo: i32,
-    errno: i32,
-    code: i32,
-    _pad: i32,
-    pid: i32,
-    uid: u32,
-    value: u64,
-    _rest: [u64; 12],
-}
-const _: () = assert!(std::mem::size_of::<RtSigInfo>() == 128);
 
 impl Registry {
     /// Listen at `$SMART_SOCKET`, or [`crate::DEFAULT_SOCKET`].
@@ -355,7 +331,7 @@ impl Registry {
             stats: Stats::default(),
             torn: Cell::new(0),
             clamped: Cell::new(0),
-            pollfds: Vec::new(),
+            pollfds: sys::PollSet::default(),
             budget: SCAN_BUDGET,
             first: 0,
         })
@@ -396,8 +372,7 @@ impl Registry {
         // Registrations.
         let mut i = 0;
         while i < self.pending.len() {
-            let fd = self.pending[i].stream.as_raw_fd();
-            match proto::recv::<Hello>(fd, libc::MSG_DONTWAIT) {
+            match proto::recv_from::<Hello>(&self.pending[i].stream, libc::MSG_DONTWAIT) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.pending[i].since.elapsed() > HELLO_TIMEOUT {
                         self.pending.swap_remove(i);
@@ -538,22 +513,18 @@ impl Registry {
         let mut which = Vec::new();
         for (i, p) in self.procs.iter().enumerate() {
             if let Some(p) = p {
-                self.pollfds.push(libc::pollfd {
-                    fd: p.stream.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
+                self.pollfds.push(p.stream.as_raw_fd());
                 which.push(i);
             }
         }
         if self.pollfds.is_empty() {
             return 0;
         }
-        if !poll_fds(&mut self.pollfds, 0).is_ok_and(|n| n > 0) {
+        if !self.pollfds.poll(0).is_ok_and(|n| n > 0) {
             return 0;
         }
         let gone: Vec<usize> =
-            self.pollfds.iter().zip(&which).filter(|(f, _)| f.revents != 0).map(|(_, &i)| i).collect();
+            which.iter().enumerate().filter(|&(k, _)| self.pollfds.ready(k)).map(|(_, &i)| i).collect();
         for &i in &gone {
             self.drop_proc(i);
             self.stats.exited += 1;
@@ -705,24 +676,9 @@ impl Registry {
         if sig == 0 {
             return Ok(true);
         }
-        let info = RtSigInfo {
-            signo: sig,
-            errno: 0,
-            code: libc::SI_QUEUE,
-            _pad: 0,
-            // SAFETY: getpid/getuid cannot fail.
-            pid: unsafe { libc::getpid() },
-            uid: unsafe { libc::getuid() },
-            value: deadline,
-            _rest: [0; 12],
-        };
-        // SAFETY: the raw syscall with a fully initialised 128-byte siginfo.
-        let r = unsafe {
-            libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid as libc::pid_t, tid as libc::pid_t, sig, &info)
-        };
-        if r < 0 {
+        if let Err(e) = sys::queue_signal_to_thread(pid, tid, sig, deadline) {
             self.stats.signal_errors += 1;
-            return Err(io::Error::last_os_error());
+            return Err(e);
         }
         Ok(true)
     }

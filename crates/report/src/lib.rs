@@ -50,6 +50,7 @@
 //! - [`Trace`] keeps all events in memory until [`Trace::write`]; names are interned, so an
 //!   event costs about 32 bytes (a million intervals is about 32 MB).
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod analyses;
 pub mod export;

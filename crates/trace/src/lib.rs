@@ -37,6 +37,8 @@
 //! Times are nanoseconds on the clock the header names (`"simulated"` for the simulator,
 //! `"CLOCK_MONOTONIC"` for real runs).
 
+#![forbid(unsafe_code)]
+
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
