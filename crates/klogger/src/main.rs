@@ -53,11 +53,12 @@ enum Cmd {
         /// Follow this process and its descendants (repeatable).
         #[arg(short, long, conflicts_with = "command")]
         pid: Vec<u32>,
-        /// Size of each per-CPU ring buffer (power of two: 256K, 4M, 16M...).
-        #[arg(long, default_value = "4M", value_parser = parse_size)]
+        /// Size of each per-CPU ring buffer, a power of two: 256KiB, 4MiB, 16MiB... (a bare
+        /// number is bytes; KB = 1000 bytes, KiB = 1024).
+        #[arg(long, default_value = "4MiB", value_parser = parse_size)]
         buffer: u64,
-        /// Stop when the file reaches this size.
-        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        /// Stop when the file reaches this size (e.g. 1GiB, 500MB; a bare number is bytes).
+        #[arg(long, default_value = "1GiB", value_parser = parse_size)]
         max_size: u64,
         /// No progress lines on stderr.
         #[arg(short, long)]
