@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use tracing::{info, warn};
 
 use crate::record::{record, RecordOptions, RecordStats, Target};
 
@@ -37,7 +38,7 @@ pub struct BenchOptions {
     /// Time the BPF programs (BPF_ENABLE_STATS) to split the cost; this timing itself adds
     /// overhead, so it is off for a clean throughput ratio.
     pub bpf_stats: bool,
-    /// Progress lines on stderr.
+    /// Report progress (each calibration run, each pair) as `info` events of `tracing`.
     pub progress: bool,
 }
 
@@ -313,7 +314,7 @@ fn calibrate(o: &BenchOptions, file: &Path, target: f64) -> Result<Duration> {
         }
         let rate = events_per_s(&st, &pp);
         if o.progress {
-            eprintln!(
+            info!(
                 "calibration {}: {:.2} us of work per round trip, {:.0} events/s recorded",
                 step + 1,
                 work.as_secs_f64() * 1e6,
@@ -324,9 +325,9 @@ fn calibrate(o: &BenchOptions, file: &Path, target: f64) -> Result<Duration> {
             return Ok(work);
         }
         if step + 1 == RUNS {
-            eprintln!(
-                "klogger bench: warning: after {RUNS} calibration runs the rate is {rate:.0} events/s, \
-                 not within 1 % of {target:.0}; measuring with {:.2} us of work",
+            warn!(
+                "after {RUNS} calibration runs the rate is {rate:.0} events/s, not within 1 % of \
+                 {target:.0}; measuring with {:.2} us of work",
                 work.as_secs_f64() * 1e6
             );
             break;
@@ -381,7 +382,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             consumer_ns_per_event: st.consumer_cpu_ns as f64 / st.events.max(1) as f64,
         };
         if o.progress {
-            eprintln!(
+            info!(
                 "pair {}/{}: without {:.0} rt/s, with {:.0} rt/s, ratio {:.4}, {:.0} events/s",
                 i + 1,
                 o.pairs,

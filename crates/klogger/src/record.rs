@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
+use tracing::info;
 
 use crate::format::{Event, Header, Kind, LogWriter, RECORD_SIZE};
 use crate::skel::KloggerSkelBuilder;
@@ -51,7 +52,8 @@ pub struct RecordOptions {
     pub stop: Arc<AtomicBool>,
     /// Set by [`record`] once the programs are attached (and before a command is started).
     pub ready: Option<Arc<AtomicBool>>,
-    /// Print progress to stderr every few seconds.
+    /// Report progress every 2 s, as `info` events of `tracing` (the `klogger` binary prints
+    /// them on stderr unless `-q`).
     pub progress: bool,
     /// Have the kernel time every BPF program run while recording (BPF_ENABLE_STATS, undone
     /// when recording stops) and report it in [`RecordStats::bpf_run_ns`].
@@ -572,11 +574,7 @@ fn record_inner(
             last_progress = Instant::now();
             let s = started.elapsed().as_secs_f64();
             let n = writer.borrow().records();
-            eprintln!(
-                "klogger: {s:.1} s, {n} events ({:.0}/s), {:.1} MiB",
-                n as f64 / s,
-                bytes as f64 / (1 << 20) as f64
-            );
+            info!("{s:.1} s, {n} events ({:.0}/s), {:.1} MiB", n as f64 / s, bytes as f64 / (1 << 20) as f64);
         }
     };
     // Detach first so no new events arrive, then drain what is left.
