@@ -9,7 +9,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io::{BufRead, BufWriter, Read};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +19,13 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
-use tracing::info;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use tracing::{debug, info};
 
 use crate::format::{Event, Header, Kind, LogWriter, RECORD_SIZE};
-use crate::skel::KloggerSkelBuilder;
+use crate::sys;
+use crate::sys::skel::KloggerSkelBuilder;
 
 /// What to record.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,9 +103,7 @@ pub struct RecordStats {
 
 /// Checks what recording needs before touching BPF, with an error that says what to do.
 pub fn preflight() -> Result<()> {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
+    if !sys::is_root() {
         let caps = std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|s| {
@@ -226,8 +227,9 @@ fn process_tree(pid: u32) -> Vec<u32> {
 
 /// A child forked and held before exec until [`Child::release`].
 struct Child {
-    pid: libc::pid_t,
-    go: libc::c_int,
+    pid: Pid,
+    /// The pipe's write end the child waits on; `None` once released.
+    go: Option<OwnedFd>,
 }
 
 impl Child {
@@ -239,61 +241,20 @@ impl Child {
             .iter()
             .map(|a| CString::new(a.as_str()).context("command argument contains a NUL byte"))
             .collect::<Result<_>>()?;
-        let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
-        ptrs.push(std::ptr::null());
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            bail!("pipe2: {}", std::io::Error::last_os_error());
-        }
-        // SAFETY: the child only calls async-signal-safe functions (read, execvp, write, _exit).
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            bail!("fork: {}", std::io::Error::last_os_error());
-        }
-        if pid == 0 {
-            unsafe {
-                libc::close(fds[1]);
-                let mut b = 0u8;
-                let n = libc::read(fds[0], (&mut b as *mut u8).cast(), 1);
-                if n != 1 {
-                    libc::_exit(126);
-                }
-                libc::execvp(ptrs[0], ptrs.as_ptr());
-                let msg = b"klogger: could not execute the command\n";
-                libc::write(2, msg.as_ptr().cast(), msg.len());
-                libc::_exit(127);
-            }
-        }
-        unsafe { libc::close(fds[0]) };
-        Ok(Child { pid, go: fds[1] })
+        let (pid, go) = sys::spawn_held(&cargs).context("starting the command (pipe2, fork)")?;
+        debug!(pid = pid.as_raw(), "command forked, held before exec");
+        Ok(Child { pid, go: Some(go) })
     }
 
     fn release(&mut self) {
-        let b = 1u8;
-        unsafe {
-            libc::write(self.go, (&b as *const u8).cast(), 1);
-            libc::close(self.go);
+        if let Some(go) = self.go.take() {
+            let _ = nix::unistd::write(&go, &[1u8]);
         }
-        self.go = -1;
     }
 
-    /// Exit code if it has exited (128+signal if killed).
+    /// Exit code if it has exited (128+signal if killed); reaps it.
     fn try_wait(&mut self) -> Option<i32> {
-        let mut status = 0;
-        // SAFETY: plain waitpid on our own child.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid {
-            if libc::WIFEXITED(status) {
-                Some(libc::WEXITSTATUS(status))
-            } else if libc::WIFSIGNALED(status) {
-                Some(128 + libc::WTERMSIG(status))
-            } else {
-                None
-            }
-        } else {
-            None
-        }
+        sys::wait_child(self.pid, false)
     }
 
     /// SIGTERM, then SIGKILL after 2 s; reaps the child.
@@ -301,11 +262,8 @@ impl Child {
         if let Some(c) = self.try_wait() {
             return c;
         }
-        if self.go >= 0 {
-            unsafe { libc::close(self.go) };
-            self.go = -1;
-        }
-        unsafe { libc::kill(self.pid, libc::SIGTERM) };
+        self.go = None;
+        let _ = kill(self.pid, Signal::SIGTERM);
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(2) {
             if let Some(c) = self.try_wait() {
@@ -313,34 +271,10 @@ impl Child {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        let mut status = 0;
-        unsafe { libc::waitpid(self.pid, &mut status, 0) };
-        128 + libc::SIGKILL
+        let _ = kill(self.pid, Signal::SIGKILL);
+        sys::wait_child(self.pid, true);
+        128 + Signal::SIGKILL as i32
     }
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn now_monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// (run_time_ns, run_cnt, recursion_misses) of a loaded program, from the kernel's bpf_prog_info.
-/// `recursion_misses` counts the runs the kernel skipped because the program was already running
-/// on that CPU.
-fn prog_run_stats(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64, u64)> {
-    use libbpf_rs::libbpf_sys;
-    // SAFETY: bpf_prog_info is plain data; the kernel fills at most `len` bytes of it.
-    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
-    let r = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
-    (r == 0).then_some((info.run_time_ns, info.run_cnt, info.recursion_misses))
 }
 
 /// One CPU's `struct cpu_state` of the BPF side (src/bpf/klogger.bpf.c).
@@ -435,7 +369,7 @@ fn record_inner(
                 pids.push(p);
             }
         }
-        Target::Command(_) => pids.push(child.as_ref().map(|c| c.pid as u32).unwrap_or(0)),
+        Target::Command(_) => pids.push(child.as_ref().map(|c| c.pid.as_raw() as u32).unwrap_or(0)),
     }
     let mut tids: Vec<u32> = Vec::new();
     for &p in &pids {
@@ -460,17 +394,9 @@ fn record_inner(
         ("irq:softirq_entry", &skel.progs.on_softirq_entry),
         ("irq:softirq_exit", &skel.progs.on_softirq_exit),
     ];
-    let stats_fd = if opts.bpf_stats {
-        // SAFETY: plain syscall wrapper; the returned fd is owned (closed on drop) below.
-        let fd =
-            unsafe { libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME) };
-        if fd < 0 {
-            bail!("enabling BPF run-time statistics: {}", std::io::Error::from_raw_os_error(-fd));
-        }
-        // SAFETY: fd was just returned to us and is not used elsewhere.
-        Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
-    } else {
-        None
+    let stats_fd = match opts.bpf_stats {
+        true => Some(sys::enable_bpf_stats().context("enabling BPF run-time statistics")?),
+        false => None,
     };
     let mut links = Vec::new();
     for (tp, p) in progs {
@@ -480,7 +406,7 @@ fn record_inner(
     }
 
     let header = Header {
-        start_ns: now_monotonic_ns(),
+        start_ns: sys::monotonic_ns(),
         start_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -535,7 +461,7 @@ fn record_inner(
         c.release();
     }
     let started = Instant::now();
-    let cpu0 = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    let cpu0 = sys::thread_cpu_ns();
     let mut last_progress = Instant::now();
     let header_bytes = 16 + serde_json::to_vec(&header)?.len() as u64;
     let stop = loop {
@@ -580,7 +506,7 @@ fn record_inner(
     // Detach first so no new events arrive, then drain what is left.
     drop(links);
     let _ = rb.consume();
-    let consumer_cpu_ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    let consumer_cpu_ns = sys::thread_cpu_ns() - cpu0;
     // Each program with the record type it writes (a hrtimer program writes ticks too).
     let all = [
         (&skel.progs.on_switch, Kind::Switch),
@@ -596,7 +522,7 @@ fn record_inner(
         (&skel.progs.on_softirq_exit, Kind::SoftirqExit),
     ];
     let prog_stats: Vec<(Kind, (u64, u64, u64))> =
-        all.iter().filter_map(|(p, k)| Some((*k, prog_run_stats(p.as_fd())?))).collect();
+        all.iter().filter_map(|(p, k)| Some((*k, sys::prog_run_stats(p.as_fd())?))).collect();
     let bpf_run_ns = stats_fd.map(|_fd| prog_stats.iter().fold((0, 0), |a, (_, b)| (a.0 + b.0, a.1 + b.1)));
     let stop = match (stop, child) {
         (StopReason::CommandExited(c), _) => StopReason::CommandExited(c),
@@ -617,7 +543,7 @@ fn record_inner(
         .collect();
     let switch_calls: u64 = states.iter().map(|s| s.switch_calls).sum();
     let lost_total: u64 = states.iter().map(|s| s.lost).sum();
-    let end_ts = now_monotonic_ns();
+    let end_ts = sys::monotonic_ns();
     let mut w = writer.borrow_mut();
     // Lost records the BPF side wrote itself (room came back) are records too: count events only.
     let events = w.records() - lost_records.get();
