@@ -1,5 +1,6 @@
-//! The time and size parsers of the three tools on any text: nothing panics, and what parses as a
-//! time prints back (exactly, by workload's formatter) as the same number of nanoseconds.
+//! The time and size parsers on any text (workload's, and hourglass's wrappers over them): nothing
+//! panics, and what parses as a time prints back (exactly, by workload's formatter) as the same
+//! number of nanoseconds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,6 +13,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(hourglass::units::parse_time(s).ok(), Some(ns), "{s:?}");
     }
     let _ = workload::parse_size(s);
+    for bare in [1, 1 << 10, u64::MAX] {
+        let _ = workload::parse_size_bare(s, bare);
+    }
     let _ = workload::parse_bandwidth(s);
     let _ = workload::parse_units(s, workload::TIME_UNITS, Some(1_000_000_000));
     let _ = hourglass::units::parse_size(s);

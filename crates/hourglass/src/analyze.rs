@@ -55,7 +55,8 @@ enum Cmd {
     /// §5.2 indirect cost per context switch: runs 1 and N CPU_SCAN threads of each working-set
     /// size and computes C = ((W1 - WN)/W1)(T/N_N).
     Indirect {
-        /// Working-set sizes (KB, or 64KB, 1MB), comma-separated.
+        /// Working-set sizes, comma-separated: a bare number is KiB, or with a unit 64KiB, 1MB
+        /// (KB = 1000 bytes, KiB = 1024).
         #[arg(long, default_value = "4,32,128,512,2048")]
         sizes: String,
         /// Threads in the contended run (the paper's ten; 2 to 1024).
@@ -595,7 +596,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
             for &bytes in &sizes {
                 for trial in 0..trials {
                     eprintln!(
-                        "hourglass analyze indirect: {} KB, trial {}/{trials}...",
+                        "hourglass analyze indirect: {} KiB, trial {}/{trials}...",
                         bytes / 1024,
                         trial + 1
                     );
@@ -607,7 +608,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
                         None => "-".into(),
                     };
                     o.push_str(&format!(
-                        "{:>7}KB {:>5} {:>12} {:>9} {:>12} {:>9} {:>8.2}% {:>8} {:>13}\n",
+                        "{:>6}KiB {:>5} {:>12} {:>9} {:>12} {:>9} {:>8.2}% {:>8} {:>13}\n",
                         bytes / 1024,
                         trial + 1,
                         r.w1,

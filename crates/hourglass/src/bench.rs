@@ -84,7 +84,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5)]
     runs: usize,
     /// fileread: file size.
-    #[arg(long, default_value = "64MB")]
+    #[arg(long, default_value = "64MiB")]
     file_size: String,
     /// fileread: directory for the test file (default: the temp directory).
     #[arg(long)]
@@ -130,7 +130,7 @@ pub fn main(argv: &[String]) -> ExitCode {
     let file_size = match parse_size(&args.file_size) {
         Ok(b) if b >= 1 << 20 => b,
         _ => {
-            eprintln!("hourglass bench: --file-size: '{}' must be a size of at least 1MB", args.file_size);
+            eprintln!("hourglass bench: --file-size: '{}' must be a size of at least 1MiB", args.file_size);
             return ExitCode::from(2);
         }
     };
@@ -693,7 +693,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
         "a file of --file-size is read whole; cold = evicted from the page cache with \
          posix_fadvise(DONTNEED) first (what a 30 MB file on a 16 MB machine gave the paper), warm = \
          cached; CPU% = process user+system time / wall time; mmap touches one byte per page; \
-         KB = 1024 bytes",
+         KiB = 1024 bytes (the paper's KB)",
     );
     let path = dir.join(format!("hourglass-fileread-{}.dat", std::process::id()));
     {
@@ -776,14 +776,14 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
             if !warm {
                 evict();
             }
-            runs.push((format!("block read() {} KB", bs / 1024), measure(&|| block(bs))));
+            runs.push((format!("block read() {} KiB", bs / 1024), measure(&|| block(bs))));
         }
         for bs in [1024usize, 65536] {
             if !warm {
                 evict();
             }
             runs.push((
-                format!("stdio-style 8 KB buffer, {} KB requests", bs / 1024),
+                format!("stdio-style 8 KiB buffer, {} KiB requests", bs / 1024),
                 measure(&|| stdio(bs)),
             ));
         }
@@ -792,7 +792,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
         }
         runs.push(("memory-mapped (whole file)".into(), measure(&mapped)));
         for (label, (kbs, cpu)) in runs {
-            r.add(format!("{tag} {label}"), kbs, "KB/s");
+            r.add(format!("{tag} {label}"), kbs, "KiB/s");
             r.add(format!("{tag} {label} CPU"), cpu, "%");
         }
     }

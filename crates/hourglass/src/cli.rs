@@ -72,7 +72,8 @@ per-thread options:
   -rs <amount> <period> -- soft CPU reservation (SCHED_DEADLINE + SCHED_FLAG_RECLAIM)
   -w <workload>
        CPU                      -- cpu-bound execution trace (default)
-       CPU_SCAN <size>          -- cpu-bound, scans an array <size> KB long (or 64KB, 1MB)
+       CPU_SCAN <size>          -- cpu-bound, scans an array <size> KiB long (or 64KiB, 1MB;
+                                   KB = 1000 bytes, KiB = 1024)
        CPU_YIELD <amount>       -- yields after getting <amount> of CPU time
        CPU_SCAN_YIELD <size> <amount> -- scanning and yielding
        PERIODIC <amount> <period>     -- periodic task: hits and misses, execution trace

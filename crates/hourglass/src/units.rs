@@ -1,4 +1,5 @@
-//! Self-describing times and sizes, as in Hourglass's appendix A: `3m`, `1.5s`, `1020ms`, `87.0us`.
+//! Self-describing times and sizes, as in Hourglass's appendix A: `3m`, `1.5s`, `1020ms`, `87.0us`;
+//! `64` (KiB), `64KiB`, `1MB`. Both are read by `workload`'s parsers, the workspace's only ones.
 
 use thiserror::Error;
 
@@ -12,8 +13,9 @@ pub enum UnitError {
     /// malformed or negative number, below a nanosecond, too large).
     #[error("{0}")]
     Time(#[from] workload::TimeError),
-    /// A size has an unknown suffix, or is not a whole number of bytes.
-    #[error("'{0}': unknown size (use a number of KB, or 64KB, 1MB, 512B)")]
+    /// A size the workspace's one size parser refused, or larger than hourglass accepts (the
+    /// message says why).
+    #[error("{0}")]
     BadSize(String),
 }
 
@@ -33,30 +35,28 @@ pub fn parse_time(text: &str) -> Result<Nanos, UnitError> {
 /// formatter; [`parse_time`] reads it back). [`workload::format_time`] is the exact one, for files.
 pub use report::format_time;
 
-/// Size suffixes (all binary multiples), upper case: a suffix is matched whatever its case.
-const SIZE_UNITS: &[(&str, u64)] = &[
-    ("B", 1),
-    ("K", 1 << 10),
-    ("KB", 1 << 10),
-    ("KIB", 1 << 10),
-    ("M", 1 << 20),
-    ("MB", 1 << 20),
-    ("MIB", 1 << 20),
-];
+/// The scale of a size written without a unit: KiB. Appendix A's `CPU_SCAN <size>` scans "an
+/// array that is size KB long"; hourglass has always read that bare number as kilobytes of 1024
+/// bytes, and keeps doing so. A size written with a unit is the workspace's ([`workload::parse_size`]:
+/// `64KB` is 64,000 bytes, `64KiB` 65,536).
+pub const BARE_SIZE: u64 = 1 << 10;
 
 /// The largest size accepted: 1 TiB (a working set is an array in memory).
 const MAX_SIZE: u64 = 1 << 40;
 
-/// Parses a size in bytes, exactly. A bare number is KB (appendix A: "an array that is size KB
-/// long"); suffixes `B`, `KB`/`K`/`KiB`, `MB`/`M`/`MiB` are accepted (all binary multiples).
+/// Parses a size in bytes, exactly, with the workspace's one size parser
+/// ([`workload::parse_size_bare`]): a bare number is KiB ([`BARE_SIZE`]); units are `B`, `kB`/`KB`
+/// (1000), `KiB` (1024), `MB`, `MiB`, `GB`, `GiB`, `TB`, `TiB`, case as written. At most 1 TiB.
+/// ```
+/// assert_eq!(hourglass::units::parse_size("64").unwrap(), 65_536);
+/// assert_eq!(hourglass::units::parse_size("64KB").unwrap(), 64_000);
+/// ```
 pub fn parse_size(text: &str) -> Result<usize, UnitError> {
-    let bad = || UnitError::BadSize(text.to_string());
-    let b =
-        workload::parse_units(&text.to_ascii_uppercase(), SIZE_UNITS, Some(1 << 10)).map_err(|_| bad())?;
+    let b = workload::parse_size_bare(text, BARE_SIZE).map_err(UnitError::BadSize)?;
     if b > MAX_SIZE {
-        return Err(bad());
+        return Err(UnitError::BadSize(format!("\"{}\" is larger than 1TiB", text.trim())));
     }
-    usize::try_from(b).map_err(|_| bad())
+    usize::try_from(b).map_err(|_| UnitError::BadSize(format!("\"{}\" is too large", text.trim())))
 }
 
 #[cfg(test)]
@@ -96,14 +96,20 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("64"), Ok(65536));
-        assert_eq!(parse_size("64KB"), Ok(65536));
-        assert_eq!(parse_size("1MB"), Ok(1 << 20));
+        assert_eq!(parse_size("64"), Ok(65536), "a bare number is KiB, as hourglass has always read it");
+        assert_eq!(parse_size("64KiB"), Ok(65536));
+        assert_eq!(parse_size("64KB"), Ok(64_000), "KB is the workspace's: 1000 bytes");
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
         assert_eq!(parse_size("512B"), Ok(512));
-        assert_eq!(parse_size("1.5KB"), Ok(1536));
-        assert_eq!((parse_size("64kib"), parse_size("2Mb")), (Ok(65536), Ok(2 << 20)), "any case");
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("0.1B").is_err(), "not a whole number of bytes");
-        assert!(parse_size("2MiB").is_ok() && parse_size("2000000MB").is_err());
+        assert_eq!(parse_size("1.5KiB"), Ok(1536));
+        assert_eq!(parse_size("1.5"), Ok(1536));
+        let e = parse_size("64kib").unwrap_err().to_string();
+        assert!(e.contains("unknown size unit \"kib\"") && e.contains("KiB"), "units as written: {e}");
+        assert!(parse_size("12 parsecs").unwrap_err().to_string().contains("parsecs"));
+        assert!(parse_size("0.1B").unwrap_err().to_string().contains("whole number of bytes"));
+        assert!(parse_size("1TiB").is_ok());
+        let e = parse_size("2000000MB").unwrap_err().to_string();
+        assert!(e.contains("2000000MB") && e.contains("1TiB"), "{e}");
     }
 }

@@ -8,7 +8,7 @@
 //! half-second recorded runs, [`next_work`]) so that the recorded ping-pong makes that many events
 //! per second: the cost is then measured at the rate asked, on any machine.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use tracing::{info, warn};
 
 use crate::record::{record, RecordOptions, RecordStats, Target};
+use crate::sys::{self, read_byte, thread_cpu_ns, write_byte};
 
 /// Options of [`run`].
 #[derive(Clone, Debug)]
@@ -37,7 +39,7 @@ pub struct BenchOptions {
     /// Time the BPF programs (BPF_ENABLE_STATS) to split the cost; this timing itself adds
     /// overhead, so it is off for a clean throughput ratio.
     pub bpf_stats: bool,
-    /// Progress lines on stderr.
+    /// Report progress (each calibration run, each pair) as `info` events of `tracing`.
     pub progress: bool,
 }
 
@@ -111,45 +113,8 @@ pub struct BenchResult {
     pub projected_pct_at_100k: f64,
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds has room for two descriptors, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("pipe2");
-    }
-    use std::os::fd::FromRawFd;
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 /// Pins the calling thread to one CPU.
-pub fn pin_to_cpu(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes within it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-fn rd(fd: i32) -> bool {
-    let mut b = 0u8;
-    // SAFETY: reads one byte into b.
-    unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) == 1 }
-}
-
-fn wr(fd: i32) -> bool {
-    let b = 1u8;
-    // SAFETY: writes one byte from b.
-    unsafe { libc::write(fd, (&b as *const u8).cast(), 1) == 1 }
-}
-
-/// CPU time of the calling thread (ns).
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::sys::pin_to_cpu;
 
 /// What one ping-pong run measured.
 #[derive(Clone, Copy, Debug)]
@@ -168,9 +133,8 @@ pub struct PingPong {
 /// Runs the ping-pong for `dur` (the echo thread busy for `work` of its own CPU time per round
 /// trip, so that time taken by other programs does not shorten the work).
 pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
-    let (a_r, a_w) = pipe()?;
-    let (b_r, b_w) = pipe()?;
-    let (a_r2, b_w2) = (a_r.as_raw_fd(), b_w.as_raw_fd());
+    let (a_r, a_w) = sys::pipe().context("pipe2")?;
+    let (b_r, b_w) = sys::pipe().context("pipe2")?;
     // Echo thread: reads a byte from pipe A and writes it to pipe B, until pipe A closes.
     let work_ns = work.as_nanos() as u64;
     let echo = std::thread::spawn(move || {
@@ -178,14 +142,14 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
             pin_to_cpu(0);
         }
         let c0 = thread_cpu_ns();
-        while rd(a_r2) {
+        while read_byte(a_r.as_fd()) {
             if work_ns > 0 {
                 let t = thread_cpu_ns();
                 while thread_cpu_ns() - t < work_ns {
                     std::hint::spin_loop();
                 }
             }
-            if !wr(b_w2) {
+            if !write_byte(b_w.as_fd()) {
                 break;
             }
         }
@@ -197,10 +161,9 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
     let c0 = thread_cpu_ns();
     let t0 = Instant::now();
     let mut n = 0u64;
-    let (aw, br) = (a_w.as_raw_fd(), b_r.as_raw_fd());
     while t0.elapsed() < dur {
         for _ in 0..64 {
-            if !wr(aw) || !rd(br) {
+            if !write_byte(a_w.as_fd()) || !read_byte(b_r.as_fd()) {
                 break;
             }
             n += 1;
@@ -212,16 +175,8 @@ pub fn pingpong(dur: Duration, pin: bool, work: Duration) -> Result<PingPong> {
     let echo_cpu = echo.join().unwrap_or(0);
     if pin {
         // Undo the pinning of the calling thread.
-        // SAFETY: a full set is valid.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in 0..libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(c, &mut set);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
+        sys::unpin();
     }
-    drop((a_r, b_w));
     let rts = n.max(1) as f64;
     Ok(PingPong { rt_per_s: n as f64 / el, cpu_ns_per_rt: (cpu + echo_cpu) as f64 / rts, elapsed_s: el })
 }
@@ -313,7 +268,7 @@ fn calibrate(o: &BenchOptions, file: &Path, target: f64) -> Result<Duration> {
         }
         let rate = events_per_s(&st, &pp);
         if o.progress {
-            eprintln!(
+            info!(
                 "calibration {}: {:.2} us of work per round trip, {:.0} events/s recorded",
                 step + 1,
                 work.as_secs_f64() * 1e6,
@@ -324,9 +279,9 @@ fn calibrate(o: &BenchOptions, file: &Path, target: f64) -> Result<Duration> {
             return Ok(work);
         }
         if step + 1 == RUNS {
-            eprintln!(
-                "klogger bench: warning: after {RUNS} calibration runs the rate is {rate:.0} events/s, \
-                 not within 1 % of {target:.0}; measuring with {:.2} us of work",
+            warn!(
+                "after {RUNS} calibration runs the rate is {rate:.0} events/s, not within 1 % of \
+                 {target:.0}; measuring with {:.2} us of work",
                 work.as_secs_f64() * 1e6
             );
             break;
@@ -381,7 +336,7 @@ pub fn run(o: &BenchOptions) -> Result<BenchResult> {
             consumer_ns_per_event: st.consumer_cpu_ns as f64 / st.events.max(1) as f64,
         };
         if o.progress {
-            eprintln!(
+            info!(
                 "pair {}/{}: without {:.0} rt/s, with {:.0} rt/s, ratio {:.4}, {:.0} events/s",
                 i + 1,
                 o.pairs,

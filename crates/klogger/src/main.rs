@@ -4,8 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use std::io::IsTerminal;
+
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
+use clap_verbosity_flag::{InfoLevel, Verbosity};
+use tracing::warn;
 
 use klogger::analysis::{Group, Trace};
 use klogger::format::Log;
@@ -28,6 +32,10 @@ klogger html run.klog -o run.html"
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    // Progress and warnings are shown by default; -v adds debugging detail, -vv more; -q hides
+    // progress, -qq warnings too.
+    #[command(flatten)]
+    verbose: Verbosity<InfoLevel>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -42,7 +50,8 @@ enum Cmd {
     ///
     /// System-wide by default; `--pid P` follows processes P (repeatable) and every task they
     /// create; `-- CMD ARGS` starts CMD once recording runs, follows it and stops when it exits.
-    /// Stops on Ctrl-C, after --duration, when the command exits, or at --max-size.
+    /// Stops on Ctrl-C, after --duration, when the command exits, or at --max-size. Progress
+    /// every 2 s on stderr unless -q.
     Record {
         /// Output file.
         #[arg(short, long, default_value = "klogger.klog")]
@@ -53,15 +62,13 @@ enum Cmd {
         /// Follow this process and its descendants (repeatable).
         #[arg(short, long, conflicts_with = "command")]
         pid: Vec<u32>,
-        /// Size of each per-CPU ring buffer (power of two: 256K, 4M, 16M...).
-        #[arg(long, default_value = "4M", value_parser = parse_size)]
+        /// Size of each per-CPU ring buffer, a power of two: 256KiB, 4MiB, 16MiB... (a bare
+        /// number is bytes; KB = 1000 bytes, KiB = 1024).
+        #[arg(long, default_value = "4MiB", value_parser = parse_size)]
         buffer: u64,
-        /// Stop when the file reaches this size.
-        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        /// Stop when the file reaches this size (e.g. 1GiB, 500MB; a bare number is bytes).
+        #[arg(long, default_value = "1GiB", value_parser = parse_size)]
         max_size: u64,
-        /// No progress lines on stderr.
-        #[arg(short, long)]
-        quiet: bool,
         /// The command to start and follow.
         #[arg(last = true)]
         command: Vec<String>,
@@ -177,7 +184,14 @@ enum Cmd {
 }
 
 fn main() {
-    if let Err(e) = run(Cli::parse()) {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_max_level(cli.verbose.tracing_level_filter())
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .without_time()
+        .init();
+    if let Err(e) = run(cli) {
         eprintln!("klogger: error: {e:#}");
         std::process::exit(2);
     }
@@ -185,7 +199,7 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Record { output, duration, pid, buffer, max_size, quiet, command } => {
+        Cmd::Record { output, duration, pid, buffer, max_size, command } => {
             let target = if !command.is_empty() {
                 Target::Command(command)
             } else if !pid.is_empty() {
@@ -208,7 +222,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_bytes: max_size,
                 stop,
                 ready: None,
-                progress: !quiet,
+                progress: true,
                 bpf_stats: false,
             };
             let st = record(&opts)?;
@@ -227,10 +241,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             );
             if st.lost > 0 {
-                eprintln!(
-                    "klogger: warning: {} events were lost (ring buffers full); use a larger --buffer",
-                    st.lost
-                );
+                warn!("{} events were lost (ring buffers full); use a larger --buffer", st.lost);
             }
             if let StopReason::CommandExited(c) = st.stop {
                 if c != 0 {
@@ -300,10 +311,7 @@ fn load(file: &Path) -> Result<(Trace, String)> {
     let log = read_log(file)?;
     let trace = Trace::from_log(&log);
     if trace.lost > 0 {
-        eprintln!(
-            "klogger: warning: {} events were lost while recording; quanta around them are dropped",
-            trace.lost
-        );
+        warn!("{} events were lost while recording; quanta around them are dropped", trace.lost);
     }
     Ok((trace, file.display().to_string()))
 }
@@ -315,8 +323,8 @@ fn read_log(file: &Path) -> Result<Log> {
         anyhow::bail!("no records in {}: nothing was recorded", file.display());
     }
     if log.trailing_bytes > 0 || !log.complete {
-        eprintln!(
-            "klogger: note: {} was cut short (no end record{}); reading up to its last complete record",
+        warn!(
+            "{} was cut short (no end record{}); reading up to its last complete record",
             file.display(),
             if log.trailing_bytes > 0 {
                 format!(", {} trailing bytes", log.trailing_bytes)
@@ -326,4 +334,28 @@ fn read_log(file: &Path) -> Result<Log> {
         );
     }
     Ok(log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        // clap checks its definition (no option twice, e.g. -q of --quiet and of the verbosity)
+        // only in debug builds, and only when parsing: check it here in every build.
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn quiet_and_verbose_apply_to_every_subcommand() {
+        use clap_verbosity_flag::tracing::LevelFilter;
+        let level = |args: &[&str]| Cli::try_parse_from(args).unwrap().verbose.tracing_level_filter();
+        assert_eq!(level(&["klogger", "report", "x.klog"]), LevelFilter::INFO);
+        assert_eq!(level(&["klogger", "record", "-q"]), LevelFilter::WARN, "-q hides progress");
+        assert_eq!(level(&["klogger", "-qq", "billing", "x.klog"]), LevelFilter::ERROR);
+        assert_eq!(level(&["klogger", "bench", "-v"]), LevelFilter::DEBUG);
+        assert_eq!(level(&["klogger", "html", "x.klog", "--verbose", "-v"]), LevelFilter::TRACE);
+    }
 }

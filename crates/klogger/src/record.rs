@@ -5,11 +5,12 @@
 //! `BPF_MAP_TYPE_RINGBUF`s created here, so CPUs never contend for one buffer's lock and one busy
 //! CPU cannot crowd out the others' events. One consumer thread (the caller's) polls them all.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{BufRead, BufWriter, Read};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,10 +19,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, RingBufferBuilder};
+use libbpf_rs::{
+    Link, MapCore, MapFlags, MapHandle, MapType, OpenObject, ProgramMut, RingBuffer, RingBufferBuilder,
+};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use tracing::{debug, info};
 
 use crate::format::{Event, Header, Kind, LogWriter, RECORD_SIZE};
-use crate::skel::KloggerSkelBuilder;
+use crate::sys;
+use crate::sys::skel::{KloggerSkel, KloggerSkelBuilder};
 
 /// What to record.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +58,8 @@ pub struct RecordOptions {
     pub stop: Arc<AtomicBool>,
     /// Set by [`record`] once the programs are attached (and before a command is started).
     pub ready: Option<Arc<AtomicBool>>,
-    /// Print progress to stderr every few seconds.
+    /// Report progress every 2 s, as `info` events of `tracing` (the `klogger` binary prints
+    /// them on stderr unless `-q`).
     pub progress: bool,
     /// Have the kernel time every BPF program run while recording (BPF_ENABLE_STATS, undone
     /// when recording stops) and report it in [`RecordStats::bpf_run_ns`].
@@ -98,9 +106,7 @@ pub struct RecordStats {
 
 /// Checks what recording needs before touching BPF, with an error that says what to do.
 pub fn preflight() -> Result<()> {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid != 0 {
+    if !sys::is_root() {
         let caps = std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|s| {
@@ -224,8 +230,9 @@ fn process_tree(pid: u32) -> Vec<u32> {
 
 /// A child forked and held before exec until [`Child::release`].
 struct Child {
-    pid: libc::pid_t,
-    go: libc::c_int,
+    pid: Pid,
+    /// The pipe's write end the child waits on; `None` once released.
+    go: Option<OwnedFd>,
 }
 
 impl Child {
@@ -237,61 +244,20 @@ impl Child {
             .iter()
             .map(|a| CString::new(a.as_str()).context("command argument contains a NUL byte"))
             .collect::<Result<_>>()?;
-        let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
-        ptrs.push(std::ptr::null());
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: fds has room for two descriptors.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            bail!("pipe2: {}", std::io::Error::last_os_error());
-        }
-        // SAFETY: the child only calls async-signal-safe functions (read, execvp, write, _exit).
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            bail!("fork: {}", std::io::Error::last_os_error());
-        }
-        if pid == 0 {
-            unsafe {
-                libc::close(fds[1]);
-                let mut b = 0u8;
-                let n = libc::read(fds[0], (&mut b as *mut u8).cast(), 1);
-                if n != 1 {
-                    libc::_exit(126);
-                }
-                libc::execvp(ptrs[0], ptrs.as_ptr());
-                let msg = b"klogger: could not execute the command\n";
-                libc::write(2, msg.as_ptr().cast(), msg.len());
-                libc::_exit(127);
-            }
-        }
-        unsafe { libc::close(fds[0]) };
-        Ok(Child { pid, go: fds[1] })
+        let (pid, go) = sys::spawn_held(&cargs).context("starting the command (pipe2, fork)")?;
+        debug!(pid = pid.as_raw(), "command forked, held before exec");
+        Ok(Child { pid, go: Some(go) })
     }
 
     fn release(&mut self) {
-        let b = 1u8;
-        unsafe {
-            libc::write(self.go, (&b as *const u8).cast(), 1);
-            libc::close(self.go);
+        if let Some(go) = self.go.take() {
+            let _ = nix::unistd::write(&go, &[1u8]);
         }
-        self.go = -1;
     }
 
-    /// Exit code if it has exited (128+signal if killed).
+    /// Exit code if it has exited (128+signal if killed); reaps it.
     fn try_wait(&mut self) -> Option<i32> {
-        let mut status = 0;
-        // SAFETY: plain waitpid on our own child.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid {
-            if libc::WIFEXITED(status) {
-                Some(libc::WEXITSTATUS(status))
-            } else if libc::WIFSIGNALED(status) {
-                Some(128 + libc::WTERMSIG(status))
-            } else {
-                None
-            }
-        } else {
-            None
-        }
+        sys::wait_child(self.pid, false)
     }
 
     /// SIGTERM, then SIGKILL after 2 s; reaps the child.
@@ -299,11 +265,8 @@ impl Child {
         if let Some(c) = self.try_wait() {
             return c;
         }
-        if self.go >= 0 {
-            unsafe { libc::close(self.go) };
-            self.go = -1;
-        }
-        unsafe { libc::kill(self.pid, libc::SIGTERM) };
+        self.go = None;
+        let _ = kill(self.pid, Signal::SIGTERM);
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(2) {
             if let Some(c) = self.try_wait() {
@@ -311,34 +274,10 @@ impl Child {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        let mut status = 0;
-        unsafe { libc::waitpid(self.pid, &mut status, 0) };
-        128 + libc::SIGKILL
+        let _ = kill(self.pid, Signal::SIGKILL);
+        sys::wait_child(self.pid, true);
+        128 + Signal::SIGKILL as i32
     }
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn now_monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// (run_time_ns, run_cnt, recursion_misses) of a loaded program, from the kernel's bpf_prog_info.
-/// `recursion_misses` counts the runs the kernel skipped because the program was already running
-/// on that CPU.
-fn prog_run_stats(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64, u64)> {
-    use libbpf_rs::libbpf_sys;
-    // SAFETY: bpf_prog_info is plain data; the kernel fills at most `len` bytes of it.
-    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
-    let r = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
-    (r == 0).then_some((info.run_time_ns, info.run_cnt, info.recursion_misses))
 }
 
 /// One CPU's `struct cpu_state` of the BPF side (src/bpf/klogger.bpf.c).
@@ -365,6 +304,10 @@ pub fn record(opts: &RecordOptions) -> Result<RecordStats> {
     }
     let ncpu = libbpf_rs::num_possible_cpus().context("reading the number of possible CPUs")?;
     let tick = tick_function();
+    match &tick {
+        Some((addr, name)) => debug!("tick hrtimer callback {name} at {addr:#x}"),
+        None => debug!("no tick hrtimer callback in /proc/kallsyms: no tick records"),
+    }
 
     // Start the command first (held before exec) so its pid can be tracked from its first event.
     let mut child = match &opts.target {
@@ -386,27 +329,85 @@ fn record_inner(
     tick: Option<(u64, String)>,
     mut child: Option<&mut Child>,
 ) -> Result<RecordStats> {
-    let bb = opts.buffer_bytes;
     let mut obj = MaybeUninit::uninit();
-    let mut open = KloggerSkelBuilder::default().open(&mut obj).context("opening the BPF object")?;
-    let filter = !matches!(opts.target, Target::System);
+    let (skel, rings) = load(&mut obj, opts, ncpu, tick.as_ref())?;
+    let pids = follow(&skel, &opts.target, child.as_deref())?;
+    let stats_fd = match opts.bpf_stats {
+        true => Some(sys::enable_bpf_stats().context("enabling BPF run-time statistics")?),
+        false => None,
+    };
+    let links = attach(&skel)?;
+    let header = header(opts, ncpu, tick.as_ref(), &pids);
+    let sink = Sink::create(&opts.output, &header)?;
+    let rb = sink.ring_buffer(&rings)?;
+
+    if let Some(r) = &opts.ready {
+        r.store(true, Ordering::SeqCst);
+    }
+    if let Some(c) = child.as_deref_mut() {
+        c.release();
+    }
+    let started = Instant::now();
+    let cpu0 = sys::thread_cpu_ns();
+    let stop = poll_until_stop(opts, &rb, &sink, child.as_deref_mut(), started)?;
+    // Detach first so no new events arrive, then drain what is left.
+    drop(links);
+    let _ = rb.consume();
+    let consumer_cpu_ns = sys::thread_cpu_ns() - cpu0;
+    debug!(?stop, "programs detached, ring buffers drained");
+    let prog_stats: Vec<(Kind, (u64, u64, u64))> =
+        programs(&skel).iter().filter_map(|(_, p, k)| Some((*k, sys::prog_run_stats(p.as_fd())?))).collect();
+    let bpf_run_ns = stats_fd.map(|_fd| prog_stats.iter().fold((0, 0), |a, (_, b)| (a.0 + b.0, a.1 + b.1)));
+    let stop = match (stop, child) {
+        (StopReason::CommandExited(c), _) => StopReason::CommandExited(c),
+        (s, Some(c)) => {
+            c.terminate();
+            s
+        }
+        (s, None) => s,
+    };
+    let states = cpu_states(&skel)?;
+    let events = sink.write_trailer(&states, &prog_stats, &opts.output)?;
+    Ok(RecordStats {
+        events,
+        lost: states.iter().map(|s| s.lost).sum(),
+        switch_calls: states.iter().map(|s| s.switch_calls).sum(),
+        bpf_run_ns,
+        consumer_cpu_ns,
+        bytes: sink.bytes(),
+        duration_ns: started.elapsed().as_nanos() as u64,
+        stop,
+        child_pid: pids.first().copied().filter(|_| matches!(opts.target, Target::Command(_))),
+    })
+}
+
+/// Opens the BPF object, configures it (tick callback, filter, wake-up threshold), creates one
+/// ring buffer of `opts.buffer_bytes` per CPU, loads the programs and installs the ring buffers.
+/// The ring buffers are returned with the skeleton: they must stay open while they are polled.
+fn load<'obj>(
+    obj: &'obj mut MaybeUninit<OpenObject>,
+    opts: &RecordOptions,
+    ncpu: usize,
+    tick: Option<&(u64, String)>,
+) -> Result<(KloggerSkel<'obj>, Vec<MapHandle>)> {
+    let bb = opts.buffer_bytes;
+    let mut open = KloggerSkelBuilder::default().open(obj).context("opening the BPF object")?;
     {
         let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| anyhow!("BPF object has no .rodata"))?;
-        ro.tick_fn = tick.as_ref().map(|t| t.0).unwrap_or(0);
-        ro.filter_on = filter;
+        ro.tick_fn = tick.map_or(0, |t| t.0);
+        ro.filter_on = !matches!(opts.target, Target::System);
         ro.wakeup_bytes = bb as u64 / 2;
     }
     let create_opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
         sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
         ..Default::default()
     };
-    let mut rings = Vec::with_capacity(ncpu);
-    for _ in 0..ncpu {
-        rings.push(
+    let rings = (0..ncpu)
+        .map(|_| {
             MapHandle::create(MapType::RingBuf, Some("klogger_rb"), 0, 0, bb, &create_opts)
-                .with_context(|| format!("creating a {bb}-byte ring buffer"))?,
-        );
-    }
+                .with_context(|| format!("creating a {bb}-byte ring buffer"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     open.maps.rbs.set_max_entries(ncpu as u32).context("sizing the ring buffer array")?;
     open.maps.rbs.set_inner_map_fd(rings[0].as_fd()).context("setting the inner ring buffer")?;
     let skel = open.load().context(
@@ -422,63 +423,69 @@ fn record_inner(
             .update(&(cpu as u32).to_ne_bytes(), &fd.to_ne_bytes(), MapFlags::ANY)
             .with_context(|| format!("installing the ring buffer of CPU {cpu}"))?;
     }
-    let mut pids = Vec::new();
-    match &opts.target {
-        Target::System => {}
+    debug!("BPF programs loaded; {ncpu} ring buffers of {bb} bytes");
+    Ok((skel, rings))
+}
+
+/// Fills the followed-task map with every thread of the processes followed (`--pid`, each of
+/// which must exist, or the started command) and of their descendants; returns those processes.
+fn follow(skel: &KloggerSkel<'_>, target: &Target, child: Option<&Child>) -> Result<Vec<u32>> {
+    let pids = match target {
+        Target::System => vec![],
         Target::Pids(ps) => {
-            for &p in ps {
-                if !Path::new(&format!("/proc/{p}")).exists() {
-                    bail!("--pid {p}: no such process");
-                }
-                pids.push(p);
+            if let Some(p) = ps.iter().find(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                bail!("--pid {p}: no such process");
             }
+            ps.clone()
         }
-        Target::Command(_) => pids.push(child.as_ref().map(|c| c.pid as u32).unwrap_or(0)),
-    }
-    let mut tids: Vec<u32> = Vec::new();
-    for &p in &pids {
-        tids.extend(process_tree(p));
-    }
+        Target::Command(_) => vec![child.map_or(0, |c| c.pid.as_raw() as u32)],
+    };
+    let tids: Vec<u32> = pids.iter().flat_map(|&p| process_tree(p)).collect();
     for t in &tids {
         skel.maps
             .tracked
             .update(&t.to_ne_bytes(), &[1u8], MapFlags::ANY)
             .context("filling the followed-task map")?;
     }
-    let progs = [
-        ("sched:sched_switch", &skel.progs.on_switch),
-        ("sched:sched_wakeup", &skel.progs.on_wakeup),
-        ("sched:sched_wakeup_new", &skel.progs.on_wakeup_new),
-        ("sched:sched_process_fork", &skel.progs.on_fork),
-        ("sched:sched_process_exec", &skel.progs.on_exec),
-        ("sched:sched_process_exit", &skel.progs.on_exit),
-        ("timer:hrtimer_expire_entry", &skel.progs.on_hrtimer),
-        ("irq:irq_handler_entry", &skel.progs.on_irq_entry),
-        ("irq:irq_handler_exit", &skel.progs.on_irq_exit),
-        ("irq:softirq_entry", &skel.progs.on_softirq_entry),
-        ("irq:softirq_exit", &skel.progs.on_softirq_exit),
-    ];
-    let stats_fd = if opts.bpf_stats {
-        // SAFETY: plain syscall wrapper; the returned fd is owned (closed on drop) below.
-        let fd =
-            unsafe { libbpf_rs::libbpf_sys::bpf_enable_stats(libbpf_rs::libbpf_sys::BPF_STATS_RUN_TIME) };
-        if fd < 0 {
-            bail!("enabling BPF run-time statistics: {}", std::io::Error::from_raw_os_error(-fd));
-        }
-        // SAFETY: fd was just returned to us and is not used elsewhere.
-        Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
-    } else {
-        None
-    };
-    let mut links = Vec::new();
-    for (tp, p) in progs {
-        links.push(
-            p.attach().with_context(|| format!("attaching to tracepoint {tp}: does this kernel have it?"))?,
-        );
-    }
+    debug!("following processes {pids:?}: {} threads", tids.len());
+    Ok(pids)
+}
 
-    let header = Header {
-        start_ns: now_monotonic_ns(),
+/// Each program with the tracepoint it is attached to and the record type it writes (a hrtimer
+/// program writes ticks too).
+fn programs<'a, 'obj>(skel: &'a KloggerSkel<'obj>) -> [(&'static str, &'a ProgramMut<'obj>, Kind); 11] {
+    let p = &skel.progs;
+    [
+        ("sched:sched_switch", &p.on_switch, Kind::Switch),
+        ("sched:sched_wakeup", &p.on_wakeup, Kind::Wakeup),
+        ("sched:sched_wakeup_new", &p.on_wakeup_new, Kind::WakeupNew),
+        ("sched:sched_process_fork", &p.on_fork, Kind::Fork),
+        ("sched:sched_process_exec", &p.on_exec, Kind::Exec),
+        ("sched:sched_process_exit", &p.on_exit, Kind::Exit),
+        ("timer:hrtimer_expire_entry", &p.on_hrtimer, Kind::Hrtimer),
+        ("irq:irq_handler_entry", &p.on_irq_entry, Kind::IrqEntry),
+        ("irq:irq_handler_exit", &p.on_irq_exit, Kind::IrqExit),
+        ("irq:softirq_entry", &p.on_softirq_entry, Kind::SoftirqEntry),
+        ("irq:softirq_exit", &p.on_softirq_exit, Kind::SoftirqExit),
+    ]
+}
+
+/// Attaches every program; they stay attached until the links are dropped.
+fn attach(skel: &KloggerSkel<'_>) -> Result<Vec<Link>> {
+    let links = programs(skel)
+        .iter()
+        .map(|(tp, p, _)| {
+            p.attach().with_context(|| format!("attaching to tracepoint {tp}: does this kernel have it?"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    debug!("{} programs attached", links.len());
+    Ok(links)
+}
+
+/// The log's header for this recording, its start time taken now.
+fn header(opts: &RecordOptions, ncpu: usize, tick: Option<&(u64, String)>, pids: &[u32]) -> Header {
+    Header {
+        start_ns: sys::monotonic_ns(),
         start_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -489,60 +496,34 @@ fn record_inner(
             Target::Command(_) => "command",
         }
         .into(),
-        pids: pids.clone(),
+        pids: pids.to_vec(),
         command: match &opts.target {
             Target::Command(a) => a.clone(),
             _ => vec![],
         },
-        tick_hook: tick.as_ref().map(|t| format!("timer:hrtimer_expire_entry function={}", t.1)),
-        buffer_bytes: bb as u64,
+        tick_hook: tick.map(|t| format!("timer:hrtimer_expire_entry function={}", t.1)),
+        buffer_bytes: opts.buffer_bytes as u64,
         ..Header::new(&kernel_release(), ncpu as u32, kernel_hz())
-    };
-    let file = File::create(&opts.output).with_context(|| format!("creating {}", opts.output.display()))?;
-    let writer = LogWriter::new(BufWriter::with_capacity(1 << 20, file), &header)
-        .with_context(|| format!("writing the header of {}", opts.output.display()))?;
-    let writer = Rc::new(std::cell::RefCell::new(writer));
-    let io_error: Rc<std::cell::RefCell<Option<std::io::Error>>> = Default::default();
-    let lost_records: Rc<std::cell::Cell<u64>> = Default::default();
-    let lost_type = Kind::Lost.to_u16();
-    let mut rbb = RingBufferBuilder::new();
-    for ring in &rings {
-        let w = writer.clone();
-        let err = io_error.clone();
-        let lost = lost_records.clone();
-        rbb.add(ring, move |data: &[u8]| {
-            if data.len() < RECORD_SIZE {
-                return 0;
-            }
-            if u16::from_le_bytes([data[12], data[13]]) == lost_type {
-                lost.set(lost.get() + 1);
-            }
-            if let Err(e) = w.borrow_mut().write_raw(&data[..RECORD_SIZE]) {
-                *err.borrow_mut() = Some(e);
-                return -1;
-            }
-            0
-        })?;
     }
-    let rb = rbb.build().context("setting up ring buffer polling")?;
+}
 
-    if let Some(r) = &opts.ready {
-        r.store(true, Ordering::SeqCst);
-    }
-    if let Some(c) = child.as_deref_mut() {
-        c.release();
-    }
-    let started = Instant::now();
-    let cpu0 = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+/// Drains the ring buffers every 100 ms into the file until a stop condition holds; reports
+/// progress every 2 s if asked.
+fn poll_until_stop(
+    opts: &RecordOptions,
+    rb: &RingBuffer<'_>,
+    sink: &Sink,
+    mut child: Option<&mut Child>,
+    started: Instant,
+) -> Result<StopReason> {
     let mut last_progress = Instant::now();
-    let header_bytes = 16 + serde_json::to_vec(&header)?.len() as u64;
-    let stop = loop {
+    loop {
         // Records are submitted without wake-ups (see the BPF side): poll times out, then drain.
         let mut r = rb.poll(Duration::from_millis(100));
         if r.is_ok() {
             r = rb.consume();
         }
-        if let Some(e) = io_error.borrow_mut().take() {
+        if let Some(e) = sink.io_error.borrow_mut().take() {
             return Err(e).with_context(|| format!("writing {}", opts.output.display()));
         }
         if let Err(e) = r {
@@ -550,65 +531,43 @@ fn record_inner(
                 return Err(e).context("polling the ring buffers");
             }
         }
-        writer.borrow_mut().flush()?;
-        if opts.stop.load(Ordering::SeqCst) {
-            break StopReason::Interrupted;
-        }
-        if let Some(c) = child.as_deref_mut() {
-            if let Some(code) = c.try_wait() {
-                break StopReason::CommandExited(code);
-            }
-        }
-        if let Some(d) = opts.duration {
-            if started.elapsed() >= d {
-                break StopReason::Duration;
-            }
-        }
-        let bytes = header_bytes + writer.borrow().records() * RECORD_SIZE as u64;
-        if bytes >= opts.max_bytes {
-            break StopReason::SizeLimit;
+        sink.writer.borrow_mut().flush()?;
+        let bytes = sink.bytes();
+        if let Some(stop) = stop_reason(opts, child.as_deref_mut(), started, bytes) {
+            return Ok(stop);
         }
         if opts.progress && last_progress.elapsed() >= Duration::from_secs(2) {
             last_progress = Instant::now();
             let s = started.elapsed().as_secs_f64();
-            let n = writer.borrow().records();
-            eprintln!(
-                "klogger: {s:.1} s, {n} events ({:.0}/s), {:.1} MiB",
-                n as f64 / s,
-                bytes as f64 / (1 << 20) as f64
-            );
+            let n = sink.writer.borrow().records();
+            info!("{s:.1} s, {n} events ({:.0}/s), {:.1} MiB", n as f64 / s, bytes as f64 / (1 << 20) as f64);
         }
-    };
-    // Detach first so no new events arrive, then drain what is left.
-    drop(links);
-    let _ = rb.consume();
-    let consumer_cpu_ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    // Each program with the record type it writes (a hrtimer program writes ticks too).
-    let all = [
-        (&skel.progs.on_switch, Kind::Switch),
-        (&skel.progs.on_wakeup, Kind::Wakeup),
-        (&skel.progs.on_wakeup_new, Kind::WakeupNew),
-        (&skel.progs.on_fork, Kind::Fork),
-        (&skel.progs.on_exec, Kind::Exec),
-        (&skel.progs.on_exit, Kind::Exit),
-        (&skel.progs.on_hrtimer, Kind::Hrtimer),
-        (&skel.progs.on_irq_entry, Kind::IrqEntry),
-        (&skel.progs.on_irq_exit, Kind::IrqExit),
-        (&skel.progs.on_softirq_entry, Kind::SoftirqEntry),
-        (&skel.progs.on_softirq_exit, Kind::SoftirqExit),
-    ];
-    let prog_stats: Vec<(Kind, (u64, u64, u64))> =
-        all.iter().filter_map(|(p, k)| Some((*k, prog_run_stats(p.as_fd())?))).collect();
-    let bpf_run_ns = stats_fd.map(|_fd| prog_stats.iter().fold((0, 0), |a, (_, b)| (a.0 + b.0, a.1 + b.1)));
-    let stop = match (stop, child) {
-        (StopReason::CommandExited(c), _) => StopReason::CommandExited(c),
-        (s, Some(c)) => {
-            c.terminate();
-            s
-        }
-        (s, None) => s,
-    };
-    let states: Vec<CpuState> = skel
+    }
+}
+
+/// The first stop condition that holds, in this order: the stop flag, the command's exit, the
+/// duration, the size limit (the file has `bytes`).
+fn stop_reason(
+    opts: &RecordOptions,
+    child: Option<&mut Child>,
+    started: Instant,
+    bytes: u64,
+) -> Option<StopReason> {
+    if opts.stop.load(Ordering::SeqCst) {
+        return Some(StopReason::Interrupted);
+    }
+    if let Some(code) = child.and_then(|c| c.try_wait()) {
+        return Some(StopReason::CommandExited(code));
+    }
+    if opts.duration.is_some_and(|d| started.elapsed() >= d) {
+        return Some(StopReason::Duration);
+    }
+    (bytes >= opts.max_bytes).then_some(StopReason::SizeLimit)
+}
+
+/// Every CPU's counters of the BPF side.
+fn cpu_states(skel: &KloggerSkel<'_>) -> Result<Vec<CpuState>> {
+    Ok(skel
         .maps
         .state
         .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
@@ -616,39 +575,93 @@ fn record_inner(
         .unwrap_or_default()
         .iter()
         .map(|v| CpuState::from_bytes(v))
-        .collect();
-    let switch_calls: u64 = states.iter().map(|s| s.switch_calls).sum();
-    let lost_total: u64 = states.iter().map(|s| s.lost).sum();
-    let end_ts = now_monotonic_ns();
-    let mut w = writer.borrow_mut();
-    // Lost records the BPF side wrote itself (room came back) are records too: count events only.
-    let events = w.records() - lost_records.get();
-    // Losses no event came after to report them: written here the same way.
-    for (cpu, st) in states.iter().enumerate().filter(|(_, s)| s.pending > 0) {
-        let mut e = Event::new(st.first_ts, cpu as u32, Kind::Lost);
-        e.arg = st.pending;
-        w.write(&e)?;
+        .collect())
+}
+
+/// The log file being written, shared with the ring buffers' callbacks (which run on this
+/// thread, inside `poll` and `consume`).
+struct Sink {
+    writer: Rc<RefCell<LogWriter<BufWriter<File>>>>,
+    /// The first write error of a callback (which can only return a code to libbpf).
+    io_error: Rc<RefCell<Option<std::io::Error>>>,
+    /// Lost records the BPF side wrote itself (when a full ring buffer had room again).
+    lost_records: Rc<Cell<u64>>,
+    /// Bytes of the file's header.
+    header_bytes: u64,
+}
+
+impl Sink {
+    fn create(output: &Path, header: &Header) -> Result<Sink> {
+        let file = File::create(output).with_context(|| format!("creating {}", output.display()))?;
+        let writer = LogWriter::new(BufWriter::with_capacity(1 << 20, file), header)
+            .with_context(|| format!("writing the header of {}", output.display()))?;
+        Ok(Sink {
+            writer: Rc::new(RefCell::new(writer)),
+            io_error: Default::default(),
+            lost_records: Default::default(),
+            header_bytes: 16 + serde_json::to_vec(header)?.len() as u64,
+        })
     }
-    for (kind, (_, _, misses)) in prog_stats.iter().filter(|(_, s)| s.2 > 0) {
-        let mut e = Event::new(end_ts, 0, Kind::Missed);
-        e.flags = kind.to_u16();
-        e.arg = *misses;
-        w.write(&e)?;
+
+    /// Bytes in the file so far.
+    fn bytes(&self) -> u64 {
+        self.header_bytes + self.writer.borrow().records() * RECORD_SIZE as u64
     }
-    let mut e = Event::new(end_ts, 0, Kind::End);
-    e.arg = events;
-    w.write(&e)?;
-    w.flush().with_context(|| format!("writing {}", opts.output.display()))?;
-    let bytes = header_bytes + w.records() * RECORD_SIZE as u64;
-    Ok(RecordStats {
-        events,
-        lost: lost_total,
-        switch_calls,
-        bpf_run_ns,
-        consumer_cpu_ns,
-        bytes,
-        duration_ns: started.elapsed().as_nanos() as u64,
-        stop,
-        child_pid: pids.first().copied().filter(|_| header.target == "command"),
-    })
+
+    /// The consumer of every CPU's ring buffer: each record is appended to the file as it is.
+    fn ring_buffer(&self, rings: &[MapHandle]) -> Result<RingBuffer<'static>> {
+        let lost_type = Kind::Lost.to_u16();
+        let mut rbb = RingBufferBuilder::new();
+        for ring in rings {
+            let w = self.writer.clone();
+            let err = self.io_error.clone();
+            let lost = self.lost_records.clone();
+            rbb.add(ring, move |data: &[u8]| {
+                if data.len() < RECORD_SIZE {
+                    return 0;
+                }
+                if u16::from_le_bytes([data[12], data[13]]) == lost_type {
+                    lost.set(lost.get() + 1);
+                }
+                if let Err(e) = w.borrow_mut().write_raw(&data[..RECORD_SIZE]) {
+                    *err.borrow_mut() = Some(e);
+                    return -1;
+                }
+                0
+            })?;
+        }
+        rbb.build().context("setting up ring buffer polling")
+    }
+
+    /// Ends the file: a lost record for each CPU whose losses no later event reported, a missed
+    /// record for each program the kernel skipped runs of, and the end record. Returns the events
+    /// recorded (records less the lost records the BPF side wrote).
+    fn write_trailer(
+        &self,
+        states: &[CpuState],
+        prog_stats: &[(Kind, (u64, u64, u64))],
+        output: &Path,
+    ) -> Result<u64> {
+        let end_ts = sys::monotonic_ns();
+        let mut w = self.writer.borrow_mut();
+        // Lost records the BPF side wrote itself (room came back) are records too: count events only.
+        let events = w.records() - self.lost_records.get();
+        // Losses no event came after to report them: written here the same way.
+        for (cpu, st) in states.iter().enumerate().filter(|(_, s)| s.pending > 0) {
+            let mut e = Event::new(st.first_ts, cpu as u32, Kind::Lost);
+            e.arg = st.pending;
+            w.write(&e)?;
+        }
+        for (kind, (_, _, misses)) in prog_stats.iter().filter(|(_, s)| s.2 > 0) {
+            let mut e = Event::new(end_ts, 0, Kind::Missed);
+            e.flags = kind.to_u16();
+            e.arg = *misses;
+            w.write(&e)?;
+        }
+        let mut e = Event::new(end_ts, 0, Kind::End);
+        e.arg = events;
+        w.write(&e)?;
+        w.flush().with_context(|| format!("writing {}", output.display()))?;
+        Ok(events)
+    }
 }

@@ -14,20 +14,16 @@
 //! Needs root and BPF: without them the test says so and returns. Bounded: about a second of
 //! work and a 60 s recording limit.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{monotonic_ns, pipe, rd, wr};
+use common::{gettid, is_root, monotonic_ns, pipe, rd, wr};
 use klogger::analysis::{BreakReason, Trace};
 use klogger::format::{Kind, Log};
 use klogger::record::{preflight, record, RecordOptions, Target};
-
-fn gettid() -> u32 {
-    unsafe { libc::gettid() as u32 }
-}
 
 /// The kernel's count of times thread `tid` of this process was switched out.
 fn nr_switches(tid: u32) -> u64 {
@@ -69,15 +65,15 @@ fn worker(
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         tids.send((name, gettid())).unwrap();
-        rd(go.as_raw_fd());
+        rd(go.as_fd());
         work();
-        rd(exit.as_raw_fd());
+        rd(exit.as_fd());
     })
 }
 
 #[test]
 fn klogger_records_every_switch_the_kernel_counts() {
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         eprintln!("SKIPPED: recording needs root (BPF); run the tests as root");
         return;
     }
@@ -116,19 +112,17 @@ fn klogger_records_every_switch_the_kernel_counts() {
     let (p1r, p1w) = pipe();
     let (p2r, p2w) = pipe();
     const ROUNDS: u32 = 3000;
-    let (a1, a2) = (p1w.as_raw_fd(), p2r.as_raw_fd());
-    let (b1, b2) = (p1r.as_raw_fd(), p2w.as_raw_fd());
     let workers = vec![
         worker(go_r.clone(), exit_r.clone(), tx.clone(), "ping", move || {
             for _ in 0..ROUNDS {
-                wr(a1);
-                rd(a2);
+                wr(p1w.as_fd());
+                rd(p2r.as_fd());
             }
         }),
         worker(go_r.clone(), exit_r.clone(), tx.clone(), "pong", move || {
             for _ in 0..ROUNDS {
-                rd(b1);
-                wr(b2);
+                rd(p1r.as_fd());
+                wr(p2w.as_fd());
             }
         }),
         worker(go_r.clone(), exit_r.clone(), tx.clone(), "sleeper", || {
@@ -148,12 +142,12 @@ fn klogger_records_every_switch_the_kernel_counts() {
     let before: Vec<u64> = tids.iter().map(|&(_, t)| settled_switches(t)).collect();
     let from = monotonic_ns();
     for _ in &tids {
-        wr(go_w.as_raw_fd());
+        wr(go_w.as_fd());
     }
     let after: Vec<u64> = tids.iter().map(|&(_, t)| settled_switches(t)).collect();
     let to = monotonic_ns();
     for _ in &tids {
-        wr(exit_w.as_raw_fd());
+        wr(exit_w.as_fd());
     }
     for w in workers {
         w.join().unwrap();

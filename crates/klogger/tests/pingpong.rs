@@ -14,13 +14,13 @@
 //! Needs root (BPF); without it the test says so and returns. Bounded: N iterations of ~10 µs of
 //! work, well under a second, and a 20 s recording limit.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{monotonic_ns, pipe, rd, wr};
+use common::{fifo_on_cpu0, gettid, is_root, monotonic_ns, pipe, rd, wr};
 use klogger::analysis::{Group, Trace};
 use klogger::format::{Event, Kind, Log};
 use klogger::record::{record, RecordOptions, Target};
@@ -31,19 +31,6 @@ fn spin(d: Duration) {
     let t = Instant::now();
     while t.elapsed() < d {
         std::hint::spin_loop();
-    }
-}
-
-/// Pins to CPU 0 and switches to SCHED_FIFO 1. Returns false if not allowed.
-fn fifo_on_cpu0() -> bool {
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return false;
-        }
-        let p = libc::sched_param { sched_priority: 1 };
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
     }
 }
 
@@ -58,7 +45,7 @@ struct Run {
 
 fn finish(t0: u64) -> Run {
     let t1 = monotonic_ns();
-    let tid = unsafe { libc::gettid() } as u32;
+    let tid = gettid();
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
     Run { tid, t0, t1, runtime: s.split_whitespace().next().unwrap().parse().unwrap() }
 }
@@ -72,7 +59,7 @@ fn steal_ticks_cpu0() -> Option<u64> {
 
 #[test]
 fn pipe_pingpong_counts_and_cpu_time() {
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         eprintln!("SKIPPED: recording needs root (BPF); run the tests as root");
         return;
     }
@@ -109,9 +96,9 @@ fn pipe_pingpong_counts_and_cpu_time() {
         assert!(fifo_on_cpu0(), "could not set SCHED_FIFO on CPU 0");
         let t0 = monotonic_ns();
         for _ in 0..N {
-            rd(r1.as_raw_fd());
+            rd(r1.as_fd());
             spin(Duration::from_micros(10));
-            wr(w2.as_raw_fd());
+            wr(w2.as_fd());
         }
         finish(t0)
     });
@@ -121,8 +108,8 @@ fn pipe_pingpong_counts_and_cpu_time() {
         let t0 = monotonic_ns();
         for _ in 0..N {
             spin(Duration::from_micros(10));
-            wr(w1.as_raw_fd());
-            rd(r2.as_raw_fd());
+            wr(w1.as_fd());
+            rd(r2.as_fd());
         }
         finish(t0)
     });

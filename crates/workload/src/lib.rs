@@ -11,7 +11,9 @@
 //! back to a default), and a key of another task model says which model it belongs to.
 //!
 //! Times always carry a unit (`"40ms"`, see [`parse_time`]); a bare number is refused because
-//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]).
+//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]). Sizes are read
+//! the same way ([`parse_size`]; `KB` is 1000 bytes, `KiB` 1024), by the workspace's only size
+//! parser: hourglass and klogger call it too.
 //!
 //! Randomness is the caller's: [`Exec::sample`] draws from a generator it is given, and
 //! [`task_rng`] derives one `Pcg64` per task from the seed and the task's name, so a task's draws
@@ -149,7 +151,8 @@ pub use rand;
 /// The `rand_pcg` of [`task_rng`].
 pub use rand_pcg;
 pub use time::{
-    format_time, parse_bandwidth, parse_size, parse_time, parse_units, Nanos, Time, TimeError, TIME_UNITS,
+    format_time, parse_bandwidth, parse_size, parse_size_bare, parse_time, parse_units, Nanos, Time,
+    TimeError, SIZE_UNITS, TIME_UNITS,
 };
 
 /// The most CPUs a machine may have (`sched::MAX_CPUS`).

@@ -1,4 +1,5 @@
-//! Self-describing times (`"1.5s"`, `"87us"`) and sizes (`"512KiB"`, `"1GB/s"`).
+//! Self-describing times (`"1.5s"`, `"87us"`) and sizes (`"512KiB"`, `"1GB/s"`): the workspace's
+//! only parsers of either (hourglass and klogger call them). `KB` is 1000 bytes, `KiB` 1024.
 //!
 //! Every time in a scenario carries its unit, as in Hourglass: a bare number is an error, because
 //! `period = 40` is ambiguous (40 ms? 40 ticks?) and the wrong guess silently changes an experiment.
@@ -125,12 +126,17 @@ pub fn parse_time(s: &str) -> Result<Nanos, TimeError> {
 /// does, for a tool whose units differ: `bare` is the scale of a number written without a unit
 /// (`None` refuses it). Suffixes match exactly (case-sensitive); the result must be a whole number.
 ///
+/// Sizes have their own [`parse_size`] and [`parse_size_bare`], whose messages speak of bytes.
+///
 /// ```
-/// // A size whose bare number is KiB, as in Hourglass's appendix A.
-/// let units = [("B", 1), ("KB", 1024), ("MB", 1 << 20)];
-/// assert_eq!(workload::parse_units("64", &units, Some(1024)).unwrap(), 65536);
-/// assert_eq!(workload::parse_units("1.5KB", &units, None).unwrap(), 1536);
-/// assert!(workload::parse_units("0.3B", &units, None).is_err());
+/// // A duration whose bare number is seconds, as klogger's `--duration 2`.
+/// use workload::{parse_units, TIME_UNITS};
+/// assert_eq!(parse_units("2", TIME_UNITS, Some(1_000_000_000)).unwrap(), 2_000_000_000);
+/// assert_eq!(parse_units("1.5ms", TIME_UNITS, None).unwrap(), 1_500_000);
+/// // A unit of a tool's own.
+/// let units = [("frames", 1), ("kframes", 1000)];
+/// assert_eq!(parse_units("1.5kframes", &units, None).unwrap(), 1500);
+/// assert!(parse_units("0.3frames", &units, None).is_err());
 /// ```
 pub fn parse_units(s: &str, units: &[(&str, u64)], bare: Option<u64>) -> Result<u64, TimeError> {
     let t = s.trim();
@@ -209,8 +215,11 @@ impl fmt::Display for Time {
     }
 }
 
-/// Units of size, as (suffix, bytes). Decimal (kB = 1000) and binary (KiB = 1024) both exist.
-const SIZE_UNITS: &[(&str, u64)] = &[
+/// Units of size, as (suffix, bytes): the workspace's only table of them. Decimal units are
+/// powers of 1000 (`kB` and `KB` are both 1000 bytes, `MB` 10^6, as in SI), binary units powers of
+/// 1024 (`KiB` = 1024, `MiB` = 2^20, as in IEC 80000-13). Suffixes match exactly, case and all: a
+/// size that means 1024 bytes says `KiB`.
+pub const SIZE_UNITS: &[(&str, u64)] = &[
     ("B", 1),
     ("kB", 1_000),
     ("KB", 1_000),
@@ -225,25 +234,58 @@ const SIZE_UNITS: &[(&str, u64)] = &[
 
 /// Parses a size in bytes: `"512KiB"`, `"8MB"`, `"1.5GiB"`, `"4096B"`.
 ///
-/// Decimal units (kB/KB = 1000, MB, GB, TB) and binary units (KiB = 1024, MiB, GiB, TiB); the
-/// result must be a whole number of bytes. The error message says what was expected.
+/// The units are [`SIZE_UNITS`]: decimal (kB/KB = 1000, MB, GB, TB) and binary (KiB = 1024, MiB,
+/// GiB, TiB). A bare number is refused, as a bare time is ([`parse_size_bare`] is for a tool
+/// whose interface fixes its unit). The result must be a whole number of bytes. The error message
+/// says what was expected.
 ///
 /// ```
 /// assert_eq!(workload::parse_size("512KiB").unwrap(), 512 * 1024);
+/// assert_eq!(workload::parse_size("64KB").unwrap(), 64_000);
 /// assert_eq!(workload::parse_size("1.5kB").unwrap(), 1500);
+/// assert!(workload::parse_size("512").is_err());
 /// ```
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    size(s, None)
+}
+
+/// Parses a size as [`parse_size`] does, except that a number without a unit counts `bare` bytes
+/// per unit: for a tool whose documented interface fixes what a bare number means (hourglass's
+/// `CPU_SCAN <size>` is a number of KiB, after Regehr 2002 appendix A; klogger's `--buffer 4096`
+/// is bytes). A unit written out means what it means everywhere in the workspace (`64KB` is
+/// 64,000 bytes whatever `bare` is).
+///
+/// ```
+/// assert_eq!(workload::parse_size_bare("64", 1024).unwrap(), 65_536);
+/// assert_eq!(workload::parse_size_bare("64KB", 1024).unwrap(), 64_000);
+/// assert_eq!(workload::parse_size_bare("4096", 1).unwrap(), 4096);
+/// ```
+pub fn parse_size_bare(s: &str, bare: u64) -> Result<u64, String> {
+    size(s, Some(bare))
+}
+
+/// [`parse_size`] and [`parse_size_bare`]: `bare` is the scale of a number without a unit
+/// (`None` refuses it).
+fn size(s: &str, bare: Option<u64>) -> Result<u64, String> {
     let t = s.trim();
     let (num, unit) = split_number(t);
-    let help = "write a number and a unit: B, kB, KiB, MB, MiB, GB, GiB, TB, TiB (e.g. \"512KiB\")";
-    if num.is_empty() || unit.is_empty() {
+    let help = match bare {
+        None => "write a number and a unit: B, kB, KiB, MB, MiB, GB, GiB, TB, TiB (e.g. \"512KiB\")",
+        Some(_) => {
+            "write a number, or a number and a unit: B, kB, KiB, MB, MiB, GB, GiB, TB, TiB (e.g. \"512KiB\")"
+        }
+    };
+    if num.is_empty() || (unit.is_empty() && bare.is_none()) {
         return Err(format!("\"{t}\" is not a size: {help}"));
     }
-    let scale = SIZE_UNITS
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|&(_, b)| b)
-        .ok_or_else(|| format!("unknown size unit \"{unit}\" in \"{t}\": {help}"))?;
+    let scale = match bare {
+        Some(b) if unit.is_empty() => b,
+        _ => SIZE_UNITS
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .map(|&(_, b)| b)
+            .ok_or_else(|| format!("unknown size unit \"{unit}\" in \"{t}\": {help}"))?,
+    };
     scaled_decimal(num, scale, t).map_err(|e| match e {
         TimeError::SubNanosecond(_) => format!("\"{t}\" is not a whole number of bytes"),
         TimeError::Overflow(_) => format!("\"{t}\" is too large"),
@@ -355,8 +397,27 @@ mod tests {
         assert!(parse_size("512").unwrap_err().contains("KiB"));
         assert!(parse_size("512kib").unwrap_err().contains("unknown size unit"));
         assert!(parse_size("0.5B").unwrap_err().contains("whole number of bytes"));
+        assert_eq!(parse_size("64KB"), Ok(64_000), "KB is 1000 bytes");
+        assert_eq!(parse_size("64kB"), Ok(64_000));
         assert_eq!(parse_bandwidth("1GB/s"), Ok(1_000_000_000));
         assert_eq!(parse_bandwidth("800MiB/s"), Ok(800 << 20));
         assert!(parse_bandwidth("1GB").unwrap_err().contains("per second"));
+    }
+
+    #[test]
+    fn sizes_with_a_bare_unit() {
+        assert_eq!(parse_size_bare("64", 1024), Ok(65_536));
+        assert_eq!(parse_size_bare("1.5", 1024), Ok(1536));
+        assert_eq!(parse_size_bare(" 4096 ", 1), Ok(4096));
+        // A unit written out wins over the bare one, with the workspace's meaning.
+        assert_eq!(parse_size_bare("64KB", 1024), Ok(64_000));
+        assert_eq!(parse_size_bare("64KiB", 1), Ok(65_536));
+        assert!(parse_size_bare("0.5", 1).unwrap_err().contains("whole number of bytes"));
+        assert!(parse_size_bare("4M", 1).unwrap_err().contains("unknown size unit \"M\""));
+        assert!(parse_size_bare("", 1).unwrap_err().contains("not a size"));
+        assert!(parse_size_bare(".", 1).unwrap_err().contains("not a size"));
+        assert!(parse_size_bare("-1", 1).unwrap_err().contains("not a size"));
+        assert!(parse_size_bare("99999999999999999999", 1).unwrap_err().contains("too large"));
+        assert!(parse_size_bare("18446744073709551615", 2).unwrap_err().contains("too large"));
     }
 }
