@@ -17,10 +17,17 @@
 //! adds a timer interrupt source (`setitimer`) whose cost includes delivering an empty signal.
 
 use crate::clock::{mono_ns, Clock};
+use crate::sys;
 use crate::units::parse_size;
 use clap::Parser;
+use nix::sys::eventfd::{EfdFlags, EventFd};
 use serde::Serialize;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 /// One number a bench produced.
@@ -291,8 +298,7 @@ pub fn trap(clock: &Clock, cpu: Option<usize>) -> Report {
     let n = 1_000_000u64;
     let t0 = mono_ns();
     for _ in 0..n {
-        // SAFETY: getpid has no preconditions.
-        unsafe { libc::syscall(libc::SYS_getpid) };
+        sys::getpid_syscall();
     }
     let per = (mono_ns() - t0) as f64 / n as f64;
     r.add("time per trap", per / 1e3, "us");
@@ -301,8 +307,7 @@ pub fn trap(clock: &Clock, cpu: Option<usize>) -> Report {
     let mut v = Vec::with_capacity(100_000);
     for _ in 0..100_000 {
         let a = clock.now();
-        // SAFETY: as above.
-        unsafe { libc::syscall(libc::SYS_getpid) };
+        sys::getpid_syscall();
         v.push(clock.now() - a);
     }
     let (med, m, sd) = trimmed(&v);
@@ -331,69 +336,36 @@ pub fn mean_sd(v: &[u64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-fn check(r: isize, what: &str) -> Result<(), String> {
-    if r < 0 {
-        Err(format!("{what}: {}", std::io::Error::last_os_error()))
-    } else {
-        Ok(())
-    }
+/// Writes all of `buf`; an error or a closed peer ends the exchange, which the bench then times
+/// short (as before the peer's death, the time is still the parent's).
+fn write_all(mut f: &File, buf: &[u8]) {
+    let _ = f.write_all(buf);
 }
 
-fn write_all(fd: i32, buf: &[u8]) {
-    let mut off = 0;
-    while off < buf.len() {
-        // SAFETY: valid buffer slice.
-        let w = unsafe { libc::write(fd, buf[off..].as_ptr().cast(), buf.len() - off) };
-        if w <= 0 {
-            return;
-        }
-        off += w as usize;
-    }
+/// Fills `buf`; an error or end of file ends the exchange (see [`write_all`]).
+fn read_exact(mut f: &File, buf: &mut [u8]) {
+    let _ = f.read_exact(buf);
 }
 
-fn read_exact(fd: i32, buf: &mut [u8]) {
-    let mut off = 0;
-    while off < buf.len() {
-        // SAFETY: valid buffer slice.
-        let r = unsafe { libc::read(fd, buf[off..].as_mut_ptr().cast(), buf.len() - off) };
-        if r <= 0 {
-            return;
-        }
-        off += r as usize;
-    }
+/// Forks; the child runs `child` on `shared` and exits; the parent runs `parent` on `shared` and
+/// reaps the child ([`sys::fork_pair`]).
+#[allow(unsafe_code)]
+fn fork_pair<S, R>(
+    shared: &mut S,
+    child: impl FnOnce(&mut S),
+    parent: impl FnOnce(&mut S) -> R,
+) -> Result<R, String> {
+    // SAFETY: every child in this module only reads and writes descriptors, futexes and buffers
+    // made before the fork, and copies between them: nothing that allocates, locks or prints. The
+    // shared-memory echo orders its two sides with atomics (Release/Acquire) and a futex or an
+    // eventfd, so that neither side reads a buffer the other is writing.
+    unsafe { sys::fork_pair(shared, child, parent) }
 }
 
-/// Forks; the child runs `child` and exits; the parent runs `parent` and reaps the child.
-fn fork_pair<R>(child: impl FnOnce(), parent: impl FnOnce() -> R) -> Result<R, String> {
-    // SAFETY: the child only uses raw syscalls and memory prepared before the fork, then _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        child();
-        // SAFETY: terminate the child without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
-    let r = parent();
-    let mut st = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(pid, &mut st, 0) };
-    Ok(r)
-}
-
-fn pipe() -> Result<[i32; 2], String> {
-    let mut p = [0i32; 2];
-    // SAFETY: valid array.
-    check(unsafe { libc::pipe(p.as_mut_ptr()) } as isize, "pipe")?;
-    Ok(p)
-}
-
-fn close(fds: &[i32]) {
-    for &f in fds {
-        // SAFETY: closing fds we opened.
-        unsafe { libc::close(f) };
-    }
+/// A pipe: (read end, write end).
+fn pipe() -> Result<(File, File), String> {
+    let (r, w) = nix::unistd::pipe().map_err(|e| format!("pipe: {}", std::io::Error::from(e)))?;
+    Ok((File::from(r), File::from(w)))
 }
 
 /// Etsion table 2 "context switch": two processes exchange a byte through two pipes.
@@ -406,24 +378,25 @@ pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
          trip is two switches; the pipe calls alone are measured in one process and subtracted",
     );
     let n = 20_000u64;
-    let a = pipe()?;
-    let b = pipe()?;
+    let (a_r, a_w) = pipe()?;
+    let (b_r, b_w) = pipe()?;
     let per = fork_pair(
-        || {
+        &mut (),
+        |_| {
             let mut c = [0u8; 1];
             for _ in 0..n {
-                read_exact(a[0], &mut c);
-                write_all(b[1], &c);
+                read_exact(&a_r, &mut c);
+                write_all(&b_w, &c);
             }
         },
-        || {
+        |_| {
             let mut c = [7u8; 1];
             let mut rt = Vec::with_capacity(n as usize);
             let t0 = mono_ns();
             for _ in 0..n {
                 let s = clock.now();
-                write_all(a[1], &c);
-                read_exact(b[0], &mut c);
+                write_all(&a_w, &c);
+                read_exact(&b_r, &mut c);
                 rt.push((clock.now() - s) / 2);
             }
             ((mono_ns() - t0) as f64 / (2 * n) as f64, rt)
@@ -431,18 +404,17 @@ pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
     )?;
     let (per, rt) = per;
     let (med, m, sd) = trimmed(&rt);
-    close(&a);
-    close(&b);
+    drop((a_r, a_w, b_r, b_w));
     // The pipe write + read alone, without a switch.
-    let p = pipe()?;
+    let (p_r, p_w) = pipe()?;
     let mut c = [1u8; 1];
     let t0 = mono_ns();
     for _ in 0..n {
-        write_all(p[1], &c);
-        read_exact(p[0], &mut c);
+        write_all(&p_w, &c);
+        read_exact(&p_r, &mut c);
     }
     let ops = (mono_ns() - t0) as f64 / n as f64;
-    close(&p);
+    drop((p_r, p_w));
     let hz = clock.hz() / 1e9;
     r.add("switch incl. one pipe write + read (Etsion's figure)", per / 1e3, "us");
     r.add("  same in cycles", per * hz, "cycles");
@@ -493,139 +465,118 @@ enum Ipc {
 /// Shared region for the shared-memory methods.
 #[repr(C)]
 struct Shm {
-    req: std::sync::atomic::AtomicU32,
-    resp: std::sync::atomic::AtomicU32,
+    req: AtomicU32,
+    resp: AtomicU32,
     req_buf: [u8; MAXB],
     resp_buf: [u8; MAXB],
 }
 
-fn futex_wait(a: &std::sync::atomic::AtomicU32, v: u32) {
-    // SAFETY: a points into shared memory valid in both processes.
-    unsafe {
-        libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAIT, v, std::ptr::null::<libc::timespec>())
-    };
+impl Default for Shm {
+    fn default() -> Shm {
+        Shm { req: AtomicU32::new(0), resp: AtomicU32::new(0), req_buf: [0; MAXB], resp_buf: [0; MAXB] }
+    }
 }
 
-fn futex_wake(a: &std::sync::atomic::AtomicU32) {
-    // SAFETY: as above.
-    unsafe { libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAKE, 1) };
+/// The four ends of an echo channel: (client writes, client reads, server reads, server writes).
+fn channel(m: Ipc) -> Result<[File; 4], String> {
+    if let Ipc::Pipe = m {
+        let (a_r, a_w) = pipe()?;
+        let (b_r, b_w) = pipe()?;
+        return Ok([a_w, b_r, a_r, b_w]);
+    }
+    // A Unix stream socket pair: each side reads and writes its own end.
+    let (c, s) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+    let dup = |u: &UnixStream| u.try_clone().map(|d| File::from(OwnedFd::from(d)));
+    let (c2, s2) = (dup(&c), dup(&s));
+    let (c2, s2) = (c2.map_err(|e| format!("dup: {e}"))?, s2.map_err(|e| format!("dup: {e}"))?);
+    Ok([c2, File::from(OwnedFd::from(c)), s2, File::from(OwnedFd::from(s))])
 }
 
 /// One-way time in ns for `size` bytes echoed `iters` times with `m`.
 fn ipc_once(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
+    match m {
+        Ipc::Pipe | Ipc::Unix => ipc_stream(m, size, iters),
+        Ipc::ShmFutex | Ipc::ShmEventfd => ipc_shm(matches!(m, Ipc::ShmEventfd), size, iters),
+    }
+}
+
+/// [`ipc_once`] through a pipe pair or a Unix socket pair.
+fn ipc_stream(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
+    let src = vec![5u8; size];
+    let mut buf = vec![0u8; size];
+    let [client_tx, client_rx, server_rx, server_tx] = channel(m)?;
+    let mut sbuf = vec![0u8; size];
+    let t = fork_pair(
+        &mut (),
+        |_| {
+            for _ in 0..iters {
+                read_exact(&server_rx, &mut sbuf);
+                write_all(&server_tx, &sbuf);
+            }
+        },
+        |_| {
+            let t0 = mono_ns();
+            for _ in 0..iters {
+                write_all(&client_tx, &src);
+                read_exact(&client_rx, &mut buf);
+            }
+            mono_ns() - t0
+        },
+    )?;
+    Ok(t as f64 / (2 * iters) as f64)
+}
+
+/// [`ipc_once`] through shared memory, woken by a futex or (`use_efd`) an eventfd.
+fn ipc_shm(use_efd: bool, size: usize, iters: u64) -> Result<f64, String> {
     use std::sync::atomic::Ordering::*;
     let src = vec![5u8; size];
     let mut buf = vec![0u8; size];
-    match m {
-        Ipc::Pipe | Ipc::Unix => {
-            let (c2s, s2c) = match m {
-                Ipc::Pipe => {
-                    let a = pipe()?;
-                    let b = pipe()?;
-                    ([a[1], a[0]], [b[1], b[0]]) // [write end, read end]
-                }
-                _ => {
-                    let mut sv = [0i32; 2];
-                    // SAFETY: valid array.
-                    check(
-                        unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) }
-                            as isize,
-                        "socketpair",
-                    )?;
-                    ([sv[0], sv[1]], [sv[1], sv[0]])
-                }
-            };
-            let mut sbuf = vec![0u8; size];
-            let t = fork_pair(
-                || {
-                    for _ in 0..iters {
-                        read_exact(c2s[1], &mut sbuf);
-                        write_all(s2c[0], &sbuf);
-                    }
-                },
-                || {
-                    let t0 = mono_ns();
-                    for _ in 0..iters {
-                        write_all(c2s[0], &src);
-                        read_exact(s2c[1], &mut buf);
-                    }
-                    mono_ns() - t0
-                },
-            )?;
-            let mut fds = vec![c2s[0], c2s[1], s2c[0], s2c[1]];
-            fds.sort_unstable();
-            fds.dedup();
-            close(&fds);
-            Ok(t as f64 / (2 * iters) as f64)
+    let mut shm = sys::SharedMem::<Shm>::new()?;
+    let efd = || {
+        EventFd::from_value_and_flags(0, EfdFlags::empty())
+            .map_err(|e| format!("eventfd: {}", std::io::Error::from(e)))
+    };
+    let (e1, e2) = (efd()?, efd()?);
+    let notify = |fd: &EventFd, a: &AtomicU32| {
+        a.fetch_add(1, Release);
+        if use_efd {
+            let _ = fd.write(1);
+        } else {
+            sys::futex_wake(a);
         }
-        Ipc::ShmFutex | Ipc::ShmEventfd => {
-            let len = std::mem::size_of::<Shm>();
-            // SAFETY: anonymous shared mapping, checked below.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+    };
+    let wait = |fd: &EventFd, a: &AtomicU32, seen: u32| {
+        if use_efd {
+            let _ = fd.read();
+        } else {
+            while a.load(Acquire) == seen {
+                sys::futex_wait(a, seen);
             }
-            // SAFETY: the mapping is zeroed, sized and aligned for Shm (atomics of zero are valid).
-            let shm: &mut Shm = unsafe { &mut *(p as *mut Shm) };
-            let shm_ptr = p as *mut Shm;
-            // SAFETY: plain syscalls.
-            let (e1, e2) = unsafe { (libc::eventfd(0, 0), libc::eventfd(0, 0)) };
-            let use_efd = matches!(m, Ipc::ShmEventfd);
-            let notify = |fd: i32, a: &std::sync::atomic::AtomicU32| {
-                a.fetch_add(1, Release);
-                if use_efd {
-                    let one = 1u64.to_ne_bytes();
-                    write_all(fd, &one);
-                } else {
-                    futex_wake(a);
-                }
-            };
-            let wait = |fd: i32, a: &std::sync::atomic::AtomicU32, seen: u32| {
-                if use_efd {
-                    let mut v = [0u8; 8];
-                    read_exact(fd, &mut v);
-                } else {
-                    while a.load(Acquire) == seen {
-                        futex_wait(a, seen);
-                    }
-                }
-            };
-            let t = fork_pair(
-                || {
-                    // SAFETY: the same shared mapping, now in the child.
-                    let s: &mut Shm = unsafe { &mut *shm_ptr };
-                    for i in 0..iters as u32 {
-                        wait(e1, &s.req, i);
-                        s.resp_buf[..size].copy_from_slice(&s.req_buf[..size]);
-                        notify(e2, &s.resp);
-                    }
-                },
-                || {
-                    let t0 = mono_ns();
-                    for i in 0..iters as u32 {
-                        shm.req_buf[..size].copy_from_slice(&src);
-                        notify(e1, &shm.req);
-                        wait(e2, &shm.resp, i);
-                        buf.copy_from_slice(&shm.resp_buf[..size]);
-                    }
-                    mono_ns() - t0
-                },
-            )?;
-            close(&[e1, e2]);
-            // SAFETY: unmapping our mapping; no references outlive this.
-            unsafe { libc::munmap(p, len) };
-            Ok(t as f64 / (2 * iters) as f64)
         }
-    }
+    };
+    let t = fork_pair(
+        &mut shm,
+        |s| {
+            let s: &mut Shm = s;
+            for i in 0..iters as u32 {
+                wait(&e1, &s.req, i);
+                s.resp_buf[..size].copy_from_slice(&s.req_buf[..size]);
+                notify(&e2, &s.resp);
+            }
+        },
+        |shm| {
+            let shm: &mut Shm = shm;
+            let t0 = mono_ns();
+            for i in 0..iters as u32 {
+                shm.req_buf[..size].copy_from_slice(&src);
+                notify(&e1, &shm.req);
+                wait(&e2, &shm.resp, i);
+                buf.copy_from_slice(&shm.resp_buf[..size]);
+            }
+            mono_ns() - t0
+        },
+    )?;
+    Ok(t as f64 / (2 * iters) as f64)
 }
 
 /// Least-squares fit t = a + b·N; returns (a, b).
@@ -676,17 +627,15 @@ pub fn ipc(cpu: Option<usize>) -> Result<Report, String> {
 }
 
 fn rusage_cpu_ns() -> u64 {
-    // SAFETY: valid pointer.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    tv(u.ru_utime) + tv(u.ru_stime)
+    use nix::sys::resource::{getrusage, UsageWho};
+    let Ok(u) = getrusage(UsageWho::RUSAGE_SELF) else { return 0 };
+    let tv = |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;
+    tv(u.user_time()) + tv(u.system_time())
 }
 
 /// Dannenberg §9: reading a file by `read`, buffered (stdio-style) reads and `mmap`.
 pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
-    use std::io::{Read, Write};
-    use std::os::unix::io::AsRawFd;
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
     let mut r = Report::new(
         "fileread",
         "Dannenberg 1993 §9 table 2 (stdio 450-840 KB/s, block 440-940, mmap 420-660 on a 33 MHz 486)",
@@ -709,8 +658,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     }
     let evict = || {
         if let Ok(f) = std::fs::File::open(&path) {
-            // SAFETY: plain syscall on our fd.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            let _ = posix_fadvise(&f, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
         }
     };
     let measure = |f: &dyn Fn() -> u64| -> (f64, f64) {
@@ -748,26 +696,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     };
     let mapped = || -> u64 {
         let f = std::fs::File::open(&path).expect("open");
-        // SAFETY: read-only private mapping of a file of `size` bytes, unmapped below.
-        let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0)
-        };
-        if p == libc::MAP_FAILED {
-            return 0;
-        }
-        // SAFETY: advisory only.
-        unsafe { libc::madvise(p, size, libc::MADV_SEQUENTIAL) };
-        let mut s = 0u64;
-        let base = p as *const u8;
-        let mut off = 0;
-        while off < size {
-            // SAFETY: off < size, inside the mapping.
-            s = s.wrapping_add(unsafe { std::ptr::read_volatile(base.add(off)) } as u64);
-            off += 4096;
-        }
-        // SAFETY: our mapping.
-        unsafe { libc::munmap(p, size) };
-        s
+        sys::read_mapped_pages(&f, size).unwrap_or(0)
     };
     for warm in [false, true] {
         let tag = if warm { "warm" } else { "cold" };
@@ -800,8 +729,6 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     Ok(r)
 }
 
-extern "C" fn on_alarm(_: libc::c_int) {}
-
 /// Dannenberg §6: clock-interrupt cost from loop rates at two interrupt frequencies.
 pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
     pin(cpu);
@@ -814,25 +741,11 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
          (r1 f2 - r2 f1); the median is reported. Cross-check: the gap loop under the same timers \
          sees the direct time each interrupt takes (without the cache refill the scan suffers)",
     );
-    // SAFETY: installing a handler that does nothing.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_alarm as *const () as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
-    }
-    let set_timer = |hz: f64| {
-        let us = (1e6 / hz) as libc::suseconds_t;
-        let tv = libc::timeval { tv_sec: 0, tv_usec: us };
-        let it = libc::itimerval { it_interval: tv, it_value: tv };
-        // SAFETY: valid pointer.
-        unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
-    };
+    let _ = sys::catch_with_empty_handler(nix::sys::signal::Signal::SIGALRM);
+    let set_timer = |hz: f64| sys::set_real_timer((1e6 / hz) as i64);
     let rt = cpu.is_some() && crate::sys::allowed_cpus().len() > 1 && crate::sys::can_use_rt();
     if rt {
-        let p = libc::sched_param { sched_priority: 10 };
-        // SAFETY: valid pointer.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+        let _ = sys::set_fifo(10);
     }
     let buf: Vec<u64> = (0..(1 << 17)).collect();
     let window = |hz: f64| -> f64 {
@@ -880,16 +793,9 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
         })
         .collect();
     let direct = med(&mut direct);
-    let zero = libc::itimerval {
-        it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
-        it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
-    };
-    // SAFETY: disarm.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut()) };
+    sys::set_real_timer(0);
     if rt {
-        let p = libc::sched_param { sched_priority: 0 };
-        // SAFETY: valid pointer.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+        let _ = sys::set_other();
     }
     let c = med(&mut cs);
     r.add("loop rate at f1 = 100 Hz (median)", med(&mut r1s), "passes/s");

@@ -1,5 +1,7 @@
 //! `hourglass`: thin binary over the library (see `hourglass --help`).
 
+#![forbid(unsafe_code)]
+
 use hourglass::cli::{self, Command};
 use std::process::ExitCode;
 
