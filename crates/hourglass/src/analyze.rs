@@ -16,7 +16,7 @@
 //! classified only when the header says no thread yields or blocks; JSON with `--intervals` carries it.
 
 use crate::config::MAX_THREADS;
-use crate::config::{CpuChoice, Format, RunConfig, ThreadSpec, Workload};
+use crate::config::{CpuChoice, Format, ReportFormat, RunConfig, ThreadSpec, Workload};
 use crate::output::{log2_hist, percentile};
 use crate::run::{run, EndReason, Interval};
 use crate::sys::Priority;
@@ -48,9 +48,9 @@ enum Cmd {
         /// process often runs between two hourglass threads: those gaps are not switch costs).
         #[arg(long, default_value = "50us", value_parser = positive_time)]
         max: u64,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// §5.2 indirect cost per context switch: runs 1 and N CPU_SCAN threads of each working-set
     /// size and computes C = ((W1 - WN)/W1)(T/N_N).
@@ -71,18 +71,18 @@ enum Cmd {
         /// CPU to pin to (default: the last allowed one).
         #[arg(long)]
         cpu: Option<usize>,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// §5.3 dispatch-latency percentiles and table-1 counts, from `latlate:` lines or JSON with
     /// `--intervals` ('-' = stdin).
     Latency {
         /// File with `latlate:` lines, or hourglass JSON.
         file: String,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
     /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
@@ -412,7 +412,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
                 "unclassified": stats(&mut unk),
                 "same_thread_gaps": stats(&mut same),
             });
-            if format == "json" {
+            if format == ReportFormat::Json {
                 return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
             }
             let mut o = format!(
@@ -534,7 +534,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
                     "mean": s.iter().sum::<u64>() as f64 / s.len() as f64},
                 "later_than": {"1ms": later(1), "5ms": later(5), "10ms": later(10), "50ms": later(50)},
             });
-            if format == "json" {
+            if format == ReportFormat::Json {
                 return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
             }
             let l = &v["latency_ns"];
@@ -625,7 +625,7 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
                 }
             }
             o.push_str("(a negative C means the contended run did more work per CPU-second: noise exceeds the effect)\n");
-            if format == "json" {
+            if format == ReportFormat::Json {
                 return Ok(serde_json::to_string_pretty(&json!({
                     "analysis": "indirect context-switch cost (Regehr 2002 §5.2)", "rows": rows}))
                 .unwrap()

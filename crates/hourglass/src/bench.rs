@@ -17,6 +17,7 @@
 //! adds a timer interrupt source (`setitimer`) whose cost includes delivering an empty signal.
 
 use crate::clock::{mono_ns, Clock};
+use crate::config::{CpuChoice, ReportFormat};
 use crate::sys;
 use crate::units::parse_size;
 use clap::Parser;
@@ -71,6 +72,58 @@ impl Report {
     }
 }
 
+/// A microbenchmark of `hourglass bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Bench {
+    /// Every bench below, in this order (punctuality only with root).
+    All,
+    /// The gap loop: cost per iteration, smallest gap.
+    Gaploop,
+    /// Etsion table 2: a system call.
+    Trap,
+    /// Etsion table 2: a context switch.
+    Ctxsw,
+    /// Etsion table 2: memcpy bandwidth.
+    Memcpy,
+    /// Dannenberg §8: data between processes.
+    Ipc,
+    /// Dannenberg §9: reading a file.
+    Fileread,
+    /// Dannenberg §6: a clock interrupt.
+    Clockirq,
+    /// Regehr §5.3: a periodic thread's periods met (root).
+    Punctuality,
+}
+
+impl Bench {
+    /// Every bench, in the order `all` runs them.
+    pub const EVERY: [Bench; 8] = [
+        Bench::Gaploop,
+        Bench::Trap,
+        Bench::Ctxsw,
+        Bench::Memcpy,
+        Bench::Ipc,
+        Bench::Fileread,
+        Bench::Clockirq,
+        Bench::Punctuality,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bench::All => "all",
+            Bench::Gaploop => "gaploop",
+            Bench::Trap => "trap",
+            Bench::Ctxsw => "ctxsw",
+            Bench::Memcpy => "memcpy",
+            Bench::Ipc => "ipc",
+            Bench::Fileread => "fileread",
+            Bench::Clockirq => "clockirq",
+            Bench::Punctuality => "punctuality",
+        }
+    }
+}
+
 /// `hourglass bench`.
 #[derive(Debug, Parser)]
 #[command(
@@ -78,15 +131,15 @@ impl Report {
     about = "Microbenchmarks of Etsion 2003 (table 2), Dannenberg 1993 (§6, 8, 9) and the gap loop"
 )]
 pub struct BenchArgs {
-    /// ctxsw, trap, memcpy, ipc, fileread, clockirq, gaploop, punctuality (root), or all (default).
-    #[arg(default_value = "all")]
-    which: Vec<String>,
+    /// Benches to run (punctuality needs root).
+    #[arg(value_enum, default_value = "all")]
+    which: Vec<Bench>,
     /// CPU to pin to (default: the last allowed one); `all` lets the processes spread.
     #[arg(long)]
-    cpu: Option<String>,
-    /// Output format: text or json.
-    #[arg(long, default_value = "text")]
-    format: String,
+    cpu: Option<CpuChoice>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
     /// punctuality: number of 2 s runs.
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -109,27 +162,13 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let cpu = match args.cpu.as_deref() {
+    let cpu = match args.cpu {
         None => Some(crate::config::default_cpu()),
-        Some("all") => None,
-        Some(s) => match s.parse() {
-            Ok(c) => Some(c),
-            Err(_) => {
-                eprintln!("hourglass bench: --cpu: '{s}' is not a CPU number or 'all'");
-                return ExitCode::from(2);
-            }
-        },
+        Some(CpuChoice::All) => None,
+        Some(CpuChoice::One(c)) => Some(c),
     };
-    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq", "punctuality"];
-    let which: Vec<String> = if args.which.iter().any(|w| w == "all") {
-        all.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.which.clone()
-    };
-    if let Some(bad) = which.iter().find(|w| !all.contains(&w.as_str())) {
-        eprintln!("hourglass bench: unknown bench '{bad}' (one of {}, all)", all.join(", "));
-        return ExitCode::from(2);
-    }
+    let asked_for_all = args.which.contains(&Bench::All);
+    let which: Vec<Bench> = if asked_for_all { Bench::EVERY.to_vec() } else { args.which.clone() };
     if args.runs == 0 || args.runs > 1000 {
         eprintln!("hourglass bench: --runs: {} is not between 1 and 1000", args.runs);
         return ExitCode::from(2);
@@ -144,44 +183,51 @@ pub fn main(argv: &[String]) -> ExitCode {
     let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let (clock, _) = Clock::best(Duration::from_millis(100));
     let mut reports = Vec::new();
-    let asked_for_all = args.which.iter().any(|w| w == "all");
-    for w in &which {
-        if w == "punctuality" && asked_for_all && !crate::sys::can_use_rt() {
+    for w in which {
+        if w == Bench::Punctuality && asked_for_all && !crate::sys::can_use_rt() {
             eprintln!("hourglass bench: punctuality skipped: it needs root or RLIMIT_RTPRIO");
             continue;
         }
-        eprintln!("hourglass bench: {w}...");
-        let r = match w.as_str() {
-            "gaploop" => Ok(gaploop(&clock, cpu)),
-            "trap" => Ok(trap(&clock, cpu)),
-            "ctxsw" => ctxsw(&clock, cpu),
-            "memcpy" => Ok(memcpy(cpu)),
-            "ipc" => ipc(cpu),
-            "fileread" => fileread(&dir, file_size),
-            "clockirq" => clockirq(cpu),
-            "punctuality" => punctuality(args.runs),
-            other => {
-                eprintln!("hourglass bench: unknown bench '{other}' (one of {}, all)", all.join(", "));
-                return ExitCode::from(2);
-            }
-        };
-        match r {
+        eprintln!("hourglass bench: {}...", w.name());
+        match run_one(w, &clock, cpu, &args, &dir, file_size) {
             Ok(r) => {
-                if args.format != "json" {
+                if args.format == ReportFormat::Text {
                     print!("{}", r.text());
                 }
                 reports.push(r);
             }
             Err(e) => {
-                eprintln!("hourglass bench: {w}: {e}");
+                eprintln!("hourglass bench: {}: {e}", w.name());
                 return ExitCode::from(1);
             }
         }
     }
-    if args.format == "json" {
+    if args.format == ReportFormat::Json {
         println!("{}", serde_json::to_string_pretty(&reports).expect("json"));
     }
     ExitCode::SUCCESS
+}
+
+/// Runs bench `w` (never `all`, which `main` expands).
+fn run_one(
+    w: Bench,
+    clock: &Clock,
+    cpu: Option<usize>,
+    args: &BenchArgs,
+    dir: &std::path::Path,
+    file_size: usize,
+) -> Result<Report, String> {
+    match w {
+        Bench::Gaploop => Ok(gaploop(clock, cpu)),
+        Bench::Trap => Ok(trap(clock, cpu)),
+        Bench::Ctxsw => ctxsw(clock, cpu),
+        Bench::Memcpy => Ok(memcpy(cpu)),
+        Bench::Ipc => ipc(cpu),
+        Bench::Fileread => fileread(dir, file_size),
+        Bench::Clockirq => clockirq(cpu),
+        Bench::Punctuality => punctuality(args.runs),
+        Bench::All => unreachable!("`all` is expanded by main"),
+    }
 }
 
 fn pin(cpu: Option<usize>) {
@@ -810,6 +856,29 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bench_names_formats_and_cpus_are_parsed_at_the_edge() {
+        use clap::ValueEnum;
+        for b in Bench::EVERY {
+            assert_eq!(Bench::from_str(b.name(), false), Ok(b));
+        }
+        let parse = |args: &[&str]| {
+            BenchArgs::try_parse_from(std::iter::once("hourglass bench").chain(args.iter().copied()))
+        };
+        let a = parse(&["trap", "ctxsw", "--format", "json", "--cpu", "all"]).unwrap();
+        assert_eq!(a.which, vec![Bench::Trap, Bench::Ctxsw]);
+        assert_eq!(a.format, ReportFormat::Json);
+        assert_eq!(a.cpu, Some(CpuChoice::All));
+        let a = parse(&["--cpu", "1"]).unwrap();
+        assert_eq!(
+            (a.which, a.format, a.cpu),
+            (vec![Bench::All], ReportFormat::Text, Some(CpuChoice::One(1)))
+        );
+        assert!(parse(&["frobnicate"]).is_err());
+        assert!(parse(&["trap", "--format", "xml"]).is_err());
+        assert!(parse(&["--cpu", "last"]).is_err());
+    }
 
     #[test]
     fn trimmed_statistics_drop_the_slowest_percent() {

@@ -254,17 +254,13 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             }
             "--cpu" => {
                 let s = a.value(o, "CPU number or 'all'")?;
-                base.cpu = if s == "all" {
-                    CpuChoice::All
-                } else {
-                    let c: usize =
-                        s.parse().map_err(|_| err(o, format!("'{s}' is not a CPU number or 'all'")))?;
+                base.cpu = s.parse().map_err(|m: String| err(o, m))?;
+                if let CpuChoice::One(c) = base.cpu {
                     let allowed = crate::sys::allowed_cpus();
                     if !allowed.contains(&c) {
                         return Err(err(o, format!("CPU {c} is not allowed here (allowed: {allowed:?})")));
                     }
-                    CpuChoice::One(c)
-                };
+                }
             }
             "--format" => {
                 let s = a.value(o, "format")?;
