@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use tracing::{debug, info};
 
 /// `hourglass analyze`.
 #[derive(Debug, Parser)]
@@ -32,6 +33,8 @@ use std::process::ExitCode;
 pub struct AnalyzeArgs {
     #[command(subcommand)]
     cmd: Cmd,
+    #[command(flatten)]
+    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -339,6 +342,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    crate::diag::init("hourglass analyze", args.verbose.tracing_level_filter());
     match execute(args.cmd) {
         Ok(s) => {
             print!("{s}");
@@ -395,7 +399,10 @@ fn execute(cmd: Cmd) -> Result<String, Failure> {
 /// Reads any input `analyze` takes: a trace file, or hourglass's paper text or JSON.
 fn read_any_trace(file: &str) -> Result<Trace, Failure> {
     Ok(match read_trace_file(file)? {
-        Some((t, _, _)) => t,
+        Some((t, _, _)) => {
+            debug!("{file}: a trace file, {} intervals", t.intervals.len());
+            t
+        }
         None => parse_trace(&read(file)?, file)?,
     })
 }
@@ -503,7 +510,7 @@ fn render_to_file(
     };
     let svg = render(file, from, span, width)?;
     report::export::write_as(&svg, out, format).map_err(|e| e.to_string())?;
-    eprintln!("wrote {}", out.display());
+    info!("wrote {}", out.display());
     Ok(String::new())
 }
 
@@ -665,7 +672,7 @@ fn indirect(
     );
     for &bytes in sizes {
         for trial in 0..trials {
-            eprintln!("hourglass analyze indirect: {} KB, trial {}/{trials}...", bytes / 1024, trial + 1);
+            info!("indirect: {} KB, trial {}/{trials}...", bytes / 1024, trial + 1);
             let r = indirect_once(bytes, threads, duration, cpu)
                 .map_err(|message| Failure { code: 1, message })?;
             o.push_str(&indirect_row(bytes, trial + 1, &r));

@@ -30,6 +30,7 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
+use tracing::{debug, info, warn};
 
 /// One number a bench produced.
 #[derive(Debug, Clone, Serialize)]
@@ -149,6 +150,8 @@ pub struct BenchArgs {
     /// fileread: directory for the test file (default: the temp directory).
     #[arg(long)]
     dir: Option<String>,
+    #[command(flatten)]
+    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
 }
 
 /// Entry point of `hourglass bench`.
@@ -162,6 +165,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    crate::diag::init("hourglass bench", args.verbose.tracing_level_filter());
     let cpu = match args.cpu {
         None => Some(crate::config::default_cpu()),
         Some(CpuChoice::All) => None,
@@ -182,13 +186,14 @@ pub fn main(argv: &[String]) -> ExitCode {
     };
     let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let (clock, _) = Clock::best(Duration::from_millis(100));
+    debug!("clock: {:?} at {:.0} Hz; CPU {cpu:?}", clock.kind(), clock.hz());
     let mut reports = Vec::new();
     for w in which {
         if w == Bench::Punctuality && asked_for_all && !crate::sys::can_use_rt() {
-            eprintln!("hourglass bench: punctuality skipped: it needs root or RLIMIT_RTPRIO");
+            warn!("punctuality skipped: it needs root or RLIMIT_RTPRIO");
             continue;
         }
-        eprintln!("hourglass bench: {}...", w.name());
+        info!("{}...", w.name());
         match run_one(w, &clock, cpu, &args, &dir, file_size) {
             Ok(r) => {
                 if args.format == ReportFormat::Text {
@@ -293,7 +298,7 @@ pub fn punctuality(runs: usize) -> Result<Report, String> {
         let res = crate::run::run(&cfg).map_err(|e| e.to_string())?;
         let steal = s0.zip(cpu.and_then(steal_ns)).map(|(a, b)| b.saturating_sub(a));
         let p = ProbeRun::of(&res, 5_000_000, 1_000_000, steal);
-        eprintln!("hourglass bench: punctuality run {}/{runs}: met {} of {}", k + 1, p.hits, p.periods);
+        info!("punctuality run {}/{runs}: met {} of {}", k + 1, p.hits, p.periods);
         r.add(format!("run {}: met {} of {} periods", k + 1, p.hits, p.periods), p.hit_pct(), "%");
         done.push(p);
     }

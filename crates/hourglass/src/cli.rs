@@ -118,6 +118,8 @@ new options:
                       read and checked as smartsim reads it, the same random draws;
                       the policy runs as the nearest Linux class (the run prints how
                       each task was mapped); -d overrides its duration
+  -v, --verbose       more diagnostics on stderr: -v debug, -vv trace (warnings and
+                      progress are shown by default); -q, --quiet: fewer (-qq errors only)
   -h, --help          this text;  -V, --version
 
 Safety: every run is bounded; a SCHED_FIFO 99 watchdog ends runs that starve the
@@ -239,7 +241,8 @@ fn thread_option(a: &mut Args, o: &str) -> Result<Option<Op>, UsageError> {
     }))
 }
 
-/// The options that shape the parse itself (`-n -d -t -a --scenario`); false for any other.
+/// The options that shape the parse itself (`-n -d -t -a --scenario`, `-v`/`-q`); false for any
+/// other.
 fn global_option(a: &mut Args, o: &str, p: &mut Parsing) -> Result<bool, UsageError> {
     match o {
         "-n" => {
@@ -264,9 +267,25 @@ fn global_option(a: &mut Args, o: &str, p: &mut Parsing) -> Result<bool, UsageEr
         }
         "-a" => p.target = Target::All,
         "--scenario" => p.scenario = Some(PathBuf::from(a.value(o, "scenario file")?)),
-        _ => return Ok(false),
+        "--verbose" => p.base.verbosity = p.base.verbosity.saturating_add(1),
+        "--quiet" => p.base.verbosity = p.base.verbosity.saturating_sub(1),
+        _ => match repeated_flag(o) {
+            Some(('v', k)) => p.base.verbosity = p.base.verbosity.saturating_add(k),
+            Some(('q', k)) => p.base.verbosity = p.base.verbosity.saturating_sub(k),
+            _ => return Ok(false),
+        },
     }
     Ok(true)
+}
+
+/// `-v`, `-vv`, `-qqq`...: the letter and how many times it is repeated.
+fn repeated_flag(o: &str) -> Option<(char, i8)> {
+    let letters = o.strip_prefix('-')?;
+    let c = letters.chars().next().filter(|c| matches!(c, 'v' | 'q'))?;
+    if !letters.chars().all(|x| x == c) {
+        return None;
+    }
+    Some((c, i8::try_from(letters.len()).unwrap_or(i8::MAX)))
 }
 
 /// An option of what is printed and written (`-c --format --intervals --trace --hist
@@ -544,6 +563,21 @@ mod tests {
         assert_eq!(c.threads[2].workload, Workload::CpuScan { bytes: 65536 });
         assert_eq!(c.threads[1].start, 1_000_000_000);
         assert_eq!(c.threads[1].finish, Some(2_000_000_000));
+    }
+
+    #[test]
+    fn each_v_raises_the_verbosity_and_each_q_lowers_it() {
+        assert_eq!(run("-n 1").verbosity, 0);
+        assert_eq!(run("-n 1 -v").verbosity, 1);
+        assert_eq!(run("-v -n 1 --verbose -t 0 -p LOW").verbosity, 2);
+        assert_eq!(run("-n 1 -vvv").verbosity, 3);
+        assert_eq!(run("-n 1 -q").verbosity, -1);
+        assert_eq!(run("-n 1 -qq -v --quiet").verbosity, -2);
+        assert_eq!(bad("-n 1 -vq").option, "-vq");
+        match parse(&args("--scenario x.toml -vv")).unwrap() {
+            Command::Scenario { base, .. } => assert_eq!(base.verbosity, 2),
+            other => panic!("{other:?}"),
+        }
     }
 
     fn bad(s: &str) -> UsageError {

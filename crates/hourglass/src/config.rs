@@ -296,6 +296,10 @@ pub struct RunConfig {
     pub pm_qos: Option<i32>,
     /// The command line or scenario path, echoed in outputs.
     pub source: String,
+    /// How much diagnostic chatter goes to stderr: the number of `-v` less the number of `-q`
+    /// (0: warnings and progress; 1: debug; 2: trace; -1: warnings only; see [`crate::diag`]).
+    #[serde(skip)]
+    pub verbosity: i8,
     /// Scheduler policy label for JSON (`linux` unless a scenario names one).
     pub policy: String,
     /// Seed of the random draws (execution times, jitter): each thread draws from
@@ -332,6 +336,7 @@ impl RunConfig {
             starve_limit: 2_000_000_000,
             pm_qos: None,
             source: String::new(),
+            verbosity: 0,
             policy: "linux".into(),
             seed: None,
             scenario_policy: None,

@@ -18,7 +18,7 @@
 //! reservations, affinity, `mlockall`, RT throttling; every `unsafe` block of the crate but one),
 //! [`run`] (thread models, gap detection, watchdog), [`output`], [`analyze`], [`bench`]
 //! ([`punctuality`] among them), [`scenario`] (simulator scenarios, read by the `workload` crate,
-//! as real threads).
+//! as real threads), [`diag`] (warnings and `-v` chatter through `tracing`, to stderr).
 //!
 //! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
 //! that); on a VM a gap may be the hypervisor; threads pinned to one CPU reproduce the paper's
@@ -35,6 +35,7 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod diag;
 pub mod output;
 pub mod punctuality;
 pub mod run;

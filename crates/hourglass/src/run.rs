@@ -15,6 +15,7 @@ use crate::units::Nanos;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
+use tracing::{debug, info};
 use workload::rand::Rng;
 use workload::rand_pcg::Pcg64;
 
@@ -482,8 +483,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         ClockChoice::Monotonic => (Clock::monotonic(), None),
     };
     warnings.extend(w);
-    if let Err(e) = sys::lock_memory() {
-        warnings.push(e);
+    debug!("clock: {:?} at {:.0} Hz", clock.kind(), clock.hz());
+    match sys::lock_memory() {
+        Ok(()) => debug!("memory locked (mlockall)"),
+        Err(e) => warnings.push(e),
     }
     // Held open for the whole run: the PM QoS request lasts as long as the file is open.
     let _pm_qos = match cfg.pm_qos {
@@ -491,6 +494,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         None => None,
     };
     let n = cfg.threads.len();
+    debug!("{n} thread(s); trace buffer of {} records", trace_records(cfg));
     let shared = Arc::new(Shared {
         abort: AtomicBool::new(false),
         t0: AtomicU64::new(0),
@@ -579,6 +583,17 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
             cpu: r.cpu as u32,
         })
         .collect();
+    for t in &threads {
+        debug!(
+            "{}: tid {}, gap threshold {} ns, loop {:.1} ns per iteration{}",
+            t.spec.name,
+            t.tid,
+            t.gap_ns,
+            t.loop_ns,
+            t.rtc_hz.map(|hz| format!(", RTC at {hz} Hz")).unwrap_or_default()
+        );
+    }
+    debug!("{} intervals recorded, {dropped} dropped", records.len());
     let watchdog = wd_reason.lock().map(|g| g.clone()).unwrap_or(None);
     Ok(RunResult {
         config: cfg.clone(),
@@ -659,8 +674,8 @@ fn spawn_watchdog(
             let mut next_progress = if duration >= 30_000_000_000 { t0 + 10_000_000_000 } else { u64::MAX };
             loop {
                 if mono_ns() >= next_progress && next_progress < end {
-                    eprintln!(
-                        "hourglass: {} of {} done",
+                    info!(
+                        "{} of {} done",
                         crate::units::format_time((next_progress - t0) / 1_000_000_000 * 1_000_000_000),
                         crate::units::format_time(duration)
                     );

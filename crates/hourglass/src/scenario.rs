@@ -81,7 +81,7 @@ pub const POLICY_CLASSES: &[(&str, Class)] = &[
 pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunConfig, ScenarioError> {
     let s = workload::load(path)?;
     for w in &s.warnings {
-        eprintln!("hourglass: warning: {w}");
+        tracing::warn!("{w}");
     }
     from_scenario(&s, base, duration_given)
 }
