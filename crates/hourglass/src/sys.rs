@@ -677,3 +677,56 @@ pub fn set_real_timer(period_us: i64) {
     // SAFETY: it is a valid itimerval that outlives the call; the old value is not asked for.
     unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_buffer_keeps_every_push_that_fits_and_counts_the_rest() {
+        const EMPTY: (u32, u32) = (u32::MAX, u32::MAX);
+        let b = std::sync::Arc::new(SlotBuffer::new(1000, EMPTY));
+        let threads: Vec<_> = (0..4u32)
+            .map(|t| {
+                let b = b.clone();
+                std::thread::spawn(move || (0..300u32).for_each(|i| b.push((t, i))))
+            })
+            .collect();
+        threads.into_iter().for_each(|h| h.join().unwrap());
+        let (v, dropped) = std::sync::Arc::try_unwrap(b).ok().unwrap().into_vec();
+        assert_eq!((v.len(), dropped), (1000, 200));
+        assert!(!v.contains(&EMPTY), "every slot handed out was written");
+        // Each thread pushes in order, so what it got in is a prefix of its pushes, each once.
+        for t in 0..4 {
+            let mut mine: Vec<u32> = v.iter().filter(|p| p.0 == t).map(|p| p.1).collect();
+            mine.sort_unstable();
+            assert!(mine.iter().enumerate().all(|(k, &i)| i == k as u32), "thread {t}: {mine:?}");
+        }
+    }
+
+    #[test]
+    fn shared_memory_is_seen_by_the_forked_child() {
+        let mut shm = SharedMem::<[u64; 4]>::new().unwrap();
+        assert_eq!(*shm, [0; 4], "starts as T::default()");
+        // SAFETY: the child only stores one word into the mapping (async-signal-safe); the parent's
+        // closure touches nothing, and the parent reads the mapping after fork_pair reaped the child.
+        let r = unsafe { fork_pair(&mut shm, |s| s[2] = 42, |_| ()) };
+        assert!(r.is_ok());
+        assert_eq!(*shm, [0, 0, 42, 0]);
+    }
+
+    #[test]
+    fn a_mapped_file_is_read_one_byte_per_page() {
+        let path = std::env::temp_dir().join(format!("hourglass-sys-{}.dat", std::process::id()));
+        let mut bytes = vec![0u8; 3 * 4096 + 10];
+        for (k, off) in (0..bytes.len()).step_by(4096).enumerate() {
+            bytes[off] = 10 + k as u8;
+        }
+        bytes[1] = 99; // not at a page start: not read
+        std::fs::write(&path, &bytes).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        assert_eq!(read_mapped_pages(&f, bytes.len()), Ok(10 + 11 + 12 + 13));
+        assert_eq!(read_mapped_pages(&f, 0), Ok(0));
+        std::fs::remove_file(&path).ok();
+    }
+}
