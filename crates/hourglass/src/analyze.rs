@@ -16,14 +16,16 @@
 //! classified only when the header says no thread yields or blocks; JSON with `--intervals` carries it.
 
 use crate::config::MAX_THREADS;
-use crate::config::{CpuChoice, Format, RunConfig, ThreadSpec, Workload};
+use crate::config::{CpuChoice, Format, ReportFormat, RunConfig, ThreadSpec, Workload};
 use crate::output::{log2_hist, percentile};
 use crate::run::{run, EndReason, Interval};
 use crate::sys::Priority;
 use crate::units::{format_time, parse_size, parse_time};
 use clap::{Parser, Subcommand};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
+use tracing::{debug, info};
 
 /// `hourglass analyze`.
 #[derive(Debug, Parser)]
@@ -31,6 +33,8 @@ use std::process::ExitCode;
 pub struct AnalyzeArgs {
     #[command(subcommand)]
     cmd: Cmd,
+    #[command(flatten)]
+    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,9 +52,9 @@ enum Cmd {
         /// process often runs between two hourglass threads: those gaps are not switch costs).
         #[arg(long, default_value = "50us", value_parser = positive_time)]
         max: u64,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// §5.2 indirect cost per context switch: runs 1 and N CPU_SCAN threads of each working-set
     /// size and computes C = ((W1 - WN)/W1)(T/N_N).
@@ -72,18 +76,18 @@ enum Cmd {
         /// CPU to pin to (default: the last allowed one).
         #[arg(long)]
         cpu: Option<usize>,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// §5.3 dispatch-latency percentiles and table-1 counts, from `latlate:` lines or JSON with
     /// `--intervals` ('-' = stdin).
     Latency {
         /// File with `latlate:` lines, or hourglass JSON.
         file: String,
-        /// Output format: text or json.
-        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-        format: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReportFormat,
     },
     /// An SVG execution map like the paper's figures 3 and 6: one row per thread, a gray block
     /// per interval of CPU time, red ticks at missed deadlines. From `--format json --intervals`
@@ -339,6 +343,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    crate::diag::init("hourglass analyze", args.verbose.tracing_level_filter());
     match execute(args.cmd) {
         Ok(s) => {
             print!("{s}");
@@ -376,265 +381,339 @@ fn refuse<T>(message: String) -> Result<T, Failure> {
 
 fn execute(cmd: Cmd) -> Result<String, Failure> {
     match cmd {
-        Cmd::Ctx { file, bin, max, format } => {
-            let t = match read_trace_file(&file)? {
-                Some((t, _, _)) => t,
-                None => parse_trace(&read(&file)?, &file)?,
-            };
-            if t.intervals.is_empty() {
-                return no_intervals(&file);
-            }
-            if max < bin {
-                return refuse(format!("--max {} is below --bin {}", format_time(max), format_time(bin)));
-            }
-            let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
-            let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
-            let switches = vol.len() + inv.len() + unk.len();
-            let low = |g: &[u64]| -> serde_json::Value {
-                let mut s = g.to_vec();
-                s.sort_unstable();
-                match s.first() {
-                    Some(&m) => {
-                        let c: Vec<u64> = s.iter().copied().filter(|&x| x <= 3 * m).collect();
-                        json!({"count": c.len(), "median_ns": percentile(&c, 50.0)})
-                    }
-                    None => serde_json::Value::Null,
-                }
-            };
-            let clusters = json!({"voluntary": low(&vol), "involuntary": low(&inv),
-                                  "unclassified": low(&unk)});
-            let v = json!({
-                "analysis": "context-switch cost (Regehr 2002 §5.1)",
-                "near_minimum": clusters,
-                "intervals": t.intervals.len(),
-                "switches_per_s": switches as f64 / (span as f64 / 1e9),
-                "voluntary": stats(&mut vol),
-                "involuntary": stats(&mut inv),
-                "unclassified": stats(&mut unk),
-                "same_thread_gaps": stats(&mut same),
-            });
-            if format == "json" {
-                return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
-            }
-            let mut o = format!(
-                "context switches: {switches} in {} ({:.1}/s); {} intervals\n",
-                format_time(span),
-                v["switches_per_s"].as_f64().unwrap(),
-                t.intervals.len()
-            );
-            if !t.reasons_known {
-                o.push_str("(end reasons unknown in this input: switches are unclassified; use --format json --intervals)\n");
-            }
-            for (name, g) in [
-                ("voluntary (after yield/block)", &vol),
-                ("involuntary (preemption)", &inv),
-                ("unclassified", &unk),
-                ("same-thread gaps (interrupts, kernel work)", &same),
-            ] {
-                if g.is_empty() {
-                    continue;
-                }
-                o.push_str(&format!(
-                    "{name}: n={} min {} median {} mean {} p90 {} max {}\n",
-                    g.len(),
-                    format_time(g[0]),
-                    format_time(percentile(g, 50.0)),
-                    format_time((g.iter().sum::<u64>() as f64 / g.len() as f64) as u64),
-                    format_time(percentile(g, 90.0)),
-                    format_time(g[g.len() - 1]),
-                ));
-                // §4: the shortest gap is the fastest path; the gaps not much longer than it are
-                // the representative switches, longer ones are contaminated by other activity.
-                let low: Vec<u64> = g.iter().copied().filter(|&x| x <= 3 * g[0]).collect();
-                o.push_str(&format!(
-                    "  cluster near the minimum (<= 3 x min): n={} median {}\n",
-                    low.len(),
-                    format_time(percentile(&low, 50.0))
-                ));
-                if !name.starts_with("same") {
-                    linear_hist(g, bin, max, &mut o);
-                }
-            }
-            Ok(o)
-        }
+        Cmd::Ctx { file, bin, max, format } => ctx(&file, bin, max, format),
         Cmd::Render { file, from, span, width, output: Some(out) } => {
-            let Some(format) = report::export::ImageFormat::from_path(&out) else {
-                return Err(report::export::ExportError::UnknownFormat(out).to_string().into());
-            };
-            let svg = execute(Cmd::Render { file, from, span, width, output: None })?;
-            report::export::write_as(&svg, &out, format).map_err(|e| e.to_string())?;
-            eprintln!("wrote {}", out.display());
-            Ok(String::new())
+            render_to_file(&file, from, span, width, &out)
         }
-        Cmd::Render { file, from, span, width, output: None } => {
-            if let Some((t, names, misses)) = read_trace_file(&file)? {
-                if t.intervals.is_empty() {
-                    return no_intervals(&file);
-                }
-                return Ok(render_svg(&t.intervals, &names, &misses, from, span, width));
-            }
-            let text = read(&file)?;
-            let t = parse_trace(&text, &file)?;
-            if t.intervals.is_empty() {
-                return no_intervals(&file);
-            }
-            let mut names = std::collections::BTreeMap::new();
-            let mut misses: Vec<(u32, u64)> = Vec::new();
-            if text.trim_start().starts_with('{') {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                    for task in v["tasks"].as_array().into_iter().flatten() {
-                        let id = task["id"].as_u64().unwrap_or(0) as u32;
-                        let label = format!(
-                            "{} ({}, {})",
-                            task["name"].as_str().unwrap_or("?"),
-                            task["sched"].as_str().unwrap_or(""),
-                            task["workload"].as_str().unwrap_or("")
-                        );
-                        names.insert(id, label);
-                        for m in task["miss_at_ns"].as_array().into_iter().flatten() {
-                            misses.push((id, m.as_u64().unwrap_or(0)));
-                        }
-                    }
-                }
-            }
-            Ok(render_svg(&t.intervals, &names, &misses, from, span, width))
-        }
-        Cmd::Latency { file, format } => {
-            let text = read(&file)?;
-            let mut s: Vec<u64> = Vec::new();
-            if text.trim_start().starts_with('{') {
-                let v: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
-                for t in v["tasks"].as_array().into_iter().flatten() {
-                    if let Some(a) = t["latency_samples_ns"].as_array() {
-                        s.extend(a.iter().filter_map(|x| x.as_u64()));
-                    }
-                }
-            } else {
-                for (ln, l) in text.lines().enumerate() {
-                    if let Some(x) = l.trim().strip_prefix("latlate:") {
-                        let us: f64 = x.trim().parse().map_err(|_| {
-                            format!("{file}:{}: latlate value '{}' is not a number", ln + 1, x.trim())
-                        })?;
-                        s.push((us * 1e3).round() as u64);
-                    }
-                }
-            }
-            if s.is_empty() {
-                return refuse(format!(
-                    "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --intervals)"
-                ));
-            }
-            s.sort_unstable();
-            let later = |ms: u64| s.iter().filter(|&&x| x > ms * 1_000_000).count();
-            let v = json!({
-                "analysis": "dispatch latency (Regehr 2002 §5.3)",
-                "samples": s.len(),
-                "latency_ns": {"min": s[0], "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0),
-                    "p99": percentile(&s, 99.0), "p99.9": percentile(&s, 99.9), "max": s[s.len()-1],
-                    "mean": s.iter().sum::<u64>() as f64 / s.len() as f64},
-                "later_than": {"1ms": later(1), "5ms": later(5), "10ms": later(10), "50ms": later(50)},
-            });
-            if format == "json" {
-                return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
-            }
-            let l = &v["latency_ns"];
-            let f = |k: &str| format_time(l[k].as_f64().unwrap_or(0.0) as u64);
-            let mut o = format!(
-                "dispatch latency: {} samples; min {} p50 {} p90 {} p99 {} p99.9 {} max {} mean {}\n",
-                s.len(),
-                f("min"),
-                f("p50"),
-                f("p90"),
-                f("p99"),
-                f("p99.9"),
-                f("max"),
-                f("mean")
-            );
-            o.push_str(&format!(
-                "samples later than (table 1): 1 ms {}  5 ms {}  10 ms {}  50 ms {}\n",
-                later(1),
-                later(5),
-                later(10),
-                later(50)
-            ));
-            for (lo, hi, c) in log2_hist(&s) {
-                o.push_str(&format!("  {:>9} .. {:>9} {c:>8}\n", format_time(lo), format_time(hi)));
-            }
-            Ok(o)
-        }
+        Cmd::Render { file, from, span, width, output: None } => render(&file, from, span, width),
+        Cmd::Latency { file, format } => latency(&file, format),
         Cmd::Indirect { sizes, threads, duration, trials, cpu, format } => {
             let sizes: Vec<usize> = sizes
                 .split(',')
                 .map(|s| parse_size(s).map_err(|e| format!("--sizes: {e}")))
                 .collect::<Result<_, _>>()?;
-            let threads = usize::from(threads);
-            for &b in &sizes {
-                if b < 64 {
-                    return refuse(format!("--sizes: {b} bytes is below the smallest working set, 64 bytes"));
-                }
-            }
-            let runs = 2 * sizes.len() as u64 * u64::from(trials);
-            if duration.saturating_mul(runs) > crate::config::MAX_DURATION {
-                return refuse(format!(
-                    "--sizes, --trials, -d: {runs} runs of {} take longer than hourglass's {} cap",
-                    format_time(duration),
-                    format_time(crate::config::MAX_DURATION)
-                ));
-            }
-            if let Some(c) = cpu {
-                let allowed = crate::sys::allowed_cpus();
-                if !allowed.contains(&c) {
-                    return refuse(format!("--cpu: CPU {c} is not allowed here (allowed: {allowed:?})"));
-                }
-            }
-            let mut rows = Vec::new();
-            let mut o = format!(
-                "indirect cost of a context switch (Regehr 2002 §5.2): C = ((W1 - W{threads})/W1)(T/N{threads}), runs of {};\nW = passes per CPU-second, T = CPU time of the {threads}-thread run (see `Indirect`)\n{:>9} {:>5} {:>12} {:>9} {:>12} {:>9} {:>9} {:>8} {:>13}\n",
-                format_time(duration), "size", "trial", "W1 passes", "cpu1", format!("W{threads} passes"), format!("cpu{threads}"), "lost %", format!("N{threads}"), "C per switch"
-            );
-            for &bytes in &sizes {
-                for trial in 0..trials {
-                    eprintln!(
-                        "hourglass analyze indirect: {} KiB, trial {}/{trials}...",
-                        bytes / 1024,
-                        trial + 1
-                    );
-                    let r = indirect_once(bytes, threads, duration, cpu)
-                        .map_err(|message| Failure { code: 1, message })?;
-                    let c = match r.cost_ns() {
-                        Some(c) if c >= 0.0 => format_time(c as u64),
-                        Some(c) => format!("-{}", format_time((-c) as u64)),
-                        None => "-".into(),
-                    };
-                    o.push_str(&format!(
-                        "{:>6}KiB {:>5} {:>12} {:>9} {:>12} {:>9} {:>8.2}% {:>8} {:>13}\n",
-                        bytes / 1024,
-                        trial + 1,
-                        r.w1,
-                        format_time(r.cpu1_ns),
-                        r.wn,
-                        format_time(r.cpun_ns),
-                        100.0 * r.lost_fraction(),
-                        r.switches,
-                        c
-                    ));
-                    rows.push(json!({"size_bytes": bytes, "trial": trial + 1, "w1": r.w1, "wn": r.wn,
-                        "cpu1_ns": r.cpu1_ns, "cpun_ns": r.cpun_ns, "threads": threads,
-                        "duration_ns": duration, "switches": r.switches,
-                        "lost_fraction": r.lost_fraction(), "cost_per_switch_ns": r.cost_ns()}));
-                }
-            }
-            o.push_str("(a negative C means the contended run did more work per CPU-second: noise exceeds the effect)\n");
-            if format == "json" {
-                return Ok(serde_json::to_string_pretty(&json!({
-                    "analysis": "indirect context-switch cost (Regehr 2002 §5.2)", "rows": rows}))
-                .unwrap()
-                    + "\n");
-            }
-            Ok(o)
+            indirect(&sizes, usize::from(threads), duration, trials, cpu, format)
         }
     }
+}
+
+/// Reads any input `analyze` takes: a trace file, or hourglass's paper text or JSON.
+fn read_any_trace(file: &str) -> Result<Trace, Failure> {
+    Ok(match read_trace_file(file)? {
+        Some((t, _, _)) => {
+            debug!("{file}: a trace file, {} intervals", t.intervals.len());
+            t
+        }
+        None => parse_trace(&read(file)?, file)?,
+    })
+}
+
+/// `analyze ctx`: §5.1's switch gaps, as statistics, clusters and histograms.
+fn ctx(file: &str, bin: u64, max: u64, format: ReportFormat) -> Result<String, Failure> {
+    let t = read_any_trace(file)?;
+    if t.intervals.is_empty() {
+        return no_intervals(file);
+    }
+    if max < bin {
+        return refuse(format!("--max {} is below --bin {}", format_time(max), format_time(bin)));
+    }
+    let (mut vol, mut inv, mut unk, mut same) = ctx_gaps(&t);
+    let span = t.duration_ns.or_else(|| t.intervals.last().map(|i| i.end_ns)).unwrap_or(1).max(1);
+    let switches = vol.len() + inv.len() + unk.len();
+    let clusters = json!({"voluntary": near_minimum(&vol), "involuntary": near_minimum(&inv),
+                          "unclassified": near_minimum(&unk)});
+    let v = json!({
+        "analysis": "context-switch cost (Regehr 2002 §5.1)",
+        "near_minimum": clusters,
+        "intervals": t.intervals.len(),
+        "switches_per_s": switches as f64 / (span as f64 / 1e9),
+        "voluntary": stats(&mut vol),
+        "involuntary": stats(&mut inv),
+        "unclassified": stats(&mut unk),
+        "same_thread_gaps": stats(&mut same),
+    });
+    if format == ReportFormat::Json {
+        return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
+    }
+    let mut o = format!(
+        "context switches: {switches} in {} ({:.1}/s); {} intervals\n",
+        format_time(span),
+        v["switches_per_s"].as_f64().unwrap(),
+        t.intervals.len()
+    );
+    if !t.reasons_known {
+        o.push_str(
+            "(end reasons unknown in this input: switches are unclassified; use --format json --intervals)\n",
+        );
+    }
+    for (name, g) in [
+        ("voluntary (after yield/block)", &vol),
+        ("involuntary (preemption)", &inv),
+        ("unclassified", &unk),
+        ("same-thread gaps (interrupts, kernel work)", &same),
+    ] {
+        ctx_class_text(name, g, bin, max, &mut o);
+    }
+    Ok(o)
+}
+
+/// The gaps of `g` not much longer than the shortest (≤ 3 × min): their count and median.
+fn near_minimum(g: &[u64]) -> serde_json::Value {
+    let mut s = g.to_vec();
+    s.sort_unstable();
+    match s.first() {
+        Some(&m) => {
+            let c: Vec<u64> = s.iter().copied().filter(|&x| x <= 3 * m).collect();
+            json!({"count": c.len(), "median_ns": percentile(&c, 50.0)})
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
+/// One class of gaps (`g` sorted) as text: statistics, the cluster near the minimum, and (for
+/// switches) a histogram.
+fn ctx_class_text(name: &str, g: &[u64], bin: u64, max: u64, o: &mut String) {
+    if g.is_empty() {
+        return;
+    }
+    o.push_str(&format!(
+        "{name}: n={} min {} median {} mean {} p90 {} max {}\n",
+        g.len(),
+        format_time(g[0]),
+        format_time(percentile(g, 50.0)),
+        format_time((g.iter().sum::<u64>() as f64 / g.len() as f64) as u64),
+        format_time(percentile(g, 90.0)),
+        format_time(g[g.len() - 1]),
+    ));
+    // §4: the shortest gap is the fastest path; the gaps not much longer than it are the
+    // representative switches, longer ones are contaminated by other activity.
+    let low: Vec<u64> = g.iter().copied().filter(|&x| x <= 3 * g[0]).collect();
+    o.push_str(&format!(
+        "  cluster near the minimum (<= 3 x min): n={} median {}\n",
+        low.len(),
+        format_time(percentile(&low, 50.0))
+    ));
+    if !name.starts_with("same") {
+        linear_hist(g, bin, max, o);
+    }
+}
+
+/// `analyze render --output FILE`: the drawing in the format the extension names.
+fn render_to_file(
+    file: &str,
+    from: u64,
+    span: u64,
+    width: u32,
+    out: &std::path::Path,
+) -> Result<String, Failure> {
+    let Some(format) = report::export::ImageFormat::from_path(out) else {
+        return Err(report::export::ExportError::UnknownFormat(out.to_path_buf()).to_string().into());
+    };
+    let svg = render(file, from, span, width)?;
+    report::export::write_as(&svg, out, format).map_err(|e| e.to_string())?;
+    info!("wrote {}", out.display());
+    Ok(String::new())
+}
+
+/// `analyze render`: the execution map as SVG.
+fn render(file: &str, from: u64, span: u64, width: u32) -> Result<String, Failure> {
+    if let Some((t, names, misses)) = read_trace_file(file)? {
+        if t.intervals.is_empty() {
+            return no_intervals(file);
+        }
+        return Ok(render_svg(&t.intervals, &names, &misses, from, span, width));
+    }
+    let text = read(file)?;
+    let t = parse_trace(&text, file)?;
+    if t.intervals.is_empty() {
+        return no_intervals(file);
+    }
+    let (names, misses) = if text.trim_start().starts_with('{') {
+        json_labels_and_misses(&text)
+    } else {
+        (BTreeMap::new(), Vec::new())
+    };
+    Ok(render_svg(&t.intervals, &names, &misses, from, span, width))
+}
+
+/// From hourglass JSON: each task's label (`name (sched, workload)`) and its missed deadlines;
+/// nothing from JSON that does not parse.
+fn json_labels_and_misses(text: &str) -> (BTreeMap<u32, String>, Vec<(u32, u64)>) {
+    let mut names = BTreeMap::new();
+    let mut misses: Vec<(u32, u64)> = Vec::new();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        for task in v["tasks"].as_array().into_iter().flatten() {
+            let id = task["id"].as_u64().unwrap_or(0) as u32;
+            let label = format!(
+                "{} ({}, {})",
+                task["name"].as_str().unwrap_or("?"),
+                task["sched"].as_str().unwrap_or(""),
+                task["workload"].as_str().unwrap_or("")
+            );
+            names.insert(id, label);
+            for m in task["miss_at_ns"].as_array().into_iter().flatten() {
+                misses.push((id, m.as_u64().unwrap_or(0)));
+            }
+        }
+    }
+    (names, misses)
+}
+
+/// `analyze latency`: §5.3's percentiles and table 1's counts.
+fn latency(file: &str, format: ReportFormat) -> Result<String, Failure> {
+    let mut s = latency_samples(file)?;
+    if s.is_empty() {
+        return refuse(format!(
+            "{file}: no latency samples (need 'latlate:' lines, or JSON from --format json --intervals)"
+        ));
+    }
+    s.sort_unstable();
+    let later = |ms: u64| s.iter().filter(|&&x| x > ms * 1_000_000).count();
+    let v = json!({
+        "analysis": "dispatch latency (Regehr 2002 §5.3)",
+        "samples": s.len(),
+        "latency_ns": {"min": s[0], "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0),
+            "p99": percentile(&s, 99.0), "p99.9": percentile(&s, 99.9), "max": s[s.len()-1],
+            "mean": s.iter().sum::<u64>() as f64 / s.len() as f64},
+        "later_than": {"1ms": later(1), "5ms": later(5), "10ms": later(10), "50ms": later(50)},
+    });
+    if format == ReportFormat::Json {
+        return Ok(serde_json::to_string_pretty(&v).unwrap() + "\n");
+    }
+    let l = &v["latency_ns"];
+    let f = |k: &str| format_time(l[k].as_f64().unwrap_or(0.0) as u64);
+    let mut o = format!(
+        "dispatch latency: {} samples; min {} p50 {} p90 {} p99 {} p99.9 {} max {} mean {}\n",
+        s.len(),
+        f("min"),
+        f("p50"),
+        f("p90"),
+        f("p99"),
+        f("p99.9"),
+        f("max"),
+        f("mean")
+    );
+    o.push_str(&format!(
+        "samples later than (table 1): 1 ms {}  5 ms {}  10 ms {}  50 ms {}\n",
+        later(1),
+        later(5),
+        later(10),
+        later(50)
+    ));
+    for (lo, hi, c) in log2_hist(&s) {
+        o.push_str(&format!("  {:>9} .. {:>9} {c:>8}\n", format_time(lo), format_time(hi)));
+    }
+    Ok(o)
+}
+
+/// The wake-up latencies in `file`, ns: its `latlate:` lines (µs), or its JSON's samples.
+fn latency_samples(file: &str) -> Result<Vec<u64>, Failure> {
+    let text = read(file)?;
+    let mut s: Vec<u64> = Vec::new();
+    if text.trim_start().starts_with('{') {
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{file}: not valid JSON: {e}"))?;
+        for t in v["tasks"].as_array().into_iter().flatten() {
+            if let Some(a) = t["latency_samples_ns"].as_array() {
+                s.extend(a.iter().filter_map(|x| x.as_u64()));
+            }
+        }
+    } else {
+        for (ln, l) in text.lines().enumerate() {
+            if let Some(x) = l.trim().strip_prefix("latlate:") {
+                let us: f64 = x.trim().parse().map_err(|_| {
+                    format!("{file}:{}: latlate value '{}' is not a number", ln + 1, x.trim())
+                })?;
+                s.push((us * 1e3).round() as u64);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Refuses §5.2 runs that cannot be done: working sets below 64 bytes, more than hourglass's cap
+/// in all, a CPU the process may not use.
+fn check_indirect(sizes: &[usize], duration: u64, trials: u16, cpu: Option<usize>) -> Result<(), Failure> {
+    for &b in sizes {
+        if b < 64 {
+            return refuse(format!("--sizes: {b} bytes is below the smallest working set, 64 bytes"));
+        }
+    }
+    let runs = 2 * sizes.len() as u64 * u64::from(trials);
+    if duration.saturating_mul(runs) > crate::config::MAX_DURATION {
+        return refuse(format!(
+            "--sizes, --trials, -d: {runs} runs of {} take longer than hourglass's {} cap",
+            format_time(duration),
+            format_time(crate::config::MAX_DURATION)
+        ));
+    }
+    if let Some(c) = cpu {
+        let allowed = crate::sys::allowed_cpus();
+        if !allowed.contains(&c) {
+            return refuse(format!("--cpu: CPU {c} is not allowed here (allowed: {allowed:?})"));
+        }
+    }
+    Ok(())
+}
+
+/// `analyze indirect`: §5.2's pairs of runs, one row per working-set size and trial.
+fn indirect(
+    sizes: &[usize],
+    threads: usize,
+    duration: u64,
+    trials: u16,
+    cpu: Option<usize>,
+    format: ReportFormat,
+) -> Result<String, Failure> {
+    check_indirect(sizes, duration, trials, cpu)?;
+    let mut rows = Vec::new();
+    let mut o = format!(
+        "indirect cost of a context switch (Regehr 2002 §5.2): C = ((W1 - W{threads})/W1)(T/N{threads}), runs of {};\nW = passes per CPU-second, T = CPU time of the {threads}-thread run (see `Indirect`)\n{:>9} {:>5} {:>12} {:>9} {:>12} {:>9} {:>9} {:>8} {:>13}\n",
+        format_time(duration), "size", "trial", "W1 passes", "cpu1", format!("W{threads} passes"), format!("cpu{threads}"), "lost %", format!("N{threads}"), "C per switch"
+    );
+    for &bytes in sizes {
+        for trial in 0..trials {
+            info!("indirect: {} KiB, trial {}/{trials}...", bytes / 1024, trial + 1);
+            let r = indirect_once(bytes, threads, duration, cpu)
+                .map_err(|message| Failure { code: 1, message })?;
+            o.push_str(&indirect_row(bytes, trial + 1, &r));
+            rows.push(json!({"size_bytes": bytes, "trial": trial + 1, "w1": r.w1, "wn": r.wn,
+                "cpu1_ns": r.cpu1_ns, "cpun_ns": r.cpun_ns, "threads": threads,
+                "duration_ns": duration, "switches": r.switches,
+                "lost_fraction": r.lost_fraction(), "cost_per_switch_ns": r.cost_ns()}));
+        }
+    }
+    o.push_str(
+        "(a negative C means the contended run did more work per CPU-second: noise exceeds the effect)\n",
+    );
+    if format == ReportFormat::Json {
+        return Ok(serde_json::to_string_pretty(&json!({
+            "analysis": "indirect context-switch cost (Regehr 2002 §5.2)", "rows": rows}))
+        .unwrap()
+            + "\n");
+    }
+    Ok(o)
+}
+
+/// One line of `analyze indirect`'s table.
+fn indirect_row(bytes: usize, trial: u16, r: &Indirect) -> String {
+    let c = match r.cost_ns() {
+        Some(c) if c >= 0.0 => format_time(c as u64),
+        Some(c) => format!("-{}", format_time((-c) as u64)),
+        None => "-".into(),
+    };
+    format!(
+        "{:>6}KiB {:>5} {:>12} {:>9} {:>12} {:>9} {:>8.2}% {:>8} {:>13}\n",
+        bytes / 1024,
+        trial,
+        r.w1,
+        format_time(r.cpu1_ns),
+        r.wn,
+        format_time(r.cpun_ns),
+        100.0 * r.lost_fraction(),
+        r.switches,
+        c
+    )
 }
 
 /// Draws an execution map (figures 3 and 6 of the paper) as SVG (`report::analyses::execution_map`):

@@ -17,11 +17,20 @@
 //! adds a timer interrupt source (`setitimer`) whose cost includes delivering an empty signal.
 
 use crate::clock::{mono_ns, Clock};
+use crate::config::{CpuChoice, ReportFormat};
+use crate::sys;
 use crate::units::parse_size;
 use clap::Parser;
+use nix::sys::eventfd::{EfdFlags, EventFd};
 use serde::Serialize;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
+use tracing::{debug, info, warn};
 
 /// One number a bench produced.
 #[derive(Debug, Clone, Serialize)]
@@ -64,6 +73,58 @@ impl Report {
     }
 }
 
+/// A microbenchmark of `hourglass bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Bench {
+    /// Every bench below, in this order (punctuality only with root).
+    All,
+    /// The gap loop: cost per iteration, smallest gap.
+    Gaploop,
+    /// Etsion table 2: a system call.
+    Trap,
+    /// Etsion table 2: a context switch.
+    Ctxsw,
+    /// Etsion table 2: memcpy bandwidth.
+    Memcpy,
+    /// Dannenberg §8: data between processes.
+    Ipc,
+    /// Dannenberg §9: reading a file.
+    Fileread,
+    /// Dannenberg §6: a clock interrupt.
+    Clockirq,
+    /// Regehr §5.3: a periodic thread's periods met (root).
+    Punctuality,
+}
+
+impl Bench {
+    /// Every bench, in the order `all` runs them.
+    pub const EVERY: [Bench; 8] = [
+        Bench::Gaploop,
+        Bench::Trap,
+        Bench::Ctxsw,
+        Bench::Memcpy,
+        Bench::Ipc,
+        Bench::Fileread,
+        Bench::Clockirq,
+        Bench::Punctuality,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bench::All => "all",
+            Bench::Gaploop => "gaploop",
+            Bench::Trap => "trap",
+            Bench::Ctxsw => "ctxsw",
+            Bench::Memcpy => "memcpy",
+            Bench::Ipc => "ipc",
+            Bench::Fileread => "fileread",
+            Bench::Clockirq => "clockirq",
+            Bench::Punctuality => "punctuality",
+        }
+    }
+}
+
 /// `hourglass bench`.
 #[derive(Debug, Parser)]
 #[command(
@@ -71,15 +132,15 @@ impl Report {
     about = "Microbenchmarks of Etsion 2003 (table 2), Dannenberg 1993 (§6, 8, 9) and the gap loop"
 )]
 pub struct BenchArgs {
-    /// ctxsw, trap, memcpy, ipc, fileread, clockirq, gaploop, punctuality (root), or all (default).
-    #[arg(default_value = "all")]
-    which: Vec<String>,
+    /// Benches to run (punctuality needs root).
+    #[arg(value_enum, default_value = "all")]
+    which: Vec<Bench>,
     /// CPU to pin to (default: the last allowed one); `all` lets the processes spread.
     #[arg(long)]
-    cpu: Option<String>,
-    /// Output format: text or json.
-    #[arg(long, default_value = "text")]
-    format: String,
+    cpu: Option<CpuChoice>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
     /// punctuality: number of 2 s runs.
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -89,6 +150,8 @@ pub struct BenchArgs {
     /// fileread: directory for the test file (default: the temp directory).
     #[arg(long)]
     dir: Option<String>,
+    #[command(flatten)]
+    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
 }
 
 /// Entry point of `hourglass bench`.
@@ -102,27 +165,14 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let cpu = match args.cpu.as_deref() {
+    crate::diag::init("hourglass bench", args.verbose.tracing_level_filter());
+    let cpu = match args.cpu {
         None => Some(crate::config::default_cpu()),
-        Some("all") => None,
-        Some(s) => match s.parse() {
-            Ok(c) => Some(c),
-            Err(_) => {
-                eprintln!("hourglass bench: --cpu: '{s}' is not a CPU number or 'all'");
-                return ExitCode::from(2);
-            }
-        },
+        Some(CpuChoice::All) => None,
+        Some(CpuChoice::One(c)) => Some(c),
     };
-    let all = ["gaploop", "trap", "ctxsw", "memcpy", "ipc", "fileread", "clockirq", "punctuality"];
-    let which: Vec<String> = if args.which.iter().any(|w| w == "all") {
-        all.iter().map(|s| s.to_string()).collect()
-    } else {
-        args.which.clone()
-    };
-    if let Some(bad) = which.iter().find(|w| !all.contains(&w.as_str())) {
-        eprintln!("hourglass bench: unknown bench '{bad}' (one of {}, all)", all.join(", "));
-        return ExitCode::from(2);
-    }
+    let asked_for_all = args.which.contains(&Bench::All);
+    let which: Vec<Bench> = if asked_for_all { Bench::EVERY.to_vec() } else { args.which.clone() };
     if args.runs == 0 || args.runs > 1000 {
         eprintln!("hourglass bench: --runs: {} is not between 1 and 1000", args.runs);
         return ExitCode::from(2);
@@ -136,45 +186,53 @@ pub fn main(argv: &[String]) -> ExitCode {
     };
     let dir = args.dir.clone().map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let (clock, _) = Clock::best(Duration::from_millis(100));
+    debug!("clock: {:?} at {:.0} Hz; CPU {cpu:?}", clock.kind(), clock.hz());
     let mut reports = Vec::new();
-    let asked_for_all = args.which.iter().any(|w| w == "all");
-    for w in &which {
-        if w == "punctuality" && asked_for_all && !crate::sys::can_use_rt() {
-            eprintln!("hourglass bench: punctuality skipped: it needs root or RLIMIT_RTPRIO");
+    for w in which {
+        if w == Bench::Punctuality && asked_for_all && !crate::sys::can_use_rt() {
+            warn!("punctuality skipped: it needs root or RLIMIT_RTPRIO");
             continue;
         }
-        eprintln!("hourglass bench: {w}...");
-        let r = match w.as_str() {
-            "gaploop" => Ok(gaploop(&clock, cpu)),
-            "trap" => Ok(trap(&clock, cpu)),
-            "ctxsw" => ctxsw(&clock, cpu),
-            "memcpy" => Ok(memcpy(cpu)),
-            "ipc" => ipc(cpu),
-            "fileread" => fileread(&dir, file_size),
-            "clockirq" => clockirq(cpu),
-            "punctuality" => punctuality(args.runs),
-            other => {
-                eprintln!("hourglass bench: unknown bench '{other}' (one of {}, all)", all.join(", "));
-                return ExitCode::from(2);
-            }
-        };
-        match r {
+        info!("{}...", w.name());
+        match run_one(w, &clock, cpu, &args, &dir, file_size) {
             Ok(r) => {
-                if args.format != "json" {
+                if args.format == ReportFormat::Text {
                     print!("{}", r.text());
                 }
                 reports.push(r);
             }
             Err(e) => {
-                eprintln!("hourglass bench: {w}: {e}");
+                eprintln!("hourglass bench: {}: {e}", w.name());
                 return ExitCode::from(1);
             }
         }
     }
-    if args.format == "json" {
+    if args.format == ReportFormat::Json {
         println!("{}", serde_json::to_string_pretty(&reports).expect("json"));
     }
     ExitCode::SUCCESS
+}
+
+/// Runs bench `w` (never `all`, which `main` expands).
+fn run_one(
+    w: Bench,
+    clock: &Clock,
+    cpu: Option<usize>,
+    args: &BenchArgs,
+    dir: &std::path::Path,
+    file_size: usize,
+) -> Result<Report, String> {
+    match w {
+        Bench::Gaploop => Ok(gaploop(clock, cpu)),
+        Bench::Trap => Ok(trap(clock, cpu)),
+        Bench::Ctxsw => ctxsw(clock, cpu),
+        Bench::Memcpy => Ok(memcpy(cpu)),
+        Bench::Ipc => ipc(cpu),
+        Bench::Fileread => fileread(dir, file_size),
+        Bench::Clockirq => clockirq(cpu),
+        Bench::Punctuality => punctuality(args.runs),
+        Bench::All => unreachable!("`all` is expanded by main"),
+    }
 }
 
 fn pin(cpu: Option<usize>) {
@@ -240,7 +298,7 @@ pub fn punctuality(runs: usize) -> Result<Report, String> {
         let res = crate::run::run(&cfg).map_err(|e| e.to_string())?;
         let steal = s0.zip(cpu.and_then(steal_ns)).map(|(a, b)| b.saturating_sub(a));
         let p = ProbeRun::of(&res, 5_000_000, 1_000_000, steal);
-        eprintln!("hourglass bench: punctuality run {}/{runs}: met {} of {}", k + 1, p.hits, p.periods);
+        info!("punctuality run {}/{runs}: met {} of {}", k + 1, p.hits, p.periods);
         r.add(format!("run {}: met {} of {} periods", k + 1, p.hits, p.periods), p.hit_pct(), "%");
         done.push(p);
     }
@@ -291,8 +349,7 @@ pub fn trap(clock: &Clock, cpu: Option<usize>) -> Report {
     let n = 1_000_000u64;
     let t0 = mono_ns();
     for _ in 0..n {
-        // SAFETY: getpid has no preconditions.
-        unsafe { libc::syscall(libc::SYS_getpid) };
+        sys::getpid_syscall();
     }
     let per = (mono_ns() - t0) as f64 / n as f64;
     r.add("time per trap", per / 1e3, "us");
@@ -301,8 +358,7 @@ pub fn trap(clock: &Clock, cpu: Option<usize>) -> Report {
     let mut v = Vec::with_capacity(100_000);
     for _ in 0..100_000 {
         let a = clock.now();
-        // SAFETY: as above.
-        unsafe { libc::syscall(libc::SYS_getpid) };
+        sys::getpid_syscall();
         v.push(clock.now() - a);
     }
     let (med, m, sd) = trimmed(&v);
@@ -331,69 +387,36 @@ pub fn mean_sd(v: &[u64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-fn check(r: isize, what: &str) -> Result<(), String> {
-    if r < 0 {
-        Err(format!("{what}: {}", std::io::Error::last_os_error()))
-    } else {
-        Ok(())
-    }
+/// Writes all of `buf`; an error or a closed peer ends the exchange, which the bench then times
+/// short (as before the peer's death, the time is still the parent's).
+fn write_all(mut f: &File, buf: &[u8]) {
+    let _ = f.write_all(buf);
 }
 
-fn write_all(fd: i32, buf: &[u8]) {
-    let mut off = 0;
-    while off < buf.len() {
-        // SAFETY: valid buffer slice.
-        let w = unsafe { libc::write(fd, buf[off..].as_ptr().cast(), buf.len() - off) };
-        if w <= 0 {
-            return;
-        }
-        off += w as usize;
-    }
+/// Fills `buf`; an error or end of file ends the exchange (see [`write_all`]).
+fn read_exact(mut f: &File, buf: &mut [u8]) {
+    let _ = f.read_exact(buf);
 }
 
-fn read_exact(fd: i32, buf: &mut [u8]) {
-    let mut off = 0;
-    while off < buf.len() {
-        // SAFETY: valid buffer slice.
-        let r = unsafe { libc::read(fd, buf[off..].as_mut_ptr().cast(), buf.len() - off) };
-        if r <= 0 {
-            return;
-        }
-        off += r as usize;
-    }
+/// Forks; the child runs `child` on `shared` and exits; the parent runs `parent` on `shared` and
+/// reaps the child ([`sys::fork_pair`]).
+#[allow(unsafe_code)]
+fn fork_pair<S, R>(
+    shared: &mut S,
+    child: impl FnOnce(&mut S),
+    parent: impl FnOnce(&mut S) -> R,
+) -> Result<R, String> {
+    // SAFETY: every child in this module only reads and writes descriptors, futexes and buffers
+    // made before the fork, and copies between them: nothing that allocates, locks or prints. The
+    // shared-memory echo orders its two sides with atomics (Release/Acquire) and a futex or an
+    // eventfd, so that neither side reads a buffer the other is writing.
+    unsafe { sys::fork_pair(shared, child, parent) }
 }
 
-/// Forks; the child runs `child` and exits; the parent runs `parent` and reaps the child.
-fn fork_pair<R>(child: impl FnOnce(), parent: impl FnOnce() -> R) -> Result<R, String> {
-    // SAFETY: the child only uses raw syscalls and memory prepared before the fork, then _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        child();
-        // SAFETY: terminate the child without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
-    let r = parent();
-    let mut st = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(pid, &mut st, 0) };
-    Ok(r)
-}
-
-fn pipe() -> Result<[i32; 2], String> {
-    let mut p = [0i32; 2];
-    // SAFETY: valid array.
-    check(unsafe { libc::pipe(p.as_mut_ptr()) } as isize, "pipe")?;
-    Ok(p)
-}
-
-fn close(fds: &[i32]) {
-    for &f in fds {
-        // SAFETY: closing fds we opened.
-        unsafe { libc::close(f) };
-    }
+/// A pipe: (read end, write end).
+fn pipe() -> Result<(File, File), String> {
+    let (r, w) = nix::unistd::pipe().map_err(|e| format!("pipe: {}", std::io::Error::from(e)))?;
+    Ok((File::from(r), File::from(w)))
 }
 
 /// Etsion table 2 "context switch": two processes exchange a byte through two pipes.
@@ -406,24 +429,25 @@ pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
          trip is two switches; the pipe calls alone are measured in one process and subtracted",
     );
     let n = 20_000u64;
-    let a = pipe()?;
-    let b = pipe()?;
+    let (a_r, a_w) = pipe()?;
+    let (b_r, b_w) = pipe()?;
     let per = fork_pair(
-        || {
+        &mut (),
+        |_| {
             let mut c = [0u8; 1];
             for _ in 0..n {
-                read_exact(a[0], &mut c);
-                write_all(b[1], &c);
+                read_exact(&a_r, &mut c);
+                write_all(&b_w, &c);
             }
         },
-        || {
+        |_| {
             let mut c = [7u8; 1];
             let mut rt = Vec::with_capacity(n as usize);
             let t0 = mono_ns();
             for _ in 0..n {
                 let s = clock.now();
-                write_all(a[1], &c);
-                read_exact(b[0], &mut c);
+                write_all(&a_w, &c);
+                read_exact(&b_r, &mut c);
                 rt.push((clock.now() - s) / 2);
             }
             ((mono_ns() - t0) as f64 / (2 * n) as f64, rt)
@@ -431,18 +455,17 @@ pub fn ctxsw(clock: &Clock, cpu: Option<usize>) -> Result<Report, String> {
     )?;
     let (per, rt) = per;
     let (med, m, sd) = trimmed(&rt);
-    close(&a);
-    close(&b);
+    drop((a_r, a_w, b_r, b_w));
     // The pipe write + read alone, without a switch.
-    let p = pipe()?;
+    let (p_r, p_w) = pipe()?;
     let mut c = [1u8; 1];
     let t0 = mono_ns();
     for _ in 0..n {
-        write_all(p[1], &c);
-        read_exact(p[0], &mut c);
+        write_all(&p_w, &c);
+        read_exact(&p_r, &mut c);
     }
     let ops = (mono_ns() - t0) as f64 / n as f64;
-    close(&p);
+    drop((p_r, p_w));
     let hz = clock.hz() / 1e9;
     r.add("switch incl. one pipe write + read (Etsion's figure)", per / 1e3, "us");
     r.add("  same in cycles", per * hz, "cycles");
@@ -493,139 +516,118 @@ enum Ipc {
 /// Shared region for the shared-memory methods.
 #[repr(C)]
 struct Shm {
-    req: std::sync::atomic::AtomicU32,
-    resp: std::sync::atomic::AtomicU32,
+    req: AtomicU32,
+    resp: AtomicU32,
     req_buf: [u8; MAXB],
     resp_buf: [u8; MAXB],
 }
 
-fn futex_wait(a: &std::sync::atomic::AtomicU32, v: u32) {
-    // SAFETY: a points into shared memory valid in both processes.
-    unsafe {
-        libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAIT, v, std::ptr::null::<libc::timespec>())
-    };
+impl Default for Shm {
+    fn default() -> Shm {
+        Shm { req: AtomicU32::new(0), resp: AtomicU32::new(0), req_buf: [0; MAXB], resp_buf: [0; MAXB] }
+    }
 }
 
-fn futex_wake(a: &std::sync::atomic::AtomicU32) {
-    // SAFETY: as above.
-    unsafe { libc::syscall(libc::SYS_futex, a.as_ptr(), libc::FUTEX_WAKE, 1) };
+/// The four ends of an echo channel: (client writes, client reads, server reads, server writes).
+fn channel(m: Ipc) -> Result<[File; 4], String> {
+    if let Ipc::Pipe = m {
+        let (a_r, a_w) = pipe()?;
+        let (b_r, b_w) = pipe()?;
+        return Ok([a_w, b_r, a_r, b_w]);
+    }
+    // A Unix stream socket pair: each side reads and writes its own end.
+    let (c, s) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+    let dup = |u: &UnixStream| u.try_clone().map(|d| File::from(OwnedFd::from(d)));
+    let (c2, s2) = (dup(&c), dup(&s));
+    let (c2, s2) = (c2.map_err(|e| format!("dup: {e}"))?, s2.map_err(|e| format!("dup: {e}"))?);
+    Ok([c2, File::from(OwnedFd::from(c)), s2, File::from(OwnedFd::from(s))])
 }
 
 /// One-way time in ns for `size` bytes echoed `iters` times with `m`.
 fn ipc_once(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
+    match m {
+        Ipc::Pipe | Ipc::Unix => ipc_stream(m, size, iters),
+        Ipc::ShmFutex | Ipc::ShmEventfd => ipc_shm(matches!(m, Ipc::ShmEventfd), size, iters),
+    }
+}
+
+/// [`ipc_once`] through a pipe pair or a Unix socket pair.
+fn ipc_stream(m: Ipc, size: usize, iters: u64) -> Result<f64, String> {
+    let src = vec![5u8; size];
+    let mut buf = vec![0u8; size];
+    let [client_tx, client_rx, server_rx, server_tx] = channel(m)?;
+    let mut sbuf = vec![0u8; size];
+    let t = fork_pair(
+        &mut (),
+        |_| {
+            for _ in 0..iters {
+                read_exact(&server_rx, &mut sbuf);
+                write_all(&server_tx, &sbuf);
+            }
+        },
+        |_| {
+            let t0 = mono_ns();
+            for _ in 0..iters {
+                write_all(&client_tx, &src);
+                read_exact(&client_rx, &mut buf);
+            }
+            mono_ns() - t0
+        },
+    )?;
+    Ok(t as f64 / (2 * iters) as f64)
+}
+
+/// [`ipc_once`] through shared memory, woken by a futex or (`use_efd`) an eventfd.
+fn ipc_shm(use_efd: bool, size: usize, iters: u64) -> Result<f64, String> {
     use std::sync::atomic::Ordering::*;
     let src = vec![5u8; size];
     let mut buf = vec![0u8; size];
-    match m {
-        Ipc::Pipe | Ipc::Unix => {
-            let (c2s, s2c) = match m {
-                Ipc::Pipe => {
-                    let a = pipe()?;
-                    let b = pipe()?;
-                    ([a[1], a[0]], [b[1], b[0]]) // [write end, read end]
-                }
-                _ => {
-                    let mut sv = [0i32; 2];
-                    // SAFETY: valid array.
-                    check(
-                        unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) }
-                            as isize,
-                        "socketpair",
-                    )?;
-                    ([sv[0], sv[1]], [sv[1], sv[0]])
-                }
-            };
-            let mut sbuf = vec![0u8; size];
-            let t = fork_pair(
-                || {
-                    for _ in 0..iters {
-                        read_exact(c2s[1], &mut sbuf);
-                        write_all(s2c[0], &sbuf);
-                    }
-                },
-                || {
-                    let t0 = mono_ns();
-                    for _ in 0..iters {
-                        write_all(c2s[0], &src);
-                        read_exact(s2c[1], &mut buf);
-                    }
-                    mono_ns() - t0
-                },
-            )?;
-            let mut fds = vec![c2s[0], c2s[1], s2c[0], s2c[1]];
-            fds.sort_unstable();
-            fds.dedup();
-            close(&fds);
-            Ok(t as f64 / (2 * iters) as f64)
+    let mut shm = sys::SharedMem::<Shm>::new()?;
+    let efd = || {
+        EventFd::from_value_and_flags(0, EfdFlags::empty())
+            .map_err(|e| format!("eventfd: {}", std::io::Error::from(e)))
+    };
+    let (e1, e2) = (efd()?, efd()?);
+    let notify = |fd: &EventFd, a: &AtomicU32| {
+        a.fetch_add(1, Release);
+        if use_efd {
+            let _ = fd.write(1);
+        } else {
+            sys::futex_wake(a);
         }
-        Ipc::ShmFutex | Ipc::ShmEventfd => {
-            let len = std::mem::size_of::<Shm>();
-            // SAFETY: anonymous shared mapping, checked below.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+    };
+    let wait = |fd: &EventFd, a: &AtomicU32, seen: u32| {
+        if use_efd {
+            let _ = fd.read();
+        } else {
+            while a.load(Acquire) == seen {
+                sys::futex_wait(a, seen);
             }
-            // SAFETY: the mapping is zeroed, sized and aligned for Shm (atomics of zero are valid).
-            let shm: &mut Shm = unsafe { &mut *(p as *mut Shm) };
-            let shm_ptr = p as *mut Shm;
-            // SAFETY: plain syscalls.
-            let (e1, e2) = unsafe { (libc::eventfd(0, 0), libc::eventfd(0, 0)) };
-            let use_efd = matches!(m, Ipc::ShmEventfd);
-            let notify = |fd: i32, a: &std::sync::atomic::AtomicU32| {
-                a.fetch_add(1, Release);
-                if use_efd {
-                    let one = 1u64.to_ne_bytes();
-                    write_all(fd, &one);
-                } else {
-                    futex_wake(a);
-                }
-            };
-            let wait = |fd: i32, a: &std::sync::atomic::AtomicU32, seen: u32| {
-                if use_efd {
-                    let mut v = [0u8; 8];
-                    read_exact(fd, &mut v);
-                } else {
-                    while a.load(Acquire) == seen {
-                        futex_wait(a, seen);
-                    }
-                }
-            };
-            let t = fork_pair(
-                || {
-                    // SAFETY: the same shared mapping, now in the child.
-                    let s: &mut Shm = unsafe { &mut *shm_ptr };
-                    for i in 0..iters as u32 {
-                        wait(e1, &s.req, i);
-                        s.resp_buf[..size].copy_from_slice(&s.req_buf[..size]);
-                        notify(e2, &s.resp);
-                    }
-                },
-                || {
-                    let t0 = mono_ns();
-                    for i in 0..iters as u32 {
-                        shm.req_buf[..size].copy_from_slice(&src);
-                        notify(e1, &shm.req);
-                        wait(e2, &shm.resp, i);
-                        buf.copy_from_slice(&shm.resp_buf[..size]);
-                    }
-                    mono_ns() - t0
-                },
-            )?;
-            close(&[e1, e2]);
-            // SAFETY: unmapping our mapping; no references outlive this.
-            unsafe { libc::munmap(p, len) };
-            Ok(t as f64 / (2 * iters) as f64)
         }
-    }
+    };
+    let t = fork_pair(
+        &mut shm,
+        |s| {
+            let s: &mut Shm = s;
+            for i in 0..iters as u32 {
+                wait(&e1, &s.req, i);
+                s.resp_buf[..size].copy_from_slice(&s.req_buf[..size]);
+                notify(&e2, &s.resp);
+            }
+        },
+        |shm| {
+            let shm: &mut Shm = shm;
+            let t0 = mono_ns();
+            for i in 0..iters as u32 {
+                shm.req_buf[..size].copy_from_slice(&src);
+                notify(&e1, &shm.req);
+                wait(&e2, &shm.resp, i);
+                buf.copy_from_slice(&shm.resp_buf[..size]);
+            }
+            mono_ns() - t0
+        },
+    )?;
+    Ok(t as f64 / (2 * iters) as f64)
 }
 
 /// Least-squares fit t = a + b·N; returns (a, b).
@@ -676,17 +678,15 @@ pub fn ipc(cpu: Option<usize>) -> Result<Report, String> {
 }
 
 fn rusage_cpu_ns() -> u64 {
-    // SAFETY: valid pointer.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    tv(u.ru_utime) + tv(u.ru_stime)
+    use nix::sys::resource::{getrusage, UsageWho};
+    let Ok(u) = getrusage(UsageWho::RUSAGE_SELF) else { return 0 };
+    let tv = |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000_000 + t.tv_usec() as u64 * 1000;
+    tv(u.user_time()) + tv(u.system_time())
 }
 
 /// Dannenberg §9: reading a file by `read`, buffered (stdio-style) reads and `mmap`.
 pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
-    use std::io::{Read, Write};
-    use std::os::unix::io::AsRawFd;
+    use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
     let mut r = Report::new(
         "fileread",
         "Dannenberg 1993 §9 table 2 (stdio 450-840 KB/s, block 440-940, mmap 420-660 on a 33 MHz 486)",
@@ -709,8 +709,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     }
     let evict = || {
         if let Ok(f) = std::fs::File::open(&path) {
-            // SAFETY: plain syscall on our fd.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            let _ = posix_fadvise(&f, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED);
         }
     };
     let measure = |f: &dyn Fn() -> u64| -> (f64, f64) {
@@ -748,26 +747,7 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     };
     let mapped = || -> u64 {
         let f = std::fs::File::open(&path).expect("open");
-        // SAFETY: read-only private mapping of a file of `size` bytes, unmapped below.
-        let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, f.as_raw_fd(), 0)
-        };
-        if p == libc::MAP_FAILED {
-            return 0;
-        }
-        // SAFETY: advisory only.
-        unsafe { libc::madvise(p, size, libc::MADV_SEQUENTIAL) };
-        let mut s = 0u64;
-        let base = p as *const u8;
-        let mut off = 0;
-        while off < size {
-            // SAFETY: off < size, inside the mapping.
-            s = s.wrapping_add(unsafe { std::ptr::read_volatile(base.add(off)) } as u64);
-            off += 4096;
-        }
-        // SAFETY: our mapping.
-        unsafe { libc::munmap(p, size) };
-        s
+        sys::read_mapped_pages(&f, size).unwrap_or(0)
     };
     for warm in [false, true] {
         let tag = if warm { "warm" } else { "cold" };
@@ -800,8 +780,6 @@ pub fn fileread(dir: &std::path::Path, size: usize) -> Result<Report, String> {
     Ok(r)
 }
 
-extern "C" fn on_alarm(_: libc::c_int) {}
-
 /// Dannenberg §6: clock-interrupt cost from loop rates at two interrupt frequencies.
 pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
     pin(cpu);
@@ -814,25 +792,11 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
          (r1 f2 - r2 f1); the median is reported. Cross-check: the gap loop under the same timers \
          sees the direct time each interrupt takes (without the cache refill the scan suffers)",
     );
-    // SAFETY: installing a handler that does nothing.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_alarm as *const () as usize;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
-    }
-    let set_timer = |hz: f64| {
-        let us = (1e6 / hz) as libc::suseconds_t;
-        let tv = libc::timeval { tv_sec: 0, tv_usec: us };
-        let it = libc::itimerval { it_interval: tv, it_value: tv };
-        // SAFETY: valid pointer.
-        unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) };
-    };
+    let _ = sys::catch_with_empty_handler(nix::sys::signal::Signal::SIGALRM);
+    let set_timer = |hz: f64| sys::set_real_timer((1e6 / hz) as i64);
     let rt = cpu.is_some() && crate::sys::allowed_cpus().len() > 1 && crate::sys::can_use_rt();
     if rt {
-        let p = libc::sched_param { sched_priority: 10 };
-        // SAFETY: valid pointer.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+        let _ = sys::set_fifo(10);
     }
     let buf: Vec<u64> = (0..(1 << 17)).collect();
     let window = |hz: f64| -> f64 {
@@ -880,16 +844,9 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
         })
         .collect();
     let direct = med(&mut direct);
-    let zero = libc::itimerval {
-        it_interval: libc::timeval { tv_sec: 0, tv_usec: 0 },
-        it_value: libc::timeval { tv_sec: 0, tv_usec: 0 },
-    };
-    // SAFETY: disarm.
-    unsafe { libc::setitimer(libc::ITIMER_REAL, &zero, std::ptr::null_mut()) };
+    sys::set_real_timer(0);
     if rt {
-        let p = libc::sched_param { sched_priority: 0 };
-        // SAFETY: valid pointer.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) };
+        let _ = sys::set_other();
     }
     let c = med(&mut cs);
     r.add("loop rate at f1 = 100 Hz (median)", med(&mut r1s), "passes/s");
@@ -904,6 +861,29 @@ pub fn clockirq(cpu: Option<usize>) -> Result<Report, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bench_names_formats_and_cpus_are_parsed_at_the_edge() {
+        use clap::ValueEnum;
+        for b in Bench::EVERY {
+            assert_eq!(Bench::from_str(b.name(), false), Ok(b));
+        }
+        let parse = |args: &[&str]| {
+            BenchArgs::try_parse_from(std::iter::once("hourglass bench").chain(args.iter().copied()))
+        };
+        let a = parse(&["trap", "ctxsw", "--format", "json", "--cpu", "all"]).unwrap();
+        assert_eq!(a.which, vec![Bench::Trap, Bench::Ctxsw]);
+        assert_eq!(a.format, ReportFormat::Json);
+        assert_eq!(a.cpu, Some(CpuChoice::All));
+        let a = parse(&["--cpu", "1"]).unwrap();
+        assert_eq!(
+            (a.which, a.format, a.cpu),
+            (vec![Bench::All], ReportFormat::Text, Some(CpuChoice::One(1)))
+        );
+        assert!(parse(&["frobnicate"]).is_err());
+        assert!(parse(&["trap", "--format", "xml"]).is_err());
+        assert!(parse(&["--cpu", "last"]).is_err());
+    }
 
     #[test]
     fn trimmed_statistics_drop_the_slowest_percent() {

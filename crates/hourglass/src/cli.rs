@@ -119,6 +119,8 @@ new options:
                       read and checked as smartsim reads it, the same random draws;
                       the policy runs as the nearest Linux class (the run prints how
                       each task was mapped); -d overrides its duration
+  -v, --verbose       more diagnostics on stderr: -v debug, -vv trace (warnings and
+                      progress are shown by default); -q, --quiet: fewer (-qq errors only)
   -h, --help          this text;  -V, --version
 
 Safety: every run is bounded; a SCHED_FIFO 99 watchdog ends runs that starve the
@@ -163,174 +165,229 @@ impl<'a> Args<'a> {
     }
 }
 
+/// What the parser has seen so far.
+struct Parsing {
+    n: Option<usize>,
+    base: RunConfig,
+    duration_given: bool,
+    target: Target,
+    ops: Vec<(Target, String, Op)>,
+    scenario: Option<PathBuf>,
+}
+
 /// Parses the arguments after the program name.
 pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
-    let mut a = Args { v: argv, i: 0 };
-    let mut n: Option<usize> = None;
-    let mut base = RunConfig::new(0);
-    let mut duration_given = false;
-    let mut target = Target::None;
-    let mut ops: Vec<(Target, String, Op)> = Vec::new();
-    let mut scenario: Option<PathBuf> = None;
     if argv.is_empty() {
         return Err(err("hourglass", "no options; -n is mandatory (try --help)"));
     }
+    let mut a = Args { v: argv, i: 0 };
+    let mut p = Parsing {
+        n: None,
+        base: RunConfig::new(0),
+        duration_given: false,
+        target: Target::None,
+        ops: Vec::new(),
+        scenario: None,
+    };
     while a.i < argv.len() {
-        let opt = argv[a.i].clone();
-        let o = opt.as_str();
-        match o {
+        let opt = argv[a.i].as_str();
+        match opt {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
-            "-n" => {
-                let s = a.value(o, "number of threads")?;
-                let v: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a number of threads")))?;
-                if v == 0 || v > MAX_THREADS {
-                    return Err(err(o, format!("the number of threads must be 1..{MAX_THREADS}")));
-                }
-                n = Some(v);
-            }
-            "-d" | "--duration" => {
-                base.duration = a.time(o, "duration")?;
-                if base.duration == 0 {
-                    return Err(err(o, "the duration must be positive"));
-                }
-                duration_given = true;
-            }
-            "-c" => base.raw_cycles = true,
-            "-e" => {
-                let s = a.value(o, "number of records")?;
-                base.records = Some(
-                    s.parse()
-                        .ok()
-                        .filter(|&r| r > 0 && r <= 100_000_000)
-                        .ok_or_else(|| err(o, format!("'{s}': records must be 1..100000000")))?,
-                );
-            }
-            "-t" => {
-                let s = a.value(o, "thread number")?;
-                let t: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a thread number")))?;
-                target = Target::One(t);
-            }
-            "-a" => target = Target::All,
-            "-p" => {
-                let s = a.value(o, "priority")?;
-                let p = Priority::parse(s).ok_or_else(|| {
-                    err(
-                        o,
-                        format!(
-                            "unknown priority '{s}' (IDLE, LOW, NORMAL, HIGH, HIGHEST, RTLOW, RTMED, RTHIGH)"
-                        ),
-                    )
-                })?;
-                ops.push((target, opt.clone(), Op::Priority(p)));
-            }
-            "-rh" | "-rs" => {
-                let amount = a.time(o, "reservation amount")?;
-                let period = a.time(o, "reservation period")?;
-                if amount == 0 || amount > period {
-                    return Err(err(o, "need 0 < amount <= period"));
-                }
-                if amount < 1024 {
-                    return Err(err(o, "SCHED_DEADLINE needs an amount of at least 1024ns"));
-                }
-                let r = Reservation { amount, period, soft: o == "-rs" };
-                ops.push((target, opt.clone(), Op::Reserve(r)));
-            }
-            "-w" => {
-                let w = parse_workload(&mut a)?;
-                ops.push((target, opt.clone(), Op::Work(w)));
-            }
-            "-i" => {
-                let s = a.value(o, "timer")?;
-                let t = TimerKind::parse(s).map_err(|m| err(o, m))?;
-                ops.push((target, opt.clone(), Op::Timer(t)));
-            }
-            "-s" => {
-                let t = a.time(o, "start time")?;
-                ops.push((target, opt.clone(), Op::Start(t)));
-            }
-            "-f" => {
-                let t = a.time(o, "finish time")?;
-                ops.push((target, opt.clone(), Op::Finish(t)));
-            }
-            "--cpu" => {
-                let s = a.value(o, "CPU number or 'all'")?;
-                base.cpu = if s == "all" {
-                    CpuChoice::All
-                } else {
-                    let c: usize =
-                        s.parse().map_err(|_| err(o, format!("'{s}' is not a CPU number or 'all'")))?;
-                    let allowed = crate::sys::allowed_cpus();
-                    if !allowed.contains(&c) {
-                        return Err(err(o, format!("CPU {c} is not allowed here (allowed: {allowed:?})")));
-                    }
-                    CpuChoice::One(c)
-                };
-            }
-            "--format" => {
-                let s = a.value(o, "format")?;
-                base.format = match s {
-                    "text" => Format::Text,
-                    "paper" => Format::Paper,
-                    "json" => Format::Json,
-                    _ => return Err(err(o, format!("unknown format '{s}' (text, paper, json)"))),
-                };
-            }
-            "--intervals" => base.trace = true,
-            "--trace" => {
-                let f = a.value(o, "trace file (the JSON's intervals are --intervals)")?;
-                if f.starts_with('-') {
-                    return Err(err(
-                        o,
-                        format!("'{f}' is not a file: --trace takes the trace file to write; the JSON's intervals are --intervals"),
-                    ));
-                }
-                base.trace_file = Some(PathBuf::from(f));
-            }
-            "--hist" => base.hist = true,
-            "--force" => base.force = true,
-            "--perfetto" => base.perfetto = Some(PathBuf::from(a.value(o, "output file")?)),
-            "--gap" => {
-                let g = a.time(o, "gap threshold")?;
-                if g == 0 {
-                    return Err(err(o, "the gap threshold must be positive"));
-                }
-                base.gap = Some(g);
-            }
-            "--clock" => {
-                let s = a.value(o, "clock")?;
-                base.clock = match s {
-                    "auto" | "tsc" => ClockChoice::Auto,
-                    "monotonic" => ClockChoice::Monotonic,
-                    _ => return Err(err(o, format!("unknown clock '{s}' (auto, monotonic)"))),
-                };
-            }
-            "--starve-limit" => base.starve_limit = a.time(o, "starvation limit")?,
-            "--pm-qos" => {
-                let s = a.value(o, "latency target in microseconds")?;
-                base.pm_qos = Some(
-                    s.parse()
-                        .ok()
-                        .filter(|&v: &i32| v >= 0)
-                        .ok_or_else(|| err(o, format!("'{s}' is not a number of microseconds >= 0")))?,
-                );
-            }
-            "--scenario" => scenario = Some(PathBuf::from(a.value(o, "scenario file")?)),
-            "-m" => return Err(err(o, "MM timers and -m do not exist on Linux")),
-            "" => return Err(err("''", "an empty argument (see hourglass --help)")),
-            _ => {
-                return Err(err(
-                    o,
-                    if o.starts_with('-') {
-                        "unknown option (see hourglass --help)".to_string()
-                    } else {
-                        "unexpected argument (see hourglass --help)".to_string()
-                    },
-                ))
-            }
+            _ => {}
+        }
+        if let Some(op) = thread_option(&mut a, opt)? {
+            p.ops.push((p.target, opt.to_string(), op));
+        } else if !global_option(&mut a, opt, &mut p)? && !output_option(&mut a, opt, &mut p.base)? {
+            run_option(&mut a, opt, &mut p.base)?;
         }
         a.i += 1;
     }
+    finish(argv, p)
+}
+
+/// A per-thread option (`-p -rh -rs -w -i -s -f`), or `None` for any other.
+fn thread_option(a: &mut Args, o: &str) -> Result<Option<Op>, UsageError> {
+    Ok(Some(match o {
+        "-p" => {
+            let s = a.value(o, "priority")?;
+            Op::Priority(Priority::parse(s).ok_or_else(|| {
+                err(
+                    o,
+                    format!(
+                        "unknown priority '{s}' (IDLE, LOW, NORMAL, HIGH, HIGHEST, RTLOW, RTMED, RTHIGH)"
+                    ),
+                )
+            })?)
+        }
+        "-rh" | "-rs" => {
+            let amount = a.time(o, "reservation amount")?;
+            let period = a.time(o, "reservation period")?;
+            if amount == 0 || amount > period {
+                return Err(err(o, "need 0 < amount <= period"));
+            }
+            if amount < 1024 {
+                return Err(err(o, "SCHED_DEADLINE needs an amount of at least 1024ns"));
+            }
+            Op::Reserve(Reservation { amount, period, soft: o == "-rs" })
+        }
+        "-w" => Op::Work(parse_workload(a)?),
+        "-i" => {
+            let s = a.value(o, "timer")?;
+            Op::Timer(TimerKind::parse(s).map_err(|m| err(o, m))?)
+        }
+        "-s" => Op::Start(a.time(o, "start time")?),
+        "-f" => Op::Finish(a.time(o, "finish time")?),
+        _ => return Ok(None),
+    }))
+}
+
+/// The options that shape the parse itself (`-n -d -t -a --scenario`, `-v`/`-q`); false for any
+/// other.
+fn global_option(a: &mut Args, o: &str, p: &mut Parsing) -> Result<bool, UsageError> {
+    match o {
+        "-n" => {
+            let s = a.value(o, "number of threads")?;
+            let v: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a number of threads")))?;
+            if v == 0 || v > MAX_THREADS {
+                return Err(err(o, format!("the number of threads must be 1..{MAX_THREADS}")));
+            }
+            p.n = Some(v);
+        }
+        "-d" | "--duration" => {
+            p.base.duration = a.time(o, "duration")?;
+            if p.base.duration == 0 {
+                return Err(err(o, "the duration must be positive"));
+            }
+            p.duration_given = true;
+        }
+        "-t" => {
+            let s = a.value(o, "thread number")?;
+            let t: usize = s.parse().map_err(|_| err(o, format!("'{s}' is not a thread number")))?;
+            p.target = Target::One(t);
+        }
+        "-a" => p.target = Target::All,
+        "--scenario" => p.scenario = Some(PathBuf::from(a.value(o, "scenario file")?)),
+        "--verbose" => p.base.verbosity = p.base.verbosity.saturating_add(1),
+        "--quiet" => p.base.verbosity = p.base.verbosity.saturating_sub(1),
+        _ => match repeated_flag(o) {
+            Some(('v', k)) => p.base.verbosity = p.base.verbosity.saturating_add(k),
+            Some(('q', k)) => p.base.verbosity = p.base.verbosity.saturating_sub(k),
+            _ => return Ok(false),
+        },
+    }
+    Ok(true)
+}
+
+/// `-v`, `-vv`, `-qqq`...: the letter and how many times it is repeated.
+fn repeated_flag(o: &str) -> Option<(char, i8)> {
+    let letters = o.strip_prefix('-')?;
+    let c = letters.chars().next().filter(|c| matches!(c, 'v' | 'q'))?;
+    if !letters.chars().all(|x| x == c) {
+        return None;
+    }
+    Some((c, i8::try_from(letters.len()).unwrap_or(i8::MAX)))
+}
+
+/// An option of what is printed and written (`-c --format --intervals --trace --hist
+/// --perfetto`); false for any other.
+fn output_option(a: &mut Args, o: &str, base: &mut RunConfig) -> Result<bool, UsageError> {
+    match o {
+        "-c" => base.raw_cycles = true,
+        "--format" => {
+            let s = a.value(o, "format")?;
+            base.format = match s {
+                "text" => Format::Text,
+                "paper" => Format::Paper,
+                "json" => Format::Json,
+                _ => return Err(err(o, format!("unknown format '{s}' (text, paper, json)"))),
+            };
+        }
+        "--intervals" => base.trace = true,
+        "--trace" => {
+            let f = a.value(o, "trace file (the JSON's intervals are --intervals)")?;
+            if f.starts_with('-') {
+                return Err(err(
+                    o,
+                    format!("'{f}' is not a file: --trace takes the trace file to write; the JSON's intervals are --intervals"),
+                ));
+            }
+            base.trace_file = Some(PathBuf::from(f));
+        }
+        "--hist" => base.hist = true,
+        "--perfetto" => base.perfetto = Some(PathBuf::from(a.value(o, "output file")?)),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A run-wide option of the measurement (`-e --cpu --gap --clock ...`); anything else is an error.
+fn run_option(a: &mut Args, o: &str, base: &mut RunConfig) -> Result<(), UsageError> {
+    match o {
+        "-e" => {
+            let s = a.value(o, "number of records")?;
+            base.records = Some(
+                s.parse()
+                    .ok()
+                    .filter(|&r| r > 0 && r <= 100_000_000)
+                    .ok_or_else(|| err(o, format!("'{s}': records must be 1..100000000")))?,
+            );
+        }
+        "--cpu" => {
+            let s = a.value(o, "CPU number or 'all'")?;
+            base.cpu = s.parse().map_err(|m: String| err(o, m))?;
+            if let CpuChoice::One(c) = base.cpu {
+                let allowed = crate::sys::allowed_cpus();
+                if !allowed.contains(&c) {
+                    return Err(err(o, format!("CPU {c} is not allowed here (allowed: {allowed:?})")));
+                }
+            }
+        }
+        "--force" => base.force = true,
+        "--gap" => {
+            let g = a.time(o, "gap threshold")?;
+            if g == 0 {
+                return Err(err(o, "the gap threshold must be positive"));
+            }
+            base.gap = Some(g);
+        }
+        "--clock" => {
+            let s = a.value(o, "clock")?;
+            base.clock = match s {
+                "auto" | "tsc" => ClockChoice::Auto,
+                "monotonic" => ClockChoice::Monotonic,
+                _ => return Err(err(o, format!("unknown clock '{s}' (auto, monotonic)"))),
+            };
+        }
+        "--starve-limit" => base.starve_limit = a.time(o, "starvation limit")?,
+        "--pm-qos" => {
+            let s = a.value(o, "latency target in microseconds")?;
+            base.pm_qos = Some(
+                s.parse()
+                    .ok()
+                    .filter(|&v: &i32| v >= 0)
+                    .ok_or_else(|| err(o, format!("'{s}' is not a number of microseconds >= 0")))?,
+            );
+        }
+        "-m" => return Err(err(o, "MM timers and -m do not exist on Linux")),
+        "" => return Err(err("''", "an empty argument (see hourglass --help)")),
+        _ => {
+            return Err(err(
+                o,
+                if o.starts_with('-') {
+                    "unknown option (see hourglass --help)".to_string()
+                } else {
+                    "unexpected argument (see hourglass --help)".to_string()
+                },
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Checks what only the whole command line can tell, and builds the command.
+fn finish(argv: &[String], p: Parsing) -> Result<Command, UsageError> {
+    let Parsing { n, mut base, duration_given, ops, scenario, .. } = p;
     base.source =
         std::iter::once("hourglass".to_string()).chain(argv.iter().cloned()).collect::<Vec<_>>().join(" ");
     if base.duration > MAX_DURATION && !base.force {
@@ -355,6 +412,23 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
     let n = n.ok_or_else(|| err("-n", "the number of threads is mandatory, e.g. -n 1"))?;
     let mut cfg = base;
     cfg.threads = (0..n).map(ThreadSpec::new).collect();
+    apply(&mut cfg.threads, ops)?;
+    for th in &cfg.threads {
+        if let Some(f) = th.finish {
+            if f <= th.start {
+                return Err(err("-f", format!("{}: finish time must be after its start time", th.name)));
+            }
+        }
+        if th.start >= cfg.duration {
+            return Err(err("-s", format!("{}: start time is after the end of the run", th.name)));
+        }
+    }
+    Ok(Command::Run(Box::new(cfg)))
+}
+
+/// Applies the per-thread options, in command-line order, to the threads they target.
+fn apply(threads: &mut [ThreadSpec], ops: Vec<(Target, String, Op)>) -> Result<(), UsageError> {
+    let n = threads.len();
     for (t, opt, op) in ops {
         let idx: Vec<usize> = match t {
             Target::None => {
@@ -370,7 +444,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             Target::One(i) => vec![i],
         };
         for i in idx {
-            let th = &mut cfg.threads[i];
+            let th = &mut threads[i];
             match &op {
                 Op::Priority(p) => th.priority = *p,
                 Op::Reserve(r) => th.reservation = Some(*r),
@@ -381,17 +455,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             }
         }
     }
-    for th in &cfg.threads {
-        if let Some(f) = th.finish {
-            if f <= th.start {
-                return Err(err("-f", format!("{}: finish time must be after its start time", th.name)));
-            }
-        }
-        if th.start >= cfg.duration {
-            return Err(err("-s", format!("{}: start time is after the end of the run", th.name)));
-        }
-    }
-    Ok(Command::Run(Box::new(cfg)))
+    Ok(())
 }
 
 fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
@@ -500,6 +564,21 @@ mod tests {
         assert_eq!(c.threads[2].workload, Workload::CpuScan { bytes: 65536 });
         assert_eq!(c.threads[1].start, 1_000_000_000);
         assert_eq!(c.threads[1].finish, Some(2_000_000_000));
+    }
+
+    #[test]
+    fn each_v_raises_the_verbosity_and_each_q_lowers_it() {
+        assert_eq!(run("-n 1").verbosity, 0);
+        assert_eq!(run("-n 1 -v").verbosity, 1);
+        assert_eq!(run("-v -n 1 --verbose -t 0 -p LOW").verbosity, 2);
+        assert_eq!(run("-n 1 -vvv").verbosity, 3);
+        assert_eq!(run("-n 1 -q").verbosity, -1);
+        assert_eq!(run("-n 1 -qq -v --quiet").verbosity, -2);
+        assert_eq!(bad("-n 1 -vq").option, "-vq");
+        match parse(&args("--scenario x.toml -vv")).unwrap() {
+            Command::Scenario { base, .. } => assert_eq!(base.verbosity, 2),
+            other => panic!("{other:?}"),
+        }
     }
 
     fn bad(s: &str) -> UsageError {

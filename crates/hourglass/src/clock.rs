@@ -28,19 +28,15 @@ pub struct Clock {
 }
 
 /// Reads `CLOCK_MONOTONIC` in nanoseconds.
-#[inline]
+#[inline(always)]
 pub fn mono_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::sys::monotonic_ns()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn rdtsc() -> u64 {
-    // SAFETY: rdtsc has no preconditions on x86_64.
-    unsafe { core::arch::x86_64::_rdtsc() }
+    crate::sys::rdtsc()
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -53,15 +49,12 @@ fn rdtsc() -> u64 {
 pub fn tsc_is_invariant() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::__cpuid;
-        // cpuid is available on every x86_64 CPU.
-        #[allow(unused_unsafe)]
-        let max_ext = unsafe { __cpuid(0x8000_0000) }.eax;
+        use crate::sys::cpuid;
+        let (max_ext, ..) = cpuid(0x8000_0000);
         if max_ext < 0x8000_0007 {
             return false;
         }
-        #[allow(unused_unsafe)]
-        let edx = unsafe { __cpuid(0x8000_0007) }.edx;
+        let (.., edx) = cpuid(0x8000_0007);
         edx & (1 << 8) != 0
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -208,7 +208,19 @@ pub enum CpuChoice {
     All,
 }
 
-/// Output format.
+impl std::str::FromStr for CpuChoice {
+    type Err = String;
+
+    /// `all`, or a CPU number (whether the process may use it is the caller's to check).
+    fn from_str(s: &str) -> Result<CpuChoice, String> {
+        if s == "all" {
+            return Ok(CpuChoice::All);
+        }
+        s.parse().map(CpuChoice::One).map_err(|_| format!("'{s}' is not a CPU number or 'all'"))
+    }
+}
+
+/// Output format of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum Format {
     /// One-screen summary (default), plus the paper's `thread N: missed` lines.
@@ -216,6 +228,15 @@ pub enum Format {
     /// The paper's complete output: every trace line, every `latlate:` line, the miss lines.
     Paper,
     /// The project's output contract (ARCHITECTURE.md).
+    Json,
+}
+
+/// Output format of `hourglass analyze` and `hourglass bench` (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Readable text.
+    Text,
+    /// JSON.
     Json,
 }
 
@@ -275,6 +296,10 @@ pub struct RunConfig {
     pub pm_qos: Option<i32>,
     /// The command line or scenario path, echoed in outputs.
     pub source: String,
+    /// How much diagnostic chatter goes to stderr: the number of `-v` less the number of `-q`
+    /// (0: warnings and progress; 1: debug; 2: trace; -1: warnings only; see [`crate::diag`]).
+    #[serde(skip)]
+    pub verbosity: i8,
     /// Scheduler policy label for JSON (`linux` unless a scenario names one).
     pub policy: String,
     /// Seed of the random draws (execution times, jitter): each thread draws from
@@ -311,6 +336,7 @@ impl RunConfig {
             starve_limit: 2_000_000_000,
             pm_qos: None,
             source: String::new(),
+            verbosity: 0,
             policy: "linux".into(),
             seed: None,
             scenario_policy: None,

@@ -1,7 +1,10 @@
 //! `hourglass`: thin binary over the library (see `hourglass --help`).
 
+#![forbid(unsafe_code)]
+
 use hourglass::cli::{self, Command};
 use std::process::ExitCode;
+use tracing::{info, trace, warn};
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -17,6 +20,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Command::Run(c) | Command::Scenario { base: c, .. } = &cmd {
+        hourglass::diag::init("hourglass", hourglass::diag::level(c.verbosity));
+    }
     let cfg = match cmd {
         Command::Help => {
             print!("{}", cli::USAGE);
@@ -41,8 +47,9 @@ fn main() -> ExitCode {
 }
 
 fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
+    trace!("configuration: {cfg:?}");
     for m in &cfg.scenario_mapping {
-        eprintln!("hourglass: scenario: {m}");
+        info!("scenario: {m}");
     }
     if let Err(e) = hourglass::run::check_safety(cfg) {
         eprintln!("hourglass: {e}");
@@ -64,8 +71,8 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
         }
     };
     if cfg.format != hourglass::config::Format::Json {
-        eprintln!(
-            "hourglass: running {} thread(s) for {} (nothing is printed until the end)...",
+        info!(
+            "running {} thread(s) for {} (nothing is printed until the end)...",
             cfg.threads.len(),
             hourglass::units::format_time(cfg.duration)
         );
@@ -78,7 +85,7 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
         }
     };
     for w in &r.warnings {
-        eprintln!("hourglass: warning: {w}");
+        warn!("{w}");
     }
     print!("{}", hourglass::output::render(&r, cfg.format));
     if let (Some(f), Some(p)) = (perfetto, &cfg.perfetto) {
@@ -86,12 +93,12 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
             eprintln!("hourglass: --perfetto {}: {e}", p.display());
             return ExitCode::from(1);
         }
-        eprintln!("hourglass: wrote {} (open it in ui.perfetto.dev)", p.display());
+        info!("wrote {} (open it in ui.perfetto.dev)", p.display());
     }
     if let (Some(f), Some(p)) = (trace_file, &cfg.trace_file) {
         match hourglass::output::write_trace(&r, f) {
             Ok(n) => {
-                eprintln!("hourglass: wrote {} ({n} records; smartsim trace report reads it)", p.display())
+                info!("wrote {} ({n} records; smartsim trace report reads it)", p.display())
             }
             Err(e) => {
                 eprintln!("hourglass: --trace {}: {e}", p.display());

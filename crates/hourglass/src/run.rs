@@ -12,10 +12,10 @@ use crate::config::*;
 use crate::sys;
 use crate::timer::Timer;
 use crate::units::Nanos;
-use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
+use tracing::{debug, info};
 use workload::rand::Rng;
 use workload::rand_pcg::Pcg64;
 
@@ -51,41 +51,9 @@ pub struct Record {
 
 const EMPTY: Record = Record { thread: 0, reason: EndReason::Gap, cpu: 0, start: 0, end: 0 };
 
-/// The preallocated trace buffer, shared by all threads.
-struct TraceBuf {
-    slots: Box<[UnsafeCell<Record>]>,
-    next: AtomicUsize,
-    dropped: AtomicU64,
-}
-
-// SAFETY: each slot is written by exactly the one thread that claimed its index with `fetch_add`,
-// and slots are read only after every writer has been joined.
-unsafe impl Sync for TraceBuf {}
-
-impl TraceBuf {
-    fn new(n: usize) -> TraceBuf {
-        TraceBuf {
-            slots: (0..n).map(|_| UnsafeCell::new(EMPTY)).collect(),
-            next: AtomicUsize::new(0),
-            dropped: AtomicU64::new(0),
-        }
-    }
-    #[inline]
-    fn push(&self, r: Record) {
-        let i = self.next.fetch_add(1, Relaxed);
-        if i < self.slots.len() {
-            // SAFETY: index i is ours alone (see the Sync impl).
-            unsafe { *self.slots[i].get() = r };
-        } else {
-            self.dropped.fetch_add(1, Relaxed);
-        }
-    }
-    fn into_records(self) -> (Vec<Record>, u64) {
-        let n = self.next.load(Relaxed).min(self.slots.len());
-        let recs = self.slots.into_vec().into_iter().take(n).map(|c| c.into_inner()).collect();
-        (recs, self.dropped.load(Relaxed))
-    }
-}
+/// The preallocated trace buffer, shared by all threads: a slot is claimed with one atomic add, so
+/// the hot loop takes no lock and allocates nothing.
+type TraceBuf = sys::SlotBuffer<Record>;
 
 /// What one thread measured.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -359,8 +327,8 @@ impl Scan {
 impl Body for Scan {
     #[inline(always)]
     fn step(&mut self) {
-        // SAFETY: i < buf.len() is kept by the wrap below.
-        let v = unsafe { *self.buf.get_unchecked(self.i) };
+        // i < buf.len() is kept by the wrap below (so the bounds check never fails).
+        let v = self.buf[self.i];
         self.acc = self.acc.wrapping_add(v);
         self.i += 8;
         if self.i >= self.buf.len() {
@@ -515,8 +483,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         ClockChoice::Monotonic => (Clock::monotonic(), None),
     };
     warnings.extend(w);
-    if let Err(e) = sys::lock_memory() {
-        warnings.push(e);
+    debug!("clock: {:?} at {:.0} Hz", clock.kind(), clock.hz());
+    match sys::lock_memory() {
+        Ok(()) => debug!("memory locked (mlockall)"),
+        Err(e) => warnings.push(e),
     }
     // Held open for the whole run: the PM QoS request lasts as long as the file is open.
     let _pm_qos = match cfg.pm_qos {
@@ -524,11 +494,12 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         None => None,
     };
     let n = cfg.threads.len();
+    debug!("{n} thread(s); trace buffer of {} records", trace_records(cfg));
     let shared = Arc::new(Shared {
         abort: AtomicBool::new(false),
         t0: AtomicU64::new(0),
         done: AtomicUsize::new(0),
-        trace: TraceBuf::new(trace_records(cfg)),
+        trace: TraceBuf::new(trace_records(cfg), EMPTY),
         barrier: Barrier::new(n + 1),
         clock,
     });
@@ -594,7 +565,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
         return Err(RunError(errors.join("\n")));
     }
     let shared = Arc::try_unwrap(shared).map_err(|_| RunError("internal: trace still shared".into()))?;
-    let (mut records, dropped) = shared.trace.into_records();
+    let (mut records, dropped) = shared.trace.into_vec();
     records.sort_by_key(|r| (r.start, r.thread));
     if dropped > 0 {
         warnings.push(format!(
@@ -612,6 +583,17 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
             cpu: r.cpu as u32,
         })
         .collect();
+    for t in &threads {
+        debug!(
+            "{}: tid {}, gap threshold {} ns, loop {:.1} ns per iteration{}",
+            t.spec.name,
+            t.tid,
+            t.gap_ns,
+            t.loop_ns,
+            t.rtc_hz.map(|hz| format!(", RTC at {hz} Hz")).unwrap_or_default()
+        );
+    }
+    debug!("{} intervals recorded, {dropped} dropped", records.len());
     let watchdog = wd_reason.lock().map(|g| g.clone()).unwrap_or(None);
     Ok(RunResult {
         config: cfg.clone(),
@@ -681,9 +663,7 @@ fn spawn_watchdog(
                 let _ = sys::pin_to(c);
             }
             if rt_ok {
-                let p = libc::sched_param { sched_priority: sys::WATCHDOG_FIFO };
-                // SAFETY: valid param pointer; 0 = this thread.
-                unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+                let _ = sys::set_fifo(sys::WATCHDOG_FIFO);
             }
             let grace = 1_000_000_000u64;
             let hard = 5_000_000_000u64;
@@ -694,8 +674,8 @@ fn spawn_watchdog(
             let mut next_progress = if duration >= 30_000_000_000 { t0 + 10_000_000_000 } else { u64::MAX };
             loop {
                 if mono_ns() >= next_progress && next_progress < end {
-                    eprintln!(
-                        "hourglass: {} of {} done",
+                    info!(
+                        "{} of {} done",
                         crate::units::format_time((next_progress - t0) / 1_000_000_000 * 1_000_000_000),
                         crate::units::format_time(duration)
                     );
@@ -910,8 +890,7 @@ fn model<B: Body>(
                     break;
                 }
                 g.close(EndReason::Yield);
-                // SAFETY: no preconditions.
-                unsafe { libc::sched_yield() };
+                sys::sched_yield();
                 res.yields += 1;
                 g.begin();
             }
@@ -1081,7 +1060,7 @@ pub fn gap_probe(clock: &Clock, ns: u64) -> GapProbe {
     let mut bare = Bare(0);
     let (gap, _) = calibrate(clock, &mut bare);
     bare.0 = 0;
-    let trace = TraceBuf::new(2_000_000);
+    let trace = TraceBuf::new(2_000_000, EMPTY);
     let abort = AtomicBool::new(false);
     let mut g = Gapper {
         clock: *clock,
@@ -1099,7 +1078,7 @@ pub fn gap_probe(clock: &Clock, ns: u64) -> GapProbe {
     g.begin();
     g.spin(&mut bare, t0 + clock.to_ticks(ns), u64::MAX);
     let elapsed = clock.now() - t0;
-    let (recs, _) = trace.into_records();
+    let (recs, _) = trace.into_vec();
     let gaps_ns = recs.windows(2).map(|w| clock.to_ns(w[1].start.saturating_sub(w[0].end))).collect();
     GapProbe {
         per_iter_ns: clock.to_ns(elapsed) as f64 / bare.0.max(1) as f64,

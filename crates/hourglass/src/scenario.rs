@@ -67,7 +67,7 @@ pub fn class_of(name: &str) -> Option<Class> {
 pub fn load(path: &Path, base: RunConfig, duration_given: bool) -> Result<RunConfig, ScenarioError> {
     let s = workload::load(path)?;
     for w in &s.warnings {
-        eprintln!("hourglass: warning: {w}");
+        tracing::warn!("{w}");
     }
     from_scenario(&s, base, duration_given)
 }

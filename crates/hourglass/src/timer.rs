@@ -10,7 +10,13 @@
 //! `MM` (Win32 multimedia timers) has no Linux meaning and is refused.
 
 use crate::clock::mono_ns;
-use std::io;
+use crate::sys;
+use nix::errno::Errno;
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId as TfdClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
+use std::io::{self, Read};
+use std::os::fd::AsFd;
 
 /// Which timer a thread sleeps on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -57,23 +63,24 @@ pub enum Timer {
     /// Absolute `clock_nanosleep`.
     Hr,
     /// A timerfd.
-    Timerfd(i32),
+    Timerfd(TimerFd),
     /// `/dev/rtc` opened with periodic interrupts at `hz`.
     Rtc {
-        /// File descriptor of the RTC device.
-        fd: i32,
+        /// The RTC device, open.
+        file: std::fs::File,
         /// Interrupt rate.
         hz: u32,
     },
 }
 
-const RTC_PIE_ON: libc::c_ulong = 0x7005;
-const RTC_PIE_OFF: libc::c_ulong = 0x7006;
-const RTC_IRQP_SET: libc::c_ulong = 0x4008_700c;
-
 /// The first RTC device present, if any.
 pub fn rtc_device() -> Option<&'static str> {
     ["/dev/rtc", "/dev/rtc0"].into_iter().find(|p| std::path::Path::new(p).exists())
+}
+
+/// An absolute `CLOCK_MONOTONIC` time in ns as a `timespec`.
+fn timespec(ns: u64) -> TimeSpec {
+    TimeSpec::new((ns / 1_000_000_000) as libc::time_t, (ns % 1_000_000_000) as libc::c_long)
 }
 
 impl Timer {
@@ -83,51 +90,36 @@ impl Timer {
         match kind {
             TimerKind::Native => Ok(Timer::Native),
             TimerKind::Hr => Ok(Timer::Hr),
-            TimerKind::Timerfd => {
-                // SAFETY: plain syscall.
-                let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
-                if fd < 0 {
-                    return Err(format!("timerfd_create: {}", io::Error::last_os_error()));
-                }
-                Ok(Timer::Timerfd(fd))
-            }
-            TimerKind::Rtc => {
-                let dev = rtc_device().ok_or_else(|| {
-                    "timer RTC: no /dev/rtc or /dev/rtc0 on this machine (common on VMs); use -i HR \
-                     or -i TIMERFD"
-                        .to_string()
-                })?;
-                let path = std::ffi::CString::new(dev).expect("no NUL");
-                // SAFETY: valid C string.
-                let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-                if fd < 0 {
-                    return Err(format!(
-                        "timer RTC: cannot open {dev}: {} (only one process may own the RTC; is \
-                         another thread or program using it?)",
-                        io::Error::last_os_error()
-                    ));
-                }
-                let want = (2e9 / period_ns.max(1) as f64).max(64.0);
-                let hz = (want.log2().ceil().exp2() as u32).clamp(64, 8192);
-                // SAFETY: ioctls on our own fd with integer arguments.
-                unsafe {
-                    if libc::ioctl(fd, RTC_IRQP_SET, hz as libc::c_ulong) != 0 {
-                        let e = io::Error::last_os_error();
-                        libc::close(fd);
-                        return Err(format!(
-                            "timer RTC: cannot set {hz} Hz on {dev}: {e} (rates above \
-                             /sys/class/rtc/rtc0/max_user_freq need root)"
-                        ));
-                    }
-                    if libc::ioctl(fd, RTC_PIE_ON, 0) != 0 {
-                        let e = io::Error::last_os_error();
-                        libc::close(fd);
-                        return Err(format!("timer RTC: cannot enable periodic interrupts: {e}"));
-                    }
-                }
-                Ok(Timer::Rtc { fd, hz })
-            }
+            TimerKind::Timerfd => TimerFd::new(TfdClock::CLOCK_MONOTONIC, TimerFlags::TFD_CLOEXEC)
+                .map(Timer::Timerfd)
+                .map_err(|e| format!("timerfd_create: {}", io::Error::from_raw_os_error(e as i32))),
+            TimerKind::Rtc => Timer::open_rtc(period_ns),
         }
+    }
+
+    fn open_rtc(period_ns: u64) -> Result<Timer, String> {
+        let dev = rtc_device().ok_or_else(|| {
+            "timer RTC: no /dev/rtc or /dev/rtc0 on this machine (common on VMs); use -i HR \
+             or -i TIMERFD"
+                .to_string()
+        })?;
+        let file = std::fs::File::open(dev).map_err(|e| {
+            format!(
+                "timer RTC: cannot open {dev}: {e} (only one process may own the RTC; is \
+                 another thread or program using it?)"
+            )
+        })?;
+        let want = (2e9 / period_ns.max(1) as f64).max(64.0);
+        let hz = (want.log2().ceil().exp2() as u32).clamp(64, 8192);
+        sys::rtc_set_rate(file.as_fd(), hz).map_err(|e| {
+            format!(
+                "timer RTC: cannot set {hz} Hz on {dev}: {e} (rates above \
+                 /sys/class/rtc/rtc0/max_user_freq need root)"
+            )
+        })?;
+        sys::rtc_periodic(file.as_fd(), true)
+            .map_err(|e| format!("timer RTC: cannot enable periodic interrupts: {e}"))?;
+        Ok(Timer::Rtc { file, hz })
     }
 
     /// Sleeps until `CLOCK_MONOTONIC` reaches `target` (or, for the RTC, until the first interrupt
@@ -137,67 +129,32 @@ impl Timer {
             Timer::Native => {
                 let now = mono_ns();
                 if target > now {
-                    let d = target - now;
-                    let mut ts = libc::timespec {
-                        tv_sec: (d / 1_000_000_000) as libc::time_t,
-                        tv_nsec: (d % 1_000_000_000) as libc::c_long,
-                    };
-                    // Relative sleep, restarted with the remainder on a signal.
-                    loop {
-                        let mut rem = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-                        // SAFETY: valid pointers.
-                        let r = unsafe { libc::nanosleep(&ts, &mut rem) };
-                        if r == 0 {
-                            break;
-                        }
-                        ts = rem;
-                    }
+                    // A relative nanosleep, restarted with the remainder on a signal.
+                    std::thread::sleep(std::time::Duration::from_nanos(target - now));
                 }
             }
             Timer::Hr => {
-                let ts = libc::timespec {
-                    tv_sec: (target / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (target % 1_000_000_000) as libc::c_long,
-                };
-                // SAFETY: valid pointer; absolute sleeps restart safely on EINTR.
-                while unsafe {
-                    libc::clock_nanosleep(
-                        libc::CLOCK_MONOTONIC,
-                        libc::TIMER_ABSTIME,
-                        &ts,
-                        std::ptr::null_mut(),
-                    )
-                } == libc::EINTR
+                // Absolute sleeps restart safely on EINTR.
+                let ts = timespec(target);
+                while clock_nanosleep(ClockId::CLOCK_MONOTONIC, ClockNanosleepFlags::TIMER_ABSTIME, &ts)
+                    == Err(Errno::EINTR)
                 {}
             }
             Timer::Timerfd(fd) => {
                 if target <= mono_ns() {
                     return;
                 }
-                let spec = libc::itimerspec {
-                    it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-                    it_value: libc::timespec {
-                        tv_sec: (target / 1_000_000_000) as libc::time_t,
-                        tv_nsec: (target % 1_000_000_000) as libc::c_long,
-                    },
-                };
-                let mut buf = [0u8; 8];
-                // SAFETY: our own fd, valid pointers.
-                unsafe {
-                    libc::timerfd_settime(*fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut());
-                    while libc::read(*fd, buf.as_mut_ptr().cast(), 8) < 0
-                        && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-                    {
-                    }
-                }
+                let _ = fd.set(Expiration::OneShot(timespec(target)), TimerSetTimeFlags::TFD_TIMER_ABSTIME);
+                // Waits for the expiry, restarting on EINTR.
+                let _ = fd.wait();
             }
-            Timer::Rtc { fd, .. } => {
+            Timer::Rtc { file, .. } => {
                 let mut buf = [0u8; std::mem::size_of::<libc::c_ulong>()];
                 while mono_ns() < target {
-                    // SAFETY: our own fd, valid buffer.
-                    let r = unsafe { libc::read(*fd, buf.as_mut_ptr().cast(), buf.len()) };
-                    if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                        break;
+                    if let Err(e) = file.read(&mut buf) {
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            break;
+                        }
                     }
                 }
             }
@@ -215,16 +172,9 @@ impl Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        match self {
-            // SAFETY: closing our own fds.
-            Timer::Timerfd(fd) => unsafe {
-                libc::close(*fd);
-            },
-            Timer::Rtc { fd, .. } => unsafe {
-                libc::ioctl(*fd, RTC_PIE_OFF, 0);
-                libc::close(*fd);
-            },
-            _ => {}
+        // Descriptors close with their owners; the RTC's periodic interrupts are turned off first.
+        if let Timer::Rtc { file, .. } = self {
+            let _ = sys::rtc_periodic(file.as_fd(), false);
         }
     }
 }

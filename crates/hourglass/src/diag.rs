@@ -1,0 +1,120 @@
+//! Diagnostics: warnings, progress and debugging chatter go through `tracing` to stderr, at a
+//! level chosen by one flag, `-v` (repeatable: `-v` debug, `-vv` trace; `-q` fewer). The tool's
+//! output (stdout) and its errors (plain lines on stderr, which scripts and tests read) do not go
+//! through here.
+//!
+//! Lines keep the shape hourglass always printed: `hourglass: message`, `hourglass: warning:
+//! message`, and `hourglass: debug: message` for the levels below. Nothing is logged from the
+//! measuring threads while a run is on: output would disturb the timing.
+
+use std::fmt;
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The level of `verbosity` = (number of `-v`) − (number of `-q`): 0 is info (warnings and
+/// progress, what hourglass always printed), 1 debug, 2 or more trace; −1 warnings, −2 errors,
+/// below that nothing.
+pub fn level(verbosity: i8) -> LevelFilter {
+    match verbosity {
+        i8::MIN..=-3 => LevelFilter::OFF,
+        -2 => LevelFilter::ERROR,
+        -1 => LevelFilter::WARN,
+        0 => LevelFilter::INFO,
+        1 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
+    }
+}
+
+/// Sends diagnostics at `level` and above to stderr, each line prefixed with `tool`
+/// (`hourglass`, `hourglass bench`...). Does nothing if a subscriber is already set.
+pub fn init(tool: &'static str, level: LevelFilter) {
+    let _ = tracing::subscriber::set_global_default(subscriber(tool, level, std::io::stderr));
+}
+
+/// The subscriber [`init`] installs, writing to `writer`.
+fn subscriber<W>(tool: &'static str, level: LevelFilter, writer: W) -> impl Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_max_level(level)
+        .event_format(Prefixed { tool })
+        .finish()
+}
+
+/// `tool: [level: ]message`, without time, target or colour.
+struct Prefixed {
+    tool: &'static str,
+}
+
+impl<S, N> FormatEvent<S, N> for Prefixed
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let tag = match *event.metadata().level() {
+            Level::ERROR => "error: ",
+            Level::WARN => "warning: ",
+            Level::INFO => "",
+            Level::DEBUG => "debug: ",
+            Level::TRACE => "trace: ",
+        };
+        write!(w, "{}: {tag}", self.tool)?;
+        ctx.field_format().format_fields(w.by_ref(), event)?;
+        writeln!(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_keep_the_shape_hourglass_always_printed() {
+        let sink = Sink::default();
+        let w = sink.clone();
+        let s = subscriber("hourglass", LevelFilter::DEBUG, move || w.clone());
+        tracing::subscriber::with_default(s, || {
+            tracing::warn!("over.toml:8: always overloaded");
+            tracing::info!("wrote t.trace ({} records)", 3);
+            tracing::debug!("gap threshold {} ns", 20);
+            tracing::trace!("not at this level");
+        });
+        let out = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            out,
+            "hourglass: warning: over.toml:8: always overloaded\nhourglass: wrote t.trace (3 records)\n\
+             hourglass: debug: gap threshold 20 ns\n"
+        );
+    }
+
+    #[test]
+    fn each_v_adds_a_level_and_each_q_takes_one_away() {
+        assert_eq!(level(0), LevelFilter::INFO);
+        assert_eq!(level(1), LevelFilter::DEBUG);
+        assert_eq!(level(2), LevelFilter::TRACE);
+        assert_eq!(level(9), LevelFilter::TRACE);
+        assert_eq!(level(-1), LevelFilter::WARN);
+        assert_eq!(level(-2), LevelFilter::ERROR);
+        assert_eq!(level(-3), LevelFilter::OFF);
+    }
+}
