@@ -93,7 +93,7 @@ impl<P: ?Sized + Policy> Core<P> {
     /// the policy may notify (the registry's [`crate::Entry::notifies`]); `global` whether it keeps
     /// one queue for all CPUs (false for [`crate::partition::Partitioned`]).
     pub fn new(name: impl Into<String>, policy: Box<P>, cpus: usize, notifies: bool, global: bool) -> Self {
-        assert!((1..=crate::MAX_CPUS).contains(&cpus), "{cpus} CPUs: a core drives 1 to {}", crate::MAX_CPUS);
+        check!((1..=crate::MAX_CPUS).contains(&cpus), "{cpus} CPUs: a core drives 1 to {}", crate::MAX_CPUS);
         Core {
             name: name.into(),
             notifies,
@@ -164,7 +164,7 @@ impl<P: ?Sized + Policy> Core<P> {
 
     /// CPU `cpu` does not exist for scheduling (offline): it is never idle and never decides.
     pub fn set_offline(&mut self, cpu: CpuId) {
-        assert!(self.v.running(cpu).is_none(), "CPU {cpu} taken offline while it runs a task");
+        check!(self.v.running(cpu).is_none(), "CPU {cpu} taken offline while it runs a task");
         self.offline.insert(cpu);
         self.idle.remove(cpu);
         self.resched.remove(cpu);
@@ -176,7 +176,7 @@ impl<P: ?Sized + Policy> Core<P> {
     }
 
     fn at(&mut self, now: Nanos) {
-        assert!(now >= self.v.now(), "time went back from {} to {now} ns", self.v.now());
+        check!(now >= self.v.now(), "time went back from {} to {now} ns", self.v.now());
         self.v.set_now(now);
     }
 
@@ -283,9 +283,9 @@ impl<P: ?Sized + Policy> Core<P> {
         if out.len() == before {
             return;
         }
-        assert!(self.notifies, "policy `{}` notified but does not declare notifications", self.name);
+        check!(self.notifies, "policy `{}` notified but does not declare notifications", self.name);
         for n in &out[before..] {
-            assert!(self.v.known(n.task), "policy `{}` notified task {}, never admitted", self.name, n.task);
+            check!(self.v.known(n.task), "policy `{}` notified task {}, never admitted", self.name, n.task);
         }
     }
 
@@ -297,7 +297,7 @@ impl<P: ?Sized + Policy> Core<P> {
     }
 
     fn live(&self, t: TaskId) {
-        assert_ne!(self.v.state(t), crate::State::Absent, "task {t} is not admitted");
+        check!(self.v.state(t) != crate::State::Absent, "task {t} is not admitted");
     }
 
     // ----- deciding -----
@@ -339,7 +339,30 @@ impl<P: ?Sized + Policy> Core<P> {
     /// task runs there, the driver stops it (`Stop::Preempted`) before it asks [`Core::pick`]; a
     /// driver that cannot stop it at once (the kernel) asks for the stop and picks when it comes.
     /// Panics after [`MAX_STEPS_PER_INSTANT`] steps without settling.
+    #[inline]
     pub fn next_decision(&mut self) -> Option<CpuId> {
+        // The common instant, kept short: nothing woke, no idle CPU probed, and either a CPU asked to
+        // decide or none is idle.
+        if self.probe.is_none() && self.woken.is_empty() && self.to_preempt.is_empty() {
+            if let Some(c) = self.resched.pop() {
+                self.steps += 1;
+                if self.steps <= MAX_STEPS_PER_INSTANT {
+                    if self.v.running(c).is_some() {
+                        self.preempting.insert(c);
+                    }
+                    return Some(c);
+                }
+                self.resched.push(c);
+            } else if self.idle.is_empty() {
+                self.steps = 0;
+                return None;
+            }
+        }
+        self.next_decision_slow()
+    }
+
+    #[inline(never)]
+    fn next_decision_slow(&mut self) -> Option<CpuId> {
         if let Some((c, epoch)) = self.probe.take() {
             // An idle CPU that found nothing speaks for every CPU when all see the same tasks.
             if self.v.running(c).is_none() && self.uniform() {
@@ -348,7 +371,7 @@ impl<P: ?Sized + Policy> Core<P> {
         }
         loop {
             self.steps += 1;
-            assert!(
+            check!(
                 self.steps <= MAX_STEPS_PER_INSTANT,
                 "policy `{}` did not settle at t={} ns",
                 self.name,
@@ -397,7 +420,7 @@ impl<P: ?Sized + Policy> Core<P> {
                 self.scratch_cpus.extend(self.idle.iter().filter(|&c| v.allows(t, c)));
                 if !self.scratch_cpus.is_empty() {
                     let c = self.policy.select_cpu(t, self.v.last_cpu(t), &self.scratch_cpus, &self.v);
-                    assert!(
+                    check!(
                         self.scratch_cpus.contains(&c),
                         "policy `{}` selected CPU {c} for task {t}, not one of the idle CPUs {:?}",
                         self.name,
@@ -434,7 +457,7 @@ impl<P: ?Sized + Policy> Core<P> {
                 continue;
             }
             if let Some(c) = self.policy.preempt_for(t, self.v.last_cpu(t), &self.scratch_running, &self.v) {
-                assert!(
+                check!(
                     self.scratch_running.iter().any(|r| r.0 == c),
                     "policy `{}` would preempt CPU {c} for task {t}, not one of {:?}",
                     self.name,
@@ -449,8 +472,8 @@ impl<P: ?Sized + Policy> Core<P> {
     /// CPU `cpu` runs nothing: the policy's choice for it, now running there; `None` to idle.
     pub fn pick(&mut self, cpu: CpuId, now: Nanos) -> Option<Dispatch> {
         self.at(now);
-        assert!(!self.offline.contains(cpu), "CPU {cpu} is offline");
-        assert!(
+        check!(!self.offline.contains(cpu), "CPU {cpu} is offline");
+        check!(
             self.v.running(cpu).is_none(),
             "CPU {cpu} asked to pick while it runs {:?}",
             self.v.running(cpu)
@@ -462,7 +485,7 @@ impl<P: ?Sized + Policy> Core<P> {
             self.idle.insert(cpu);
             return None;
         };
-        assert_ne!(d.slice, Some(0), "policy `{}` gave task {} a slice of 0 ns", self.name, d.task);
+        check!(d.slice != Some(0), "policy `{}` gave task {} a slice of 0 ns", self.name, d.task);
         self.v.dispatch(d.task, cpu);
         self.idle.remove(cpu);
         Some(d)

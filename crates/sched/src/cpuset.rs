@@ -15,6 +15,7 @@ pub struct CpuSet {
 
 impl CpuSet {
     /// The CPUs `0..n`.
+    #[inline]
     pub fn full(n: usize) -> CpuSet {
         let mut s = CpuSet::default();
         for c in 0..n as CpuId {
@@ -73,6 +74,7 @@ impl CpuSet {
         self.lo == 0 && (self.hi.is_empty() || self.hi.iter().all(|&w| w == 0))
     }
     /// The members, ascending.
+    #[inline]
     pub fn iter(&self) -> CpuIter<'_> {
         CpuIter { set: self, i: 0, w: self.lo }
     }
@@ -108,26 +110,31 @@ pub(crate) struct Resched {
 }
 
 impl Resched {
+    #[inline]
     pub(crate) fn push(&mut self, c: CpuId) {
         if !self.marked.contains(c) {
             self.marked.insert(c);
             self.order.push_back(c);
         }
     }
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<CpuId> {
         let c = self.order.pop_front()?;
         self.marked.remove(c);
         Some(c)
     }
+    #[inline]
     pub(crate) fn remove(&mut self, c: CpuId) {
         if self.marked.contains(c) {
             self.marked.remove(c);
             self.order.retain(|&x| x != c);
         }
     }
+    #[inline]
     pub(crate) fn contains(&self, c: CpuId) -> bool {
         self.marked.contains(c)
     }
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.order.is_empty()
     }

@@ -77,6 +77,25 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// A broken rule of the protocol: the driver or the policy has a bug, and going on would make every
+/// later number wrong. Out of line and cold, so that the checks on every call cost a compare each.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn broken(what: fmt::Arguments<'_>) -> ! {
+    panic!("{what}")
+}
+
+/// Checks a rule of the protocol ([`broken`] if it does not hold); defined before the modules that
+/// use it.
+macro_rules! check {
+    ($cond:expr, $($arg:tt)+) => {
+        if !$cond {
+            $crate::broken(format_args!($($arg)+))
+        }
+    };
+}
+
 pub mod core;
 pub mod cpuset;
 pub mod edf;
@@ -121,6 +140,7 @@ pub struct TaskId(pub u32);
 
 impl TaskId {
     /// The index as `usize`.
+    #[inline]
     pub fn idx(self) -> usize {
         self.0 as usize
     }
@@ -179,6 +199,7 @@ impl Stop {
     /// Where a stopped task goes back in its queue, as the Solaris dispatcher and POSIX have it: `None` if
     /// it blocked (it is not runnable), `Some(true)` in front of its equals if it was preempted, `Some(false)`
     /// behind them if it yielded or used up its slice.
+    #[inline]
     pub fn requeue_front(self) -> Option<bool> {
         match self {
             Stop::Blocked => None,
@@ -424,6 +445,7 @@ pub(crate) fn test_core<P: Policy>(p: P, cpus: usize) -> Core<P> {
 }
 
 /// Grow a per-task vector so that index `t` exists.
+#[inline]
 pub(crate) fn slot<T: Default>(v: &mut Vec<T>, t: TaskId) -> &mut T {
     if v.len() <= t.idx() {
         v.resize_with(t.idx() + 1, T::default);

@@ -17,11 +17,13 @@ pub struct Usage {
 
 impl Usage {
     /// Start measuring at `now` (a task's admission).
+    #[inline]
     pub fn start(&mut self, now: Nanos) {
         *self = Usage { acc: 0.0, at: now, since: Some(now) };
     }
 
     /// The task was billed `charged` ending at `now`.
+    #[inline]
     pub fn add(&mut self, charged: Nanos, now: Nanos) {
         if self.since.is_none() {
             self.start(now.saturating_sub(charged));
@@ -30,6 +32,7 @@ impl Usage {
         self.at = now.max(self.at);
     }
 
+    #[inline]
     fn decayed(&self, now: Nanos) -> f64 {
         let dt = now.saturating_sub(self.at) as f64;
         self.acc * (-dt / USAGE_TAU as f64).exp()

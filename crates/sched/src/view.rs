@@ -129,11 +129,13 @@ impl View {
     }
 
     /// How many tasks are admitted and not exited.
+    #[inline]
     pub fn live_count(&self) -> usize {
         self.live
     }
 
     /// How many tasks are runnable and wait for a CPU.
+    #[inline]
     pub fn runnable_count(&self) -> usize {
         self.runnable
     }
@@ -145,11 +147,13 @@ impl View {
     }
 
     /// The part of one CPU (0 to 1) task `t` has recently been billed ([`Usage`]).
+    #[inline]
     pub fn usage(&self, t: TaskId) -> f64 {
         self.tasks[t.idx()].usage.rate(self.now)
     }
 
     /// CPU time billed to `t` so far, and how many times it stopped.
+    #[inline]
     pub fn billed(&self, t: TaskId) -> (Nanos, u64) {
         let s = &self.tasks[t.idx()];
         (s.charged, s.stops)
@@ -174,10 +178,12 @@ impl View {
 
     // ----- changes, by the core (and the partitioned policy's per-CPU views) -----
 
+    #[inline]
     pub(crate) fn set_now(&mut self, now: Nanos) {
         self.now = now;
     }
 
+    #[inline]
     fn slot_mut(&mut self, t: TaskId) -> &mut Slot {
         crate::slot(&mut self.tasks, t)
     }
@@ -186,7 +192,7 @@ impl View {
     pub(crate) fn admit(&mut self, t: TaskId, p: &TaskParams) {
         let now = self.now;
         let s = self.slot_mut(t);
-        assert_eq!(s.state, State::Absent, "task {t} admitted twice");
+        check!(s.state == State::Absent, "task {t} admitted twice");
         let mut usage = Usage::default();
         usage.start(now);
         *s = Slot { state: State::Blocked, params: p.clone(), last_cpu: None, usage, charged: 0, stops: 0 };
@@ -194,9 +200,10 @@ impl View {
     }
 
     /// `t` is gone: it must not be running.
+    #[inline]
     pub(crate) fn exit(&mut self, t: TaskId) {
         let s = &mut self.tasks[t.idx()];
-        assert!(
+        check!(
             matches!(s.state, State::Blocked | State::Runnable),
             "task {t} exited while {:?} (a running task stops first)",
             s.state
@@ -207,19 +214,21 @@ impl View {
     }
 
     /// `t`, blocked, became runnable.
+    #[inline]
     pub(crate) fn wake(&mut self, t: TaskId) {
         let s = &mut self.tasks[t.idx()];
-        assert_eq!(s.state, State::Blocked, "task {t} woke while not blocked");
+        check!(s.state == State::Blocked, "task {t} woke while not blocked");
         s.state = State::Runnable;
         self.runnable += 1;
     }
 
     /// `t` left its CPU billed `charged`; `runnable` unless it blocked. Returns the CPU.
+    #[inline]
     pub(crate) fn stop(&mut self, t: TaskId, charged: Nanos, runnable: bool) -> CpuId {
         let now = self.now;
         let s = &mut self.tasks[t.idx()];
         let State::Running(cpu) = s.state else {
-            panic!("task {t} stopped while {:?}, not running", s.state)
+            crate::broken(format_args!("task {t} stopped while {:?}, not running", s.state))
         };
         s.state = if runnable { State::Runnable } else { State::Blocked };
         self.runnable += runnable as usize;
@@ -232,17 +241,18 @@ impl View {
     }
 
     /// `t` was dispatched on `cpu` at the current time.
+    #[inline]
     pub(crate) fn dispatch(&mut self, t: TaskId, cpu: CpuId) {
         let c = cpu as usize;
-        assert!(c < self.running.len(), "task {t} dispatched on CPU {cpu} of {}", self.running.len());
-        assert!(
+        check!(c < self.running.len(), "task {t} dispatched on CPU {cpu} of {}", self.running.len());
+        check!(
             self.running[c].is_none(),
             "task {t} dispatched on CPU {cpu}, which runs {:?}",
             self.running[c]
         );
         let s = &mut self.tasks[t.idx()];
-        assert_eq!(s.state, State::Runnable, "task {t} dispatched while not runnable");
-        assert!(
+        check!(s.state == State::Runnable, "task {t} dispatched while not runnable");
+        check!(
             s.params.allows(cpu),
             "task {t} dispatched on CPU {cpu}, outside its affinity {:?}",
             s.params.cpus
@@ -256,7 +266,7 @@ impl View {
     /// New parameters for `t`.
     pub(crate) fn set_params(&mut self, t: TaskId, p: &TaskParams) {
         let s = &mut self.tasks[t.idx()];
-        assert_ne!(s.state, State::Absent, "parameters for task {t}, which is not admitted");
+        check!(s.state != State::Absent, "parameters for task {t}, which is not admitted");
         s.params = p.clone();
     }
 }

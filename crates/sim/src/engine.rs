@@ -30,7 +30,9 @@
 //! needed), so an event costs O(log N) in the number of CPUs, except ticks, which touch every CPU.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+
+use dary_heap::QuaternaryHeap as BinaryHeap;
 
 use sched::{Core, CpuId, Dispatch, Nanos, Notification, Stop, TaskId, TaskParams, TimeConstraint};
 use workload::rand_pcg::Pcg64;
