@@ -156,6 +156,13 @@ impl<P: ?Sized + Policy> Core<P> {
         self.policy.uses_tick()
     }
 
+    /// Whether recent usage is kept (default yes): it costs an exponential per stop, and only
+    /// availability ([`Core::availability`], SMART §3.4.3) reads it. A driver that never asks for
+    /// availability (the simulator, unless a task adapts to it) turns it off before admitting tasks.
+    pub fn keep_usage(&mut self, keep: bool) {
+        self.v.keep_usage(keep);
+    }
+
     /// The driver will admit tasks with an affinity: every idle CPU is asked for work, never one
     /// for all (without this, the core assumes so once the first such task is admitted).
     pub fn expect_affinities(&mut self) {
@@ -361,7 +368,6 @@ impl<P: ?Sized + Policy> Core<P> {
         self.next_decision_slow()
     }
 
-    #[inline(never)]
     fn next_decision_slow(&mut self) -> Option<CpuId> {
         if let Some((c, epoch)) = self.probe.take() {
             // An idle CPU that found nothing speaks for every CPU when all see the same tasks.

@@ -55,6 +55,8 @@ pub struct View {
     /// Tasks admitted and not exited, and of them those runnable (not running).
     live: usize,
     runnable: usize,
+    /// Recent usage is kept (for availability).
+    track_usage: bool,
 }
 
 impl View {
@@ -67,6 +69,7 @@ impl View {
             since: vec![0; cpus],
             live: 0,
             runnable: 0,
+            track_usage: true,
         }
     }
 
@@ -146,7 +149,8 @@ impl View {
         self.tasks.get(t.idx()).and_then(|s| s.last_cpu)
     }
 
-    /// The part of one CPU (0 to 1) task `t` has recently been billed ([`Usage`]).
+    /// The part of one CPU (0 to 1) task `t` has recently been billed ([`Usage`]); 0 when the driver
+    /// keeps no usage ([`crate::Core::keep_usage`]).
     #[inline]
     pub fn usage(&self, t: TaskId) -> f64 {
         self.tasks[t.idx()].usage.rate(self.now)
@@ -177,6 +181,10 @@ impl View {
     }
 
     // ----- changes, by the core (and the partitioned policy's per-CPU views) -----
+
+    pub(crate) fn keep_usage(&mut self, keep: bool) {
+        self.track_usage = keep;
+    }
 
     #[inline]
     pub(crate) fn set_now(&mut self, now: Nanos) {
@@ -235,7 +243,9 @@ impl View {
         s.last_cpu = Some(cpu);
         s.charged += charged;
         s.stops += 1;
-        s.usage.add(charged, now);
+        if self.track_usage {
+            s.usage.add(charged, now);
+        }
         self.running[cpu as usize] = None;
         cpu
     }

@@ -82,7 +82,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     let same_policy = policy.is_none_or(|p| p == scn.scheduler.policy);
     let quantum = scn.scheduler.slice_option().filter(|_| same_policy).map_or(1_000_000, |(_, q)| q.max(1));
     let slices = (d / quantum).saturating_mul(cpus);
-    let sample = m.sample.unwrap_or_else(|| crate::engine::default_sample(d, scn.tasks.len()));
+    let sample = m.sample.unwrap_or_else(|| crate::metrics::default_sample(d, scn.tasks.len()));
     let samples = d / sample.max(1) + 1;
     let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
     // Records of the trace: a stretch per slice or request end, a tick each, a release and an end

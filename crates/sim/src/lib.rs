@@ -20,6 +20,7 @@ pub mod bench;
 pub mod budget;
 pub mod engine;
 pub mod ideal;
+pub mod metrics;
 pub mod papers;
 pub mod result;
 

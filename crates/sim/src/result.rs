@@ -1,13 +1,10 @@
-//! What a run produced: per-task metrics, system statistics, the timeline; and their JSON form
-//! (the output contract of ARCHITECTURE.md).
+//! What a run produced: per-task results, system statistics, the timeline; and their JSON form
+//! (the output contract of ARCHITECTURE.md). Pure output types: [`crate::metrics`] fills them.
 
 use std::collections::BTreeMap;
 
 use sched::Nanos;
 use serde::Serialize;
-use workload::{Model, TaskSpec};
-
-use crate::engine::TaskMetrics;
 
 /// Deadlines of a real-time task.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -26,11 +23,6 @@ pub struct Deadlines {
 
 /// Percentiles of a latency distribution, in nanoseconds: the workspace's one type (crates/trace).
 pub use trace::summary::Percentiles;
-
-/// The percentiles of `values`, if there is any.
-fn percentiles(values: &[u64]) -> Option<Percentiles> {
-    (!values.is_empty()).then(|| Percentiles::of_values(values))
-}
 
 /// What the policy was told a task used (tick billing bills whole ticks, Etsion 2003 §4).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -66,34 +58,6 @@ pub struct TaskResult {
     pub response_ns: Option<Percentiles>,
     /// Billing.
     pub billing: Billing,
-}
-
-impl TaskResult {
-    /// Assemble from the engine's measurements.
-    pub fn new(spec: &TaskSpec, duration: Nanos, m: TaskMetrics<'_>) -> Self {
-        let periodic = matches!(spec.model, Model::Periodic(_));
-        TaskResult {
-            name: spec.name.clone(),
-            cpu_ns: m.cpu,
-            cpu_share: if duration > 0 { m.cpu as f64 / duration as f64 } else { 0.0 },
-            finish_ns: m.finish,
-            deadlines: periodic.then_some(Deadlines {
-                met: m.met,
-                missed: m.missed,
-                discarded: m.discarded,
-                aborted: m.aborted,
-                notifications: m.notifications,
-            }),
-            latency_ns: percentiles(m.latency),
-            response_ns: if periodic { percentiles(m.response) } else { None },
-            billing: Billing {
-                charged_ns: m.charged,
-                quanta: m.quanta,
-                unbilled_quanta: m.unbilled,
-                migrations: m.migrations,
-            },
-        }
-    }
 }
 
 /// What one CPU did over a run.

@@ -142,6 +142,7 @@ use serde::Serialize;
 mod error;
 mod exec;
 mod parse;
+pub mod stream;
 mod time;
 
 pub use error::{Diagnostic, ScenarioError};
@@ -150,6 +151,7 @@ pub use exec::{task_rng, Exec};
 pub use rand;
 /// The `rand_pcg` of [`task_rng`].
 pub use rand_pcg;
+pub use stream::{Ended, Interaction, LateRule, Planned, Stream};
 pub use time::{
     format_time, parse_bandwidth, parse_size, parse_size_bare, parse_time, parse_units, Nanos, Time,
     TimeError, SIZE_UNITS, TIME_UNITS,

@@ -1,0 +1,370 @@
+//! What a scenario's task does, defined once for every runner: the simulator's event loop and
+//! hourglass's real threads run the same [`Stream`], so that a task means the same in both, draw
+//! for draw.
+//!
+//! A stream holds the task's random generator ([`task_rng`]: one per task, from the seed and its
+//! name) and its position: how many requests or interactions it has drawn, its running estimate.
+//! The runner asks, in the order the task lives:
+//!
+//! * a `cpu` task: when it starts ([`Stream::start`]: its start, late by a jitter draw), and how
+//!   much work it has ([`Stream::work`]);
+//! * a `periodic` task: its next request ([`Stream::next_request`]: the nominal release `start +
+//!   k·period` and when it is released, late by a jitter draw), then, when it is released, the CPU
+//!   it needs ([`Stream::exec`]); when one ends, whether more follow ([`Stream::more_after`]); what it
+//!   tells the scheduler ([`Stream::constraint`]) and what it learns from the time a request took
+//!   ([`Stream::observe`]); what it does with a request that will be late ([`Stream::late_rule`]);
+//! * an `interactive` task: its next interaction ([`Stream::next_interaction`]: the wait until the
+//!   user's next event, late by a jitter draw, and the CPU the response needs).
+//!
+//! **The order of draws is part of the format** (a scenario's numbers must not change when a
+//! runner is rewritten): per periodic request, its jitter then its execution time; per
+//! interaction, the think time, the jitter, the burst; a `cpu` task draws its start's jitter and
+//! nothing else. A task with no `jitter` draws none.
+//!
+//! Times are exact integers of nanoseconds; a release that would lie beyond `u64` nanoseconds ends
+//! the stream instead of wrapping.
+
+use rand::Rng;
+use rand_pcg::Pcg64;
+
+use crate::{task_rng, Estimate, Model, Nanos, Notify, OnMiss, Periodic, TaskSpec};
+
+/// One request of a periodic task, as planned before it is released.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    /// Its number among the task's requests, from 0.
+    pub index: u64,
+    /// Its nominal release, `start + index·period`.
+    pub nominal: Nanos,
+    /// When it is released: the nominal release, late by the jitter draw (before the runner's
+    /// timer has its say).
+    pub at: Nanos,
+    /// Its absolute deadline: nominal release + relative deadline.
+    pub deadline: Nanos,
+}
+
+/// Why a periodic task plans no more requests.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// It has released all its `count` requests.
+    Count,
+    /// The next nominal release lies at or past its `stop`, or past the end of the run.
+    Window,
+}
+
+/// One interaction of an interactive task.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Interaction {
+    /// From the end of the previous burst (or the task's start) to the user's event: the think
+    /// time, late by the jitter draw.
+    pub wait: Nanos,
+    /// The CPU its response needs (at least 1 ns).
+    pub burst: Nanos,
+}
+
+/// What a task does with a request that will not meet its deadline (`on_miss`, `notify`), as its
+/// runner lets it learn of the miss.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LateRule {
+    /// It drops the request when the scheduler notifies it (SMART's applications).
+    DropWhenNotified,
+    /// It drops the request at its deadline if unfinished (`on_miss = "abort"`; or `"discard"` on
+    /// a runner that tells the task of a miss only when the deadline has passed: hourglass's threads,
+    /// which watch their own deadlines, Linux having no notifications).
+    DropAtDeadline,
+    /// It finishes it late.
+    Finish,
+}
+
+/// A task's behaviour as it unfolds (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Stream<'s> {
+    spec: &'s TaskSpec,
+    rng: Pcg64,
+    /// Requests or interactions drawn so far.
+    drawn: u64,
+    /// The running average of execution times (the EWMA estimate), once a request has ended.
+    average: Option<f64>,
+}
+
+impl<'s> Stream<'s> {
+    /// The stream of task `spec` in a run with `seed`.
+    pub fn new(spec: &'s TaskSpec, seed: u64) -> Self {
+        Stream { spec, rng: task_rng(seed, &spec.name), drawn: 0, average: None }
+    }
+
+    /// The task.
+    #[inline]
+    pub fn spec(&self) -> &'s TaskSpec {
+        self.spec
+    }
+
+    /// A release or wake-up is late by a uniform draw in `[0, jitter]` (none drawn without `jitter`).
+    #[inline]
+    fn jitter(&mut self) -> Nanos {
+        self.spec.jitter.map_or(0, |j| self.rng.random_range(0..=j))
+    }
+
+    /// When a `cpu` task starts: its `start`, late by a jitter draw. Other models start at `start`.
+    #[inline]
+    pub fn start(&mut self) -> Nanos {
+        match self.spec.model {
+            Model::Cpu { .. } => self.spec.start.saturating_add(self.jitter()),
+            _ => self.spec.start,
+        }
+    }
+
+    /// The total CPU a `cpu` task needs (`None`: it runs until the end or its stop).
+    #[inline]
+    pub fn work(&self) -> Option<Nanos> {
+        match self.spec.model {
+            Model::Cpu { work } => work,
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn periodic(&self) -> &'s Periodic {
+        match &self.spec.model {
+            Model::Periodic(p) => p,
+            m => panic!("task {} is {}, not periodic", self.spec.name, m.name()),
+        }
+    }
+
+    /// The nominal release of request `k`, if it is representable.
+    #[inline]
+    fn nominal(&self, k: u64) -> Option<Nanos> {
+        k.checked_mul(self.periodic().period)?.checked_add(self.spec.start)
+    }
+
+    /// Whether a periodic task releases request `k` in a run that ends at `end`: within its `count`,
+    /// before its `stop` and the end.
+    #[inline]
+    fn releases(&self, k: u64, end: Nanos) -> Result<Nanos, Ended> {
+        let p = self.periodic();
+        if p.count.is_some_and(|c| k >= c) {
+            return Err(Ended::Count);
+        }
+        match self.nominal(k) {
+            Some(n) if n < end && self.spec.stop.is_none_or(|s| n < s) => Ok(n),
+            _ => Err(Ended::Window),
+        }
+    }
+
+    /// A periodic task's next request in a run that ends at `end`, with its jitter drawn; the next
+    /// call plans the one after. Its execution time is drawn when it is released ([`Stream::exec`]).
+    #[inline]
+    pub fn next_request(&mut self, end: Nanos) -> Result<Planned, Ended> {
+        let k = self.drawn;
+        let nominal = self.releases(k, end)?;
+        let at = nominal.saturating_add(self.jitter());
+        self.drawn += 1;
+        let deadline = nominal.saturating_add(self.periodic().deadline);
+        Ok(Planned { index: k, nominal, at, deadline })
+    }
+
+    /// The CPU the request just released needs (at least 1 ns).
+    #[inline]
+    pub fn exec(&mut self) -> Nanos {
+        self.periodic().exec.sample(&mut self.rng).max(1)
+    }
+
+    /// Whether a periodic task that has planned `planned` requests releases another in a run that
+    /// ends at `end` (when its last one ends and nothing is pending, it leaves if not).
+    #[inline]
+    pub fn more_after(&self, planned: u64, end: Nanos) -> bool {
+        self.releases(planned, end).is_ok()
+    }
+
+    /// The time constraint a periodic task announces for a request (SMART §3.4): its deadline,
+    /// its estimate of the CPU it needs (`estimate`: the exact draw, a fixed time, or the running
+    /// average of past requests times a margin), when it wants to hear of a miss (`notify`), its
+    /// period, and when the request was `released`.
+    #[inline]
+    pub fn constraint(&self, r: &Planned, exec: Nanos, released: Nanos) -> sched::TimeConstraint {
+        let p = self.periodic();
+        let estimate = match p.estimate {
+            Estimate::Exact => exec,
+            Estimate::Fixed(e) => e,
+            Estimate::Ewma { factor, initial, .. } => {
+                let avg = self.average.unwrap_or_else(|| initial.unwrap_or(p.exec.mean()) as f64);
+                (avg * factor).round().max(1.0) as Nanos
+            }
+        };
+        let notify_time = match p.notify {
+            Notify::Never => None,
+            Notify::Asap => Some(0),
+            Notify::AtDeadline => Some(r.deadline),
+            Notify::After(d) => Some(r.nominal.saturating_add(d).min(r.deadline)),
+        };
+        sched::TimeConstraint {
+            deadline: r.deadline,
+            cpu_estimate: Some(estimate),
+            notify_time,
+            period: Some(p.period),
+            release: Some(released),
+        }
+    }
+
+    /// A request that needed `exec` ended: the running average learns it.
+    #[inline]
+    pub fn observe(&mut self, exec: Nanos) {
+        if let Estimate::Ewma { alpha, .. } = self.periodic().estimate {
+            let a = self.average.unwrap_or(exec as f64);
+            self.average = Some(a + alpha * (exec as f64 - a));
+        }
+    }
+
+    /// What the task does with a request that will be late: under a scheduler that notifies
+    /// (`notifies`), or else on a runner that lets it see its deadline pass
+    /// (`sees_its_deadline`: hourglass) or not (the simulator under a policy that never notifies,
+    /// where `"discard"` finishes the request late).
+    #[inline]
+    pub fn late_rule(&self, notifies: bool, sees_its_deadline: bool) -> LateRule {
+        let p = self.periodic();
+        match p.on_miss {
+            OnMiss::Abort => LateRule::DropAtDeadline,
+            OnMiss::Finish => LateRule::Finish,
+            OnMiss::Discard if p.notify == Notify::Never => LateRule::Finish,
+            OnMiss::Discard if notifies => LateRule::DropWhenNotified,
+            OnMiss::Discard if sees_its_deadline => LateRule::DropAtDeadline,
+            OnMiss::Discard => LateRule::Finish,
+        }
+    }
+
+    /// An interactive task's next interaction (the think time and the jitter, then the burst, are
+    /// drawn), or `None` once it has had its `count`.
+    #[inline]
+    pub fn next_interaction(&mut self) -> Option<Interaction> {
+        let Model::Interactive { think, burst, count } = &self.spec.model else {
+            panic!("task {} is {}, not interactive", self.spec.name, self.spec.model.name())
+        };
+        if count.is_some_and(|c| self.drawn >= c) {
+            return None;
+        }
+        let wait = think.sample(&mut self.rng).saturating_add(self.jitter());
+        let burst = burst.sample(&mut self.rng).max(1);
+        self.drawn += 1;
+        Some(Interaction { wait, burst })
+    }
+
+    /// Requests (periodic) or interactions (interactive) drawn so far.
+    #[inline]
+    pub fn drawn(&self) -> u64 {
+        self.drawn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Exec, Periodic};
+
+    const MS: Nanos = 1_000_000;
+
+    #[inline]
+    fn periodic(p: Periodic) -> TaskSpec {
+        TaskSpec { jitter: Some(MS), ..TaskSpec::new("t", Model::Periodic(p)) }
+    }
+
+    #[test]
+    fn requests_follow_the_period_within_count_stop_and_end() {
+        let spec = TaskSpec {
+            start: 5 * MS,
+            stop: Some(45 * MS),
+            ..periodic(Periodic {
+                count: Some(10),
+                deadline: 8 * MS,
+                ..Periodic::new(Exec::Fixed(MS), 10 * MS)
+            })
+        };
+        let mut s = Stream::new(&spec, 1);
+        let planned: Vec<Planned> = std::iter::from_fn(|| s.next_request(Nanos::MAX).ok()).collect();
+        assert_eq!(planned.iter().map(|p| p.nominal).collect::<Vec<_>>(), [5, 15, 25, 35].map(|x| x * MS));
+        assert!(planned
+            .iter()
+            .all(|p| p.at >= p.nominal && p.at <= p.nominal + MS && p.deadline == p.nominal + 8 * MS));
+        assert_eq!(s.next_request(Nanos::MAX), Err(Ended::Window), "45 ms is its stop");
+        assert!(!s.more_after(4, Nanos::MAX));
+        let spec = periodic(Periodic { count: Some(2), ..Periodic::new(Exec::Fixed(MS), 10 * MS) });
+        let mut s = Stream::new(&spec, 1);
+        assert!(s.next_request(25 * MS).is_ok() && s.next_request(25 * MS).is_ok());
+        assert_eq!(s.next_request(25 * MS), Err(Ended::Count));
+        let mut s = Stream::new(&spec, 1);
+        assert_eq!(s.next_request(0), Err(Ended::Window), "the run ends before the first release");
+    }
+
+    #[test]
+    fn draws_come_in_the_documented_order() {
+        // Per request: jitter, then exec; the same generator drawn by hand gives the same values.
+        let spec = periodic(Periodic::new(Exec::Uniform(MS, 3 * MS), 10 * MS));
+        let mut s = Stream::new(&spec, 7);
+        let mut rng = task_rng(7, "t");
+        for k in 0..50 {
+            let p = s.next_request(Nanos::MAX).unwrap();
+            assert_eq!(p.at - p.nominal, rng.random_range(0..=MS), "jitter of request {k}");
+            assert_eq!(s.exec(), Exec::Uniform(MS, 3 * MS).sample(&mut rng).max(1), "exec of request {k}");
+        }
+        // Interactive: think, jitter, burst.
+        let spec = TaskSpec {
+            jitter: Some(MS),
+            ..TaskSpec::new(
+                "t",
+                Model::Interactive {
+                    think: Exec::Exponential { mean: 5 * MS },
+                    burst: Exec::Uniform(MS, 2 * MS),
+                    count: Some(3),
+                },
+            )
+        };
+        let mut s = Stream::new(&spec, 7);
+        let mut rng = task_rng(7, "t");
+        for _ in 0..3 {
+            let i = s.next_interaction().unwrap();
+            let think = Exec::Exponential { mean: 5 * MS }.sample(&mut rng);
+            assert_eq!(i.wait, think + rng.random_range(0..=MS));
+            assert_eq!(i.burst, Exec::Uniform(MS, 2 * MS).sample(&mut rng).max(1));
+        }
+        assert_eq!(s.next_interaction(), None, "count 3");
+    }
+
+    #[test]
+    fn the_estimate_is_the_running_average_times_its_margin() {
+        let spec = periodic(Periodic::new(Exec::Fixed(10 * MS), 40 * MS));
+        let mut s = Stream::new(&spec, 1);
+        let r = s.next_request(Nanos::MAX).unwrap();
+        // Before any request ended: the mean of `exec`, times 1.1.
+        assert_eq!(s.constraint(&r, 10 * MS, r.at).cpu_estimate, Some(11 * MS));
+        s.observe(20 * MS);
+        s.observe(10 * MS); // 20 ms, then half way to 10 ms: 15 ms
+        assert_eq!(s.constraint(&r, 10 * MS, r.at).cpu_estimate, Some(16_500_000));
+        let c = s.constraint(&r, 10 * MS, r.at);
+        assert_eq!(
+            (c.deadline, c.period, c.notify_time, c.release),
+            (r.deadline, Some(40 * MS), Some(0), Some(r.at))
+        );
+    }
+
+    #[test]
+    fn a_late_request_is_dropped_or_finished_as_the_scenario_says() {
+        let rule = |on_miss, notify, notifies, sees| {
+            let spec = periodic(Periodic { on_miss, notify, ..Periodic::new(Exec::Fixed(MS), 10 * MS) });
+            Stream::new(&spec, 1).late_rule(notifies, sees)
+        };
+        assert_eq!(rule(OnMiss::Discard, Notify::Asap, true, false), LateRule::DropWhenNotified);
+        assert_eq!(rule(OnMiss::Discard, Notify::Asap, false, false), LateRule::Finish);
+        assert_eq!(rule(OnMiss::Discard, Notify::Asap, false, true), LateRule::DropAtDeadline);
+        assert_eq!(rule(OnMiss::Discard, Notify::Never, true, true), LateRule::Finish);
+        assert_eq!(rule(OnMiss::Abort, Notify::Asap, true, false), LateRule::DropAtDeadline);
+        assert_eq!(rule(OnMiss::Finish, Notify::Asap, true, true), LateRule::Finish);
+    }
+
+    #[test]
+    fn releases_beyond_u64_end_the_stream_instead_of_wrapping() {
+        let spec = periodic(Periodic::new(Exec::Fixed(1), u64::MAX / 2 + 1));
+        let mut s = Stream::new(&spec, 1);
+        assert!(s.next_request(Nanos::MAX).is_ok());
+        assert!(s.next_request(Nanos::MAX).is_ok());
+        assert_eq!(s.next_request(Nanos::MAX), Err(Ended::Window));
+    }
+}
