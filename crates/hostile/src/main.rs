@@ -89,12 +89,13 @@ fn twenty() -> u64 {
 const USAGE: &str = "\
 hostile: runs the hostile-input suite (tests/hostile/*.toml) against the project's binaries.
 
-Usage: hostile [--bin-dir DIR] [--cases DIR] [--only TEXT] [--list]
+Usage: hostile [--bin-dir DIR] [--cases DIR] [--only TEXT] [--list] [-v]
 
   --bin-dir DIR   where smartsim, hourglass and klogger are (default target/release)
   --cases DIR     the case files (default tests/hostile)
   --only TEXT     run the cases whose name holds TEXT
   --list          print the cases and exit
+  -v, --verbose   also print each case as it passes, with its time and memory (-q: less)
 
 Each case runs under a time limit (its `seconds`, default 20) and a memory limit (1 GiB resident,
 4 GiB of address space); a case fails if the binary panics, aborts, is killed, overruns a limit,
@@ -107,11 +108,18 @@ struct Opts {
     cases: PathBuf,
     only: Option<String>,
     list: bool,
+    /// Number of -v less number of -q.
+    verbosity: i8,
 }
 
 fn parse_opts() -> Result<Opts, String> {
-    let mut o =
-        Opts { bin_dir: "target/release".into(), cases: "tests/hostile".into(), only: None, list: false };
+    let mut o = Opts {
+        bin_dir: "target/release".into(),
+        cases: "tests/hostile".into(),
+        only: None,
+        list: false,
+        verbosity: 0,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
@@ -120,6 +128,8 @@ fn parse_opts() -> Result<Opts, String> {
             "--cases" => o.cases = val("--cases")?.into(),
             "--only" => o.only = Some(val("--only")?),
             "--list" => o.list = true,
+            "-v" | "--verbose" => o.verbosity = o.verbosity.saturating_add(1),
+            "-q" | "--quiet" => o.verbosity = o.verbosity.saturating_sub(1),
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -312,6 +322,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    diag::init("hostile", diag::level(opts.verbosity));
     let cases = match load(&opts.cases) {
         Ok(c) => c,
         Err(e) => {
@@ -324,8 +335,13 @@ fn main() -> ExitCode {
         .filter(|(_, c)| opts.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
         .collect();
     if opts.list {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
         for (_, c) in &cases {
-            println!("{:10} {}", c.bin, c.name);
+            // A reader that stops early (`| head`) ends the list.
+            if writeln!(out, "{:10} {}", c.bin, c.name).is_err() {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -371,6 +387,9 @@ fn main() -> ExitCode {
             Err(e) => vec![format!("could not run: {e}")],
         };
         if problems.is_empty() {
+            if let Ok(o) = &prepared {
+                tracing::debug!("ok {} in {:.2} s, {} MiB", c.name, o.elapsed.as_secs_f64(), o.max_rss >> 20);
+            }
             passed += 1;
             let _ = std::fs::remove_dir_all(&dir);
         } else {

@@ -34,7 +34,7 @@ pub struct AnalyzeArgs {
     #[command(subcommand)]
     cmd: Cmd,
     #[command(flatten)]
-    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
+    verbose: diag::Verbosity,
 }
 
 #[derive(Debug, Subcommand)]
@@ -343,7 +343,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    crate::diag::init("hourglass analyze", args.verbose.tracing_level_filter());
+    diag::init("hourglass analyze", args.verbose.tracing_level_filter());
     match execute(args.cmd) {
         Ok(s) => {
             print!("{s}");

@@ -151,7 +151,7 @@ pub struct BenchArgs {
     #[arg(long)]
     dir: Option<String>,
     #[command(flatten)]
-    verbose: clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>,
+    verbose: diag::Verbosity,
 }
 
 /// Entry point of `hourglass bench`.
@@ -165,7 +165,7 @@ pub fn main(argv: &[String]) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    crate::diag::init("hourglass bench", args.verbose.tracing_level_filter());
+    diag::init("hourglass bench", args.verbose.tracing_level_filter());
     let cpu = match args.cpu {
         None => Some(crate::config::default_cpu()),
         Some(CpuChoice::All) => None,

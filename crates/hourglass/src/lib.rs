@@ -35,7 +35,8 @@ pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod diag;
+/// Warnings and `-v` chatter through `tracing`, to stderr: the workspace's one [`diag`](::diag).
+pub use diag;
 pub mod output;
 pub mod punctuality;
 pub mod run;

@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         }
     };
     if let Command::Run(c) | Command::Scenario { base: c, .. } = &cmd {
-        hourglass::diag::init("hourglass", hourglass::diag::level(c.verbosity));
+        diag::init("hourglass", diag::level(c.verbosity));
     }
     let cfg = match cmd {
         Command::Help => {

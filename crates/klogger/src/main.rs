@@ -4,11 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use std::io::IsTerminal;
-
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use clap_verbosity_flag::{InfoLevel, Verbosity};
 use tracing::warn;
 
 use klogger::analysis::{Group, Trace};
@@ -35,7 +32,7 @@ struct Cli {
     // Progress and warnings are shown by default; -v adds debugging detail, -vv more; -q hides
     // progress, -qq warnings too.
     #[command(flatten)]
-    verbose: Verbosity<InfoLevel>,
+    verbose: diag::Verbosity,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -185,12 +182,7 @@ enum Cmd {
 
 fn main() {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_max_level(cli.verbose.tracing_level_filter())
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .without_time()
-        .init();
+    diag::init("klogger", cli.verbose.tracing_level_filter());
     if let Err(e) = run(cli) {
         eprintln!("klogger: error: {e:#}");
         std::process::exit(2);
@@ -350,7 +342,7 @@ mod tests {
 
     #[test]
     fn quiet_and_verbose_apply_to_every_subcommand() {
-        use clap_verbosity_flag::tracing::LevelFilter;
+        use diag::LevelFilter;
         let level = |args: &[&str]| Cli::try_parse_from(args).unwrap().verbose.tracing_level_filter();
         assert_eq!(level(&["klogger", "report", "x.klog"]), LevelFilter::INFO);
         assert_eq!(level(&["klogger", "record", "-q"]), LevelFilter::WARN, "-q hides progress");

@@ -73,6 +73,8 @@ use std::rc::Rc;
     Stop it with Ctrl-C or SIGTERM: every task returns to the fair scheduler."
 )]
 struct Cli {
+    #[command(flatten)]
+    verbose: diag::Verbosity,
     /// Policy (`smartsim policies` says what each is).
     #[arg(long, default_value = "smart", value_parser = clap::builder::PossibleValuesParser::new(sched::names()))]
     policy: String,
@@ -295,6 +297,7 @@ impl<'o> Preempt<'o> {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
+    diag::init("scx_smart", cli.verbose.tracing_level_filter());
     let (ncpus, offline) = online_cpus();
     // Shares here are the kernel's weights (`driver::share_of`: 100 at nice 0); the registry says
     // which options tell a policy so.
@@ -525,9 +528,12 @@ impl<'a> Scheduler<'a> {
                 superseded: 0,
             },
             seq: 0,
-            // SCX_SMART_DEBUG=1: trace decisions and the events of time-constrained threads; =2: every
-            // event.
-            debug_level: std::env::var("SCX_SMART_DEBUG").map_or(0, |v| v.parse::<u32>().unwrap_or(1)),
+            // -v: decisions and the events of time-constrained threads; -vv: every event.
+            debug_level: if tracing::enabled!(tracing::Level::TRACE) {
+                2
+            } else {
+                u32::from(tracing::enabled!(tracing::Level::DEBUG))
+            },
         }
     }
 
@@ -662,8 +668,8 @@ impl<'a> Scheduler<'a> {
         let debug = self.debug_level > 0;
         if self.debug_level > 1 || (debug && asked.is_some_and(|a| a.constraint.is_some())) {
             let c = asked.and_then(|a| a.constraint);
-            eprintln!(
-                "scx_smart: {now} queued {} ({}) cpu {} wakeup {} ran {} from {} to {} deadline in {:?} est {:?}",
+            tracing::debug!(
+                "{now} queued {} ({}) cpu {} wakeup {} ran {} from {} to {} deadline in {:?} est {:?}",
                 q.pid,
                 task.comm_str(),
                 task.cpu,
@@ -718,7 +724,7 @@ impl<'a> Scheduler<'a> {
             match a {
                 Action::Kick(cpu) => {
                     if self.debug_level > 0 {
-                        eprintln!("scx_smart: {now} preempt CPU {cpu}");
+                        tracing::debug!("{now} preempt CPU {cpu}");
                     }
                     if !self.cli.no_preempt {
                         self.preempt.kick(cpu);
@@ -735,7 +741,7 @@ impl<'a> Scheduler<'a> {
     fn dispatch(&mut self, pid: i32, cpu: CpuId, slice: u64, preemption: bool, now: u64) {
         if self.debug_level > 0 {
             let comm = self.latest.get(&pid).map(|t| t.comm_str()).unwrap_or_default();
-            eprintln!("scx_smart: {now} dispatch {pid} ({comm}) on CPU {cpu} slice {slice}");
+            tracing::debug!("{now} dispatch {pid} ({comm}) on CPU {cpu} slice {slice}");
         }
         let Some(q) = self.latest.get(&pid) else { return };
         let mut d = DispatchedTask::new(q);
@@ -763,8 +769,8 @@ impl<'a> Scheduler<'a> {
         let notes = self.drv.notifications();
         if self.debug_level > 0 {
             for (pid, deadline, passed) in &notes {
-                eprintln!(
-                    "scx_smart: {now} notify {pid} deadline in {} passed {passed}",
+                tracing::debug!(
+                    "{now} notify {pid} deadline in {} passed {passed}",
                     *deadline as i64 - now as i64
                 );
             }

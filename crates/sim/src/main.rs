@@ -29,6 +29,8 @@ use smartsim::{run_scenario, SimResult};
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    #[command(flatten)]
+    verbose: diag::Verbosity,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -356,7 +358,7 @@ fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
         .and_then(|()| w.flush())
         .with_context(|| format!("writing {}", path.display()))?;
     if let Some(msg) = g.overflow() {
-        eprintln!("smartsim: warning: {}: {msg}; the chart says so instead of drawing them", path.display());
+        tracing::warn!("{}: {msg}; the chart says so instead of drawing them", path.display());
     }
     let left_out = match g.left_out() {
         0 => String::new(),
@@ -405,7 +407,9 @@ fn main() {
 }
 
 fn real_main() -> Result<()> {
-    match Cli::parse().cmd {
+    let cli = Cli::parse();
+    diag::init("smartsim", cli.verbose.tracing_level_filter());
+    match cli.cmd {
         Cmd::Run {
             file,
             policy,
@@ -660,7 +664,7 @@ fn within_budget(
     match smartsim::budget::check(&e, &scn.path) {
         Ok(()) => Ok(()),
         Err(msg) if force => {
-            eprintln!("smartsim: warning: --force: {msg}");
+            tracing::warn!("--force: {msg}");
             Ok(())
         }
         Err(msg) => Err(anyhow::anyhow!(msg)),
@@ -671,7 +675,7 @@ fn within_budget(
 fn load(path: &Path) -> Result<workload::Scenario> {
     let s = workload::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     for w in &s.warnings {
-        eprintln!("smartsim: warning: {w}");
+        tracing::warn!("{w}");
     }
     Ok(s)
 }

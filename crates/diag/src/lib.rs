@@ -1,15 +1,27 @@
-//! Diagnostics: warnings, progress and debugging chatter go through `tracing` to stderr, at a
-//! level chosen by one flag, `-v` (repeatable: `-v` debug, `-vv` trace; `-q` fewer). The tool's
-//! output (stdout) and its errors (plain lines on stderr, which scripts and tests read) do not go
-//! through here.
+//! # diag: what every binary prints on stderr besides its output
 //!
-//! Lines keep the shape hourglass always printed: `hourglass: message`, `hourglass: warning:
-//! message`, and `hourglass: debug: message` for the levels below. Nothing is logged from the
-//! measuring threads while a run is on: output would disturb the timing.
+//! Warnings, progress and debugging go through `tracing` to stderr, at a level chosen by one flag
+//! that every binary of the workspace takes the same way: `-v` (repeatable: `-v` debug, `-vv`
+//! trace), `-q` fewer (warnings only, then errors only, then nothing). A binary with a clap command
+//! line flattens [`Verbosity`] into it; one with a command line of its own (hourglass's appendix-A
+//! interface) counts its flags and calls [`level`]. The tool's output (stdout) and its errors
+//! (plain lines on stderr, which scripts and tests read) do not go through here.
+//!
+//! One line format for all: `tool: message`, `tool: warning: message`, `tool: debug: message`,
+//! without time, target or colour, the shape the tools printed before tracing, so that a person
+//! reads the same in every tool and a script's `grep` keeps working.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 
 use std::fmt;
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::LevelFilter;
+pub use tracing_subscriber::filter::LevelFilter;
+
+/// The `-v`/`-q` flag for a clap command line (`#[command(flatten)] verbose: Verbosity`): info by
+/// default, so that warnings and progress show; its [`Verbosity::tracing_level_filter`] is what
+/// [`init`] takes.
+pub type Verbosity = clap_verbosity_flag::Verbosity<clap_verbosity_flag::InfoLevel>;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
 use tracing_subscriber::registry::LookupSpan;
