@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let Some(v) = slot.snapshot(server::SCAN_TRIES) else { return };
     let (prio, share) = server::clamp_params(v.priority, v.share, data.first().is_some_and(|b| b & 1 == 1));
     let now = u64::from_le_bytes(data.get(120..128).and_then(|b| b.try_into().ok()).unwrap_or([0; 8]));
-    let mut policy = sched::by_name("smart", &Default::default(), 1).unwrap();
+    let mut policy = sched::build("smart", &Default::default(), 1).unwrap();
     let t = TaskId(0);
     let params = TaskParams { priority: prio, share, ..TaskParams::default() };
     policy.admit(t, &params, now);
@@ -47,10 +47,10 @@ fuzz_target!(|data: &[u8]| {
     policy.wake(TaskId(1), now);
     let mut at = now;
     for _ in 0..4 {
-        let Some(d) = policy.pick_next(0, at) else { break };
+        let Some(d) = policy.pick(0, at) else { break };
         let ran = d.slice.unwrap_or(1_000_000).min(10_000_000);
         at = at.saturating_add(ran);
-        policy.stop(d.task, 0, ran, sched::Stop::Preempted, at);
+        policy.stop(d.task, ran, sched::Stop::Preempted, at);
     }
     let _ = policy.availability(t, at);
     let mut notes = Vec::new();
