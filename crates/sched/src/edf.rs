@@ -28,6 +28,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::registry::{opt, Entry, LinuxClass};
+use crate::MS;
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams,
     TimeConstraint, View,
@@ -44,19 +46,19 @@ struct EdfTask {
 }
 
 /// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
-type Entry = Reverse<(Nanos, Nanos, u32, u64)>;
+type HeapEntry = Reverse<(Nanos, Nanos, u32, u64)>;
 
 /// The EDF policy.
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
     tasks: Vec<EdfTask>,
-    rt: BinaryHeap<Entry>,
+    rt: BinaryHeap<HeapEntry>,
     /// Live entries in `rt`, and a sequence number for the next entry.
     live: usize,
     seq: u64,
     /// Scratch: live entries set aside while looking for one allowed on a CPU.
-    skipped: Vec<Entry>,
+    skipped: Vec<HeapEntry>,
     rr: VecDeque<TaskId>,
 }
 
@@ -197,6 +199,19 @@ impl Policy for Edf {
         v.availability_by_rank(t, |_| 0, share, v.live_count() as u64)
     }
 }
+
+/// The registry's entry of `edf`.
+pub const ENTRY: Entry = Entry {
+    name: "edf",
+    about: "earliest deadline first; tasks without a time constraint round-robin below",
+    source: "edf.rs",
+    options: &[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")],
+    linux: LinuxClass::Deadline,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", 10 * MS)?, cpus))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -73,6 +73,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::registry::{opt, Entry, LinuxClass};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId, TaskParams,
     View, MS,
@@ -583,6 +584,35 @@ impl Policy for Eevdf {
         vec![("delayed_dequeues", self.delayed)]
     }
 }
+
+/// The registry's entry of `eevdf`.
+pub const ENTRY: Entry = Entry {
+    name: "eevdf",
+    about: "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share",
+    source: "eevdf.rs",
+    options: &[
+        opt(
+            "base_slice",
+            "0.7ms × (1 + log2 min(CPUs, 8))",
+            "the request of every task (sysctl_sched_base_slice)",
+        ),
+        opt(
+            "tick",
+            "1ms",
+            "the clock tick (TICK_NSEC): the lag bound, and the grid slices end on without hrtick",
+        ),
+        opt("hrtick", "false", "end slices exactly (HRTICK) instead of at the next tick"),
+        opt("run_to_parity", "true", "RUN_TO_PARITY"),
+        opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
+        opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
+        opt("nice0_share", "1", "the share of a nice-0 task"),
+    ],
+    linux: LinuxClass::Fair,
+    kernel_weights: &[("nice0_share", 100)],
+    work_conserving: true,
+    notifies: false,
+    build: |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::registry::{opt, Entry, LinuxClass};
+use crate::MS;
 use crate::{
     preempt_lower_rank, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
     TaskParams, View,
@@ -107,6 +109,32 @@ impl Policy for FixedPriority {
         v.availability_by_rank(t, prio, 1, same)
     }
 }
+
+/// The registry's entry of `fifo`.
+pub const FIFO: Entry = Entry {
+    name: "fifo",
+    about: "fixed priority, first in first out within a priority (SCHED_FIFO)",
+    source: "fixed.rs",
+    options: &[],
+    linux: LinuxClass::Fifo,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |_, _| Ok(Box::new(FixedPriority::fifo())),
+};
+
+/// The registry's entry of `rr`.
+pub const RR: Entry = Entry {
+    name: "rr",
+    about: "fixed priority, round robin within a priority (SCHED_RR)",
+    source: "fixed.rs",
+    options: &[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")],
+    linux: LinuxClass::Rr,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |o, _| Ok(Box::new(FixedPriority::rr(o.slice("slice", 100 * MS)?))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,12 +1,14 @@
 //! The registry: one entry per policy, from which every tool learns what policies exist, how to
 //! build each, what its options are, and how it maps onto Linux. `smartsim policies`, hourglass's
 //! scenario mapping, `scx_smart --policy` and the tables of README.md and ARCHITECTURE.md come from
-//! here (a test checks the tables). Adding a policy is one file and one entry.
+//! here (a test checks the tables). Each entry is kept in its policy's file, beside the code it
+//! describes, so adding a policy is one new file (the policy, its entry, its tests), its `mod` line
+//! in `lib.rs` and its line in [`REGISTRY`]; the conformance suite covers it without being named.
 
 use std::fmt;
 
 use crate::partition::Partitioned;
-use crate::{edf, eevdf, fixed, smart, ts, wfq, Core, Nanos, OptValue, Options, Policy, MAX_CPUS, MS};
+use crate::{edf, eevdf, fixed, smart, ts, wfq, Core, Nanos, OptValue, Options, Policy, MAX_CPUS};
 
 /// The Linux scheduling class `hourglass --scenario` runs a policy's tasks in: the kernel's nearest
 /// counterpart of the policy.
@@ -45,7 +47,8 @@ pub struct OptionDoc {
     pub about: &'static str,
 }
 
-const fn opt(key: &'static str, default: &'static str, about: &'static str) -> OptionDoc {
+/// An option's documentation (for the entries).
+pub(crate) const fn opt(key: &'static str, default: &'static str, about: &'static str) -> OptionDoc {
     OptionDoc { key, default, about }
 }
 
@@ -55,6 +58,8 @@ pub struct Entry {
     pub name: &'static str,
     /// One line on what it is.
     pub about: &'static str,
+    /// The file that holds it, in this crate.
+    pub source: &'static str,
     /// Its options, with their defaults (besides `partition`, which every policy takes).
     pub options: &'static [OptionDoc],
     /// The Linux class hourglass runs its tasks in.
@@ -80,116 +85,43 @@ impl fmt::Debug for Entry {
     }
 }
 
-/// Every policy, one entry each.
-pub const REGISTRY: &[Entry] = &[
-    Entry {
-        name: "smart",
-        about: "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)",
-        options: &[
-            opt(
-                "credit",
-                "100ms",
-                "the system's default sleep credit: how long a blocked task stays in its queue (§4.3)",
-            ),
-            opt("quantum", "10ms", "the quantum of every level of the bias table"),
-            opt("bias", "true", "false keeps the quanta and sets every bias to 0"),
-        ],
-        linux: LinuxClass::Fair,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: true,
-        build: |o, cpus| Ok(Box::new(smart::Smart::new(smart::SmartConfig::from_options(o)?, cpus))),
-    },
-    Entry {
-        name: "wfq",
-        about: "weighted fair queueing, no credit for sleeping",
-        options: &[opt("quantum", "10ms", "the quantum of every task")],
-        linux: LinuxClass::Fair,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |o, cpus| Ok(Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, false)?, cpus))),
-    },
-    Entry {
-        name: "wfq-credit",
-        about: "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)",
-        options: &[
-            opt("quantum", "10ms", "the quantum of every task"),
-            opt("credit", "100ms", "how long a blocked task stays in its queue"),
-        ],
-        linux: LinuxClass::Fair,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |o, cpus| Ok(Box::new(wfq::Wfq::new(wfq::WfqConfig::from_options(o, true)?, cpus))),
-    },
-    Entry {
-        name: "edf",
-        about: "earliest deadline first; tasks without a time constraint round-robin below",
-        options: &[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")],
-        linux: LinuxClass::Deadline,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |o, cpus| Ok(Box::new(edf::Edf::new(o.slice("slice", 10 * MS)?, cpus))),
-    },
-    Entry {
-        name: "fifo",
-        about: "fixed priority, first in first out within a priority (SCHED_FIFO)",
-        options: &[],
-        linux: LinuxClass::Fifo,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |_, _| Ok(Box::new(fixed::FixedPriority::fifo())),
-    },
-    Entry {
-        name: "rr",
-        about: "fixed priority, round robin within a priority (SCHED_RR)",
-        options: &[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")],
-        linux: LinuxClass::Rr,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |o, _| Ok(Box::new(fixed::FixedPriority::rr(o.slice("slice", 100 * MS)?))),
-    },
-    Entry {
-        name: "ts",
-        about: "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)",
-        options: &[],
-        linux: LinuxClass::Fair,
-        kernel_weights: &[],
-        work_conserving: true,
-        notifies: false,
-        build: |_, _| Ok(Box::new(ts::TimeSharing::new())),
-    },
-    Entry {
-        name: "eevdf",
-        about: "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share",
-        options: &[
-            opt(
-                "base_slice",
-                "0.7ms × (1 + log2 min(CPUs, 8))",
-                "the request of every task (sysctl_sched_base_slice)",
-            ),
-            opt(
-                "tick",
-                "1ms",
-                "the clock tick (TICK_NSEC): the lag bound, and the grid slices end on without hrtick",
-            ),
-            opt("hrtick", "false", "end slices exactly (HRTICK) instead of at the next tick"),
-            opt("run_to_parity", "true", "RUN_TO_PARITY"),
-            opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
-            opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
-            opt("nice0_share", "1", "the share of a nice-0 task"),
-        ],
-        linux: LinuxClass::Fair,
-        kernel_weights: &[("nice0_share", 100)],
-        work_conserving: true,
-        notifies: false,
-        build: |o, cpus| Ok(Box::new(eevdf::Eevdf::new(eevdf::EevdfConfig::from_options(o, cpus)?))),
-    },
-];
+/// Every policy, one entry each (each kept in its policy's file, beside the code it describes).
+pub const REGISTRY: &[Entry] =
+    &[smart::ENTRY, wfq::WFQ, wfq::WFQ_CREDIT, edf::ENTRY, fixed::FIFO, fixed::RR, ts::ENTRY, eevdf::ENTRY];
+
+impl LinuxClass {
+    /// Its name in the tables.
+    fn short(self) -> &'static str {
+        match self {
+            LinuxClass::Fair => "fair",
+            LinuxClass::Fifo => "`SCHED_FIFO`",
+            LinuxClass::Rr => "`SCHED_RR`",
+            LinuxClass::Deadline => "`SCHED_DEADLINE`",
+        }
+    }
+}
+
+/// The registry as a Markdown table, as README.md and ARCHITECTURE.md show it (a test checks they
+/// do): each policy's name, what it is, its options with their defaults, the Linux class hourglass
+/// runs it in, whether it notifies, and its file.
+pub fn table_markdown() -> String {
+    let mut out = String::from(
+        "| policy | what it is | options (default) | on Linux (hourglass) | notifies | file |\n|---|---|---|---|---|---|\n",
+    );
+    for e in REGISTRY {
+        let opts: Vec<String> = e.options.iter().map(|o| format!("`{}` {}", o.key, o.default)).collect();
+        out += &format!(
+            "| `{}` | {} | {} | {} | {} | `crates/sched/src/{}` |\n",
+            e.name,
+            e.about,
+            if opts.is_empty() { "none".to_string() } else { opts.join(", ") },
+            e.linux.short(),
+            if e.notifies { "yes" } else { "no" },
+            e.source
+        );
+    }
+    out
+}
 
 /// The entry of policy `name`.
 pub fn entry(name: &str) -> Option<&'static Entry> {
@@ -424,7 +356,7 @@ mod tests {
     #[test]
     fn unknown_options_and_bad_partitions_are_refused() {
         let mut o = Options::new();
-        o.insert("quantum".into(), OptValue::Time(MS));
+        o.insert("quantum".into(), OptValue::Time(crate::MS));
         let err = build("fifo", &o, 1).unwrap_err();
         assert_eq!(err.to_string(), "policy `fifo`, option `quantum`: not an option of this policy");
         let mut o = Options::new();

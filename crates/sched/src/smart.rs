@@ -65,6 +65,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::fair::FairQueues;
+use crate::registry::{opt, Entry, LinuxClass};
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Notification, OptReader, Ord64, Policy,
     PolicyError, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
@@ -690,6 +691,27 @@ impl Policy for Smart {
         ]
     }
 }
+
+/// The registry's entry of `smart`.
+pub const ENTRY: Entry = Entry {
+    name: "smart",
+    about: "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)",
+    source: "smart.rs",
+    options: &[
+        opt(
+            "credit",
+            "100ms",
+            "the system's default sleep credit: how long a blocked task stays in its queue (§4.3)",
+        ),
+        opt("quantum", "10ms", "the quantum of every level of the bias table"),
+        opt("bias", "true", "false keeps the quanta and sets every bias to 0"),
+    ],
+    linux: LinuxClass::Fair,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: true,
+    build: |o, cpus| Ok(Box::new(Smart::new(SmartConfig::from_options(o)?, cpus))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,7 @@
 
 use std::collections::VecDeque;
 
+use crate::registry::{Entry, LinuxClass};
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, State, Stop,
     TaskId, TaskParams, View, MS,
@@ -411,6 +412,19 @@ impl Policy for TimeSharing {
         vec![("lifted", self.lifted)]
     }
 }
+
+/// The registry's entry of `ts`.
+pub const ENTRY: Entry = Entry {
+    name: "ts",
+    about: "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)",
+    source: "ts.rs",
+    options: &[],
+    linux: LinuxClass::Fair,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |_, _| Ok(Box::new(TimeSharing::new())),
+};
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,7 @@
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
 use crate::fair::FairQueues;
+use crate::registry::{opt, Entry, LinuxClass};
 use crate::{
     least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId,
     TaskParams, View, MS,
@@ -126,6 +127,35 @@ impl Policy for Wfq {
         false
     }
 }
+
+/// The registry's entry of `wfq`.
+pub const WFQ: Entry = Entry {
+    name: "wfq",
+    about: "weighted fair queueing, no credit for sleeping",
+    source: "wfq.rs",
+    options: &[opt("quantum", "10ms", "the quantum of every task")],
+    linux: LinuxClass::Fair,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, false)?, cpus))),
+};
+
+/// The registry's entry of `wfq-credit`.
+pub const WFQ_CREDIT: Entry = Entry {
+    name: "wfq-credit",
+    about: "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)",
+    source: "wfq.rs",
+    options: &[
+        opt("quantum", "10ms", "the quantum of every task"),
+        opt("credit", "100ms", "how long a blocked task stays in its queue"),
+    ],
+    linux: LinuxClass::Fair,
+    kernel_weights: &[],
+    work_conserving: true,
+    notifies: false,
+    build: |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, true)?, cpus))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -34,6 +34,13 @@ struct Cli {
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum PoliciesFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
 enum Format {
     Table,
     Json,
@@ -128,8 +135,14 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
-    /// List the policies.
-    Policies,
+    /// List the policies of the registry: what each is, its options with their defaults (every
+    /// policy also takes `partition`), the Linux class `hourglass --scenario` runs it in, whether it
+    /// notifies
+    Policies {
+        /// A table for people, the JSON of every entry, or the Markdown table README.md shows.
+        #[arg(long, value_enum, default_value = "table")]
+        format: PoliciesFormat,
+    },
     /// Read an execution trace (from `smartsim run --trace`, or any tool that writes the project's
     /// trace format).
     #[command(subcommand)]
@@ -395,6 +408,43 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+fn print_policies(format: PoliciesFormat) {
+    match format {
+        PoliciesFormat::Markdown => print!("{}", sched::registry::table_markdown()),
+        PoliciesFormat::Json => {
+            let v: Vec<serde_json::Value> = sched::REGISTRY
+                .iter()
+                .map(|e| {
+                    let options: serde_json::Map<String, serde_json::Value> = e
+                        .options
+                        .iter()
+                        .map(|o| {
+                            (o.key.to_string(), serde_json::json!({ "default": o.default, "about": o.about }))
+                        })
+                        .collect();
+                    serde_json::json!({
+                        "name": e.name, "about": e.about, "options": options, "linux": e.linux.name(),
+                        "notifies": e.notifies, "work_conserving": e.work_conserving,
+                        "source": format!("crates/sched/src/{}", e.source),
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+        }
+        PoliciesFormat::Table => {
+            for e in sched::REGISTRY {
+                println!("{:12} {}", e.name, e.about);
+                for o in e.options {
+                    println!("{:14}{} = {} : {}", "", o.key, o.default, o.about);
+                }
+            }
+            println!(
+                "\nEvery policy also takes `partition` = \"global\" (default) | \"affinity\" | \"ffd\"."
+            );
+        }
+    }
+}
+
 fn main() {
     // Output piped into `head` ends quietly, as other command-line tools do, instead of a panic on
     // the closed pipe.
@@ -599,11 +649,7 @@ fn real_main() -> Result<()> {
             reproduce(&name, &out, format, &also)?;
         }
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
-        Cmd::Policies => {
-            for e in sched::REGISTRY {
-                println!("{:12} {}", e.name, e.about);
-            }
-        }
+        Cmd::Policies { format } => print_policies(format),
         Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, format } => {
             if seconds == 0 {
                 anyhow::bail!("bench: --seconds 0: give at least 1 simulated second");
