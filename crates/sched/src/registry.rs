@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::partition::Partitioned;
-use crate::{edf, eevdf, fixed, smart, ts, wfq, Core, Nanos, OptValue, Options, Policy, MAX_CPUS};
+use crate::{Core, Nanos, OptValue, Options, Policy, MAX_CPUS};
 
 /// The Linux scheduling class `hourglass --scenario` runs a policy's tasks in: the kernel's nearest
 /// counterpart of the policy.
@@ -86,8 +86,17 @@ impl fmt::Debug for Entry {
 }
 
 /// Every policy, one entry each (each kept in its policy's file, beside the code it describes).
-pub const REGISTRY: &[Entry] =
-    &[smart::ENTRY, wfq::WFQ, wfq::WFQ_CREDIT, edf::ENTRY, fixed::FIFO, fixed::RR, ts::ENTRY, eevdf::ENTRY];
+#[rustfmt::skip]
+pub const REGISTRY: &[Entry] = &[
+    crate::smart::ENTRY,
+    crate::wfq::WFQ,
+    crate::wfq::WFQ_CREDIT,
+    crate::edf::ENTRY,
+    crate::fixed::FIFO,
+    crate::fixed::RR,
+    crate::ts::ENTRY,
+    crate::eevdf::ENTRY,
+];
 
 impl LinuxClass {
     /// Its name in the tables.
