@@ -96,6 +96,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::fixed::RR,
     crate::ts::ENTRY,
     crate::eevdf::ENTRY,
+    crate::lottery::ENTRY,
 ];
 
 impl LinuxClass {
