@@ -31,7 +31,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::registry::{opt, Entry, LinuxClass};
 use crate::MS;
 use crate::{
-    least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId, TaskParams,
+    least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Running, Stop, TaskId, TaskParams,
     TimeConstraint, View,
 };
 
@@ -157,13 +157,7 @@ impl Policy for Edf {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        _v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, _v: &View) -> Option<CpuId> {
         let w = self.tasks[woken.idx()].deadline?;
         let (cpu, latest) =
             least_important(running, prev, |r| self.tasks[r.idx()].deadline.unwrap_or(Nanos::MAX))?;
@@ -201,17 +195,11 @@ impl Policy for Edf {
 }
 
 /// The registry's entry of `edf`.
-pub const ENTRY: Entry = Entry {
-    name: "edf",
-    about: "earliest deadline first; tasks without a time constraint round-robin below",
-    source: "edf.rs",
-    options: &[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")],
-    linux: LinuxClass::Deadline,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", 10 * MS)?, cpus))),
-};
+pub const ENTRY: Entry =
+    Entry::new("edf", "edf.rs", |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", 10 * MS)?, cpus))))
+        .about("earliest deadline first; tasks without a time constraint round-robin below")
+        .options(&[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")])
+        .linux(LinuxClass::Deadline);
 
 #[cfg(test)]
 mod tests {

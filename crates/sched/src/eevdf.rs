@@ -73,10 +73,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry, OptionDoc};
 use crate::{
-    slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId, TaskParams,
-    View, MS,
+    slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop, TaskId,
+    TaskParams, View, MS,
 };
 
 /// `sched_prio_to_weight`: the weight of nice −20 to 19 (nice 0 = 1024, each level about 1.25×).
@@ -494,15 +494,9 @@ impl Policy for Eevdf {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        view: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         let we = &self.ents[woken.idx()];
-        let tot = self.totals(view);
+        let tot = self.totals(v);
         let order = running
             .iter()
             .filter(|(c, _)| Some(*c) == prev)
@@ -515,17 +509,17 @@ impl Policy for Eevdf {
             if ce.idle != we.idle || we.idle {
                 continue;
             }
-            let v = self.v_now(cur, cpu, view);
-            if v >= ce.deadline {
+            let vt = self.v_now(cur, cpu, v);
+            if vt >= ce.deadline {
                 return Some(cpu); // update_curr at the wake-up renews its request and reschedules
             }
-            let curr_eligible = Self::eligible(tot, v);
+            let curr_eligible = Self::eligible(tot, vt);
             // RUN_TO_PARITY: a running task's request is renewed only when it stops, so it is
             // protected for as long as it runs.
             if self.cfg.run_to_parity && curr_eligible {
                 continue;
             }
-            if self.best_for(cpu, tot, view).0 != Some(woken) {
+            if self.best_for(cpu, tot, v).0 != Some(woken) {
                 continue;
             }
             if curr_eligible && ce.deadline < we.deadline {
@@ -585,34 +579,23 @@ impl Policy for Eevdf {
     }
 }
 
+/// The options of `eevdf`, for the registry.
+const OPTIONS: &[OptionDoc] = &[
+    opt("base_slice", "0.7ms × (1 + log2 min(CPUs, 8))", "each task's request (sysctl_sched_base_slice)"),
+    opt("tick", "1ms", "the clock tick (TICK_NSEC): the lag bound; without hrtick, slices end on it"),
+    opt("hrtick", "false", "end slices exactly (HRTICK) instead of at the next tick"),
+    opt("run_to_parity", "true", "RUN_TO_PARITY"),
+    opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
+    opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
+    opt("nice0_share", "1", "the share of a nice-0 task"),
+];
+
 /// The registry's entry of `eevdf`.
-pub const ENTRY: Entry = Entry {
-    name: "eevdf",
-    about: "Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share",
-    source: "eevdf.rs",
-    options: &[
-        opt(
-            "base_slice",
-            "0.7ms × (1 + log2 min(CPUs, 8))",
-            "the request of every task (sysctl_sched_base_slice)",
-        ),
-        opt(
-            "tick",
-            "1ms",
-            "the clock tick (TICK_NSEC): the lag bound, and the grid slices end on without hrtick",
-        ),
-        opt("hrtick", "false", "end slices exactly (HRTICK) instead of at the next tick"),
-        opt("run_to_parity", "true", "RUN_TO_PARITY"),
-        opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
-        opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
-        opt("nice0_share", "1", "the share of a nice-0 task"),
-    ],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[("nice0_share", 100)],
-    work_conserving: true,
-    notifies: false,
-    build: |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))),
-};
+pub const ENTRY: Entry =
+    Entry::new("eevdf", "eevdf.rs", |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))))
+        .about("Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share")
+        .options(OPTIONS)
+        .kernel_weights(&[("nice0_share", 100)]);
 
 #[cfg(test)]
 mod tests {

@@ -24,8 +24,8 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::registry::{opt, Entry, LinuxClass};
 use crate::MS;
 use crate::{
-    preempt_lower_rank, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Stop, TaskId,
-    TaskParams, View,
+    preempt_lower_rank, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running, Stop,
+    TaskId, TaskParams, View,
 };
 
 /// Fixed-priority FIFO or round robin.
@@ -81,13 +81,7 @@ impl Policy for FixedPriority {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         preempt_lower_rank(woken, prev, running, |r| v.params(r).priority)
     }
 
@@ -111,30 +105,16 @@ impl Policy for FixedPriority {
 }
 
 /// The registry's entry of `fifo`.
-pub const FIFO: Entry = Entry {
-    name: "fifo",
-    about: "fixed priority, first in first out within a priority (SCHED_FIFO)",
-    source: "fixed.rs",
-    options: &[],
-    linux: LinuxClass::Fifo,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |_, _| Ok(Box::new(FixedPriority::fifo())),
-};
+pub const FIFO: Entry = Entry::new("fifo", "fixed.rs", |_, _| Ok(Box::new(FixedPriority::fifo())))
+    .about("fixed priority, first in first out within a priority (SCHED_FIFO)")
+    .linux(LinuxClass::Fifo);
 
 /// The registry's entry of `rr`.
-pub const RR: Entry = Entry {
-    name: "rr",
-    about: "fixed priority, round robin within a priority (SCHED_RR)",
-    source: "fixed.rs",
-    options: &[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")],
-    linux: LinuxClass::Rr,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |o, _| Ok(Box::new(FixedPriority::rr(o.slice("slice", 100 * MS)?))),
-};
+pub const RR: Entry =
+    Entry::new("rr", "fixed.rs", |o, _| Ok(Box::new(FixedPriority::rr(o.slice("slice", 100 * MS)?))))
+        .about("fixed priority, round robin within a priority (SCHED_RR)")
+        .options(&[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")])
+        .linux(LinuxClass::Rr);
 
 #[cfg(test)]
 mod tests {

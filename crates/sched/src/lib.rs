@@ -132,6 +132,10 @@ pub const MS: Nanos = 1_000_000;
 /// A CPU, numbered from 0 by the driver.
 pub type CpuId = u32;
 
+/// The busy CPUs a waking task may preempt, each with the task it runs, in ascending CPU order
+/// ([`Policy::preempt_for`]).
+pub type Running = [(CpuId, TaskId)];
+
 /// The most CPUs a policy can be built for.
 pub const MAX_CPUS: usize = 1024;
 
@@ -340,13 +344,7 @@ pub trait Policy {
     /// A driver that must act before it can ask (the kernel) may also ask it of a blocked task, as
     /// a forecast of its wake-up ([`Core::forecast_wake`]): the answer must not depend on the
     /// task being in the policy's queues.
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        v: &View,
-    ) -> Option<CpuId>;
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId>;
     /// The task to run next on `cpu` and for how long, or `None` to idle. It is runnable, not running
     /// on another CPU, and allowed on `cpu`.
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch>;

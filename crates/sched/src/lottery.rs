@@ -24,10 +24,10 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry};
 use crate::{
-    preempt_lower_rank, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop,
-    TaskId, TaskParams, View, MS,
+    preempt_lower_rank, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running,
+    Stop, TaskId, TaskParams, View, MS,
 };
 
 /// The largest compensation: a task that used 1/1000 of its quantum or less holds 1000 times its
@@ -99,13 +99,7 @@ impl Policy for Lottery {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         preempt_lower_rank(woken, prev, running, |r| v.params(r).priority)
     }
 
@@ -153,18 +147,11 @@ impl Policy for Lottery {
 }
 
 /// The registry's entry of `lottery`.
-pub const ENTRY: Entry = Entry {
-    name: "lottery",
-    about:
+pub const ENTRY: Entry = Entry::new("lottery", "lottery.rs", |o, _| Ok(Box::new(Lottery::from_options(o)?)))
+    .about(
         "lottery scheduling: a ticket drawn per quantum, tickets from the share (Waldspurger & Weihl 1994)",
-    source: "lottery.rs",
-    options: &[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |o, _| Ok(Box::new(Lottery::from_options(o)?)),
-};
+    )
+    .options(&[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")]);
 
 #[cfg(test)]
 mod tests {

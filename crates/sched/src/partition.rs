@@ -19,8 +19,8 @@
 //! partitioning means), and a task whose affinity names several CPUs is bound to the first of them.
 
 use crate::{
-    Availability, CpuId, Dispatch, Nanos, Notification, Policy, Stop, TaskId, TaskParams, TimeConstraint,
-    View,
+    Availability, CpuId, Dispatch, Nanos, Notification, Policy, Running, Stop, TaskId, TaskParams,
+    TimeConstraint, View,
 };
 
 /// Where a task lives.
@@ -166,7 +166,7 @@ impl Policy for Partitioned {
         &self,
         woken: TaskId,
         _prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
+        running: &Running,
         _v: &View,
     ) -> Option<CpuId> {
         let h = self.home(woken);

@@ -79,6 +79,49 @@ pub struct Entry {
 /// How an entry builds its policy for a number of CPUs from its options.
 pub type Builder = fn(&mut OptReader<'_>, usize) -> Result<Box<dyn Policy>, PolicyError>;
 
+impl Entry {
+    /// The entry of the policy `name`, kept in `source` and built by `build`; by default it has no
+    /// options, runs in Linux's fair class, passes no kernel weights, is work-conserving and does
+    /// not notify. Its one line on what it is comes next ([`Entry::about`]).
+    pub const fn new(name: &'static str, source: &'static str, build: Builder) -> Entry {
+        Entry {
+            name,
+            about: "",
+            source,
+            options: &[],
+            linux: LinuxClass::Fair,
+            kernel_weights: &[],
+            work_conserving: true,
+            notifies: false,
+            build,
+        }
+    }
+    /// What it is, in one line.
+    pub const fn about(self, about: &'static str) -> Entry {
+        Entry { about, ..self }
+    }
+    /// Its options, with their defaults.
+    pub const fn options(self, options: &'static [OptionDoc]) -> Entry {
+        Entry { options, ..self }
+    }
+    /// The Linux class hourglass runs its tasks in.
+    pub const fn linux(self, linux: LinuxClass) -> Entry {
+        Entry { linux, ..self }
+    }
+    /// The options that make its shares kernel weights.
+    pub const fn kernel_weights(self, kernel_weights: &'static [(&'static str, i64)]) -> Entry {
+        Entry { kernel_weights, ..self }
+    }
+    /// It may leave a CPU idle while a task waits (the conformance suite then does not check that).
+    pub const fn not_work_conserving(self) -> Entry {
+        Entry { work_conserving: false, ..self }
+    }
+    /// It may notify a task that its deadline will not be met.
+    pub const fn notifying(self) -> Entry {
+        Entry { notifies: true, ..self }
+    }
+}
+
 impl fmt::Debug for Entry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Entry").field("name", &self.name).finish_non_exhaustive()

@@ -65,10 +65,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::fair::FairQueues;
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry, OptionDoc};
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Notification, OptReader, Ord64, Policy,
-    PolicyError, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
+    PolicyError, Running, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
 };
 
 /// One row of the bias table: a task at this level has this total bias and gets this quantum; when it
@@ -511,13 +511,7 @@ impl Policy for Smart {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         // A real-time wake-up can change the working schedule: the CPU of least value decides again.
         // Otherwise only more value preempts.
         let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
@@ -692,26 +686,19 @@ impl Policy for Smart {
     }
 }
 
+/// The options of `smart`, for the registry.
+const OPTIONS: &[OptionDoc] = &[
+    opt("credit", "100ms", "the default sleep credit: how long a blocked task stays in its queue (§4.3)"),
+    opt("quantum", "10ms", "the quantum of every level of the bias table"),
+    opt("bias", "true", "false keeps the quanta and sets every bias to 0"),
+];
+
 /// The registry's entry of `smart`.
-pub const ENTRY: Entry = Entry {
-    name: "smart",
-    about: "SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)",
-    source: "smart.rs",
-    options: &[
-        opt(
-            "credit",
-            "100ms",
-            "the system's default sleep credit: how long a blocked task stays in its queue (§4.3)",
-        ),
-        opt("quantum", "10ms", "the quantum of every level of the bias table"),
-        opt("bias", "true", "false keeps the quanta and sets every bias to 0"),
-    ],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: true,
-    build: |o, cpus| Ok(Box::new(Smart::new(SmartConfig::from_options(o)?, cpus))),
-};
+pub const ENTRY: Entry =
+    Entry::new("smart", "smart.rs", |o, cpus| Ok(Box::new(Smart::new(SmartConfig::from_options(o)?, cpus))))
+        .about("SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)")
+        .options(OPTIONS)
+        .notifying();
 
 #[cfg(test)]
 mod tests {

@@ -56,10 +56,10 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{Entry, LinuxClass};
+use crate::registry::Entry;
 use crate::{
-    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, State, Stop,
-    TaskId, TaskParams, View, MS,
+    preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
+    State, Stop, TaskId, TaskParams, View, MS,
 };
 
 /// Levels of the class (`ts_maxumdpri + 1`).
@@ -357,13 +357,7 @@ impl Policy for TimeSharing {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        _v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, _v: &View) -> Option<CpuId> {
         preempt_lower_rank(woken, prev, running, |r| self.level(r))
     }
 
@@ -414,17 +408,8 @@ impl Policy for TimeSharing {
 }
 
 /// The registry's entry of `ts`.
-pub const ENTRY: Entry = Entry {
-    name: "ts",
-    about: "UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)",
-    source: "ts.rs",
-    options: &[],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |_, _| Ok(Box::new(TimeSharing::new())),
-};
+pub const ENTRY: Entry = Entry::new("ts", "ts.rs", |_, _| Ok(Box::new(TimeSharing::new())))
+    .about("UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)");
 
 #[cfg(test)]
 mod tests {

@@ -21,10 +21,10 @@
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
 use crate::fair::FairQueues;
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry};
 use crate::{
-    least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Stop, TaskId,
-    TaskParams, View, MS,
+    least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
+    TaskId, TaskParams, View, MS,
 };
 
 /// Configuration of WFQ.
@@ -91,13 +91,7 @@ impl Policy for Wfq {
         }
     }
 
-    fn preempt_for(
-        &self,
-        woken: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        _v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, _v: &View) -> Option<CpuId> {
         let (cpu, least) = least_important(running, prev, |r| self.fq.value_key(r))?;
         (self.fq.value_key(woken) < least).then_some(cpu)
     }
@@ -129,33 +123,20 @@ impl Policy for Wfq {
 }
 
 /// The registry's entry of `wfq`.
-pub const WFQ: Entry = Entry {
-    name: "wfq",
-    about: "weighted fair queueing, no credit for sleeping",
-    source: "wfq.rs",
-    options: &[opt("quantum", "10ms", "the quantum of every task")],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, false)?, cpus))),
-};
+pub const WFQ: Entry =
+    Entry::new("wfq", "wfq.rs", |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, false)?, cpus))))
+        .about("weighted fair queueing, no credit for sleeping")
+        .options(&[opt("quantum", "10ms", "the quantum of every task")]);
 
 /// The registry's entry of `wfq-credit`.
-pub const WFQ_CREDIT: Entry = Entry {
-    name: "wfq-credit",
-    about: "weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)",
-    source: "wfq.rs",
-    options: &[
-        opt("quantum", "10ms", "the quantum of every task"),
-        opt("credit", "100ms", "how long a blocked task stays in its queue"),
-    ],
-    linux: LinuxClass::Fair,
-    kernel_weights: &[],
-    work_conserving: true,
-    notifies: false,
-    build: |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, true)?, cpus))),
-};
+pub const WFQ_CREDIT: Entry = Entry::new("wfq-credit", "wfq.rs", |o, cpus| {
+    Ok(Box::new(Wfq::new(WfqConfig::from_options(o, true)?, cpus)))
+})
+.about("weighted fair queueing with SMART's limited sleep credit (Nieh §6.4.3)")
+.options(&[
+    opt("quantum", "10ms", "the quantum of every task"),
+    opt("credit", "100ms", "how long a blocked task stays in its queue"),
+]);
 
 #[cfg(test)]
 mod tests {

@@ -21,8 +21,8 @@ use std::rc::Rc;
 use sched::partition::Partitioned;
 use sched::testing::{Happening, Shape, World};
 use sched::{
-    Availability, Core, CpuId, Dispatch, Entry, Nanos, Notification, OptReader, Options, Policy, Stop,
-    TaskId, TaskParams, TimeConstraint, View, REGISTRY,
+    Availability, Core, CpuId, Dispatch, Entry, Nanos, Notification, OptReader, Options, Policy, Running,
+    Stop, TaskId, TaskParams, TimeConstraint, View, REGISTRY,
 };
 
 /// What the policy was told, as it was told.
@@ -67,13 +67,7 @@ impl Policy for Spy {
     fn select_cpu(&self, t: TaskId, prev: Option<CpuId>, idle: &[CpuId], v: &View) -> CpuId {
         self.inner.select_cpu(t, prev, idle, v)
     }
-    fn preempt_for(
-        &self,
-        w: TaskId,
-        prev: Option<CpuId>,
-        running: &[(CpuId, TaskId)],
-        v: &View,
-    ) -> Option<CpuId> {
+    fn preempt_for(&self, w: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         self.inner.preempt_for(w, prev, running, v)
     }
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {

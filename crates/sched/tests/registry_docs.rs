@@ -25,6 +25,7 @@ fn every_entry_names_its_file() {
     for e in sched::REGISTRY {
         let file = root().join("crates/sched/src").join(e.source);
         assert!(file.is_file(), "{}: {} does not exist", e.name, file.display());
+        assert!(!e.about.is_empty(), "{}: its entry does not say what it is (Entry::about)", e.name);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.starts_with("//!"), "{}: {} opens without saying what it is", e.name, e.source);
     }
