@@ -415,6 +415,11 @@ impl<P: ?Sized + Policy> Core<P> {
     /// Each task that woke (and still waits) is offered the idle CPUs it may use; the one the
     /// policy selects decides. Every such task may still have to preempt a CPU afterwards.
     fn offer_idle_cpus(&mut self) {
+        if self.idle.is_empty() {
+            // No CPU to offer: each may only preempt (the common case on a busy machine).
+            self.to_preempt.append(&mut self.woken);
+            return;
+        }
         for k in 0..self.woken.len() {
             let (t, e) = self.woken[k];
             if self.v.state(t) != crate::State::Runnable {
