@@ -348,8 +348,13 @@ impl<P: ?Sized + Policy> Core<P> {
     /// Panics after [`MAX_STEPS_PER_INSTANT`] steps without settling.
     #[inline]
     pub fn next_decision(&mut self) -> Option<CpuId> {
-        // The common instant, kept short: nothing woke, no idle CPU probed, and either a CPU asked to
-        // decide or none is idle.
+        // The common instant, kept short: nothing woke, no idle CPU probed (or the one probed found
+        // work, which tells nothing), and either a CPU asked to decide or none is idle.
+        if let Some((c, _)) = self.probe {
+            if self.v.running(c).is_some() {
+                self.probe = None;
+            }
+        }
         if self.probe.is_none() && self.woken.is_empty() && self.to_preempt.is_empty() {
             if let Some(c) = self.resched.pop() {
                 self.steps += 1;
