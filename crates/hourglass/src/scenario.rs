@@ -6,9 +6,11 @@
 //! project's `workload` crate, the simulator's own, so a scenario means the same in both: same keys,
 //! same defaults, same errors (`file:line:col: field: message`, every problem at once), and the
 //! policy name and `[scheduler]` options are checked by the `sched` registry as `smartsim` checks
-//! them. Random draws too: each thread draws from `workload::task_rng(seed, name)` in the
-//! simulator's order (periodic: jitter then `exec` per request; interactive: think, jitter, burst;
-//! cpu: the start's jitter), so a task's execution times are the simulator's, request by request.
+//! them. **And one task model for both:** a task's thread runs the task itself, its
+//! [`workload::Stream`] (its start and jitter, its requests with their jitter then `exec` draws in
+//! the simulator's order, deadlines, what a late request becomes, interactions; see
+//! [`crate::config::Workload::Task`]), so a task's releases and execution times are the
+//! simulator's, request by request. This module maps only what a real kernel must be told.
 //!
 //! What a real kernel cannot be told is mapped, and the run says how (the `mapping` lines, on
 //! stderr before the run and in the JSON output):
@@ -27,10 +29,10 @@
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
 //! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
 //!
-//! Models: `cpu` (`work`: finite; `working_set`: the thread scans an array that size),
-//! `periodic` (every key: `exec` of any distribution, `deadline` also beyond the period, `count`,
-//! `on_miss`, `jitter`), `interactive` (sleeps `think`, then runs a `burst`). Timers: `hr` → HR,
-//! `tick` → NATIVE (Linux has no tick-aligned user timers), `rtc:<Hz>` → RTC.
+//! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
+//! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
+//! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → NATIVE (Linux has no
+//! tick-aligned user timers), `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
 //!
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
@@ -41,12 +43,12 @@
 //! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
 //! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION, MAX_THREADS};
+use crate::config::{late_rule, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
 use std::path::Path;
-use workload::{format_time, Diagnostic, Exec, Model, Notify, OnMiss, Overheads, Scenario, ScenarioError};
+use workload::{format_time, Diagnostic, Exec, LateRule, Model, Overheads, Scenario, ScenarioError};
 
 /// The Linux scheduling class a scenario's policy runs under: the registry's
 /// ([`sched::Entry::linux`]) for the simulator's policies.
@@ -146,6 +148,15 @@ fn reservation_budget(bound: u64, deadline: u64) -> u64 {
     (bound + bound / 20 + 100_000).min(deadline).max(1024)
 }
 
+/// The Linux timer a task's wake-ups use, for the scenario's timer.
+///
+/// The two differ in kind: the scenario's [`workload::TimerKind`] is a model of *when* a simulated
+/// timer fires (`tick`: at the next clock tick; `hr`: exactly; `rtc:<Hz>`: at the next edge of a
+/// periodic source of that rate), while hourglass's [`TimerKind`] is *which Linux mechanism* a
+/// thread sleeps on (appendix A's `-i`: `nanosleep`, `clock_nanosleep`, a timerfd, `/dev/rtc`),
+/// whose firing this kernel decides. So `hr` → HR (an absolute high-resolution sleep);
+/// `tick` → NATIVE (Linux has no tick-aligned user timers; a relative `nanosleep`, with its
+/// timer slack, is the nearest); `rtc:<Hz>` → RTC at the rate hourglass picks from the period.
 fn timer_of(t: workload::TimerKind) -> TimerKind {
     match t {
         workload::TimerKind::Hr => TimerKind::Hr,
@@ -271,11 +282,7 @@ pub fn from_scenario(
     let mut ignored = std::collections::BTreeSet::new();
     let mut threads = Vec::new();
     for (i, t) in scn.tasks.iter().enumerate() {
-        let mut spec = ThreadSpec::new(i);
-        spec.name = t.name.clone();
-        spec.start = t.start;
-        spec.finish = t.stop;
-        spec.jitter = t.jitter;
+        let mut spec = ThreadSpec::for_task(i, t);
         let timer = t.effective_timer(m);
         spec.timer = timer_of(timer);
         let mut notes = Vec::new();
@@ -292,31 +299,9 @@ pub fn from_scenario(
         if t.cpus.is_some() {
             ignored.insert("cpus");
         }
-        match &t.model {
-            Model::Cpu { work } => {
-                spec.work = *work;
-                spec.workload = if t.working_set > 0 {
-                    Workload::CpuScan { bytes: t.working_set.max(64) as usize }
-                } else {
-                    Workload::Cpu
-                };
-            }
-            Model::Periodic(p) => {
-                let finish_late = p.on_miss == OnMiss::Finish || p.notify == Notify::Never;
-                if !finish_late {
-                    notes.push("a request not done by its deadline is dropped there");
-                }
-                spec.workload = Workload::Periodic {
-                    exec: p.exec,
-                    period: p.period,
-                    deadline: (p.deadline != p.period).then_some(p.deadline),
-                    finish_late,
-                };
-                spec.count = p.count;
-            }
-            Model::Interactive { think, burst, count } => {
-                spec.workload = Workload::Interactive { think: *think, burst: *burst };
-                spec.count = *count;
+        if let Model::Periodic(p) = &t.model {
+            if late_rule(p) != LateRule::Finish {
+                notes.push("a request not done by its deadline is dropped there");
             }
         }
         if t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }) {
@@ -440,37 +425,34 @@ count = 10
     }
 
     #[test]
-    fn every_model_maps_onto_a_thread() {
+    fn every_task_runs_as_a_thread_of_its_own_stream() {
         let c = load_good();
         assert_eq!(c.duration, 2_000_000_000);
         assert_eq!(c.seed, Some(7));
         assert_eq!(c.policy, "linux-fifo");
         assert_eq!(c.scenario_name.as_deref(), Some("good"));
+        // Each thread runs the scenario's task itself, in the task's window: no translation.
+        let scn = workload::parse_str(GOOD, "good.toml").unwrap();
+        for (th, t) in c.threads.iter().zip(&scn.tasks) {
+            assert_eq!(th.workload.task(), Some(t));
+            assert_eq!((&th.name, th.start, th.finish), (&t.name, t.start, t.stop));
+        }
         let a = &c.threads[0];
-        assert_eq!(a.name, "audio");
         assert_eq!(a.priority, Priority::Fifo(3));
-        assert_eq!(a.count, Some(50));
-        assert_eq!(a.jitter, Some(1_000_000));
+        assert_eq!(a.workload.describe(), "PERIODIC 2ms..3ms 10.0ms");
+        assert_eq!(a.workload.period(), Some(10_000_000));
+        assert!(a.workload.has_deadlines() && !a.workload.never_blocks());
+        // The cpu task scans its working set, and never blocks.
+        let b = &c.threads[1].workload;
         assert_eq!(
-            a.workload,
-            Workload::Periodic {
-                exec: Exec::Uniform(2_000_000, 3_000_000),
-                period: 10_000_000,
-                deadline: Some(8_000_000),
-                finish_late: true,
-            }
+            (b.describe(), b.scenario_name(), b.scan_bytes()),
+            ("CPU_SCAN 256".into(), "cpu-scan", Some(262144))
         );
-        assert_eq!(c.threads[1].workload, Workload::CpuScan { bytes: 256 * 1024 });
-        assert_eq!(c.threads[1].work, Some(500_000_000));
+        assert!(b.never_blocks() && b.timer_period().is_none());
         assert_eq!(c.threads[1].priority, Priority::Fifo(1));
-        assert_eq!(
-            c.threads[2].workload,
-            Workload::Interactive {
-                think: Exec::Exponential { mean: 50_000_000 },
-                burst: Exec::Normal { mean: 2_000_000, sd: 500_000 }
-            }
-        );
-        assert_eq!(c.threads[2].count, Some(10));
+        let e = &c.threads[2].workload;
+        assert_eq!(e.describe(), "INTERACTIVE exp(50ms) normal(2ms, 500us)");
+        assert_eq!((e.timer_period(), e.has_deadlines()), (Some(50_000_000), false));
         // The mapping says what each task became.
         assert!(
             c.scenario_mapping[0].contains("policy \"fifo\" (simulated) runs as SCHED_FIFO"),
@@ -487,25 +469,47 @@ count = 10
     }
 
     #[test]
+    fn a_task_is_written_in_json_as_the_appendix_a_model_it_amounts_to() {
+        let c = load_good();
+        let params = |i: usize| serde_json::to_value(&c.threads[i].workload).unwrap();
+        assert_eq!(
+            params(0),
+            serde_json::json!({"model": "PERIODIC", "exec": "2ms..3ms", "period": 10_000_000,
+                               "deadline": 8_000_000, "finish_late": true})
+        );
+        assert_eq!(params(1), serde_json::json!({"model": "CPU_SCAN", "bytes": 262144}));
+        assert_eq!(
+            params(2),
+            serde_json::json!({"model": "INTERACTIVE", "think": "exp(50ms)", "burst": "normal(2ms, 500us)"})
+        );
+        assert_eq!(
+            serde_json::to_value(crate::config::Workload::periodic(4_000_000, 5_000_000)).unwrap(),
+            serde_json::json!({"model": "PERIODIC", "exec": "4ms", "period": 5_000_000})
+        );
+        assert_eq!(
+            serde_json::to_value(crate::config::Workload::Lat { period: 1_000_000 }).unwrap(),
+            serde_json::json!({"model": "LAT", "period": 1_000_000})
+        );
+    }
+
+    #[test]
     fn defaults_are_the_workload_crates() {
         let s = "[machine]\nduration = \"1s\"\n[[task]]\nname = \"R\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n";
         let c = load_str(s, "d.toml", RunConfig::new(0), false).unwrap();
-        // seed 1, policy smart, deadline = period, on_miss discard, hr timer, no jitter, no count.
+        // seed 1, policy smart, deadline = period, on_miss discard (dropped at the deadline), hr
+        // timer, no jitter, no count.
         assert_eq!(c.seed, Some(1));
         assert_eq!(c.scenario_policy.as_deref(), Some("smart"));
         assert_eq!(c.policy, "linux-fair");
         let t = &c.threads[0];
+        let p = t.workload.periodic_task().unwrap();
         assert_eq!(
-            t.workload,
-            Workload::Periodic {
-                exec: Exec::Fixed(1_000_000),
-                period: 10_000_000,
-                deadline: None,
-                finish_late: false
-            }
+            (p.exec, p.period, p.deadline, p.count),
+            (Exec::Fixed(1_000_000), 10_000_000, 10_000_000, None)
         );
+        assert_eq!(late_rule(p), LateRule::DropAtDeadline);
         assert_eq!(t.timer, TimerKind::Hr);
-        assert_eq!((t.jitter, t.count, t.start, t.finish), (None, None, 0, None));
+        assert_eq!((t.workload.task().unwrap().jitter, t.start, t.finish), (None, 0, None));
         assert_eq!(t.priority, Priority::Nice(0));
     }
 
