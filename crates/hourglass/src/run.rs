@@ -885,11 +885,14 @@ impl Thread<'_, '_> {
         }
     }
 
-    /// A `cpu` task: it starts when its stream says (late by its jitter draw) and runs until it has
-    /// its `work`, or to the end of its window.
+    /// A `cpu` task: it starts when its stream says (late by its jitter draw; not at all if that
+    /// is past its window) and runs until it has its `work`, or to the end of its window.
     fn cpu_task<B: Body>(&mut self, body: &mut B, s: &mut Stream) {
         let (w, clock) = (self.window, self.g.clock);
         let at = w.t0.saturating_add(s.start());
+        if at >= w.finish {
+            return;
+        }
         if at > w.start {
             Timer::Hr.sleep_until(at);
         }
@@ -904,7 +907,8 @@ impl Thread<'_, '_> {
 
     /// A `periodic` task: each request as its stream plans it (released late by its jitter draw,
     /// its execution time drawn at the release, due at its deadline); requests queue behind a late
-    /// one, which is finished or dropped at its deadline as `late` says.
+    /// one, which is finished or dropped at its deadline as `late` says. A request released after
+    /// the window is not.
     fn periodic_task<B: Body>(&mut self, body: &mut B, s: &mut Stream, late: LateRule) {
         let w = self.window;
         let abs = |x: Nanos| w.t0.saturating_add(x);
@@ -915,6 +919,9 @@ impl Thread<'_, '_> {
                 self.leave();
                 break;
             };
+            if abs(r.at) >= w.finish {
+                break;
+            }
             if mono_ns() < abs(r.at) {
                 self.sleep_until(abs(r.at));
             }
