@@ -455,6 +455,7 @@ fn apply(threads: &mut [ThreadSpec], ops: Vec<(Target, String, Op)>) -> Result<(
             }
         }
     }
+    threads.iter_mut().for_each(ThreadSpec::align_task);
     Ok(())
 }
 
@@ -499,7 +500,7 @@ fn parse_workload(a: &mut Args) -> Result<Workload, UsageError> {
         }
         "PERIODIC" => {
             let (amount, period) = amount_period(a)?;
-            Workload::Periodic { exec: workload::Exec::Fixed(amount), period, deadline: None, finish_late: false }
+            Workload::periodic(amount, period)
         }
         "CPU_PERIODIC" => {
             let (amount, period) = amount_period(a)?;
@@ -564,6 +565,30 @@ mod tests {
         assert_eq!(c.threads[2].workload, Workload::CpuScan { bytes: 65536 });
         assert_eq!(c.threads[1].start, 1_000_000_000);
         assert_eq!(c.threads[1].finish, Some(2_000_000_000));
+    }
+
+    #[test]
+    fn periodic_is_a_task_of_the_scenario_format_in_its_threads_window() {
+        // -s and -f before or after -w: the task's start and stop are the thread's.
+        for line in ["-n 2 -t 1 -s 1s -f 3s -w PERIODIC 4ms 5ms", "-n 2 -t 1 -w PERIODIC 4ms 5ms -s 1s -f 3s"]
+        {
+            let c = run(line);
+            let t = c.threads[1].workload.task().expect("a task");
+            assert_eq!((t.name.as_str(), t.start, t.stop), ("thread 1", 1_000_000_000, Some(3_000_000_000)));
+            let p = c.threads[1].workload.periodic_task().unwrap();
+            assert_eq!(
+                (p.exec, p.period, p.deadline, p.count),
+                (workload::Exec::Fixed(4_000_000), 5_000_000, 5_000_000, None)
+            );
+            // No notification on Linux: a late request is dropped at its deadline, as always.
+            assert_eq!(late_rule(p), workload::LateRule::DropAtDeadline);
+            assert_eq!(c.threads[1].workload.describe(), "PERIODIC 4.0ms 5.0ms");
+            assert_eq!(c.threads[0].workload, Workload::Cpu);
+        }
+        // -a: each thread's task is its own.
+        let c = run("-n 2 -a -w PERIODIC 1ms 10ms");
+        let names: Vec<&str> = c.threads.iter().map(|t| t.workload.task().unwrap().name.as_str()).collect();
+        assert_eq!(names, ["thread 0", "thread 1"]);
     }
 
     #[test]

@@ -6,9 +6,13 @@ use crate::sys::Priority;
 use crate::timer::TimerKind;
 use crate::units::{format_time, Nanos};
 use std::path::PathBuf;
-use workload::Exec;
+use workload::{Exec, LateRule, Model, Periodic, TaskSpec};
 
-/// A thread execution model (§3.2).
+/// A thread execution model (§3.2), or a task of the scenario format.
+///
+/// Appendix A's own models, which the scenario format does not have, are variants of their own;
+/// a scenario's task, and appendix A's `PERIODIC`, is a [`Workload::Task`], which the thread runs
+/// as the simulator runs it: by its [`workload::Stream`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "model", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Workload {
@@ -31,31 +35,6 @@ pub enum Workload {
         /// CPU time between yields.
         amount: Nanos,
     },
-    /// Needs `exec` of CPU time every `period` (a fixed time, or a distribution drawn per request,
-    /// as the simulator draws it), blocks on its timer once it has it; a request not done by its
-    /// deadline is a missed deadline (its rest is dropped, or finished late with `finish_late`).
-    Periodic {
-        /// CPU time per request (`PERIODIC amount period`: fixed; scenario `exec`: any [`Exec`]).
-        exec: Exec,
-        /// Period.
-        period: Nanos,
-        /// Relative deadline when it is not the period (scenario `deadline`; may exceed the
-        /// period, then requests queue behind a late one as in the simulator).
-        #[serde(skip_serializing_if = "Option::is_none")]
-        deadline: Option<Nanos>,
-        /// Finish a late request instead of dropping it at its deadline (scenario
-        /// `on_miss = "finish"`, or `notify = "never"`).
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        finish_late: bool,
-    },
-    /// Sleeps a `think` time (the user), then runs a `burst` of CPU; again and again (scenario
-    /// model `interactive`). Each wake-up's lateness is a latency sample.
-    Interactive {
-        /// Time between the end of a burst and the next wake-up.
-        think: Exec,
-        /// CPU per interaction.
-        burst: Exec,
-    },
     /// Never blocks: each time it has received `amount` it begins another period; a period that
     /// elapses without a completed frame is a miss.
     CpuPeriodic {
@@ -70,9 +49,96 @@ pub enum Workload {
         /// Sleep period.
         period: Nanos,
     },
+    /// A task of the scenario format (`cpu`, `periodic`, `interactive`): its start and jitter,
+    /// requests and their execution draws, deadlines, what a late request becomes, interactions,
+    /// all as its [`workload::Stream`] says. Its name, `start` and `stop` are its thread's (see
+    /// [`ThreadSpec::align_task`]); a `cpu` task with a `working_set` scans an array that size.
+    /// In JSON it is written as the appendix-A model it amounts to (`CPU`, `CPU_SCAN`,
+    /// `PERIODIC`, `INTERACTIVE`).
+    #[serde(untagged, serialize_with = "task_params")]
+    Task(Box<TaskSpec>),
+}
+
+/// How a task's parameters are written (`workload_params` in hourglass's JSON).
+#[derive(serde::Serialize)]
+#[serde(tag = "model", rename_all = "SCREAMING_SNAKE_CASE")]
+enum TaskParams<'a> {
+    Cpu,
+    CpuScan {
+        bytes: usize,
+    },
+    Periodic {
+        exec: &'a Exec,
+        period: Nanos,
+        /// The relative deadline when it is not the period.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        deadline: Option<Nanos>,
+        /// A late request is finished, not dropped at its deadline.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        finish_late: bool,
+    },
+    Interactive {
+        think: &'a Exec,
+        burst: &'a Exec,
+    },
+}
+
+fn task_params<S: serde::Serializer>(t: &TaskSpec, s: S) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    match &t.model {
+        Model::Cpu { .. } => match scan_bytes(t) {
+            Some(bytes) => TaskParams::CpuScan { bytes },
+            None => TaskParams::Cpu,
+        },
+        Model::Periodic(p) => TaskParams::Periodic {
+            exec: &p.exec,
+            period: p.period,
+            deadline: (p.deadline != p.period).then_some(p.deadline),
+            finish_late: late_rule(p) == LateRule::Finish,
+        },
+        Model::Interactive { think, burst, .. } => TaskParams::Interactive { think, burst },
+    }
+    .serialize(s)
+}
+
+/// What a thread does with a late request of periodic task `p`: Linux sends no notification of a
+/// coming miss, but the thread sees its own deadline pass (`"discard"` drops the request there).
+pub fn late_rule(p: &Periodic) -> LateRule {
+    p.late_rule(false, true)
+}
+
+/// The array a `cpu` task with a `working_set` scans (at least 64 bytes), in bytes.
+fn scan_bytes(t: &TaskSpec) -> Option<usize> {
+    let cpu = matches!(t.model, Model::Cpu { .. });
+    (cpu && t.working_set > 0).then(|| usize::try_from(t.working_set.max(64)).unwrap_or(usize::MAX))
 }
 
 impl Workload {
+    /// Appendix A's `PERIODIC amount period`: a periodic task needing `amount` every `period`, due
+    /// at the end of its period, every other key at the scenario format's default (`on_miss =
+    /// "discard"`: a request not done by its deadline is dropped there). Its thread gives it its
+    /// name and window ([`ThreadSpec::align_task`]).
+    pub fn periodic(amount: Nanos, period: Nanos) -> Workload {
+        let p = Periodic::new(Exec::Fixed(amount), period);
+        Workload::Task(Box::new(TaskSpec::new("", Model::Periodic(p))))
+    }
+
+    /// The scenario task this thread runs, if it runs one.
+    pub fn task(&self) -> Option<&TaskSpec> {
+        match self {
+            Workload::Task(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The periodic task this thread runs, if it runs one.
+    pub fn periodic_task(&self) -> Option<&Periodic> {
+        match self.task().map(|t| &t.model) {
+            Some(Model::Periodic(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Appendix-A spelling, e.g. `PERIODIC 4ms 5ms`.
     pub fn describe(&self) -> String {
         let t = format_time;
@@ -83,15 +149,21 @@ impl Workload {
             Workload::CpuScanYield { bytes, amount } => {
                 format!("CPU_SCAN_YIELD {} {}", bytes / 1024, t(*amount))
             }
-            Workload::Periodic { exec, period, .. } => match exec {
-                Exec::Fixed(a) => format!("PERIODIC {} {}", t(*a), t(*period)),
-                e => format!("PERIODIC {e} {}", t(*period)),
-            },
-            Workload::Interactive { think, burst } => format!("INTERACTIVE {think} {burst}"),
             Workload::CpuPeriodic { amount, period } => {
                 format!("CPU_PERIODIC {} {}", t(*amount), t(*period))
             }
             Workload::Lat { period } => format!("LAT {}", t(*period)),
+            Workload::Task(task) => match &task.model {
+                Model::Cpu { .. } => match scan_bytes(task) {
+                    Some(bytes) => format!("CPU_SCAN {}", bytes / 1024),
+                    None => "CPU".into(),
+                },
+                Model::Periodic(p) => match p.exec {
+                    Exec::Fixed(a) => format!("PERIODIC {} {}", t(a), t(p.period)),
+                    e => format!("PERIODIC {e} {}", t(p.period)),
+                },
+                Model::Interactive { think, burst, .. } => format!("INTERACTIVE {think} {burst}"),
+            },
         }
     }
 
@@ -102,24 +174,54 @@ impl Workload {
             Workload::CpuScan { .. } => "cpu-scan",
             Workload::CpuYield { .. } => "cpu-yield",
             Workload::CpuScanYield { .. } => "cpu-scan-yield",
-            Workload::Periodic { .. } => "periodic",
-            Workload::Interactive { .. } => "interactive",
             Workload::CpuPeriodic { .. } => "cpu-periodic",
             Workload::Lat { .. } => "latency",
+            Workload::Task(t) if scan_bytes(t).is_some() => "cpu-scan",
+            Workload::Task(t) => t.model.name(),
+        }
+    }
+
+    /// The bytes of the array the thread scans, for the scanning models.
+    pub fn scan_bytes(&self) -> Option<usize> {
+        match self {
+            Workload::CpuScan { bytes } | Workload::CpuScanYield { bytes, .. } => Some(*bytes),
+            Workload::Task(t) => scan_bytes(t),
+            _ => None,
         }
     }
 
     /// True for models that never block (they can monopolise a CPU at a real-time priority).
     pub fn never_blocks(&self) -> bool {
-        matches!(self, Workload::Cpu | Workload::CpuScan { .. } | Workload::CpuPeriodic { .. })
+        match self {
+            Workload::Cpu | Workload::CpuScan { .. } | Workload::CpuPeriodic { .. } => true,
+            Workload::Task(t) => matches!(t.model, Model::Cpu { .. }),
+            _ => false,
+        }
+    }
+
+    /// True for models with deadlines (periodic ones).
+    pub fn has_deadlines(&self) -> bool {
+        matches!(self, Workload::CpuPeriodic { .. }) || self.periodic_task().is_some()
     }
 
     /// The period of periodic and latency models.
     pub fn period(&self) -> Option<Nanos> {
         match self {
-            Workload::Periodic { period, .. }
-            | Workload::CpuPeriodic { period, .. }
-            | Workload::Lat { period } => Some(*period),
+            Workload::CpuPeriodic { period, .. } | Workload::Lat { period } => Some(*period),
+            _ => self.periodic_task().map(|p| p.period),
+        }
+    }
+
+    /// For the models that sleep on a timer, the interval its wake-ups come at (an RTC's rate is
+    /// picked from it): the period, or an interactive task's mean think time (at least 1 µs).
+    pub fn timer_period(&self) -> Option<Nanos> {
+        match self {
+            Workload::Lat { period } => Some(*period),
+            Workload::Task(t) => match &t.model {
+                Model::Cpu { .. } => None,
+                Model::Periodic(p) => Some(p.period),
+                Model::Interactive { think, .. } => Some(think.mean().max(1_000)),
+            },
             _ => None,
         }
     }
@@ -153,14 +255,6 @@ pub struct ThreadSpec {
     pub start: Nanos,
     /// Stop this far into the run (`-f`); the run's end by default.
     pub finish: Option<Nanos>,
-    /// Total CPU work of a finite CPU-bound thread (scenario `work`): it ends when it has it.
-    pub work: Option<Nanos>,
-    /// Number of requests of a periodic thread, or of bursts of an interactive one (scenario
-    /// `count`).
-    pub count: Option<u64>,
-    /// Scenario `jitter`: every release (a periodic request, an interactive wake-up, a CPU
-    /// thread's start) is late by a uniform draw in `[0, jitter]`, as in the simulator.
-    pub jitter: Option<Nanos>,
 }
 
 impl ThreadSpec {
@@ -174,9 +268,29 @@ impl ThreadSpec {
             timer: TimerKind::Native,
             start: 0,
             finish: None,
-            work: None,
-            count: None,
-            jitter: None,
+        }
+    }
+
+    /// The thread of scenario task `t` (number `id`), in its window, with the run's defaults for
+    /// what the scenario does not say (priority, timer).
+    pub fn for_task(id: usize, t: &TaskSpec) -> ThreadSpec {
+        ThreadSpec {
+            name: t.name.clone(),
+            workload: Workload::Task(Box::new(t.clone())),
+            start: t.start,
+            finish: t.stop,
+            ..ThreadSpec::new(id)
+        }
+    }
+
+    /// Gives a [`Workload::Task`] its thread's name, start and stop (appendix A's `-s` and `-f`
+    /// may come before or after `-w PERIODIC`), so that its stream draws from the thread's
+    /// generator and releases requests in the thread's window.
+    pub fn align_task(&mut self) {
+        if let Workload::Task(t) = &mut self.workload {
+            t.name.clone_from(&self.name);
+            t.start = self.start;
+            t.stop = self.finish;
         }
     }
 

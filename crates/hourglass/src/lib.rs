@@ -17,8 +17,8 @@
 //! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
 //! reservations, affinity, `mlockall`, RT throttling; every `unsafe` block of the crate but one),
 //! [`run`] (thread models, gap detection, watchdog), [`output`], [`analyze`], [`bench`]
-//! ([`punctuality`] among them), [`scenario`] (simulator scenarios, read by the `workload` crate,
-//! as real threads), [`diag`] (warnings and `-v` chatter through `tracing`, to stderr).
+//! ([`punctuality`] among them), [`scenario`] (simulator scenarios, read by the `workload` crate
+//! and run by its job streams, as real threads), [`diag`] (warnings and `-v` chatter through `tracing`, to stderr).
 //!
 //! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
 //! that); on a VM a gap may be the hypervisor; threads pinned to one CPU reproduce the paper's

@@ -76,7 +76,7 @@ fn intervals_of(r: &RunResult, id: usize) -> usize {
 }
 
 fn is_periodic(t: &ThreadResult) -> bool {
-    matches!(t.spec.workload, Workload::Periodic { .. } | Workload::CpuPeriodic { .. })
+    t.spec.workload.has_deadlines()
 }
 
 /// Renders the run in `fmt` (text, paper or JSON).
@@ -119,10 +119,7 @@ fn text(r: &RunResult) -> String {
         "id", "sched", "workload", "timer", "cpu", "share", "intervals", "gap>", "loop"
     );
     for t in &r.threads {
-        let blocking = matches!(
-            t.spec.workload,
-            Workload::Periodic { .. } | Workload::Lat { .. } | Workload::Interactive { .. }
-        );
+        let blocking = t.spec.workload.timer_period().is_some();
         let _ = writeln!(
             o,
             "{:>3}  {:<18} {:<24} {:<8} {:>10} {:>6.1}% {:>9} {:>8} {:>8}",
@@ -154,7 +151,7 @@ fn text(r: &RunResult) -> String {
                 );
             }
         }
-        if matches!(t.spec.workload, Workload::CpuScan { .. } | Workload::CpuScanYield { .. }) {
+        if t.spec.workload.scan_bytes().is_some() {
             let _ = writeln!(o, "thread {}: {} passes over its array", t.id, t.work);
         }
     }

@@ -16,8 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 use tracing::{debug, info};
-use workload::rand::Rng;
-use workload::rand_pcg::Pcg64;
+use workload::{LateRule, Model, Planned, Stream};
 
 /// Why an execution interval ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -754,18 +753,12 @@ fn thread_main(
         return fail(e, res);
     }
     let period = spec.workload.period().unwrap_or(1_000_000);
-    let mut timer = match spec.workload {
-        Workload::Periodic { .. } | Workload::Lat { .. } | Workload::Interactive { .. } => match Timer::open(
-            spec.timer,
-            match &spec.workload {
-                Workload::Interactive { think, .. } => think.mean().max(1_000),
-                _ => period,
-            },
-        ) {
+    let mut timer = match spec.workload.timer_period() {
+        Some(p) => match Timer::open(spec.timer, p) {
             Ok(t) => Some(t),
             Err(e) => return fail(e, res),
         },
-        _ => None,
+        None => None,
     };
     res.rtc_hz = timer.as_ref().and_then(|t| t.rtc_hz());
     let clock = sh.clock;
@@ -781,21 +774,14 @@ fn thread_main(
         cpu_ticks: 0,
         cpu: 0,
     };
-    let cap = (cfg.duration / period.max(1)) as usize + 16;
-    if matches!(
-        spec.workload,
-        Workload::Lat { .. } | Workload::Periodic { .. } | Workload::Interactive { .. }
-    ) {
-        res.latencies_ns.reserve(cap.min(50_000_000));
-        res.wake_at_ns.reserve(cap.min(50_000_000));
-        res.responses_ns.reserve(cap.min(50_000_000));
-        res.miss_at_ns.reserve(cap.min(50_000_000));
+    if timer.is_some() {
+        let cap = ((cfg.duration / period.max(1)) as usize + 16).min(50_000_000);
+        res.latencies_ns.reserve(cap);
+        res.wake_at_ns.reserve(cap);
+        res.responses_ns.reserve(cap);
+        res.miss_at_ns.reserve(cap);
     }
-    let bytes = match spec.workload {
-        Workload::CpuScan { bytes } | Workload::CpuScanYield { bytes, .. } => Some(bytes),
-        _ => None,
-    };
-    let mut scan = bytes.map(Scan::new);
+    let mut scan = spec.workload.scan_bytes().map(Scan::new);
     let mut bare = Bare(0);
     let (gap, med) = match &mut scan {
         Some(s) => calibrate(&clock, s),
@@ -808,8 +794,6 @@ fn thread_main(
         s.passes = 0;
     }
     bare.0 = 0;
-    // The simulator's per-task stream: the same seed and name give the same draws in both tools.
-    let mut rng = workload::task_rng(cfg.seed.unwrap_or(1), &spec.name);
     let _ = tx.send(Ok(res.tid));
     drop(tx);
     sh.barrier.wait();
@@ -817,14 +801,19 @@ fn thread_main(
         return res;
     }
     let t0 = sh.t0.load(SeqCst);
-    let start = t0 + spec.start;
-    let finish = t0 + spec.finish.unwrap_or(cfg.duration).min(cfg.duration);
+    let w = Window {
+        t0,
+        start: t0 + spec.start,
+        finish: t0 + spec.finish.unwrap_or(cfg.duration).min(cfg.duration),
+    };
     let cpu0 = sys::thread_cpu_ns();
     let dispatches0 = sys::thread_dispatches();
-    Timer::Hr.sleep_until(start);
-    match (&mut scan, &spec.workload) {
-        (Some(s), _) => model(&mut g, s, spec, start, finish, &mut timer, &mut res, &mut rng),
-        (None, _) => model(&mut g, &mut bare, spec, start, finish, &mut timer, &mut res, &mut rng),
+    Timer::Hr.sleep_until(w.start);
+    let seed = cfg.seed.unwrap_or(1);
+    let mut th = Thread { g: &mut g, window: w, timer: timer.as_mut(), res: &mut res, seed };
+    match &mut scan {
+        Some(s) => th.model(s, &spec.workload),
+        None => th.model(&mut bare, &spec.workload),
     }
     res.kernel_cpu_ns = sys::thread_cpu_ns() - cpu0;
     res.dispatches = dispatches0.zip(sys::thread_dispatches()).map(|(a, b)| b.saturating_sub(a));
@@ -838,208 +827,264 @@ fn thread_main(
         // Appendix-A threads belong to the whole run (`-f` ends one early): no finish time.
         res.finish_ns = None;
     }
+    // Units of work: passes over the array, frames or requests done, bursts (counted by the
+    // model); loop iterations otherwise.
     res.work = match (&scan, &spec.workload) {
         (Some(s), _) => s.passes(),
-        (None, Workload::Periodic { .. } | Workload::CpuPeriodic { .. }) => res.hits,
-        (None, Workload::Interactive { .. }) => res.work,
+        (None, w) if w.has_deadlines() => res.hits,
+        (None, Workload::Task(t)) if matches!(t.model, Model::Interactive { .. }) => res.work,
         _ => bare.passes(),
     };
     sh.done.fetch_add(1, SeqCst);
     res
 }
 
-/// The delay of one release: a uniform draw in `[0, jitter]` from the task's stream, drawn exactly
-/// when and as the simulator draws it (nothing is drawn without `jitter`).
-fn jitter(spec: &ThreadSpec, rng: &mut Pcg64) -> Nanos {
-    spec.jitter.map_or(0, |j| rng.random_range(0..=j))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn model<B: Body>(
-    g: &mut Gapper,
-    body: &mut B,
-    spec: &ThreadSpec,
+/// A thread's place in time, in `CLOCK_MONOTONIC` ns: when the run starts, when the thread starts
+/// (`-s`, a task's `start`) and when it must stop (`-f`, a task's `stop`, the run's end).
+#[derive(Clone, Copy)]
+struct Window {
+    t0: u64,
     start: u64,
     finish: u64,
-    timer: &mut Option<Timer>,
-    res: &mut ThreadResult,
-    rng: &mut Pcg64,
-) {
-    let clock = g.clock;
-    match spec.workload {
-        Workload::Cpu | Workload::CpuScan { .. } => {
-            let j = jitter(spec, rng);
-            if j > 0 {
-                Timer::Hr.sleep_until(start + j);
+}
+
+/// One thread at work: its gap detection, its window, its timer (models that sleep), what it
+/// measures, and the run's seed (a task draws from the simulator's per-task generator, so the same
+/// seed and name give the same draws in both tools).
+struct Thread<'t, 'g> {
+    g: &'t mut Gapper<'g>,
+    window: Window,
+    timer: Option<&'t mut Timer>,
+    res: &'t mut ThreadResult,
+    seed: u64,
+}
+
+impl Thread<'_, '_> {
+    /// Sleeps on the thread's timer until `until`, measuring how late it wakes.
+    fn sleep_until(&mut self, until: u64) {
+        let timer = self.timer.as_mut().expect("a model that sleeps has a timer");
+        self.g.close(EndReason::Block);
+        timer.sleep_until(until);
+        let woke = mono_ns();
+        self.res.latencies_ns.push(woke.saturating_sub(until));
+        self.res.wake_at_ns.push(woke.saturating_sub(self.window.t0));
+        self.g.begin();
+    }
+
+    /// The task ends now, ns from the start of the run.
+    fn leave(&mut self) {
+        self.res.finish_ns = Some(mono_ns().saturating_sub(self.window.t0));
+    }
+
+    /// A task of the scenario format (or appendix A's `PERIODIC`), as its stream says.
+    fn task<B: Body>(&mut self, body: &mut B, s: &mut Stream) {
+        match &s.spec().model {
+            Model::Cpu { .. } => self.cpu_task(body, s),
+            Model::Periodic(p) => self.periodic_task(body, s, late_rule(p)),
+            Model::Interactive { .. } => self.interactive_task(body, s),
+        }
+    }
+
+    /// A `cpu` task: it starts when its stream says (late by its jitter draw; not at all if that
+    /// is past its window) and runs until it has its `work`, or to the end of its window.
+    fn cpu_task<B: Body>(&mut self, body: &mut B, s: &mut Stream) {
+        let (w, clock) = (self.window, self.g.clock);
+        let at = w.t0.saturating_add(s.start());
+        if at >= w.finish {
+            return;
+        }
+        if at > w.start {
+            Timer::Hr.sleep_until(at);
+        }
+        self.g.begin();
+        let budget = s.work().map_or(u64::MAX, |x| clock.to_ticks(x));
+        let (_, why) = self.g.spin(body, clock.ticks_at(w.finish), budget);
+        self.g.close(EndReason::Finish);
+        if why == Why::Budget {
+            self.leave();
+        }
+    }
+
+    /// A `periodic` task: each request as its stream plans it (released late by its jitter draw,
+    /// its execution time drawn at the release, due at its deadline); requests queue behind a late
+    /// one, which is finished or dropped at its deadline as `late` says. A request released after
+    /// the window is not.
+    fn periodic_task<B: Body>(&mut self, body: &mut B, s: &mut Stream, late: LateRule) {
+        let w = self.window;
+        let abs = |x: Nanos| w.t0.saturating_add(x);
+        self.g.begin();
+        while !self.g.abort.load(Relaxed) {
+            let Ok(r) = s.next_request(w.finish - w.t0) else {
+                // No more requests: the task leaves after its last one.
+                self.leave();
+                break;
+            };
+            if abs(r.at) >= w.finish {
+                break;
             }
-            g.begin();
-            let budget = spec.work.map_or(u64::MAX, |w| clock.to_ticks(w));
-            let (_, why) = g.spin(body, clock.ticks_at(finish), budget);
-            g.close(EndReason::Finish);
-            if why == Why::Budget {
-                res.finish_ns = Some(mono_ns().saturating_sub(start - spec.start));
+            if mono_ns() < abs(r.at) {
+                self.sleep_until(abs(r.at));
+            }
+            let want = self.g.clock.to_ticks(s.exec());
+            if !self.request(body, &r, want, late) {
+                break;
             }
         }
-        Workload::CpuYield { amount } | Workload::CpuScanYield { amount, .. } => {
-            let stop = clock.ticks_at(finish);
-            let budget = clock.to_ticks(amount);
-            g.begin();
-            loop {
-                let (_, why) = g.spin(body, stop, budget);
+        self.g.close(EndReason::Finish);
+    }
+
+    /// Request `r`, released, gets its `want` ticks of CPU by its deadline (met), or misses it and
+    /// is finished late or dropped there, as `late` says; each is recorded. False when the window
+    /// or the run ended first.
+    fn request<B: Body>(&mut self, body: &mut B, r: &Planned, want: u64, late: LateRule) -> bool {
+        let (w, clock) = (self.window, self.g.clock);
+        let (nominal, dl) = (w.t0.saturating_add(r.nominal), w.t0.saturating_add(r.deadline));
+        let stop = clock.ticks_at(dl.min(w.finish));
+        let (got, why) = self.g.spin(body, stop, want);
+        let job = |end: u64, outcome| JobRecord {
+            release_ns: r.at,
+            deadline_ns: r.deadline,
+            end_ns: end.saturating_sub(w.t0),
+            outcome,
+        };
+        let res = &mut *self.res;
+        match why {
+            Why::Budget => {
+                res.hits += 1;
+                // From the clock reading that completed the work, not a reading taken after the
+                // loop (a gap there would be counted as response time).
+                let nominal_ticks = stop.saturating_sub(clock.to_ticks(dl.min(w.finish) - nominal));
+                let response = clock.to_ns(self.g.last.saturating_sub(nominal_ticks));
+                res.responses_ns.push(response);
+                res.jobs.push(job(nominal + response, trace::Outcome::Met));
+            }
+            Why::Stop if dl <= w.finish => {
+                res.misses += 1;
+                res.miss_at_ns.push(r.deadline);
+                if late != LateRule::Finish {
+                    // No notification on Linux: dropped at its deadline.
+                    res.jobs.push(job(dl, trace::Outcome::Aborted));
+                    return true;
+                }
+                let (_, why) = self.g.spin(body, clock.ticks_at(w.finish), want - got.min(want));
                 if why != Why::Budget {
-                    break;
+                    res.jobs.push(job(mono_ns(), trace::Outcome::Unfinished));
+                    return false;
                 }
-                g.close(EndReason::Yield);
-                sys::sched_yield();
-                res.yields += 1;
-                g.begin();
+                res.responses_ns.push(mono_ns().saturating_sub(nominal));
+                res.jobs.push(job(mono_ns(), trace::Outcome::Missed));
             }
-            g.close(EndReason::Finish);
+            _ => return false,
         }
-        Workload::Periodic { exec, period, deadline, finish_late } => {
-            // The simulator's periodic task: request k is released at start + k * period (late by
-            // its jitter draw), needs an `exec` draw of CPU, and is due `deadline` after its
-            // nominal release; requests queue behind a late one. Draw order per request: jitter,
-            // then exec, as in the simulator.
-            let timer = timer.as_mut().expect("periodic threads have a timer");
-            let t0 = start - spec.start;
-            let rel_deadline = deadline.unwrap_or(period);
-            let mut nominal = start;
-            let mut jobs = 0u64;
-            g.begin();
-            loop {
-                if g.abort.load(Relaxed) {
-                    break;
-                }
-                if spec.count.is_some_and(|c| jobs >= c) || nominal >= finish {
-                    // No more requests: the task leaves after its last one.
-                    res.finish_ns = Some(mono_ns().saturating_sub(t0));
-                    break;
-                }
-                jobs += 1;
-                let release = nominal + jitter(spec, rng);
-                let want = clock.to_ticks(exec.sample(rng).max(1));
-                let dl = nominal + rel_deadline;
-                if mono_ns() < release {
-                    g.close(EndReason::Block);
-                    timer.sleep_until(release);
-                    let woke = mono_ns();
-                    res.latencies_ns.push(woke.saturating_sub(release));
-                    res.wake_at_ns.push(woke.saturating_sub(t0));
-                    g.begin();
-                }
-                let stop = clock.ticks_at(dl.min(finish));
-                let (got, why) = g.spin(body, stop, want);
-                let job = |end: u64, outcome| JobRecord {
-                    release_ns: release - t0,
-                    deadline_ns: dl - t0,
-                    end_ns: end.saturating_sub(t0),
-                    outcome,
-                };
-                match why {
-                    Why::Budget => {
-                        res.hits += 1;
-                        // From the clock reading that completed the work, not a reading taken after
-                        // the loop (a gap there would be counted as response time).
-                        let nominal_ticks = stop.saturating_sub(clock.to_ticks(dl.min(finish) - nominal));
-                        let response = clock.to_ns(g.last.saturating_sub(nominal_ticks));
-                        res.responses_ns.push(response);
-                        res.jobs.push(job(nominal + response, trace::Outcome::Met));
-                    }
-                    Why::Stop if dl <= finish => {
-                        res.misses += 1;
-                        res.miss_at_ns.push(dl - t0);
-                        if finish_late {
-                            let (_, w) = g.spin(body, clock.ticks_at(finish), want - got.min(want));
-                            if w != Why::Budget {
-                                res.jobs.push(job(mono_ns(), trace::Outcome::Unfinished));
-                                break;
-                            }
-                            res.responses_ns.push(mono_ns().saturating_sub(nominal));
-                            res.jobs.push(job(mono_ns(), trace::Outcome::Missed));
-                        } else {
-                            res.jobs.push(job(dl, trace::Outcome::Aborted));
-                        }
-                    }
-                    _ => break,
-                }
-                nominal += period;
+        true
+    }
+
+    /// An `interactive` task: it thinks (sleeps), then runs a burst of CPU, as its stream draws
+    /// them; the next think starts when the burst ends. A wake-up's lateness is a latency sample,
+    /// the time from it to the burst's end a response.
+    fn interactive_task<B: Body>(&mut self, body: &mut B, s: &mut Stream) {
+        let (w, clock) = (self.window, self.g.clock);
+        let mut from = w.start;
+        let mut bursts = 0u64;
+        self.g.begin();
+        while !self.g.abort.load(Relaxed) {
+            let Some(i) = s.next_interaction() else {
+                self.leave();
+                break;
+            };
+            let wake = from.saturating_add(i.wait);
+            if wake >= w.finish {
+                break;
             }
-            g.close(EndReason::Finish);
+            if mono_ns() < wake {
+                self.sleep_until(wake);
+            }
+            let (_, why) = self.g.spin(body, clock.ticks_at(w.finish), clock.to_ticks(i.burst));
+            if why != Why::Budget {
+                break;
+            }
+            bursts += 1;
+            from = mono_ns();
+            self.res.responses_ns.push(from.saturating_sub(wake));
         }
-        Workload::Interactive { think, burst } => {
-            // The simulator's interactive task: think (sleep), then a burst of CPU; the next
-            // think starts when the burst ends. Draw order per interaction: think, jitter, burst.
-            let timer = timer.as_mut().expect("interactive threads have a timer");
-            let t0 = start - spec.start;
-            let mut from = start;
-            let mut bursts = 0u64;
-            g.begin();
-            loop {
-                if g.abort.load(Relaxed) {
-                    break;
-                }
-                if spec.count.is_some_and(|c| bursts >= c) {
-                    res.finish_ns = Some(mono_ns().saturating_sub(t0));
-                    break;
-                }
-                let th = think.sample(rng) + jitter(spec, rng);
-                let want = clock.to_ticks(burst.sample(rng).max(1));
-                let wake = from + th;
-                if wake >= finish {
-                    break;
-                }
-                if mono_ns() < wake {
-                    g.close(EndReason::Block);
-                    timer.sleep_until(wake);
-                    let woke = mono_ns();
-                    res.latencies_ns.push(woke.saturating_sub(wake));
-                    res.wake_at_ns.push(woke.saturating_sub(t0));
-                    g.begin();
-                }
-                let (_, why) = g.spin(body, clock.ticks_at(finish), want);
-                if why != Why::Budget {
-                    break;
-                }
-                bursts += 1;
-                from = mono_ns();
-                res.responses_ns.push(from.saturating_sub(wake));
+        self.res.work = bursts;
+        self.g.close(EndReason::Finish);
+    }
+
+    /// Runs the thread's model: a task by its stream, or one of appendix A's own models (those with
+    /// no scenario counterpart).
+    fn model<B: Body>(&mut self, body: &mut B, workload: &Workload) {
+        let (w, clock) = (self.window, self.g.clock);
+        match *workload {
+            Workload::Task(ref t) => self.task(body, &mut Stream::new(t, self.seed)),
+            Workload::Cpu | Workload::CpuScan { .. } => {
+                self.g.begin();
+                self.g.spin(body, clock.ticks_at(w.finish), u64::MAX);
+                self.g.close(EndReason::Finish);
             }
-            res.work = bursts;
-            g.close(EndReason::Finish);
+            Workload::CpuYield { amount } | Workload::CpuScanYield { amount, .. } => {
+                self.yielding(body, amount)
+            }
+            Workload::CpuPeriodic { amount, period } => self.cpu_periodic(body, amount, period),
+            Workload::Lat { period } => self.latency(period),
         }
-        Workload::CpuPeriodic { amount, period } => {
-            let mut pstart = start;
-            let budget = clock.to_ticks(amount);
-            g.begin();
-            while pstart < finish {
-                let pend = pstart + period;
-                let (_, why) = g.spin(body, clock.ticks_at(pend.min(finish)), budget);
-                match why {
-                    Why::Budget => {
-                        res.hits += 1;
-                        pstart = mono_ns();
-                    }
-                    Why::Stop if pend <= finish => {
-                        res.misses += 1;
-                        res.miss_at_ns.push(pend - (start - spec.start));
-                        pstart = pend;
-                    }
-                    _ => break,
-                }
+    }
+
+    /// CPU_YIELD, CPU_SCAN_YIELD: yields after each `amount` of CPU time received.
+    fn yielding<B: Body>(&mut self, body: &mut B, amount: Nanos) {
+        let clock = self.g.clock;
+        let stop = clock.ticks_at(self.window.finish);
+        let budget = clock.to_ticks(amount);
+        self.g.begin();
+        loop {
+            let (_, why) = self.g.spin(body, stop, budget);
+            if why != Why::Budget {
+                break;
             }
-            g.close(EndReason::Finish);
+            self.g.close(EndReason::Yield);
+            sys::sched_yield();
+            self.res.yields += 1;
+            self.g.begin();
         }
-        Workload::Lat { period } => {
-            let timer = timer.as_mut().expect("latency threads have a timer");
-            let mut next = start + period;
-            while next <= finish && !g.abort.load(Relaxed) {
-                timer.sleep_until(next);
-                let woke = mono_ns();
-                res.latencies_ns.push(woke.saturating_sub(next));
-                res.wake_at_ns.push(woke.saturating_sub(start - spec.start));
-                next = woke + period;
+        self.g.close(EndReason::Finish);
+    }
+
+    /// CPU_PERIODIC: a new period each time it has `amount`; a period with no frame is a miss.
+    fn cpu_periodic<B: Body>(&mut self, body: &mut B, amount: Nanos, period: Nanos) {
+        let (w, clock) = (self.window, self.g.clock);
+        let mut pstart = w.start;
+        let budget = clock.to_ticks(amount);
+        self.g.begin();
+        while pstart < w.finish {
+            let pend = pstart + period;
+            let (_, why) = self.g.spin(body, clock.ticks_at(pend.min(w.finish)), budget);
+            match why {
+                Why::Budget => {
+                    self.res.hits += 1;
+                    pstart = mono_ns();
+                }
+                Why::Stop if pend <= w.finish => {
+                    self.res.misses += 1;
+                    self.res.miss_at_ns.push(pend - w.t0);
+                    pstart = pend;
+                }
+                _ => break,
             }
+        }
+        self.g.close(EndReason::Finish);
+    }
+
+    /// LAT: sleeps `period` from each actual wake-up, recording each wake-up's lateness.
+    fn latency(&mut self, period: Nanos) {
+        let w = self.window;
+        let timer = self.timer.as_mut().expect("latency threads have a timer");
+        let mut next = w.start + period;
+        while next <= w.finish && !self.g.abort.load(Relaxed) {
+            timer.sleep_until(next);
+            let woke = mono_ns();
+            self.res.latencies_ns.push(woke.saturating_sub(next));
+            self.res.wake_at_ns.push(woke.saturating_sub(w.t0));
+            next = woke + period;
         }
     }
 }

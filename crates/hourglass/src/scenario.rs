@@ -6,9 +6,11 @@
 //! project's `workload` crate, the simulator's own, so a scenario means the same in both: same keys,
 //! same defaults, same errors (`file:line:col: field: message`, every problem at once), and the
 //! policy name and `[scheduler]` options are checked by the `sched` registry as `smartsim` checks
-//! them. Random draws too: each thread draws from `workload::task_rng(seed, name)` in the
-//! simulator's order (periodic: jitter then `exec` per request; interactive: think, jitter, burst;
-//! cpu: the start's jitter), so a task's execution times are the simulator's, request by request.
+//! them. **And one task model for both:** a task's thread runs the task itself, its
+//! [`workload::Stream`] (its start and jitter, its requests with their jitter then `exec` draws in
+//! the simulator's order, deadlines, what a late request becomes, interactions; see
+//! [`crate::config::Workload::Task`]), so a task's releases and execution times are the
+//! simulator's, request by request. This module maps only what a real kernel must be told.
 //!
 //! What a real kernel cannot be told is mapped, and the run says how (the `mapping` lines, on
 //! stderr before the run and in the JSON output):
@@ -27,10 +29,10 @@
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
 //! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
 //!
-//! Models: `cpu` (`work`: finite; `working_set`: the thread scans an array that size),
-//! `periodic` (every key: `exec` of any distribution, `deadline` also beyond the period, `count`,
-//! `on_miss`, `jitter`), `interactive` (sleeps `think`, then runs a `burst`). Timers: `hr` → HR,
-//! `tick` → NATIVE (Linux has no tick-aligned user timers), `rtc:<Hz>` → RTC.
+//! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
+//! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
+//! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → NATIVE (Linux has no
+//! tick-aligned user timers), `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
 //!
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
@@ -41,12 +43,14 @@
 //! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
 //! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{Reservation, RunConfig, ThreadSpec, Workload, MAX_DURATION, MAX_THREADS};
+use crate::config::{late_rule, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
 use std::path::Path;
-use workload::{format_time, Diagnostic, Exec, Model, Notify, OnMiss, Overheads, Scenario, ScenarioError};
+use workload::{
+    format_time, Diagnostic, Exec, LateRule, Model, Overheads, Scenario, ScenarioError, TaskSpec,
+};
 
 /// The Linux scheduling class a scenario's policy runs under: the registry's
 /// ([`sched::Entry::linux`]) for the simulator's policies.
@@ -146,6 +150,15 @@ fn reservation_budget(bound: u64, deadline: u64) -> u64 {
     (bound + bound / 20 + 100_000).min(deadline).max(1024)
 }
 
+/// The Linux timer a task's wake-ups use, for the scenario's timer.
+///
+/// The two differ in kind: the scenario's [`workload::TimerKind`] is a model of *when* a simulated
+/// timer fires (`tick`: at the next clock tick; `hr`: exactly; `rtc:<Hz>`: at the next edge of a
+/// periodic source of that rate), while hourglass's [`TimerKind`] is *which Linux mechanism* a
+/// thread sleeps on (appendix A's `-i`: `nanosleep`, `clock_nanosleep`, a timerfd, `/dev/rtc`),
+/// whose firing this kernel decides. So `hr` → HR (an absolute high-resolution sleep);
+/// `tick` → NATIVE (Linux has no tick-aligned user timers; a relative `nanosleep`, with its
+/// timer slack, is the nearest); `rtc:<Hz>` → RTC at the rate hourglass picks from the period.
 fn timer_of(t: workload::TimerKind) -> TimerKind {
     match t {
         workload::TimerKind::Hr => TimerKind::Hr,
@@ -154,88 +167,116 @@ fn timer_of(t: workload::TimerKind) -> TimerKind {
     }
 }
 
-/// Maps a validated scenario onto a run: one thread per task, the policy's Linux class, the
-/// scenario's duration (unless `duration_given`) and seed. Fails on what cannot run here (an
-/// unknown policy or option, a duration over the 10 min cap without `--force`, a task starting
-/// after a shortened run), pointing into the scenario.
-pub fn from_scenario(
-    scn: &Scenario,
-    base: RunConfig,
-    duration_given: bool,
-) -> Result<RunConfig, ScenarioError> {
-    let mut cfg = base;
-    let mut errors: Vec<Diagnostic> = Vec::new();
-    let class = match policy_class(scn) {
-        Ok(c) => c,
-        Err(e) => {
-            errors.extend(e.diagnostics);
-            Class::Fair
+/// What the mapping of timer `t` changes, for the task's mapping line.
+fn timer_note(t: workload::TimerKind) -> Option<&'static str> {
+    match t {
+        workload::TimerKind::Tick => Some("for timer \"tick\": Linux has no tick-aligned user timers"),
+        workload::TimerKind::Rtc(_) => Some("RTC at the rate hourglass picks from the period"),
+        workload::TimerKind::Hr => None,
+    }
+}
+
+/// What a kernel needs to know of the scheduler: the policy's class, its real-time levels (ranked
+/// when the priorities do not fit), and the highest priority (below it, fair tasks are idle).
+struct Sched {
+    class: Class,
+    levels: Vec<u8>,
+    ranked: bool,
+    top: i32,
+}
+
+impl Sched {
+    fn of(scn: &Scenario, class: Class) -> Sched {
+        let priorities: Vec<i32> = scn.tasks.iter().map(|t| t.priority).collect();
+        let (levels, ranked) = rt_levels(&priorities);
+        Sched { class, levels, ranked, top: priorities.into_iter().max().unwrap_or(0) }
+    }
+
+    /// The policy's mapping line.
+    fn describe(&self, policy: &str) -> String {
+        let top = self.top;
+        format!(
+            "policy \"{policy}\"{} runs as {}",
+            if sched::entry(policy).is_some() { " (simulated)" } else { "" },
+            match self.class {
+                Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
+                Class::Rr => "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
+                Class::Deadline => {
+                    "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
+                        .to_string()
+                }
+                Class::Fair => format!(
+                    "Linux's fair class: nice = -log1.25(share); share 0 and priorities below {top} run as SCHED_IDLE"
+                ),
+            }
+        )
+    }
+
+    /// Schedules task number `i`, `t`, on `spec`: its real-time level, its reservation (a periodic
+    /// task under a deadline class), or its nice level or `SCHED_IDLE`. Returns a note when its
+    /// reservation cannot cover every execution draw.
+    fn apply(&self, i: usize, t: &TaskSpec, spec: &mut ThreadSpec) -> Option<&'static str> {
+        match self.class {
+            Class::Fifo => spec.priority = Priority::Fifo(self.levels[i]),
+            Class::Rr => spec.priority = Priority::Rr(self.levels[i]),
+            Class::Deadline => {
+                if let Model::Periodic(p) = &t.model {
+                    let amount = reservation_budget(exec_bound(&p.exec), p.deadline.min(p.period));
+                    spec.reservation = Some(Reservation { amount, period: p.period, soft: false });
+                    if p.exec.max().is_none_or(|x| x > amount) {
+                        return Some("its budget does not cover every exec draw");
+                    }
+                }
+            }
+            Class::Fair => {
+                spec.priority = if t.share == 0 || t.priority < self.top {
+                    Priority::Idle
+                } else {
+                    Priority::Nice(sched::eevdf::nice_of_share(t.share, 1))
+                };
+            }
         }
-    };
+        None
+    }
+}
+
+/// The run's label for the class: `linux-fifo`, `linux-rr`, `linux-deadline`, `linux-fair`.
+fn class_label(class: Class) -> &'static str {
+    match class {
+        Class::Fifo => "linux-fifo",
+        Class::Rr => "linux-rr",
+        Class::Deadline => "linux-deadline",
+        Class::Fair => "linux-fair",
+    }
+}
+
+/// The scenario's limits on a real run: at most [`MAX_THREADS`] tasks, and (unless `-d` replaced
+/// it, `duration_given`) a duration within the 10-minute cap unless `force`d.
+fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
     if scn.tasks.len() > MAX_THREADS {
         let line = scn.tasks.get(MAX_THREADS).map_or(0, |t| t.line);
-        errors.extend(
-            scn.error(
-                line,
-                "tasks",
-                format!(
-                    "{} tasks: hourglass runs at most {MAX_THREADS} threads, as with -n (this is task {})",
-                    scn.tasks.len(),
-                    MAX_THREADS + 1
-                ),
-            )
-            .diagnostics,
+        let message = format!(
+            "{} tasks: hourglass runs at most {MAX_THREADS} threads, as with -n (this is task {})",
+            scn.tasks.len(),
+            MAX_THREADS + 1
         );
+        errors.extend(scn.error(line, "tasks", message).diagnostics);
     }
-    if !duration_given {
-        if scn.machine.duration > MAX_DURATION && !cfg.force {
-            errors.extend(
-                scn.error(
-                    0,
-                    "machine.duration",
-                    format!(
-                        "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
-                        format_time(scn.machine.duration)
-                    ),
-                )
-                .diagnostics,
-            );
-        }
-        cfg.duration = scn.machine.duration;
+    if !duration_given && scn.machine.duration > MAX_DURATION && !force {
+        let message = format!(
+            "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
+            format_time(scn.machine.duration)
+        );
+        errors.extend(scn.error(0, "machine.duration", message).diagnostics);
     }
-    cfg.seed = Some(scn.machine.seed);
-    cfg.source = scn.path.clone();
-    cfg.scenario_name = Some(scn.name.clone());
-    cfg.scenario_policy = Some(scn.scheduler.policy.clone());
-    cfg.policy = format!(
-        "linux-{}",
-        match class {
-            Class::Fifo => "fifo",
-            Class::Rr => "rr",
-            Class::Deadline => "deadline",
-            Class::Fair => "fair",
-        }
-    );
+    errors
+}
 
-    let mut mapping = Vec::new();
+/// Warnings about what configures the simulated scheduler and machine, which this kernel's own
+/// replace: scheduler options, and machine keys that differ from their defaults.
+fn simulated_only(scn: &Scenario) -> Vec<String> {
     let mut warnings = Vec::new();
-    let policy = &scn.scheduler.policy;
-    let top = scn.tasks.iter().map(|t| t.priority).max().unwrap_or(0);
-    mapping.push(format!(
-        "policy \"{policy}\"{} runs as {}",
-        if sched::entry(policy).is_some() { " (simulated)" } else { "" },
-        match class {
-            Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
-            Class::Rr => "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
-            Class::Deadline => {
-                "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
-                    .to_string()
-            }
-            Class::Fair => format!(
-                "Linux's fair class: nice = -log1.25(share); share 0 and priorities below {top} run as SCHED_IDLE"
-            ),
-        }
-    ));
     if !scn.scheduler.options.is_empty() {
         let keys: Vec<&str> = scn.scheduler.options.keys().map(String::as_str).collect();
         warnings.push(format!(
@@ -244,132 +285,125 @@ pub fn from_scenario(
         ));
     }
     let m = &scn.machine;
-    let mut machine_keys = Vec::new();
+    let mut keys = Vec::new();
     if m.hz != 1000 {
-        machine_keys.push("hz");
+        keys.push("hz");
     }
     if m.billing != workload::Billing::Exact {
-        machine_keys.push("billing");
+        keys.push("billing");
     }
     if m.overhead != Overheads::default() {
-        machine_keys.push("overhead");
+        keys.push("overhead");
     }
-    if !machine_keys.is_empty() {
-        warnings.push(match machine_keys.as_slice() {
-            [k] => format!("machine.{k} describes the simulated machine; this kernel's own is used"),
-            ks => format!(
-                "machine.{{{}}} describe the simulated machine; this kernel's own are used",
-                ks.join(", ")
-            ),
-        });
+    match keys.as_slice() {
+        [] => {}
+        [k] => {
+            warnings.push(format!("machine.{k} describes the simulated machine; this kernel's own is used"))
+        }
+        ks => warnings.push(format!(
+            "machine.{{{}}} describe the simulated machine; this kernel's own are used",
+            ks.join(", ")
+        )),
     }
+    warnings
+}
 
-    let (levels, ranked) = rt_levels(&scn.tasks.iter().map(|t| t.priority).collect::<Vec<_>>());
-    if ranked && matches!(class, Class::Fifo | Class::Rr) {
+/// The keys of task `t` a kernel has no counterpart for.
+fn ignored_keys(t: &TaskSpec) -> impl Iterator<Item = &'static str> {
+    [
+        t.latency_tolerance.is_some().then_some("latency_tolerance"),
+        t.cpus.is_some().then_some("cpus"),
+        (t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }))
+            .then_some("working_set (of periodic and interactive tasks)"),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Task number `i`, `t`, as a thread: it runs the task's own stream, scheduled as `sched` says,
+/// on the Linux timer nearest the task's. Returns the thread and its mapping line.
+fn thread_of(i: usize, t: &TaskSpec, sched: &Sched, m: &workload::Machine) -> (ThreadSpec, String) {
+    let mut spec = ThreadSpec::for_task(i, t);
+    let timer = t.effective_timer(m);
+    spec.timer = timer_of(timer);
+    let mut notes: Vec<&str> = timer_note(timer).into_iter().collect();
+    if let Model::Periodic(p) = &t.model {
+        if late_rule(p) != LateRule::Finish {
+            notes.push("a request not done by its deadline is dropped there");
+        }
+    }
+    notes.extend(sched.apply(i, t, &mut spec));
+    let sched_linux = match spec.reservation {
+        Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
+        None => spec.priority.describe(),
+    };
+    let line = format!(
+        "task \"{}\": {} → {}, {}, timer {}{}{}",
+        t.name,
+        t.model.name(),
+        spec.workload.describe(),
+        sched_linux,
+        spec.timer.name(),
+        if notes.is_empty() { "" } else { "; " },
+        notes.join("; ")
+    );
+    (spec, line)
+}
+
+/// A task that starts after the end of a run of `duration`.
+fn starts_too_late(scn: &Scenario, i: usize, t: &TaskSpec, duration: u64) -> Diagnostic {
+    Diagnostic {
+        file: scn.path.clone(),
+        line: t.line,
+        col: 1,
+        field: format!("task[{i}].start (task \"{}\")", t.name),
+        message: format!(
+            "starts at {}, after the end of the run ({})",
+            format_time(t.start),
+            format_time(duration)
+        ),
+    }
+}
+
+/// Maps a validated scenario onto a run: one thread per task, running the task itself (its
+/// [`workload::Stream`]), scheduled in the policy's Linux class; the scenario's duration (unless
+/// `duration_given`) and seed. Fails on what cannot run here (an unknown policy or option, a
+/// duration over the 10 min cap without `--force`, a task starting after a shortened run),
+/// pointing into the scenario.
+pub fn from_scenario(
+    scn: &Scenario,
+    base: RunConfig,
+    duration_given: bool,
+) -> Result<RunConfig, ScenarioError> {
+    let mut cfg = base;
+    let (class, mut errors) = match policy_class(scn) {
+        Ok(c) => (c, Vec::new()),
+        Err(e) => (Class::Fair, e.diagnostics),
+    };
+    errors.extend(limits(scn, duration_given, cfg.force));
+    if !duration_given {
+        cfg.duration = scn.machine.duration;
+    }
+    cfg.seed = Some(scn.machine.seed);
+    cfg.source = scn.path.clone();
+    cfg.scenario_name = Some(scn.name.clone());
+    cfg.scenario_policy = Some(scn.scheduler.policy.clone());
+    cfg.policy = class_label(class).into();
+
+    let sched = Sched::of(scn, class);
+    let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
+    if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
     }
     let mut ignored = std::collections::BTreeSet::new();
     let mut threads = Vec::new();
     for (i, t) in scn.tasks.iter().enumerate() {
-        let mut spec = ThreadSpec::new(i);
-        spec.name = t.name.clone();
-        spec.start = t.start;
-        spec.finish = t.stop;
-        spec.jitter = t.jitter;
-        let timer = t.effective_timer(m);
-        spec.timer = timer_of(timer);
-        let mut notes = Vec::new();
-        match timer {
-            workload::TimerKind::Tick => {
-                notes.push("for timer \"tick\": Linux has no tick-aligned user timers")
-            }
-            workload::TimerKind::Rtc(_) => notes.push("RTC at the rate hourglass picks from the period"),
-            workload::TimerKind::Hr => {}
-        }
-        if t.latency_tolerance.is_some() {
-            ignored.insert("latency_tolerance");
-        }
-        if t.cpus.is_some() {
-            ignored.insert("cpus");
-        }
-        match &t.model {
-            Model::Cpu { work } => {
-                spec.work = *work;
-                spec.workload = if t.working_set > 0 {
-                    Workload::CpuScan { bytes: t.working_set.max(64) as usize }
-                } else {
-                    Workload::Cpu
-                };
-            }
-            Model::Periodic(p) => {
-                let finish_late = p.on_miss == OnMiss::Finish || p.notify == Notify::Never;
-                if !finish_late {
-                    notes.push("a request not done by its deadline is dropped there");
-                }
-                spec.workload = Workload::Periodic {
-                    exec: p.exec,
-                    period: p.period,
-                    deadline: (p.deadline != p.period).then_some(p.deadline),
-                    finish_late,
-                };
-                spec.count = p.count;
-            }
-            Model::Interactive { think, burst, count } => {
-                spec.workload = Workload::Interactive { think: *think, burst: *burst };
-                spec.count = *count;
-            }
-        }
-        if t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }) {
-            ignored.insert("working_set (of periodic and interactive tasks)");
-        }
-        match class {
-            Class::Fifo => spec.priority = Priority::Fifo(levels[i]),
-            Class::Rr => spec.priority = Priority::Rr(levels[i]),
-            Class::Deadline => {
-                if let Model::Periodic(p) = &t.model {
-                    let bound = exec_bound(&p.exec);
-                    let amount = reservation_budget(bound, p.deadline.min(p.period));
-                    if p.exec.max().is_none_or(|x| x > amount) {
-                        notes.push("its budget does not cover every exec draw");
-                    }
-                    spec.reservation = Some(Reservation { amount, period: p.period, soft: false });
-                }
-            }
-            Class::Fair => {
-                spec.priority = if t.share == 0 || t.priority < top {
-                    Priority::Idle
-                } else {
-                    Priority::Nice(sched::eevdf::nice_of_share(t.share, 1))
-                };
-            }
-        }
+        let (spec, line) = thread_of(i, t, &sched, &scn.machine);
         if spec.start >= cfg.duration {
-            errors.push(Diagnostic {
-                file: scn.path.clone(),
-                line: t.line,
-                col: 1,
-                field: format!("task[{i}].start (task \"{}\")", t.name),
-                message: format!(
-                    "starts at {}, after the end of the run ({})",
-                    format_time(spec.start),
-                    format_time(cfg.duration)
-                ),
-            });
+            errors.push(starts_too_late(scn, i, t, cfg.duration));
         }
-        let sched_linux = match spec.reservation {
-            Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
-            None => spec.priority.describe(),
-        };
-        mapping.push(format!(
-            "task \"{}\": {} → {}, {}, timer {}{}{}",
-            t.name,
-            t.model.name(),
-            spec.workload.describe(),
-            sched_linux,
-            spec.timer.name(),
-            if notes.is_empty() { "" } else { "; " },
-            notes.join("; ")
-        ));
+        ignored.extend(ignored_keys(t));
+        mapping.push(line);
         threads.push(spec);
     }
     if scn.tasks.iter().any(|t| matches!(t.model, Model::Periodic(_))) {
@@ -380,11 +414,10 @@ pub fn from_scenario(
                 .into(),
         );
     }
+    let mut warnings = simulated_only(scn);
     if !ignored.is_empty() {
-        warnings.push(format!(
-            "no kernel counterpart, ignored: {}",
-            ignored.into_iter().collect::<Vec<_>>().join(", ")
-        ));
+        let keys: Vec<&str> = ignored.into_iter().collect();
+        warnings.push(format!("no kernel counterpart, ignored: {}", keys.join(", ")));
     }
     if !errors.is_empty() {
         errors.sort_by_key(|d| (d.line, d.col));
@@ -440,37 +473,34 @@ count = 10
     }
 
     #[test]
-    fn every_model_maps_onto_a_thread() {
+    fn every_task_runs_as_a_thread_of_its_own_stream() {
         let c = load_good();
         assert_eq!(c.duration, 2_000_000_000);
         assert_eq!(c.seed, Some(7));
         assert_eq!(c.policy, "linux-fifo");
         assert_eq!(c.scenario_name.as_deref(), Some("good"));
+        // Each thread runs the scenario's task itself, in the task's window: no translation.
+        let scn = workload::parse_str(GOOD, "good.toml").unwrap();
+        for (th, t) in c.threads.iter().zip(&scn.tasks) {
+            assert_eq!(th.workload.task(), Some(t));
+            assert_eq!((&th.name, th.start, th.finish), (&t.name, t.start, t.stop));
+        }
         let a = &c.threads[0];
-        assert_eq!(a.name, "audio");
         assert_eq!(a.priority, Priority::Fifo(3));
-        assert_eq!(a.count, Some(50));
-        assert_eq!(a.jitter, Some(1_000_000));
+        assert_eq!(a.workload.describe(), "PERIODIC 2ms..3ms 10.0ms");
+        assert_eq!(a.workload.period(), Some(10_000_000));
+        assert!(a.workload.has_deadlines() && !a.workload.never_blocks());
+        // The cpu task scans its working set, and never blocks.
+        let b = &c.threads[1].workload;
         assert_eq!(
-            a.workload,
-            Workload::Periodic {
-                exec: Exec::Uniform(2_000_000, 3_000_000),
-                period: 10_000_000,
-                deadline: Some(8_000_000),
-                finish_late: true,
-            }
+            (b.describe(), b.scenario_name(), b.scan_bytes()),
+            ("CPU_SCAN 256".into(), "cpu-scan", Some(262144))
         );
-        assert_eq!(c.threads[1].workload, Workload::CpuScan { bytes: 256 * 1024 });
-        assert_eq!(c.threads[1].work, Some(500_000_000));
+        assert!(b.never_blocks() && b.timer_period().is_none());
         assert_eq!(c.threads[1].priority, Priority::Fifo(1));
-        assert_eq!(
-            c.threads[2].workload,
-            Workload::Interactive {
-                think: Exec::Exponential { mean: 50_000_000 },
-                burst: Exec::Normal { mean: 2_000_000, sd: 500_000 }
-            }
-        );
-        assert_eq!(c.threads[2].count, Some(10));
+        let e = &c.threads[2].workload;
+        assert_eq!(e.describe(), "INTERACTIVE exp(50ms) normal(2ms, 500us)");
+        assert_eq!((e.timer_period(), e.has_deadlines()), (Some(50_000_000), false));
         // The mapping says what each task became.
         assert!(
             c.scenario_mapping[0].contains("policy \"fifo\" (simulated) runs as SCHED_FIFO"),
@@ -487,25 +517,47 @@ count = 10
     }
 
     #[test]
+    fn a_task_is_written_in_json_as_the_appendix_a_model_it_amounts_to() {
+        let c = load_good();
+        let params = |i: usize| serde_json::to_value(&c.threads[i].workload).unwrap();
+        assert_eq!(
+            params(0),
+            serde_json::json!({"model": "PERIODIC", "exec": "2ms..3ms", "period": 10_000_000,
+                               "deadline": 8_000_000, "finish_late": true})
+        );
+        assert_eq!(params(1), serde_json::json!({"model": "CPU_SCAN", "bytes": 262144}));
+        assert_eq!(
+            params(2),
+            serde_json::json!({"model": "INTERACTIVE", "think": "exp(50ms)", "burst": "normal(2ms, 500us)"})
+        );
+        assert_eq!(
+            serde_json::to_value(crate::config::Workload::periodic(4_000_000, 5_000_000)).unwrap(),
+            serde_json::json!({"model": "PERIODIC", "exec": "4ms", "period": 5_000_000})
+        );
+        assert_eq!(
+            serde_json::to_value(crate::config::Workload::Lat { period: 1_000_000 }).unwrap(),
+            serde_json::json!({"model": "LAT", "period": 1_000_000})
+        );
+    }
+
+    #[test]
     fn defaults_are_the_workload_crates() {
         let s = "[machine]\nduration = \"1s\"\n[[task]]\nname = \"R\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n";
         let c = load_str(s, "d.toml", RunConfig::new(0), false).unwrap();
-        // seed 1, policy smart, deadline = period, on_miss discard, hr timer, no jitter, no count.
+        // seed 1, policy smart, deadline = period, on_miss discard (dropped at the deadline), hr
+        // timer, no jitter, no count.
         assert_eq!(c.seed, Some(1));
         assert_eq!(c.scenario_policy.as_deref(), Some("smart"));
         assert_eq!(c.policy, "linux-fair");
         let t = &c.threads[0];
+        let p = t.workload.periodic_task().unwrap();
         assert_eq!(
-            t.workload,
-            Workload::Periodic {
-                exec: Exec::Fixed(1_000_000),
-                period: 10_000_000,
-                deadline: None,
-                finish_late: false
-            }
+            (p.exec, p.period, p.deadline, p.count),
+            (Exec::Fixed(1_000_000), 10_000_000, 10_000_000, None)
         );
+        assert_eq!(late_rule(p), LateRule::DropAtDeadline);
         assert_eq!(t.timer, TimerKind::Hr);
-        assert_eq!((t.jitter, t.count, t.start, t.finish), (None, None, 0, None));
+        assert_eq!((t.workload.task().unwrap().jitter, t.start, t.finish), (None, 0, None));
         assert_eq!(t.priority, Priority::Nice(0));
     }
 

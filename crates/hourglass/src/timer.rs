@@ -18,7 +18,9 @@ use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 use std::io::{self, Read};
 use std::os::fd::AsFd;
 
-/// Which timer a thread sleeps on.
+/// Which timer a thread sleeps on: a Linux mechanism, whose firing this kernel decides. (A
+/// scenario's `timer` is something else, a model of when a simulated timer fires; hourglass maps it
+/// to the nearest of these, see `scenario::timer_of`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum TimerKind {
     /// Relative `nanosleep`.

@@ -4,6 +4,7 @@
 
 use hourglass::config::{Format, RunConfig};
 use hourglass::output::render;
+use hourglass::run::ThreadResult;
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -42,18 +43,99 @@ model = "cpu"
 priority = 0
 "#;
 
-/// Runs `src` in the simulator library and in hourglass; returns both JSON outputs.
-fn both(src: &str, file: &str) -> (Value, Value) {
+/// One scenario, simulated and run as real threads.
+struct Both {
+    /// smartsim's JSON output.
+    sim: Value,
+    /// The simulated run's trace.
+    sim_trace: Vec<trace::Record>,
+    /// hourglass's JSON output, as printed.
+    hg: Value,
+    /// What hourglass measured.
+    run: hourglass::run::RunResult,
+}
+
+/// Runs `src` in the simulator library (with its trace) and in hourglass.
+fn both(src: &str, file: &str) -> Both {
     let scn = workload::parse_str(src, file).expect("a valid scenario");
-    let sim = smartsim::run_scenario(&scn, None).expect("the simulator runs it").to_json();
+    let records = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut sim = smartsim::simulator(&scn, None).expect("the simulator runs it");
+    let sink = std::rc::Rc::clone(&records);
+    sim.trace_to(move |r| sink.borrow_mut().push(r));
+    let sim_json = sim.run().to_json();
+    let sim_trace = records.take();
     let mut cfg =
         hourglass::scenario::from_scenario(&scn, RunConfig::new(0), false).expect("hourglass maps it");
     cfg.format = Format::Json;
-    let r = hourglass::run::run(&cfg).expect("hourglass runs it");
-    assert!(r.watchdog.is_none(), "{:?}", r.watchdog);
+    let run = hourglass::run::run(&cfg).expect("hourglass runs it");
+    assert!(run.watchdog.is_none(), "{:?}", run.watchdog);
     // The JSON as printed, parsed back.
-    let hg: Value = serde_json::from_str(&render(&r, Format::Json)).expect("hourglass prints JSON");
-    (sim, hg)
+    let hg: Value = serde_json::from_str(&render(&run, Format::Json)).expect("hourglass prints JSON");
+    Both { sim: sim_json, sim_trace, hg, run }
+}
+
+impl Both {
+    /// The task's index in the scenario, and hourglass's thread for it.
+    fn thread(&self, name: &str) -> (u32, &ThreadResult) {
+        let t = self.run.threads.iter().find(|t| t.spec.name == name).expect("a thread per task");
+        (t.id as u32, t)
+    }
+
+    /// The simulator's release and deadline of every request of task `name`, in order.
+    fn sim_releases(&self, name: &str) -> Vec<(u64, Option<u64>)> {
+        let (i, _) = self.thread(name);
+        let mut v: Vec<(u32, u64, Option<u64>)> = (self.sim_trace.iter())
+            .filter_map(|r| match *r {
+                trace::Record::Release { task, job, at, deadline } if task == i => Some((job, at, deadline)),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, at, d)| (at, d)).collect()
+    }
+
+    /// The simulator's waits of interactive task `name` that starts at `start`: from its start,
+    /// then from the end of each burst, to its next wake-up.
+    fn sim_waits(&self, name: &str, start: u64) -> Vec<u64> {
+        let (i, _) = self.thread(name);
+        let mut wakes = Vec::new();
+        let mut ends = vec![start];
+        for r in &self.sim_trace {
+            match *r {
+                trace::Record::Wake { task, at, .. } if task == i => wakes.push(at),
+                trace::Record::Run {
+                    task,
+                    end,
+                    why: trace::EndReason::Blocked | trace::EndReason::Exit,
+                    ..
+                } if task == i => ends.push(end),
+                _ => {}
+            }
+        }
+        wakes.sort_unstable();
+        ends.sort_unstable();
+        wakes.iter().zip(&ends).map(|(w, e)| w - e).collect()
+    }
+}
+
+/// hourglass's release and deadline of every request of a periodic thread, in order.
+fn hg_releases(t: &ThreadResult) -> Vec<(u64, Option<u64>)> {
+    t.jobs.iter().map(|j| (j.release_ns, Some(j.deadline_ns))).collect()
+}
+
+/// hourglass's waits of an interactive thread that starts at `start`: each wake-up was due at its
+/// measured time less its lateness, and its burst ended its response time after that.
+fn hg_waits(t: &ThreadResult, start: u64) -> Vec<u64> {
+    assert_eq!(t.latencies_ns.len(), t.responses_ns.len(), "{}: a wake-up per burst", t.spec.name);
+    let due = t.wake_at_ns.iter().zip(&t.latencies_ns).map(|(w, l)| w - l);
+    let mut from = start;
+    due.zip(&t.responses_ns)
+        .map(|(d, r)| {
+            let wait = d - from;
+            from = d + r;
+            wait
+        })
+        .collect()
 }
 
 /// The contract's fields, with their types; `periodic` tasks have deadlines, the others none.
@@ -114,7 +196,7 @@ fn one_scenario_simulated_and_measured_gives_the_same_contract() {
     if !root() {
         return;
     }
-    let (sim, hg) = both(LIGHT, "light.toml");
+    let Both { sim, hg, .. } = both(LIGHT, "light.toml");
     check_contract(&sim, "smartsim", &["audio", "video"]);
     check_contract(&hg, "hourglass", &["audio", "video"]);
     let names =
@@ -160,7 +242,8 @@ fn one_scenario_simulated_and_measured_gives_the_same_contract() {
 
 /// Execution times of every distribution, jitter and interactive bursts, each request finished
 /// (on_miss = "finish", a count): if hourglass drew other values than the simulator, the CPU each
-/// task needs would differ by several percent (for the exponential, ~25 %). Fixed priorities (every
+/// task needs would differ by several percent (for the exponential, ~25 %), and the releases,
+/// which draw from the same generator, would differ request by request. Fixed priorities (every
 /// task blocks, so none can monopolise the CPU) keep other load from delaying the work past the run.
 const DRAWS: &str = r#"
 [machine]
@@ -202,16 +285,83 @@ fn real_threads_draw_the_simulators_execution_times() {
     if !root() {
         return;
     }
-    let (sim, hg) = both(DRAWS, "draws.toml");
+    let b = both(DRAWS, "draws.toml");
+    let (sim, hg) = (&b.sim, &b.hg);
     for name in ["decoder", "mixer", "editor"] {
-        let (s, h) = (task(&sim, name), task(&hg, name));
+        let (s, h) = (task(sim, name), task(hg, name));
         assert!(h["finish_ns"].is_u64(), "hourglass {name} did not finish its requests: {h}");
         assert!(s["finish_ns"].is_u64(), "smartsim {name} did not finish: {s}");
         let (cs, ch) = (s["cpu_ns"].as_u64().unwrap() as f64, h["cpu_ns"].as_u64().unwrap() as f64);
         // The same draws: the same CPU, up to the loop's overshoot (tens of ns per request).
         assert!((ch / cs - 1.0).abs() < 0.005, "{name}: smartsim {cs} ns of CPU, hourglass {ch} ns");
     }
-    assert_eq!(task(&hg, "editor")["work"], 30, "30 bursts");
+    assert_eq!(task(hg, "editor")["work"], 30, "30 bursts");
+    // Request by request: the same releases (nominal + jitter draw, each drawn after the previous
+    // request's execution time) and deadlines, exactly.
+    for (name, n) in [("decoder", 30), ("mixer", 20)] {
+        let (s, h) = (b.sim_releases(name), hg_releases(b.thread(name).1));
+        assert_eq!(s.len(), n, "smartsim {name}");
+        assert_eq!(h, s, "{name}: hourglass's releases and deadlines are not the simulator's");
+    }
+    // Interaction by interaction: the same waits (think + jitter), exactly.
+    let waits = b.sim_waits("editor", 0);
+    assert_eq!(waits.len(), 30);
+    assert_eq!(hg_waits(b.thread("editor").1, 0), waits, "editor's waits");
+}
+
+/// A `cpu` task whose start is late by a jitter draw, and an interactive task, under a fair policy
+/// (no real-time class: runs without root).
+const JITTER: &str = r#"
+[machine]
+duration = "600ms"
+seed = 5
+
+[scheduler]
+policy = "eevdf"
+
+[[task]]
+name = "batch"
+model = "cpu"
+start = "50ms"
+jitter = "300ms"
+work = "20ms"
+
+[[task]]
+name = "editor"
+model = "interactive"
+think = "exp(10ms)"
+burst = "500us..1ms"
+jitter = "2ms"
+count = 20
+"#;
+
+#[test]
+fn a_cpu_task_starts_and_an_interactive_task_wakes_when_the_simulators_do() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let b = both(JITTER, "jitter.toml");
+    // The cpu task's start: 50 ms, late by its jitter draw. The simulator starts it then (a Wake);
+    // hourglass sleeps until then, and runs as soon as this kernel lets it.
+    let (i, batch) = b.thread("batch");
+    let sim_start = (b.sim_trace.iter())
+        .find_map(|r| match *r {
+            trace::Record::Wake { task, at, .. } if task == i => Some(at),
+            _ => None,
+        })
+        .expect("smartsim starts the batch task");
+    let jitter = sim_start - 50_000_000;
+    assert!(jitter > 40_000_000, "seed 5 draws a jitter of {jitter} ns: too short to tell from none");
+    let first = b.run.intervals.iter().filter(|iv| iv.thread == i).map(|iv| iv.start_ns).min();
+    let first = first.expect("hourglass's batch task ran");
+    assert!(
+        first + 1_000_000 >= sim_start && first < sim_start + 20_000_000,
+        "hourglass started the batch task at {first} ns, the simulator at {sim_start} ns"
+    );
+    assert!(batch.finish_ns.is_some_and(|f| f >= sim_start + 20_000_000), "{:?}", batch.finish_ns);
+    // The interactive task: the same waits, interaction by interaction, and every burst.
+    let waits = b.sim_waits("editor", 0);
+    assert_eq!(waits.len(), 20);
+    assert_eq!(hg_waits(b.thread("editor").1, 0), waits, "editor's waits");
+    assert_eq!(task(&b.hg, "editor")["work"], 20, "20 bursts");
 }
 
 /// The same scenario simulated and run for real, both written as the project's trace and compared

@@ -76,6 +76,23 @@ pub enum LateRule {
     Finish,
 }
 
+impl Periodic {
+    /// What the task does with a request that will be late, as [`Stream::late_rule`] says: it
+    /// depends on the task's keys alone, so a runner may ask before it runs the task (hourglass
+    /// says so in its mapping).
+    #[inline]
+    pub fn late_rule(&self, notifies: bool, sees_its_deadline: bool) -> LateRule {
+        match self.on_miss {
+            OnMiss::Abort => LateRule::DropAtDeadline,
+            OnMiss::Finish => LateRule::Finish,
+            OnMiss::Discard if self.notify == Notify::Never => LateRule::Finish,
+            OnMiss::Discard if notifies => LateRule::DropWhenNotified,
+            OnMiss::Discard if sees_its_deadline => LateRule::DropAtDeadline,
+            OnMiss::Discard => LateRule::Finish,
+        }
+    }
+}
+
 /// A task's behaviour as it unfolds (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct Stream<'s> {
@@ -221,15 +238,7 @@ impl<'s> Stream<'s> {
     /// where `"discard"` finishes the request late).
     #[inline]
     pub fn late_rule(&self, notifies: bool, sees_its_deadline: bool) -> LateRule {
-        let p = self.periodic();
-        match p.on_miss {
-            OnMiss::Abort => LateRule::DropAtDeadline,
-            OnMiss::Finish => LateRule::Finish,
-            OnMiss::Discard if p.notify == Notify::Never => LateRule::Finish,
-            OnMiss::Discard if notifies => LateRule::DropWhenNotified,
-            OnMiss::Discard if sees_its_deadline => LateRule::DropAtDeadline,
-            OnMiss::Discard => LateRule::Finish,
-        }
+        self.periodic().late_rule(notifies, sees_its_deadline)
     }
 
     /// An interactive task's next interaction (the think time and the jitter, then the burst, are
