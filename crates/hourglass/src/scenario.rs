@@ -581,10 +581,10 @@ count = 10
     fn policy_and_options_are_checked_as_the_simulator_checks_them() {
         let base = "[machine]\nduration = \"1s\"\n[scheduler]\n";
         let task = "[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
-        let e = load_str(&format!("{base}policy = \"lottery\"\n{task}"), "p.toml", RunConfig::new(0), false)
+        let e = load_str(&format!("{base}policy = \"cfs9000\"\n{task}"), "p.toml", RunConfig::new(0), false)
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("p.toml:4:1: scheduler.policy: unknown policy \"lottery\""), "{e}");
+        assert!(e.starts_with("p.toml:4:1: scheduler.policy: unknown policy \"cfs9000\""), "{e}");
         let e = load_str(
             &format!("{base}policy = \"rr\"\nslise = \"10ms\"\n{task}"),
             "p.toml",
