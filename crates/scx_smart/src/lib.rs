@@ -5,9 +5,11 @@
 //! the [`sched::Policy`] trait, the same calls the simulator makes, and dispatches the policy's choice.
 //! This library holds the driver alone, without BPF, so it can be tested (and reused) anywhere: the
 //! binary's global allocator (scx_rustland_core's fixed, locked arena) does not suit a test harness.
-//! [`jobs`] tells where a periodic test thread's time went, job by job (`smart-periodic --jobs`).
+//! [`jobs`] tells where a periodic test thread's time went, job by job (`smart-periodic --jobs`);
+//! [`cli`] holds what the test programs of `src/bin/` share of their command lines (`-v`/`-q`).
 
 #![deny(missing_docs)]
 
+pub mod cli;
 pub mod driver;
 pub mod jobs;
