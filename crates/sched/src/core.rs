@@ -60,20 +60,20 @@ pub struct Core<P: ?Sized + Policy = dyn Policy> {
     resched: Resched,
     preempting: CpuSet,
     /// Bumped whenever a task joins the policy's queues (a wake-up, a stop that did not block): an
-    /// idle CPU that found nothing at an older epoch asks again.
+    /// idle CPU that found nothing at an older epoch asks again. Epochs start at 1: 0 is never.
     epoch: u64,
     /// Tasks woken since the last decisions (with the epoch of their wake-up), and those still to
     /// be offered a preemption.
     woken: Vec<(TaskId, u64)>,
     to_preempt: Vec<(TaskId, u64)>,
-    /// Per CPU: the epoch at which it last decided, and at which it last found nothing.
-    picked_epoch: Vec<Option<u64>>,
-    empty_epoch: Vec<Option<u64>>,
+    /// Per CPU: the epoch at which it last decided, and at which it last found nothing (0: never).
+    picked_epoch: Vec<u64>,
+    empty_epoch: Vec<u64>,
     /// Admitted tasks with an affinity; whether the driver expects some (then every idle CPU is
     /// asked); the epoch at which one idle CPU found nothing for all; the idle CPU asked last.
     affine: usize,
     expect_affine: bool,
-    none_epoch: Option<u64>,
+    none_epoch: u64,
     probe: Option<(CpuId, u64)>,
     steps: usize,
     scratch_cpus: Vec<CpuId>,
@@ -103,14 +103,14 @@ impl<P: ?Sized + Policy> Core<P> {
             offline: CpuSet::default(),
             resched: Resched::default(),
             preempting: CpuSet::default(),
-            epoch: 0,
+            epoch: 1,
             woken: Vec::new(),
             to_preempt: Vec::new(),
-            picked_epoch: vec![None; cpus],
-            empty_epoch: vec![None; cpus],
+            picked_epoch: vec![0; cpus],
+            empty_epoch: vec![0; cpus],
             affine: 0,
             expect_affine: false,
-            none_epoch: None,
+            none_epoch: 0,
             probe: None,
             steps: 0,
             scratch_cpus: Vec::new(),
@@ -377,7 +377,7 @@ impl<P: ?Sized + Policy> Core<P> {
         if let Some((c, epoch)) = self.probe.take() {
             // An idle CPU that found nothing speaks for every CPU when all see the same tasks.
             if self.v.running(c).is_none() && self.uniform() {
-                self.none_epoch = Some(epoch);
+                self.none_epoch = epoch;
             }
         }
         loop {
@@ -404,11 +404,11 @@ impl<P: ?Sized + Policy> Core<P> {
                 }
             }
             let epoch = self.epoch;
-            if self.idle.is_empty() || self.uniform() && self.none_epoch == Some(epoch) {
+            if self.idle.is_empty() || self.uniform() && self.none_epoch == epoch {
                 self.steps = 0;
                 return None;
             }
-            let Some(c) = self.idle.iter().find(|&c| self.empty_epoch[c as usize] != Some(epoch)) else {
+            let Some(c) = self.idle.iter().find(|&c| self.empty_epoch[c as usize] != epoch) else {
                 self.steps = 0;
                 return None;
             };
@@ -461,7 +461,7 @@ impl<P: ?Sized + Policy> Core<P> {
             }
             self.scratch_running.clear();
             for (c, r) in self.v.running_tasks() {
-                if self.picked_epoch[c as usize].is_none_or(|d| d < e)
+                if self.picked_epoch[c as usize] < e
                     && !self.resched.contains(c)
                     && !self.preempting.contains(c)
                     && self.v.allows(t, c)
@@ -495,9 +495,9 @@ impl<P: ?Sized + Policy> Core<P> {
             self.v.running(cpu)
         );
         self.decisions += 1;
-        self.picked_epoch[cpu as usize] = Some(self.epoch);
+        self.picked_epoch[cpu as usize] = self.epoch;
         let Some(d) = self.policy.pick_next(cpu, &self.v) else {
-            self.empty_epoch[cpu as usize] = Some(self.epoch);
+            self.empty_epoch[cpu as usize] = self.epoch;
             self.idle.insert(cpu);
             return None;
         };
