@@ -97,12 +97,23 @@ fn scaled_decimal(num: &str, scale: u64, whole: &str) -> Result<u64, TimeError> 
         denom *= 10;
         frac_value = frac_value * 10 + d;
     }
-    let frac_scaled = frac_value * u128::from(scale);
-    if frac_scaled % denom != 0 {
+    // frac_value / denom in lowest terms: the fraction is a whole number of units exactly when its
+    // denominator divides the scale, and then it is below the scale (no product can overflow).
+    let g = gcd(frac_value, denom);
+    let (num, den) = (frac_value / g, denom / g);
+    if u128::from(scale) % den != 0 {
         return Err(TimeError::SubNanosecond(whole.to_string()));
     }
-    let total = value + frac_scaled / denom;
+    let total = value + num * (u128::from(scale) / den);
     u64::try_from(total).map_err(|_| TimeError::Overflow(whole.to_string()))
+}
+
+/// Greatest common divisor (`gcd(0, b) = b`).
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while a != 0 {
+        (a, b) = (b % a, a);
+    }
+    b
 }
 
 /// Parses a self-describing time such as `"3m"`, `"1.5s"`, `"1020ms"`, `"87.0us"`, `"500ns"`, `"2h"`.
@@ -311,6 +322,16 @@ pub fn parse_bandwidth(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fraction_of_the_largest_scale_neither_overflows_nor_loses_exactness() {
+        // Found by fuzzing (target units): 20 fractional digits times a scale near 2^64 overflowed u128.
+        assert!(parse_size_bare(".99999999999099999999", u64::MAX).unwrap_err().contains("whole number"));
+        // u64::MAX = 3 * 5 * 17 * 257 * 641 * 65537 * 6700417: a third of it is whole, and so is 2/5.
+        assert_eq!(parse_size_bare(".3333333333333333333333", u64::MAX).ok(), None);
+        assert_eq!(parse_size_bare("0.4", u64::MAX), Ok(u64::MAX / 5 * 2));
+        assert_eq!(parse_size_bare("1.5", 1 << 40), Ok(3 << 39));
+    }
 
     #[test]
     fn parses_every_unit() {
