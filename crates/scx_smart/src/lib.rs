@@ -7,7 +7,7 @@
 //! binary's global allocator (scx_rustland_core's fixed, locked arena) does not suit a test harness.
 //! [`jobs`] tells where a periodic test thread's time went, job by job (`smart-periodic --jobs`);
 //! [`cli`] holds what the test programs of `src/bin/` share of their command lines (`-v`/`-q`).
-
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod cli;

@@ -32,12 +32,20 @@
 //! from libsmart's shared memory when its thread is queued or blocks, not when it is set; exits are
 //! noticed by polling `/proc` once a second.
 
+#![deny(unsafe_code)]
+
+// Generated code (libbpf-cargo's skeletons, scx_rustland_core's template) keeps its own unsafe blocks;
+// ours are all in `sys`.
+#[allow(unsafe_code)]
 mod bpf_skel;
 pub use bpf_skel::*;
 pub mod bpf_intf;
 #[rustfmt::skip]
-#[allow(clippy::all)]
+#[allow(clippy::all, unsafe_code)]
 mod bpf;
+#[allow(unsafe_code)]
+mod sys;
+#[allow(unsafe_code)]
 mod wake_skel {
     include!(concat!(env!("OUT_DIR"), "/wake_skel.rs"));
 }
@@ -127,10 +135,8 @@ const REST_FACTOR: u32 = 3;
 
 /// The CPU time the calling thread has used.
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map_or(Duration::ZERO, Duration::from)
 }
 
 fn now_ns() -> u64 {
@@ -233,14 +239,7 @@ impl<'o> Preempt<'o> {
     /// The preemptions (kicks) counted on each of the first `n` CPUs so far.
     fn kicks(&self, n: usize) -> Vec<u64> {
         let Some(b) = self.skel.maps.bss_data.as_deref() else { return vec![0; n] };
-        b.kicks_cpu[..n.min(b.kicks_cpu.len())]
-            .iter()
-            .map(|k| {
-                // SAFETY: a naturally aligned u64 in the program's mapped .bss, updated atomically by it.
-                unsafe { std::sync::atomic::AtomicU64::from_ptr(k as *const u64 as *mut u64) }
-                    .load(std::sync::atomic::Ordering::Acquire)
-            })
-            .collect()
+        b.kicks_cpu[..n.min(b.kicks_cpu.len())].iter().map(sys::load_shared).collect()
     }
 
     /// (wake-ups of listed threads, kicks sent).
@@ -252,9 +251,7 @@ impl<'o> Preempt<'o> {
     /// were overwritten in its ring before they could be read.
     fn take_stalls(&mut self, into: &mut Stalls) -> u64 {
         let Some(b) = self.skel.maps.bss_data.as_deref() else { return 0 };
-        // SAFETY: a naturally aligned u64 in the program's mapped .bss, updated atomically by it.
-        let n = unsafe { std::sync::atomic::AtomicU64::from_ptr(&b.nr_stalls as *const u64 as *mut u64) }
-            .load(std::sync::atomic::Ordering::Acquire);
+        let n = sys::load_shared(&b.nr_stalls);
         let slots = b.stalls.len() as u64;
         let lost = n.saturating_sub(self.stalls_read + slots);
         for i in self.stalls_read.max(n.saturating_sub(slots))..n {
@@ -288,10 +285,7 @@ impl<'o> Preempt<'o> {
     /// first one not acknowledged before, if any.
     fn acknowledge(&mut self) -> Option<u64> {
         let b = self.skel.maps.bss_data.as_deref_mut()?;
-        // SAFETY: the field is a naturally aligned u64 in the BPF program's mapped .bss, shared with
-        // the program, which updates it atomically; it lives as long as the skeleton.
-        let since = unsafe { std::sync::atomic::AtomicU64::from_ptr(&mut b.urgent_since) };
-        Some(since.swap(0, std::sync::atomic::Ordering::AcqRel)).filter(|&t| t != 0)
+        Some(sys::take_shared(&mut b.urgent_since)).filter(|&t| t != 0)
     }
 }
 
@@ -356,15 +350,9 @@ fn online_cpus() -> (usize, Vec<CpuId>) {
 
 /// The CPUs `pid` may run on, when that is not all of them (`sched_getaffinity`).
 fn affinity_of(pid: i32, ncpus: usize) -> Option<Vec<CpuId>> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it, with its size.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::sched_getaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if r != 0 {
-        return None;
-    }
-    // SAFETY: CPU_ISSET reads the set filled above, for CPU numbers below its capacity.
-    let cpus: Vec<CpuId> = (0..ncpus.min(libc::CPU_SETSIZE as usize))
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid)).ok()?;
+    let cpus: Vec<CpuId> = (0..ncpus.min(nix::sched::CpuSet::count()))
+        .filter(|&c| set.is_set(c).unwrap_or(false))
         .map(|c| c as CpuId)
         .collect();
     (cpus.len() < ncpus && !cpus.is_empty()).then_some(cpus)
@@ -433,18 +421,12 @@ fn start_registry(cli: &Cli) -> Result<Option<Arc<Mutex<Registry>>>> {
 /// (`REST_FACTOR`, `POLL_REST`), so that a flood of clients holds it at most a quarter of one CPU
 /// (guest test 27).
 fn outside_sched_ext(thread: &std::thread::JoinHandle<()>) -> Result<()> {
-    use std::os::unix::thread::JoinHandleExt;
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: the pthread_t is that of a live thread (we hold its handle); param is a valid struct.
-    let rc = unsafe { libc::pthread_setschedparam(thread.as_pthread_t(), libc::SCHED_FIFO, &param) };
-    if rc != 0 {
-        let e = std::io::Error::from_raw_os_error(rc);
-        anyhow::bail!(
+    sys::set_fifo(thread).map_err(|e| {
+        anyhow::anyhow!(
             "putting the libsmart thread in SCHED_FIFO ({e}): without it, full mode can deadlock \
              (run as root, or with --no-libsmart or --partial)"
-        );
-    }
-    Ok(())
+        )
+    })
 }
 
 /// Says that this process has work, for the pass of its loop that is starting. scx_rustland_core's BPF

@@ -5,6 +5,7 @@
 //! accept, garbage to refuse and silent ones to time out, all the time. Prints one JSON line with what
 //! it did. It asks for nothing a process may not ask for, so any local user can do the same.
 //! `-v` logs on stderr the connections made and refused each second (`diag`).
+#![forbid(unsafe_code)]
 
 use scx_smart::cli::Every;
 use std::collections::VecDeque;

@@ -7,6 +7,7 @@
 //! measure the same stretch of time, however late each first gets the CPU after FILE appears.
 //! With `--nice N` it runs at nice level N (setpriority(2); below 0 needs CAP_SYS_NICE).
 //! `-v` logs on stderr what it set up and when it counted (`diag`).
+#![forbid(unsafe_code)]
 
 use std::time::{Duration, Instant};
 
@@ -52,15 +53,15 @@ fn main() {
     let warmup: f64 = get("--warmup").map_or(0.0, |s| s.parse().expect("--warmup takes a number"));
     if let Some(n) = get("--nice") {
         let n: i32 = n.parse().expect("--nice takes a whole number");
-        // SAFETY: setpriority has no memory arguments; 0 names the calling thread (Linux).
-        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) } != 0 {
-            eprintln!("smart-hog: setpriority(nice {n}): {}", std::io::Error::last_os_error());
+        // No process named: the calling thread (Linux gives each thread its own nice value).
+        if let Err(e) = rustix::process::setpriority_process(None, n) {
+            eprintln!("smart-hog: setpriority(nice {n}): {}", std::io::Error::from(e));
             std::process::exit(1);
         }
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
-        // SAFETY: as setpriority. (An error would read as nice -1: this is only for the log.)
-        let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        // (An error reads as nice -1: this is only for the log.)
+        let nice = rustix::process::getpriority_process(None).unwrap_or(-1);
         tracing::debug!(
             "{name}: pid {}, nice {nice}, share {}, {secs} s (warm-up {warmup} s)",
             std::process::id(),

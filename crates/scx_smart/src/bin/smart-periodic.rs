@@ -10,6 +10,7 @@
 //! `smart-periodic --explain FILE STALLS` puts each missed job down to a cause, given the machine's
 //! stalls that `scx_smart --stall-log STALLS` wrote (see `scx_smart::jobs::explain`).
 //! `-v` logs on stderr its registration and a summary of the jobs, `-vv` each job (`diag`).
+#![forbid(unsafe_code)]
 
 use scx_smart::jobs::{explain, Cause, JobTimes, Loss, Schedstat, Stalls};
 use std::io::Write;
@@ -65,10 +66,8 @@ fn explain_files(jobs: &str, stalls: &str) -> Result<String, String> {
 }
 
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime into a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map_or(0, |ts| ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64)
 }
 
 fn ms_arg(args: &[String], k: &str, default: f64) -> u64 {

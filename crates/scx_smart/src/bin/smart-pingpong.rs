@@ -2,6 +2,7 @@
 //! forth through two pipes `--rounds` times (each round is two wake-ups and two context switches when they
 //! share a CPU); prints one JSON line with the round trips per second.
 //! `-v` logs on stderr the setup and the round trips per second each second (`diag`).
+#![forbid(unsafe_code)]
 
 use scx_smart::cli::Every;
 use std::io::{Read, Write};
@@ -18,8 +19,7 @@ the rounds, the seconds they took and the round trips per second.
 
 /// The CPU the calling thread runs on, for the log.
 fn cpu() -> i32 {
-    // SAFETY: sched_getcpu takes no arguments.
-    unsafe { libc::sched_getcpu() }
+    nix::sched::sched_getcpu().map_or(-1, |c| c as i32)
 }
 
 fn main() {
