@@ -8,10 +8,12 @@
 //! `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off.
 //!
 //! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
-//! ([`nice_of_share`]: share 1 is nice 0, each factor 1.25 one level; `nice0_share` moves nice 0, and
-//! `scx_smart`, whose shares are kernel weights with nice 0 at 100, sets it to 100), and its weight from the
-//! kernel's `sched_prio_to_weight` ([`WEIGHTS`], nice 0 = 1024). A task with share 0, or with a
-//! priority below the highest one admitted so far, is `SCHED_IDLE` (weight 3), as hourglass runs it.
+//! ([`share_level`], the one rule of both: share 1 is nice 0, each factor 1.25 one level;
+//! `nice0_share` moves nice 0, and `scx_smart`, whose shares are kernel weights with nice 0 at 100,
+//! sets it to 100), and its weight from the kernel's `sched_prio_to_weight` ([`WEIGHTS`], nice 0 =
+//! 1024). A task with share 0, or with a priority below the highest one admitted so far, is
+//! `SCHED_IDLE` (weight 3), as hourglass runs it (which refuses a task that would start weighed by
+//! its share before the highest priority starts, [`crate::linux`]).
 //!
 //! **State per task.** Virtual runtime `v`, advanced by `charged · 1024 / w` when the task is billed
 //! (`calc_delta_fair`); a virtual deadline `d`; a saved virtual lag `vlag` while it sleeps. The queue
@@ -73,6 +75,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::linux::{self, share_level, FairLevel, FairMeaning};
 use crate::registry::{opt, Entry, OptionDoc};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop, TaskId,
@@ -96,11 +99,10 @@ pub const BASE_SLICE: Nanos = 700_000;
 /// scenario) is nice 0, each factor 1.25 one level (the kernel's weight step), clamped to −20..=19.
 /// Share 0 has no nice level (it runs as `SCHED_IDLE`); it is given 19 here.
 pub fn nice_of_share(share: u32, nice0: u32) -> i8 {
-    if share == 0 {
-        return 19;
+    match share_level(share, nice0, false) {
+        FairLevel::Nice(n) => n,
+        FairLevel::Idle => 19,
     }
-    let ratio = f64::from(share) / f64::from(nice0.max(1));
-    (-(ratio.ln() / 1.25f64.ln())).round().clamp(-20.0, 19.0) as i8
 }
 
 /// The default base slice on `cpus` CPUs: 0.7 ms × (1 + log₂ min(cpus, 8)) (`get_update_sysctl_factor`
@@ -155,7 +157,7 @@ impl EevdfConfig {
             run_to_parity: o.bool("run_to_parity", d.run_to_parity)?,
             place_lag: o.bool("place_lag", d.place_lag)?,
             delay_dequeue: o.bool("delay_dequeue", d.delay_dequeue)?,
-            nice0_share: o.int("nice0_share", 1, 1, i64::from(u32::MAX))? as u32,
+            nice0_share: linux::nice0(o, "nice0_share")?,
         })
     }
 }
@@ -241,13 +243,12 @@ impl Eevdf {
         }
     }
 
-    /// The weight and idleness a task's parameters give it.
+    /// The weight and idleness a task's parameters give it: Linux's rule, which hourglass runs the
+    /// task by ([`share_level`]).
     fn weight_of(&self, p: &TaskParams) -> (u64, bool) {
-        if p.share == 0 || self.top.is_some_and(|top| p.priority < top) {
-            (IDLE_WEIGHT, true)
-        } else {
-            (WEIGHTS[(nice_of_share(p.share, self.cfg.nice0_share) + 20) as usize], false)
-        }
+        let below_top = self.top.is_some_and(|top| p.priority < top);
+        let level = share_level(p.share, self.cfg.nice0_share, below_top);
+        (level.weight(), level == FairLevel::Idle)
     }
 
     fn vslice(&self, w: u64) -> i64 {
@@ -595,7 +596,8 @@ pub const ENTRY: Entry =
     Entry::new("eevdf", "eevdf.rs", |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))))
         .about("Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
-        .kernel_weights(&[("nice0_share", 100)]);
+        .kernel_weights(&[("nice0_share", 100)])
+        .fair(FairMeaning::Nice { nice0_option: "nice0_share" });
 
 #[cfg(test)]
 mod tests {

@@ -102,6 +102,7 @@ pub mod edf;
 pub mod eevdf;
 pub mod fair;
 pub mod fixed;
+pub mod linux;
 pub mod lottery;
 pub mod partition;
 pub mod registry;

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::linux::FairMeaning;
 use crate::partition::Partitioned;
 use crate::{Core, Nanos, OptValue, Options, Policy, MAX_CPUS};
 
@@ -67,6 +68,9 @@ pub struct Entry {
     /// The options that make its shares mean kernel weights (100 = nice 0), as `scx_smart` passes
     /// them; empty when only the ratio of shares matters.
     pub kernel_weights: &'static [(&'static str, i64)],
+    /// What its tasks' `share` and `priority` mean, so that Linux's fair class is told the same
+    /// ([`crate::linux`]); used when [`Entry::linux`] is [`LinuxClass::Fair`].
+    pub fair: FairMeaning,
     /// It never leaves a CPU idle while a runnable task that may run there waits (checked by the
     /// conformance suite).
     pub work_conserving: bool,
@@ -81,8 +85,9 @@ pub type Builder = fn(&mut OptReader<'_>, usize) -> Result<Box<dyn Policy>, Poli
 
 impl Entry {
     /// The entry of the policy `name`, kept in `source` and built by `build`; by default it has no
-    /// options, runs in Linux's fair class, passes no kernel weights, is work-conserving and does
-    /// not notify. Its one line on what it is comes next ([`Entry::about`]).
+    /// options, runs in Linux's fair class with shares that are ratios within a priority
+    /// ([`FairMeaning::Shares`]), passes no kernel weights, is work-conserving and does not notify.
+    /// Its one line on what it is comes next ([`Entry::about`]).
     pub const fn new(name: &'static str, source: &'static str, build: Builder) -> Entry {
         Entry {
             name,
@@ -91,6 +96,7 @@ impl Entry {
             options: &[],
             linux: LinuxClass::Fair,
             kernel_weights: &[],
+            fair: FairMeaning::Shares,
             work_conserving: true,
             notifies: false,
             build,
@@ -111,6 +117,10 @@ impl Entry {
     /// The options that make its shares kernel weights.
     pub const fn kernel_weights(self, kernel_weights: &'static [(&'static str, i64)]) -> Entry {
         Entry { kernel_weights, ..self }
+    }
+    /// What its tasks' share and priority mean on Linux's fair class.
+    pub const fn fair(self, fair: FairMeaning) -> Entry {
+        Entry { fair, ..self }
     }
     /// It may leave a CPU idle while a task waits (the conformance suite then does not check that).
     pub const fn not_work_conserving(self) -> Entry {
@@ -403,6 +413,26 @@ mod tests {
                 opts.insert(k.to_string(), OptValue::Int(*v));
             }
             build(e.name, &opts, 1).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+        }
+    }
+
+    #[test]
+    fn a_fair_meanings_option_is_the_policys_and_its_kernel_weight_is_nice_0() {
+        // scx_smart passes kernel weights (100 at nice 0) as shares, with the options of
+        // `kernel_weights`: for a policy whose shares are nice levels, those must make 100 nice 0.
+        for e in REGISTRY {
+            let opts: Options =
+                e.kernel_weights.iter().map(|(k, v)| (k.to_string(), OptValue::Int(*v))).collect();
+            let rule = crate::linux::FairRule::of(e, &opts).unwrap();
+            match e.fair.option() {
+                Some(key) => {
+                    assert!(e.options.iter().any(|o| o.key == key), "{}: {key} is not an option", e.name);
+                    assert_eq!(rule, crate::linux::FairRule::Nice { nice0: 100 }, "{}", e.name);
+                }
+                None => {
+                    assert!(e.kernel_weights.is_empty(), "{}: kernel weights without a nice rule", e.name)
+                }
+            }
         }
     }
 

@@ -56,6 +56,7 @@
 
 use std::collections::VecDeque;
 
+use crate::linux::FairMeaning;
 use crate::registry::Entry;
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
@@ -70,6 +71,20 @@ pub const MAX_UPRI: i32 = 60;
 pub const START_LEVEL: u8 = 29;
 /// How often `ts_update` runs.
 pub const UPDATE: Nanos = 1_000 * MS;
+
+/// The user priority of a task of priority `priority`: clamped to −60..60 (`TSMAXUPRI`), where the
+/// kernel refuses values beyond.
+pub fn user_priority(priority: i32) -> i32 {
+    priority.clamp(-MAX_UPRI, MAX_UPRI)
+}
+
+/// The nice level of user priority `upri`, as Solaris relates them (`ts_donice` sets user priority
+/// −3n for nice n, n from −20 to 19): `None` when `upri` is no such −3n (Linux's nice levels are
+/// the same −20..19).
+pub fn solaris_nice(upri: i32) -> Option<i8> {
+    let n = -upri / 3;
+    (upri % 3 == 0 && (-20..=19).contains(&n)).then_some(n as i8)
+}
 
 /// One level of the dispatcher parameter table (`struct tsdpent`, without the global priority).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -321,7 +336,7 @@ impl Default for TimeSharing {
 impl Policy for TimeSharing {
     fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         *slot(&mut self.tasks, t) =
-            Task { upri: p.priority.clamp(-MAX_UPRI, MAX_UPRI), live: true, ..Default::default() };
+            Task { upri: user_priority(p.priority), live: true, ..Default::default() };
         self.renew(t, START_LEVEL);
     }
 
@@ -373,7 +388,7 @@ impl Policy for TimeSharing {
         // of it with a fresh quantum (ts_change_priority). A running one keeps its slice.
         let queued = self.tasks[t.idx()].queued;
         self.dequeue(t);
-        self.tasks[t.idx()].upri = p.priority.clamp(-MAX_UPRI, MAX_UPRI);
+        self.tasks[t.idx()].upri = user_priority(p.priority);
         let c = self.tasks[t.idx()].cpupri;
         self.set_cpupri(t, c);
         if queued {
@@ -409,7 +424,8 @@ impl Policy for TimeSharing {
 
 /// The registry's entry of `ts`.
 pub const ENTRY: Entry = Entry::new("ts", "ts.rs", |_, _| Ok(Box::new(TimeSharing::new())))
-    .about("UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)");
+    .about("UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)")
+    .fair(FairMeaning::SolarisUser);
 
 #[cfg(test)]
 mod tests {
