@@ -23,7 +23,20 @@
 //! | `Fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
 //! | `Rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
 //! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
-//! | `Fair` | fair class (EEVDF): nice = −log₁.₂₅(share); share 0, and every priority below the highest, `SCHED_IDLE` |
+//! | `Fair` | fair class (EEVDF): each task's nice level or `SCHED_IDLE` by what its share and priority mean to the policy ([`sched::linux`]) |
+//!
+//! **One meaning.** In the fair class a task's `share` and `priority` mean on Linux what they mean to
+//! the simulated policy, or the scenario is refused (`file:line:col: task[i].key (task "name")`),
+//! never run with a difference: the levels come from [`sched::linux::FairRule::levels`], the rule the
+//! simulated `eevdf` takes its own weights from. `eevdf`: nice = −log₁.₂₅(share / `nice0_share`),
+//! share 0 and priorities below the highest `SCHED_IDLE`, exactly the simulated weights (a task below
+//! the highest priority that starts before it, beside tasks it would share the CPU with otherwise,
+//! is refused: the simulator weighs it by its share until then). `ts`: the priority is a Solaris user
+//! priority, nice = −priority/3 (a priority that is no −3n for a nice level n is refused). `smart`,
+//! `wfq`, `wfq-credit`, `lottery`: the highest priority's shares at the nearest nice levels (shifted
+//! together when they would pass −20), the next group in the simulator's order `SCHED_IDLE`, and a
+//! scenario whose order needs more than those two is refused. `cfs`, which nothing simulates: nice =
+//! −log₁.₂₅(share), share 0 and priorities below the highest `SCHED_IDLE`.
 //!
 //! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` is simulated too (`sched::eevdf`, with
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
@@ -47,6 +60,7 @@ use crate::config::{late_rule, Reservation, RunConfig, ThreadSpec, MAX_DURATION,
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
+use sched::linux::{FairLevel, FairRule, FairTask, Unreproducible};
 use std::path::Path;
 use workload::{
     format_time, Diagnostic, Exec, LateRule, Model, Overheads, Scenario, ScenarioError, TaskSpec,
@@ -86,8 +100,9 @@ pub fn load_str(
     from_scenario(&workload::parse_str(src, file)?, base, duration_given)
 }
 
-/// Checks the policy and its options as the simulator does; returns its Linux class.
-fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
+/// Checks the policy and its options as the simulator does; returns its Linux class and what its
+/// tasks' shares and priorities mean in the fair class ([`sched::linux`]).
+fn policy_class(scn: &Scenario) -> Result<(Class, FairRule), ScenarioError> {
     let name = scn.scheduler.policy.as_str();
     let line = |key: &str| scn.scheduler.key_lines.get(key).copied().unwrap_or(scn.scheduler.line);
     let Some(class) = class_of(name) else {
@@ -98,25 +113,25 @@ fn policy_class(scn: &Scenario) -> Result<Class, ScenarioError> {
             format!("unknown policy \"{name}\" (hourglass runs: {})", names.join(", ")),
         ));
     };
-    if sched::entry(name).is_some() {
-        sched::build(name, &scn.scheduler.policy_options(), scn.machine.cpus as usize).map(drop).map_err(
-            |e| match &e {
-                sched::PolicyError::BadOption { key, .. } => {
-                    scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
-                }
-                sched::PolicyError::Unknown(_) => {
-                    scn.error(line("policy"), "scheduler.policy", e.to_string())
-                }
-            },
-        )?;
-    } else if let Some(key) = scn.scheduler.options.keys().next() {
+    let bad = |e: sched::PolicyError| match &e {
+        sched::PolicyError::BadOption { key, .. } => {
+            scn.error(line(key), &format!("scheduler.{key}"), e.to_string())
+        }
+        sched::PolicyError::Unknown(_) => scn.error(line("policy"), "scheduler.policy", e.to_string()),
+    };
+    if let Some(entry) = sched::entry(name) {
+        let opts = scn.scheduler.policy_options();
+        sched::build(name, &opts, scn.machine.cpus as usize).map_err(bad)?;
+        return Ok((class, FairRule::of(entry, &opts).map_err(bad)?));
+    }
+    if let Some(key) = scn.scheduler.options.keys().next() {
         return Err(scn.error(
             line(key),
             &format!("scheduler.{key}"),
             format!("\"{name}\" is Linux's own class here; it takes no options"),
         ));
     }
-    Ok(class)
+    Ok((class, FairRule::Kernel))
 }
 
 /// `SCHED_FIFO`/`SCHED_RR` levels for the scenario's priorities: priority + 1 when every priority
@@ -177,19 +192,41 @@ fn timer_note(t: workload::TimerKind) -> Option<&'static str> {
 }
 
 /// What a kernel needs to know of the scheduler: the policy's class, its real-time levels (ranked
-/// when the priorities do not fit), and the highest priority (below it, fair tasks are idle).
+/// when the priorities do not fit), and for the fair class each task's level by the policy's
+/// meaning of its share and priority ([`FairRule`]), and the highest priority.
 struct Sched {
     class: Class,
     levels: Vec<u8>,
     ranked: bool,
+    rule: FairRule,
+    fair: Vec<FairLevel>,
     top: i32,
 }
 
 impl Sched {
-    fn of(scn: &Scenario, class: Class) -> Sched {
+    /// The scheduling of `scn`'s tasks, and the tasks whose share, priority or start mean to the
+    /// policy what Linux's fair class cannot be told, each naming its task and key (such a scenario
+    /// is refused).
+    fn of(scn: &Scenario, class: Class, rule: FairRule) -> (Sched, Vec<Diagnostic>) {
         let priorities: Vec<i32> = scn.tasks.iter().map(|t| t.priority).collect();
         let (levels, ranked) = rt_levels(&priorities);
-        Sched { class, levels, ranked, top: priorities.into_iter().max().unwrap_or(0) }
+        let top = priorities.into_iter().max().unwrap_or(0);
+        let (mut fair, mut refused) = (Vec::new(), Vec::new());
+        if class == Class::Fair {
+            // A task starts when the simulator admits it: its `start`, late by a jitter draw (cpu).
+            let tasks: Vec<FairTask> = (scn.tasks.iter())
+                .map(|t| FairTask {
+                    priority: t.priority,
+                    share: t.share,
+                    start: workload::Stream::new(t, scn.machine.seed).start(),
+                })
+                .collect();
+            fair = rule.levels(&tasks).unwrap_or_else(|no| {
+                refused = no.into_iter().map(|u| unreproducible(scn, &u)).collect();
+                vec![FairLevel::Idle; tasks.len()]
+            });
+        }
+        (Sched { class, levels, ranked, rule, fair, top }, refused)
     }
 
     /// The policy's mapping line.
@@ -200,14 +237,13 @@ impl Sched {
             if sched::entry(policy).is_some() { " (simulated)" } else { "" },
             match self.class {
                 Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
-                Class::Rr => "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
+                Class::Rr =>
+                    "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
                 Class::Deadline => {
                     "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
                         .to_string()
                 }
-                Class::Fair => format!(
-                    "Linux's fair class: nice = -log1.25(share); share 0 and priorities below {top} run as SCHED_IDLE"
-                ),
+                Class::Fair => self.rule.describe(top),
             }
         )
     }
@@ -229,14 +265,25 @@ impl Sched {
                 }
             }
             Class::Fair => {
-                spec.priority = if t.share == 0 || t.priority < self.top {
-                    Priority::Idle
-                } else {
-                    Priority::Nice(sched::eevdf::nice_of_share(t.share, 1))
+                spec.priority = match self.fair[i] {
+                    FairLevel::Nice(n) => Priority::Nice(n),
+                    FairLevel::Idle => Priority::Idle,
                 };
             }
         }
         None
+    }
+}
+
+/// The error for a task whose key means to the scenario's policy what Linux cannot be told.
+fn unreproducible(scn: &Scenario, u: &Unreproducible) -> Diagnostic {
+    let t = &scn.tasks[u.task];
+    Diagnostic {
+        file: scn.path.clone(),
+        line: t.line,
+        col: 1,
+        field: format!("task[{}].{} (task \"{}\")", u.task, u.key, t.name),
+        message: format!("under policy \"{}\", {}", scn.scheduler.policy, u.message),
     }
 }
 
@@ -274,11 +321,14 @@ fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> 
 }
 
 /// Warnings about what configures the simulated scheduler and machine, which this kernel's own
-/// replace: scheduler options, and machine keys that differ from their defaults.
+/// replace: scheduler options (but the one that gives shares their meaning, `nice0_share`, which
+/// the mapping follows), and machine keys that differ from their defaults.
 fn simulated_only(scn: &Scenario) -> Vec<String> {
     let mut warnings = Vec::new();
-    if !scn.scheduler.options.is_empty() {
-        let keys: Vec<&str> = scn.scheduler.options.keys().map(String::as_str).collect();
+    let mapped = sched::entry(&scn.scheduler.policy).and_then(|e| e.fair.option());
+    let keys: Vec<&str> =
+        scn.scheduler.options.keys().map(String::as_str).filter(|k| Some(*k) != mapped).collect();
+    if !keys.is_empty() {
         warnings.push(format!(
             "scheduler options ({}) configure the simulated policy; Linux's class is used as it is",
             keys.join(", ")
@@ -376,9 +426,9 @@ pub fn from_scenario(
     duration_given: bool,
 ) -> Result<RunConfig, ScenarioError> {
     let mut cfg = base;
-    let (class, mut errors) = match policy_class(scn) {
-        Ok(c) => (c, Vec::new()),
-        Err(e) => (Class::Fair, e.diagnostics),
+    let (class, rule, mut errors) = match policy_class(scn) {
+        Ok((c, rule)) => (c, rule, Vec::new()),
+        Err(e) => (Class::Fair, FairRule::Kernel, e.diagnostics),
     };
     errors.extend(limits(scn, duration_given, cfg.force));
     if !duration_given {
@@ -390,7 +440,8 @@ pub fn from_scenario(
     cfg.scenario_policy = Some(scn.scheduler.policy.clone());
     cfg.policy = class_label(class).into();
 
-    let sched = Sched::of(scn, class);
+    let (sched, refused) = Sched::of(scn, class, rule);
+    errors.extend(refused);
     let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
     if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
@@ -624,12 +675,111 @@ count = 10
         let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n\
                  [[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 3\npriority = 1\n\
                  [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 0\npriority = 1\n\
-                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\npriority = 0\n";
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\npriority = 1\n";
         let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(c.threads[0].priority, Priority::Nice(-5)); // 1.25^5 ~ 3
         assert_eq!(c.threads[1].priority, Priority::Idle);
-        assert_eq!(c.threads[2].priority, Priority::Idle);
+        assert_eq!(c.threads[2].priority, Priority::Nice(0));
         assert!(c.scenario_mapping[0].contains("fair class"));
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.starts_with("task \"b\": cpu → CPU, SCHED_IDLE")),
+            "{:?}",
+            c.scenario_mapping
+        );
+    }
+
+    #[test]
+    fn a_third_group_of_a_share_policy_is_refused_naming_the_task_and_key() {
+        // SMART runs b (share 0) only when a does not want the CPU, and c (priority 0) only when
+        // neither does; Linux's fair class says two things (a nice level, SCHED_IDLE), not three.
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 3\npriority = 1\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 0\npriority = 1\n\
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\npriority = 0\n";
+        let e = load_str(s, "s.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let want =
+            "s.toml:15:1: task[2].priority (task \"c\"): under policy \"smart\", priority 0 is a third group";
+        assert!(e.starts_with(want), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    #[test]
+    fn eevdf_shares_are_nice_levels_from_its_own_nice0_share() {
+        // nice0_share = 100 (as scx_smart passes kernel weights): share 100 is nice 0, 304 is -5, 50
+        // is 3, as the simulated eevdf weighs them; they were nice -20, -20 and -18 (share 1 nice 0).
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"eevdf\"\nnice0_share = 100\ntick = \"4ms\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 100\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 304\n\
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\nshare = 50\n";
+        let c = load_str(s, "e.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Nice(0), Priority::Nice(-5), Priority::Nice(3)]);
+        assert!(c.scenario_mapping[0].contains("nice = -log1.25(share / 100)"), "{:?}", c.scenario_mapping);
+        assert!(c
+            .scenario_mapping
+            .iter()
+            .any(|l| l.starts_with("task \"c\": cpu → CPU, SCHED_OTHER nice 3")));
+        // nice0_share is followed, not warned about; tick configures the simulated policy only.
+        assert_eq!(
+            c.scenario_warnings,
+            ["scheduler options (tick) configure the simulated policy; Linux's class is used as it is"]
+        );
+        // The weights are the simulated policy's, task by task.
+        let scn = workload::parse_str(s, "e.toml").unwrap();
+        let mut core = sched::build("eevdf", &scn.scheduler.policy_options(), 1).unwrap();
+        for (i, t) in scn.tasks.iter().enumerate() {
+            let p = sched::TaskParams { share: t.share, ..Default::default() };
+            core.admit(sched::TaskId(i as u32), &p, 0);
+            core.wake(sched::TaskId(i as u32), 0);
+        }
+        let total: u64 = [1024, 3121, 526].iter().sum();
+        for (i, w) in [1024u64, 3121, 526].into_iter().enumerate() {
+            let sim = core.availability(sched::TaskId(i as u32), 0).allocation_rate;
+            assert!((sim - 100.0 * w as f64 / total as f64).abs() < 1e-9, "task {i}: {sim}");
+        }
+    }
+
+    #[test]
+    fn ts_priorities_are_solaris_nice_levels_and_never_sched_idle() {
+        // ts's priority is the user priority, nice n = -3n; its share means nothing. They were
+        // SCHED_IDLE below the highest priority, and nice from the share.
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"ts\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\npriority = 0\nshare = 3\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\npriority = -3\n\
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\npriority = 6\nshare = 0\n";
+        let c = load_str(s, "t.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Nice(0), Priority::Nice(1), Priority::Nice(-2)]);
+        assert!(c.scenario_mapping[0].contains("nice = -priority / 3"), "{:?}", c.scenario_mapping);
+        // A user priority with no nice level is refused, naming the task and its key.
+        let bad = s.replace("priority = -3", "priority = -4");
+        let e = load_str(&bad, "t.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "t.toml:10:1: task[1].priority (task \"b\"): under policy \"ts\", user priority -4"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn eevdf_refuses_a_task_weighed_by_its_share_until_a_higher_priority_starts() {
+        let s = "[machine]\nduration = \"3s\"\n[scheduler]\npolicy = \"eevdf\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 3\n\
+                 [[task]]\nname = \"fg\"\nmodel = \"cpu\"\npriority = 1\nstart = \"1s\"\n";
+        let e = load_str(s, "s.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 2, "{e}");
+        assert!(
+            lines[0].starts_with("s.toml:5:1: task[0].start (task \"a\"): under policy \"eevdf\""),
+            "{e}"
+        );
+        assert!(lines[1].starts_with("s.toml:8:1: task[1].start (task \"b\"):"), "{e}");
+        // Started with it, they are SCHED_IDLE in both from the start.
+        let c = load_str(&s.replace("start = \"1s\"", "start = \"0s\""), "s.toml", RunConfig::new(0), false);
+        let got: Vec<Priority> = c.unwrap().threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Idle, Priority::Idle, Priority::Nice(0)]);
     }
 
     #[test]
