@@ -3,14 +3,16 @@
 //! A tool that writes files (`smartsim run --trace --jobs --svg --gantt ...`, `smartsim trace
 //! gantt FILE OUT`, `hourglass --trace`, `klogger export`...) first names here every file it will
 //! write, with the formats the option can write, and every file it reads; [`Plan::check`] then
-//! refuses, before the run or the read, any plan in which
+//! refuses, before the run or the read, any plan in which (in the order they are checked)
 //!
+//! - an output cannot be reached: its directory is missing, a part of its path is a file
+//!   ([`Refusal::Unwritable`]);
 //! - two outputs are the same file, or an output is one of the inputs ([`Refusal::SameOutput`],
 //!   [`Refusal::OutputIsInput`]);
 //! - an output's name claims a format the option does not write, or disagrees with a format option
 //!   such as `--jobs-format` ([`Refusal::Extension`], [`Refusal::Disagrees`]);
-//! - an output cannot be created or written: its directory is missing, it is a directory, the
-//!   system refuses to open it for writing ([`Refusal::Unwritable`]).
+//! - an output cannot be created or written: it is a directory, the system refuses to open it for
+//!   writing ([`Refusal::Unwritable`]).
 //!
 //! What passes is [`Outputs`]: each output with the [`Format`] its name chose, which the tool then
 //! writes in, opening it through [`Output::create`] (an error names the file) and saying so with
@@ -95,7 +97,7 @@ pub enum Refusal {
         input: Named,
     },
     /// The name's extension claims a format the option does not write.
-    #[error("{output}: {}", extension_message(.ext, *.claims, .kind))]
+    #[error("{output}: {}", extension_message(&.output.label, .ext, *.claims, .kind))]
     Extension {
         /// The output.
         output: Named,
@@ -133,14 +135,13 @@ pub enum Refusal {
     },
 }
 
-fn extension_message(ext: &str, claims: Option<&'static str>, kind: &Kind) -> String {
+fn extension_message(label: &str, ext: &str, claims: Option<&'static str>, kind: &Kind) -> String {
     if kind.is_strict() {
         return format!("unknown image format (use a file name ending in {})", kind.suggestion());
     }
     let writes: Vec<&str> = kind.formats().iter().map(|f| f.name()).collect();
     format!(
-        "a .{ext} file holds {}, which this option does not write ({}; use a file name ending in {}, or \
-         none)",
+        "a .{ext} file holds {}, but {label} writes {}: use a file name ending in {}, or none",
         claims.unwrap_or("another format"),
         writes.join(" or "),
         kind.suggestion()
@@ -316,14 +317,10 @@ impl Plan {
         self
     }
 
-    /// Checks the plan: the outputs' formats, then that no two outputs and no output and input are
-    /// the same file, then that every output can be written. The first problem found is the
-    /// refusal.
+    /// Checks the plan: that every output's path can be reached, that no two outputs and no output
+    /// and input are the same file, that every output's name says a format its option writes, and
+    /// that every output can be written. The first problem found is the refusal.
     pub fn check(self) -> Result<Outputs, Refusal> {
-        let mut list = Vec::with_capacity(self.outputs.len());
-        for w in &self.outputs {
-            list.push(Output { named: w.named.clone(), format: choose(w)? });
-        }
         let ids: Vec<Identity> =
             self.outputs.iter().map(|w| output_identity(&w.named)).collect::<Result<_, _>>()?;
         for (j, b) in ids.iter().enumerate() {
@@ -342,6 +339,10 @@ impl Plan {
                     input: input.clone(),
                 });
             }
+        }
+        let mut list = Vec::with_capacity(self.outputs.len());
+        for w in &self.outputs {
+            list.push(Output { named: w.named.clone(), format: choose(w)? });
         }
         for (w, id) in self.outputs.iter().zip(&ids) {
             writable(&w.named, id)?;

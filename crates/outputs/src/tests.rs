@@ -175,6 +175,7 @@ fn names_that_claim_another_format_are_refused_naming_option_and_path() {
     };
     let e = check("--jobs", "x.png", Kind::CSV_OR_JSON_LINES, None).unwrap_err();
     let m = e.to_string();
+    assert!(m.contains("x.png: a .png file holds PNG, but --jobs writes CSV or JSON Lines"), "{m}");
     assert!(
         m.starts_with("--jobs ") && m.contains("x.png") && m.contains("PNG") && m.contains(".jsonl"),
         "{m}"
@@ -200,20 +201,18 @@ fn names_that_claim_another_format_are_refused_naming_option_and_path() {
 }
 
 #[test]
-fn a_name_is_checked_first_then_whether_each_path_can_be_reached_then_collisions() {
+fn a_path_that_cannot_be_reached_is_said_first_then_a_collision_then_a_name() {
     let d = scratch();
     let a = d.path().join("a.csv");
-    let mut p = Plan::new();
-    p.output("--x", Some(&a), Kind::CSV);
-    p.output("--y", Some(&a), Kind::CSV);
-    p.output("--z", Some(&d.path().join("z.png")), Kind::CSV);
-    assert!(matches!(p.check(), Err(Refusal::Extension { .. })));
-    let mut p = Plan::new();
-    p.output("--x", Some(&a), Kind::CSV);
-    p.output("--y", Some(&a), Kind::CSV);
-    p.output("--z", Some(&d.path().join("sys").join("z.csv")), Kind::CSV);
-    // --z cannot be reached (its directory is missing): said before the collision of --x and --y.
-    assert!(matches!(p.check(), Err(Refusal::Unwritable { .. })));
+    let s = d.path().join("s.toml");
+    fs::write(&s, "[machine]").unwrap();
+    let unreachable = d.path().join("no").join("z.csv");
+    let refusal = |outs: &[&Path]| plan(outs, &[&s]).unwrap_err();
+    assert!(matches!(refusal(&[&a, &a, &unreachable]), Refusal::Unwritable { .. }));
+    assert!(matches!(refusal(&[&a, &a, &d.path().join("z.png")]), Refusal::SameOutput { .. }));
+    // An output onto the scenario is said as such, though its name also claims TOML.
+    assert!(matches!(refusal(&[&d.path().join("z.png"), &s]), Refusal::OutputIsInput { .. }));
+    assert!(matches!(refusal(&[&a, &d.path().join("z.png")]), Refusal::Extension { .. }));
 }
 
 #[test]
