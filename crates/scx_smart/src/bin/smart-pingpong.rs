@@ -72,5 +72,8 @@ fn main() {
     }
     let secs = t0.elapsed().as_secs_f64();
     echo.join().expect("echo thread");
-    diag::outln!("{{\"rounds\":{rounds},\"seconds\":{secs:.6},\"rounds_per_s\":{:.0}}}", rounds as f64 / secs);
+    diag::outln!(
+        "{{\"rounds\":{rounds},\"seconds\":{secs:.6},\"rounds_per_s\":{:.0}}}",
+        rounds as f64 / secs
+    );
 }
