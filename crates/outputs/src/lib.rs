@@ -34,9 +34,9 @@
 //! *content* of outputs, and every tool that writes a file already depends on it, but this check
 //! concerns where files go, and a program that writes only traces (a researcher's own, say) should
 //! not take the SVG, PNG and PDF renderers with it. So this crate knows only paths, file identities
-//! and format names, and depends on `std`, `libc` (one open flag) and `thiserror`. The tools keep
-//! their own command lines and messages around it; what is refused, and how it is said, is decided
-//! here once.
+//! and format names, and depends on `std`, `libc` (an open flag, two error numbers) and
+//! `thiserror`. The tools keep their own command lines and messages around it; what is refused,
+//! and how it is said, is decided here once.
 //!
 //! ## Where it is weak
 //!

@@ -326,7 +326,9 @@ mod aliasing {
             match plan(&o, &i) {
                 Ok(_) => prop_assert!(!outputs_collide && !onto_input, "passed: {o:?} {i:?}"),
                 Err(Refusal::SameOutput { .. }) => prop_assert!(outputs_collide, "{o:?}"),
-                Err(Refusal::OutputIsInput { .. }) => prop_assert!(onto_input && !outputs_collide, "{o:?} {i:?}"),
+                Err(Refusal::OutputIsInput { .. }) => {
+                    prop_assert!(onto_input && !outputs_collide, "{o:?} {i:?}")
+                }
                 Err(e) => prop_assert!(false, "refused for another reason: {e}"),
             }
             // Nothing was written, emptied or left behind.

@@ -195,3 +195,16 @@ fn a_reader_that_stops_after_the_first_bytes_ends_the_run_quietly() {
     let out = child.wait_with_output().expect("ends");
     assert_quiet(&["run", "--window"], out.status, &String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_full_disk_under_standard_output_is_said_in_one_line_not_a_panic() {
+    let out = Command::new(env!("CARGO_BIN_EXE_smartsim"))
+        .arg("policies")
+        .stdout(std::fs::File::create("/dev/full").expect("/dev/full"))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err, "smartsim: writing standard output: No space left on device (os error 28)\n");
+}
