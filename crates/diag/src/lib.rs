@@ -10,6 +10,20 @@
 //! One line format for all: `tool: message`, `tool: warning: message`, `tool: debug: message`,
 //! without time, target or colour, the shape the tools printed before tracing, so that a person
 //! reads the same in every tool and a script's `grep` keeps working.
+//!
+//! # Standard output that a reader may close
+//!
+//! The tools print their results with [`out!`] and [`outln!`] instead of `print!` and `println!`,
+//! which panic when the reader of the output has gone (`smartsim ... | head -1`, `klogger report
+//! ... | true`). Through these, a closed pipe ends the program at once, quietly and with status 0,
+//! as ripgrep does; any other error writing standard output (a full disk under `> file`) is said in
+//! one line and ends it with status 1 (see [`stdout_failed`]).
+//!
+//! Why not restore `SIGPIPE`'s default action, as C tools have it? It needs `unsafe` (`signal(2)`
+//! through `libc` or `nix`, both `unsafe fn`), which this crate forbids; and it is process-wide: a
+//! write to *any* pipe or socket whose reader has gone would kill the process, such as a libsmart
+//! client that hung up on `scx_smart`, where a `BrokenPipe` error is the right outcome. Handling the
+//! error where standard output is written ends the program only for the output that was asked for.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -43,7 +57,56 @@ pub fn level(verbosity: i8) -> LevelFilter {
 /// Sends diagnostics at `level` and above to stderr, each line prefixed with `tool`
 /// (`hourglass`, `hourglass bench`...). Does nothing if a subscriber is already set.
 pub fn init(tool: &'static str, level: LevelFilter) {
+    let _ = TOOL.set(tool);
     let _ = tracing::subscriber::set_global_default(subscriber(tool, level, std::io::stderr));
+}
+
+/// The name [`init`] was given, for [`stdout_failed`]'s message.
+static TOOL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Prints to standard output, as `print!`, but a reader that has gone ends the program quietly
+/// (module doc, "Standard output that a reader may close").
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(::std::format_args!($($arg)*))
+    };
+}
+
+/// Prints a line to standard output, as `println!`, but a reader that has gone ends the program
+/// quietly (module doc, "Standard output that a reader may close").
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::write_stdout(::std::format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_stdout(::std::format_args!("{}\n", ::std::format_args!($($arg)*)))
+    };
+}
+
+/// Writes `args` to standard output; on an error, [`stdout_failed`]. What [`out!`] and [`outln!`]
+/// call.
+pub fn write_stdout(args: fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        stdout_failed(&e);
+    }
+}
+
+/// Ends the program after an error writing standard output: quietly with status 0 when the reader
+/// has gone (`BrokenPipe`), else with `tool: writing standard output: ERROR` on stderr and status
+/// 1. For a tool that writes to `std::io::stdout()` itself.
+pub fn stdout_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    let tool = TOOL.get().copied().map(str::to_string).unwrap_or_else(|| {
+        let argv0 = std::env::args_os().next().unwrap_or_default();
+        std::path::Path::new(&argv0).file_name().unwrap_or_default().to_string_lossy().into_owned()
+    });
+    eprintln!("{tool}: writing standard output: {e}");
+    std::process::exit(1);
 }
 
 /// The subscriber [`init`] installs, writing to `writer`.

@@ -15,6 +15,8 @@
 //! bin = "smartsim"             # smartsim, hourglass or klogger
 //! args = ["run", "${dir}/ok.toml", "--window", "0s"]
 //! files = { "x.toml" = "..." } # more files for this case (the same name replaces a shared one)
+//! symlinks = { "l.svg" = "g.svg" }  # symbolic links made after the files: name = target
+//! hardlinks = { "h.toml" = "x.toml" } # hard links to the case's files: name = existing file
 //! exit = 2                     # expected exit status (default 2)
 //! stderr = ["--window"]        # each must appear on stderr
 //! stdout = []                  # each must appear on stdout
@@ -66,6 +68,10 @@ struct Case {
     args: Vec<String>,
     #[serde(default)]
     files: BTreeMap<String, String>,
+    #[serde(default)]
+    symlinks: BTreeMap<String, String>,
+    #[serde(default)]
+    hardlinks: BTreeMap<String, String>,
     #[serde(default = "two")]
     exit: i32,
     #[serde(default)]
@@ -131,7 +137,7 @@ fn parse_opts() -> Result<Opts, String> {
             "-v" | "--verbose" => o.verbosity = o.verbosity.saturating_add(1),
             "-q" | "--quiet" => o.verbosity = o.verbosity.saturating_sub(1),
             "-h" | "--help" => {
-                print!("{USAGE}");
+                diag::out!("{USAGE}");
                 std::process::exit(0);
             }
             _ => return Err(format!("unknown option {a:?}")),
@@ -335,13 +341,9 @@ fn main() -> ExitCode {
         .filter(|(_, c)| opts.only.as_ref().is_none_or(|o| c.name.contains(o.as_str())))
         .collect();
     if opts.list {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
         for (_, c) in &cases {
-            // A reader that stops early (`| head`) ends the list.
-            if writeln!(out, "{:10} {}", c.bin, c.name).is_err() {
-                break;
-            }
+            // A reader that stops early (`| head`) ends the list (and the program, quietly).
+            diag::outln!("{:10} {}", c.bin, c.name);
         }
         return ExitCode::SUCCESS;
     }
@@ -370,6 +372,14 @@ fn main() -> ExitCode {
             for (name, content) in &files {
                 std::fs::write(dir.join(name), expand_bytes(content, &dir)?)
                     .map_err(|e| format!("{name}: {e}"))?;
+            }
+            for (name, target) in &c.symlinks {
+                std::os::unix::fs::symlink(expand(target, &dir)?, dir.join(name))
+                    .map_err(|e| format!("symlink {name}: {e}"))?;
+            }
+            for (name, target) in &c.hardlinks {
+                std::fs::hard_link(dir.join(target), dir.join(name))
+                    .map_err(|e| format!("hard link {name}: {e}"))?;
             }
             let args = c.args.iter().map(|a| expand(a, &dir)).collect::<Result<Vec<_>, _>>()?;
             run_case(&bin_dir.join(&c.bin), &args, &dir, Duration::from_secs(c.seconds))
@@ -411,7 +421,7 @@ fn main() -> ExitCode {
         }
     }
     let _ = std::fs::remove_dir_all(&base);
-    println!(
+    diag::outln!(
         "hostile inputs: {} cases, {passed} passed, {} failed, {skipped} skipped (need root) in {:.1} s; \
          slowest {:.2} s ({}), largest {} MiB ({})",
         cases.len(),

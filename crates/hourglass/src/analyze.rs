@@ -346,7 +346,7 @@ pub fn main(argv: &[String]) -> ExitCode {
     diag::init("hourglass analyze", args.verbose.tracing_level_filter());
     match execute(args.cmd) {
         Ok(s) => {
-            print!("{s}");
+            diag::out!("{s}");
             ExitCode::SUCCESS
         }
         Err(Failure { code, message }) => {
@@ -498,7 +498,8 @@ fn ctx_class_text(name: &str, g: &[u64], bin: u64, max: u64, o: &mut String) {
     }
 }
 
-/// `analyze render --output FILE`: the drawing in the format the extension names.
+/// `analyze render --output FILE`: the drawing in the format the extension names (SVG without
+/// one), the file planned before the trace is read (not the trace, writable).
 fn render_to_file(
     file: &str,
     from: u64,
@@ -506,12 +507,19 @@ fn render_to_file(
     width: u32,
     out: &std::path::Path,
 ) -> Result<String, Failure> {
-    let Some(format) = report::export::ImageFormat::from_path(out) else {
-        return Err(report::export::ExportError::UnknownFormat(out.to_path_buf()).to_string().into());
+    let mut plan = outputs::Plan::new();
+    plan.input("the trace", std::path::Path::new(file));
+    let slot = plan.output("--output", Some(out), outputs::Kind::IMAGE);
+    let planned = plan.check().map_err(|e| e.to_string())?;
+    let out = planned.get(slot).expect("planned");
+    let format = match out.format() {
+        outputs::Format::Png => report::export::ImageFormat::Png,
+        outputs::Format::Pdf => report::export::ImageFormat::Pdf,
+        _ => report::export::ImageFormat::Svg,
     };
     let svg = render(file, from, span, width)?;
-    report::export::write_as(&svg, out, format).map_err(|e| e.to_string())?;
-    info!("wrote {}", out.display());
+    report::export::write_as(&svg, out.path(), format).map_err(|e| e.to_string())?;
+    out.wrote("");
     Ok(String::new())
 }
 

@@ -197,7 +197,7 @@ pub fn main(argv: &[String]) -> ExitCode {
         match run_one(w, &clock, cpu, &args, &dir, file_size) {
             Ok(r) => {
                 if args.format == ReportFormat::Text {
-                    print!("{}", r.text());
+                    diag::out!("{}", r.text());
                 }
                 reports.push(r);
             }
@@ -208,7 +208,7 @@ pub fn main(argv: &[String]) -> ExitCode {
         }
     }
     if args.format == ReportFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&reports).expect("json"));
+        diag::outln!("{}", serde_json::to_string_pretty(&reports).expect("json"));
     }
     ExitCode::SUCCESS
 }

@@ -23,13 +23,26 @@ fn main() -> ExitCode {
     if let Command::Run(c) | Command::Scenario { base: c, .. } = &cmd {
         diag::init("hourglass", diag::level(c.verbosity));
     }
+    // The files are planned before the scenario is read or anything runs.
+    let files = match &cmd {
+        Command::Run(c) => plan(c, None),
+        Command::Scenario { path, base, .. } => plan(base, Some(path)),
+        Command::Help | Command::Version => Ok(Files::default()),
+    };
+    let files = match files {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("hourglass: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let cfg = match cmd {
         Command::Help => {
-            print!("{}", cli::USAGE);
+            diag::out!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
         Command::Version => {
-            println!("hourglass {}", env!("CARGO_PKG_VERSION"));
+            diag::outln!("hourglass {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
         Command::Run(cfg) => *cfg,
@@ -43,10 +56,33 @@ fn main() -> ExitCode {
             }
         }
     };
-    run_and_print(&cfg)
+    run_and_print(&cfg, &files)
 }
 
-fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
+/// The files of a run, planned.
+#[derive(Default)]
+struct Files {
+    perfetto: Option<outputs::Output>,
+    trace: Option<outputs::Output>,
+}
+
+/// Plans the files of a run: `--perfetto` and `--trace`, distinct from each other and from the
+/// scenario, writable, and named as what they hold.
+fn plan(
+    c: &hourglass::config::RunConfig,
+    scenario: Option<&std::path::Path>,
+) -> Result<Files, outputs::Refusal> {
+    let mut p = outputs::Plan::new();
+    if let Some(s) = scenario {
+        p.input("the scenario", s);
+    }
+    let perfetto = p.output("--perfetto", c.perfetto.as_deref(), outputs::Kind::JSON);
+    let trace = p.output("--trace", c.trace_file.as_deref(), outputs::Kind::TRACE);
+    let planned = p.check()?;
+    Ok(Files { perfetto: planned.get(perfetto).cloned(), trace: planned.get(trace).cloned() })
+}
+
+fn run_and_print(cfg: &hourglass::config::RunConfig, files: &Files) -> ExitCode {
     trace!("configuration: {cfg:?}");
     for m in &cfg.scenario_mapping {
         info!("scenario: {m}");
@@ -55,21 +91,6 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
         eprintln!("hourglass: {e}");
         return ExitCode::from(2);
     }
-    // Output files are created before the run, so that a bad path costs nothing but this line.
-    let open = |opt: &str, p: &Option<std::path::PathBuf>| -> Result<Option<std::fs::File>, String> {
-        let Some(p) = p else { return Ok(None) };
-        if p.is_dir() {
-            return Err(format!("{opt} {}: is a directory", p.display()));
-        }
-        std::fs::File::create(p).map(Some).map_err(|e| format!("{opt} {}: {e}", p.display()))
-    };
-    let (perfetto, trace_file) = match (open("--perfetto", &cfg.perfetto), open("--trace", &cfg.trace_file)) {
-        (Ok(p), Ok(t)) => (p, t),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("hourglass: {e}");
-            return ExitCode::from(2);
-        }
-    };
     if cfg.format != hourglass::config::Format::Json {
         info!(
             "running {} thread(s) for {} (nothing is printed until the end)...",
@@ -87,24 +108,33 @@ fn run_and_print(cfg: &hourglass::config::RunConfig) -> ExitCode {
     for w in &r.warnings {
         warn!("{w}");
     }
-    print!("{}", hourglass::output::render(&r, cfg.format));
-    if let (Some(f), Some(p)) = (perfetto, &cfg.perfetto) {
-        if let Err(e) = hourglass::output::to_perfetto(&r).write(f) {
-            eprintln!("hourglass: --perfetto {}: {e}", p.display());
-            return ExitCode::from(1);
-        }
-        info!("wrote {} (open it in ui.perfetto.dev)", p.display());
-    }
-    if let (Some(f), Some(p)) = (trace_file, &cfg.trace_file) {
-        match hourglass::output::write_trace(&r, f) {
-            Ok(n) => {
-                info!("wrote {} ({n} records; smartsim trace report reads it)", p.display())
-            }
+    // The files first, then the results: a reader of the results that stops early (`| head`)
+    // costs no file, and a file that cannot be written costs no result.
+    let mut failed = false;
+    if let Some(o) = &files.perfetto {
+        match o
+            .create()
+            .and_then(|f| hourglass::output::to_perfetto(&r).write(f).map_err(|e| o.write_error(e)))
+        {
+            Ok(()) => o.wrote("open it in ui.perfetto.dev"),
             Err(e) => {
-                eprintln!("hourglass: --trace {}: {e}", p.display());
-                return ExitCode::from(1);
+                eprintln!("hourglass: --perfetto: {e}");
+                failed = true;
             }
         }
+    }
+    if let Some(o) = &files.trace {
+        match o.create().and_then(|f| hourglass::output::write_trace(&r, f).map_err(|e| o.write_error(e))) {
+            Ok(n) => o.wrote(&format!("{n} records; smartsim trace report reads it")),
+            Err(e) => {
+                eprintln!("hourglass: --trace: {e}");
+                failed = true;
+            }
+        }
+    }
+    diag::out!("{}", hourglass::output::render(&r, cfg.format));
+    if failed {
+        return ExitCode::from(1);
     }
     if r.watchdog.is_some() {
         return ExitCode::from(3);

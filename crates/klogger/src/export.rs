@@ -8,8 +8,14 @@ use crate::format::Log;
 
 /// Writes `log` as a trace file at `path`; returns the number of records.
 pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<u64> {
+    trace_to(log, std::io::BufWriter::new(std::fs::File::create(path)?))
+}
+
+/// Writes `log` as a trace file to `out` (a file the caller opened); returns the number of
+/// records.
+pub fn trace_to<W: std::io::Write>(log: &Log, out: W) -> std::io::Result<u64> {
     let c = convert(&log.header, &log.events);
-    trace::write_file(path, &c.header, &c.records)
+    trace::write_to(out, &c.header, &c.records)
 }
 
 /// The Perfetto view of `log` (`report::Trace::from_records`): a track per thread and per CPU, ticks

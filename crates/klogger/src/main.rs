@@ -117,17 +117,18 @@ enum Cmd {
         min_quanta: u64,
     },
     /// Converts a recording: the project's trace file (`--trace`, read by `smartsim trace report|billing|
-    /// perfetto`) or Chrome trace-event JSON for Perfetto / chrome://tracing (`--perfetto`).
+    /// perfetto`) or Chrome trace-event JSON for Perfetto / chrome://tracing (`--perfetto`). Without
+    /// either, the output's extension chooses (.trace or .smtrace a trace file, .json Perfetto JSON).
     Export {
         /// Write Chrome trace-event JSON (opens in ui.perfetto.dev).
-        #[arg(long, conflicts_with = "trace", required_unless_present = "trace")]
+        #[arg(long, conflicts_with = "trace")]
         perfetto: bool,
         /// Write the trace file (crates/trace's format: quanta with their end reasons, wake-ups, ticks).
         #[arg(long)]
         trace: bool,
         /// Log file written by `klogger record`.
         file: PathBuf,
-        /// Output file (default klogger-trace.json, or klogger.smtrace with --trace).
+        /// Output file (default klogger-trace.json, or klogger.smtrace with --trace); not the recording.
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -189,9 +190,27 @@ fn main() {
     }
 }
 
+/// Checks the plan of a command's files (exit status 2 on a refusal, before any work) and gives its
+/// one output.
+fn plan_one(
+    input: Option<&Path>,
+    label: &str,
+    output: &Path,
+    kind: outputs::Kind,
+    flag: Option<(&str, outputs::Format)>,
+) -> Result<outputs::Output> {
+    let mut p = outputs::Plan::new();
+    if let Some(i) = input {
+        p.input("the recording", i);
+    }
+    let slot = p.output_as(label, Some(output), kind, flag);
+    Ok(p.check()?.get(slot).expect("planned").clone())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Record { output, duration, pid, buffer, max_size, command } => {
+            plan_one(None, "--output", &output, outputs::Kind::KLOG, None)?;
             let target = if !command.is_empty() {
                 Target::Command(command)
             } else if !pid.is_empty() {
@@ -218,19 +237,21 @@ fn run(cli: Cli) -> Result<()> {
                 bpf_stats: false,
             };
             let st = record(&opts)?;
-            eprintln!(
-                "klogger: wrote {} ({} events, {} lost, {:.1} MiB in {:.2} s; stopped: {})",
-                output.display(),
-                st.events,
-                st.lost,
-                st.bytes as f64 / (1 << 20) as f64,
-                st.duration_ns as f64 / 1e9,
-                match st.stop {
-                    StopReason::Duration => "duration reached".to_string(),
-                    StopReason::Interrupted => "interrupted".to_string(),
-                    StopReason::CommandExited(c) => format!("command exited with {c}"),
-                    StopReason::SizeLimit => "size limit reached".to_string(),
-                }
+            outputs::wrote(
+                &output,
+                &format!(
+                    "{} events, {} lost, {:.1} MiB in {:.2} s; stopped: {}",
+                    st.events,
+                    st.lost,
+                    st.bytes as f64 / (1 << 20) as f64,
+                    st.duration_ns as f64 / 1e9,
+                    match st.stop {
+                        StopReason::Duration => "duration reached".to_string(),
+                        StopReason::Interrupted => "interrupted".to_string(),
+                        StopReason::CommandExited(c) => format!("command exited with {c}"),
+                        StopReason::SizeLimit => "size limit reached".to_string(),
+                    }
+                ),
             );
             if st.lost > 0 {
                 warn!("{} events were lost (ring buffers full); use a larger --buffer", st.lost);
@@ -245,8 +266,8 @@ fn run(cli: Cli) -> Result<()> {
             let (trace, name) = load(&file)?;
             let r = report::report(&trace, &name, group, rows, &only);
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
-                Format::Text => print!("{}", report::report_text(&r, rows)),
+                Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&r)?),
+                Format::Text => diag::out!("{}", report::report_text(&r, rows)),
             }
         }
         Cmd::Billing { file, hz, phase_ns, format, group, rows, min_quanta, only } => {
@@ -254,31 +275,40 @@ fn run(cli: Cli) -> Result<()> {
             let (trace, name) = load(&file)?;
             let b = report::billing(&trace, &name, &hz, phase_ns, group, &only);
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
-                Format::Text => print!("{}", report::billing_text(&b, rows, min_quanta)),
+                Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&b)?),
+                Format::Text => diag::out!("{}", report::billing_text(&b, rows, min_quanta)),
             }
         }
-        Cmd::Export { perfetto: _, trace, file, output } => {
+        Cmd::Export { perfetto, trace, file, output } => {
+            use outputs::Format as F;
+            // --trace or --perfetto chooses the format, or else the output's name (Perfetto JSON by
+            // default).
+            let flag = match (trace, perfetto) {
+                (true, _) => Some(("--trace", F::Trace)),
+                (_, true) => Some(("--perfetto", F::Json)),
+                _ => None,
+            };
+            let default = if trace { "klogger.smtrace" } else { "klogger-trace.json" };
+            let output = output.unwrap_or_else(|| default.into());
+            const KIND: outputs::Kind = outputs::Kind::new(&[F::Json, F::Trace], false);
+            let out = plan_one(Some(&file), "--output", &output, KIND, flag)?;
             let log = read_log(&file)?;
-            if trace {
-                let output = output.unwrap_or_else(|| "klogger.smtrace".into());
-                let n = export::trace_file(&log, &output)
-                    .with_context(|| format!("writing {}", output.display()))?;
-                eprintln!("klogger: wrote {} ({n} records)", output.display());
+            let f = std::io::BufWriter::new(out.create()?);
+            if out.format() == F::Trace {
+                let n = export::trace_to(&log, f).map_err(|e| out.write_error(e))?;
+                out.wrote(&format!("{n} records"));
             } else {
-                let output = output.unwrap_or_else(|| "klogger-trace.json".into());
-                let f = std::fs::File::create(&output)
-                    .with_context(|| format!("creating {}", output.display()))?;
-                export::perfetto(&log).write(f).with_context(|| format!("writing {}", output.display()))?;
-                eprintln!("klogger: wrote {}", output.display());
+                export::perfetto(&log).write(f).map_err(|e| out.write_error(e))?;
+                out.wrote("");
             }
         }
         Cmd::Html { file, output, hz, group, tasks, only } => {
+            let out = plan_one(Some(&file), "--output", &output, outputs::Kind::HTML, None)?;
             trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let (trace, name) = load(&file)?;
             let page = html::html_report(&trace, &name, &hz, group, tasks, &only);
-            std::fs::write(&output, page).with_context(|| format!("writing {}", output.display()))?;
-            eprintln!("klogger: wrote {}", output.display());
+            out.write(page.as_bytes())?;
+            out.wrote("");
         }
         Cmd::Bench { each, pairs, pin, work_us, events_per_s, bpf_stats, format } => {
             let r = bench::run(&bench::BenchOptions {
@@ -291,8 +321,8 @@ fn run(cli: Cli) -> Result<()> {
                 progress: format == Format::Text,
             })?;
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&r)?),
-                Format::Text => print!("{}", bench::text(&r)),
+                Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&r)?),
+                Format::Text => diag::out!("{}", bench::text(&r)),
             }
         }
     }

@@ -61,6 +61,7 @@ enum Cmd {
         /// Also write the cumulative-CPU figure here, in the format the file name's extension names:
         /// .svg (or no extension) SVG, .png a PNG at twice the figure's size, .pdf a vector PDF.
         /// PNG and PDF draw the text with the system's fonts (DejaVu Sans: fonts-dejavu-core).
+        /// Every output file must be a file of its own, not the scenario nor another output.
         #[arg(long, visible_alias = "figure", value_name = "FILE")]
         svg: Option<PathBuf>,
         /// Also write a Perfetto / Chrome trace (JSON) of every execution interval here
@@ -84,11 +85,13 @@ enum Cmd {
         /// unfinished), preemptions.
         #[arg(long)]
         jobs: Option<PathBuf>,
-        /// Format of --jobs: CSV with a header line, or JSON Lines.
-        #[arg(long, value_enum, default_value = "csv")]
-        jobs_format: JobsFormat,
-        /// Also write a Gantt chart (SVG) of a window of the run here: a row per task (and per CPU),
-        /// executions as bars, releases and deadlines as arrows, missed deadlines crossed out.
+        /// Format of --jobs: CSV with a header line, or JSON Lines. Default: the file name's
+        /// extension (.csv, .jsonl), CSV without one; given, it must agree with the extension.
+        #[arg(long, value_enum)]
+        jobs_format: Option<JobsFormat>,
+        /// Also write a Gantt chart of a window of the run here: a row per task (and per CPU),
+        /// executions as bars, releases and deadlines as arrows, missed deadlines crossed out. SVG,
+        /// PNG or PDF as the extension says (SVG without one), as --svg.
         #[arg(long)]
         gantt: Option<PathBuf>,
         /// The window of --gantt, FROM..TO in simulated time with units (e.g. 0s..200ms, 1s..1.5s);
@@ -235,13 +238,13 @@ enum TraceCmd {
         #[arg(long, default_value_t = 8)]
         tasks: usize,
     },
-    /// A Gantt chart (SVG) of a window of the trace: a row per task (and per CPU on several), executions
+    /// A Gantt chart of a window of the trace: a row per task (and per CPU on several), executions
     /// as bars, releases and deadlines as arrows, missed deadlines crossed out. Any trace: simulated,
     /// hourglass's, or a klogger recording.
     Gantt {
         /// The trace file.
         file: PathBuf,
-        /// Where to write the SVG.
+        /// Where to write the chart: SVG, PNG or PDF as the extension says (SVG without one).
         out: PathBuf,
         /// The window, FROM..TO since the trace's start with units (e.g. 0s..200ms); default: the
         /// first 200 ms, or the whole trace if it is shorter.
@@ -266,22 +269,34 @@ enum JobsFormat {
     Jsonl,
 }
 
-/// Writes the per-request rows of `smartsim run --jobs`.
-fn write_jobs(
-    path: &std::path::Path,
-    rows: &[smartsim::engine::JobRecord],
-    format: JobsFormat,
-) -> Result<()> {
+impl JobsFormat {
+    /// The format of the planner's vocabulary.
+    fn format(self) -> outputs::Format {
+        match self {
+            JobsFormat::Csv => outputs::Format::Csv,
+            JobsFormat::Jsonl => outputs::Format::JsonLines,
+        }
+    }
+
+    /// `--jobs-format NAME`, as given.
+    fn option(self) -> &'static str {
+        match self {
+            JobsFormat::Csv => "--jobs-format csv",
+            JobsFormat::Jsonl => "--jobs-format jsonl",
+        }
+    }
+}
+
+/// Writes the per-request rows of `smartsim run --jobs`, in the format the plan chose.
+fn write_jobs(out: &outputs::Output, rows: &[smartsim::engine::JobRecord]) -> Result<()> {
     use std::io::Write;
-    let f = fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(f);
+    let format = if out.format() == outputs::Format::JsonLines { JobsFormat::Jsonl } else { JobsFormat::Csv };
+    let mut w = std::io::BufWriter::new(out.create()?);
     let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
     match format {
         JobsFormat::Csv => {
-            writeln!(
-                w,
-                "task,job,cpu,release_ns,start_ns,finish_ns,deadline_ns,exec_ns,outcome,preemptions"
-            )?;
+            writeln!(w, "task,job,cpu,release_ns,start_ns,finish_ns,deadline_ns,exec_ns,outcome,preemptions")
+                .map_err(|e| out.write_error(e))?;
             for j in rows {
                 let outcome = serde_json::to_value(j.outcome)?;
                 writeln!(
@@ -297,17 +312,20 @@ fn write_jobs(
                     j.exec_ns,
                     outcome.as_str().unwrap_or(""),
                     j.preemptions
-                )?;
+                )
+                .map_err(|e| out.write_error(e))?;
             }
         }
         JobsFormat::Jsonl => {
             for j in rows {
-                serde_json::to_writer(&mut w, j)?;
-                w.write_all(b"\n")?;
+                serde_json::to_writer(&mut w, j).map_err(|e| out.write_error(e.into()))?;
+                w.write_all(b"\n").map_err(|e| out.write_error(e))?;
             }
         }
     }
-    w.flush().with_context(|| format!("writing {}", path.display()))
+    w.flush().map_err(|e| out.write_error(e))?;
+    out.wrote(&format!("{} requests", rows.len()));
+    Ok(())
 }
 
 /// A window of time `from..to` (ns) of `--gantt-window` and `trace gantt --window`.
@@ -361,15 +379,18 @@ fn parse_window(s: &str) -> Result<Window, String> {
     Ok(Window { from, to })
 }
 
-/// Writes a Gantt chart to `path` (checked with [`check_writable`] before the run or the read);
-/// says on standard error what it holds, and when its window held too much to draw.
-fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
+/// Writes a Gantt chart (planned before the run or the read) in the format its name chose; says
+/// on standard error what it holds, and when its window held too much to draw.
+fn write_gantt(out: &outputs::Output, g: &report::Gantt) -> Result<()> {
     use std::io::Write;
-    let f = fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    w.write_all(g.to_svg().as_bytes())
-        .and_then(|()| w.flush())
-        .with_context(|| format!("writing {}", path.display()))?;
+    let path = out.path();
+    match image_format(out) {
+        ImageFormat::Svg => {
+            let mut w = std::io::BufWriter::new(out.create()?);
+            w.write_all(g.to_svg().as_bytes()).and_then(|()| w.flush()).map_err(|e| out.write_error(e))?;
+        }
+        f => report::export::write_as(&g.to_svg(), path, f)?,
+    }
     if let Some(msg) = g.overflow() {
         tracing::warn!("{}: {msg}; the chart says so instead of drawing them", path.display());
     }
@@ -377,26 +398,23 @@ fn write_gantt(path: &Path, g: &report::Gantt) -> Result<()> {
         0 => String::new(),
         n => format!("; {n} tasks left out, the chart has at most {} rows", report::MAX_ROWS),
     };
-    eprintln!(
-        "wrote {} ({} stretches, {} missed deadlines drawn{left_out})",
-        path.display(),
-        g.stretches(),
-        g.misses()
-    );
+    out.wrote(&format!("{} stretches, {} missed deadlines drawn{left_out}", g.stretches(), g.misses()));
     Ok(())
 }
 
-/// Fails, as creating it would, when `path` cannot be written; an existing file is left as it is
-/// and no new one is left behind.
-fn check_writable(path: &Path) -> Result<()> {
-    let what = || format!("creating {}", path.display());
-    if path.exists() {
-        fs::OpenOptions::new().write(true).open(path).with_context(what)?;
-    } else {
-        fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(what)?;
-        fs::remove_file(path).with_context(what)?;
+/// The image format the plan chose for an output of [`outputs::Kind::IMAGE`].
+fn image_format(out: &outputs::Output) -> ImageFormat {
+    match out.format() {
+        outputs::Format::Png => ImageFormat::Png,
+        outputs::Format::Pdf => ImageFormat::Pdf,
+        _ => ImageFormat::Svg,
     }
-    Ok(())
+}
+
+/// Checks the plan of a command's files; a refusal is the command's error (exit status 2), before
+/// any work.
+fn plan(p: outputs::Plan) -> Result<outputs::Outputs> {
+    Ok(p.check()?)
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
@@ -410,7 +428,7 @@ fn csv_field(s: &str) -> String {
 
 fn print_policies(format: PoliciesFormat) {
     match format {
-        PoliciesFormat::Markdown => print!("{}", sched::registry::table_markdown()),
+        PoliciesFormat::Markdown => diag::out!("{}", sched::registry::table_markdown()),
         PoliciesFormat::Json => {
             let v: Vec<serde_json::Value> = sched::REGISTRY
                 .iter()
@@ -429,16 +447,16 @@ fn print_policies(format: PoliciesFormat) {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+            diag::outln!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
         }
         PoliciesFormat::Table => {
             for e in sched::REGISTRY {
-                println!("{:12} {}", e.name, e.about);
+                diag::outln!("{:12} {}", e.name, e.about);
                 for o in e.options {
-                    println!("{:14}{} = {} : {}", "", o.key, o.default, o.about);
+                    diag::outln!("{:14}{} = {} : {}", "", o.key, o.default, o.about);
                 }
             }
-            println!(
+            diag::outln!(
                 "\nEvery policy also takes `partition` = \"global\" (default) | \"affinity\" | \"ffd\"."
             );
         }
@@ -446,10 +464,9 @@ fn print_policies(format: PoliciesFormat) {
 }
 
 fn main() {
-    // Output piped into `head` ends quietly, as other command-line tools do, instead of a panic on
-    // the closed pipe.
-    // SAFETY: setting a signal's disposition to its default before any thread starts.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // Output piped into `head` ends quietly, as other command-line tools do: results go to standard
+    // output through `diag::out!`, which ends the program on a closed pipe (diag's doc says why not
+    // by SIGPIPE).
     if let Err(e) = real_main() {
         eprintln!("smartsim: {e:#}");
         std::process::exit(2);
@@ -475,6 +492,24 @@ fn real_main() -> Result<()> {
             gantt_window,
             force,
         } => {
+            // Every output file is planned before anything else: not the scenario, not another
+            // output, writable, and of the format its name says.
+            let mut p = outputs::Plan::new();
+            p.input("the scenario", &file);
+            let svg = p.output("--svg", svg.as_deref(), outputs::Kind::IMAGE);
+            let gantt = p.output("--gantt", gantt.as_deref(), outputs::Kind::IMAGE);
+            let jobs = p.output_as(
+                "--jobs",
+                jobs.as_deref(),
+                outputs::Kind::CSV_OR_JSON_LINES,
+                jobs_format.map(|f| (f.option(), f.format())),
+            );
+            let trace = p.output("--trace", trace.as_deref(), outputs::Kind::TRACE);
+            let perfetto = p.output("--perfetto", perfetto.as_deref(), outputs::Kind::JSON);
+            let timeline = p.output("--timeline", timeline.as_deref(), outputs::Kind::CSV);
+            let planned = plan(p)?;
+            let [svg, gantt, jobs, trace, perfetto, timeline] =
+                [svg, gantt, jobs, trace, perfetto, timeline].map(|s| planned.get(s));
             let scn = load(&file)?;
             let outputs = smartsim::budget::Outputs {
                 trace: trace.is_some(),
@@ -483,10 +518,9 @@ fn real_main() -> Result<()> {
                 figure: svg.is_some(),
             };
             within_budget(&scn, policy.as_deref(), outputs, force)?;
-            // Every option is checked before the run, and every output file before any is written:
-            // a mistake found late neither wastes the run nor leaves an existing file emptied.
-            let svg_format = svg.as_deref().map(figure_format).transpose()?;
-            if svg_format.is_some_and(|f| f != ImageFormat::Svg) {
+            // Every option is checked before the run: a mistake found late neither wastes the run nor
+            // leaves an existing file emptied.
+            if svg.iter().chain(&gantt).any(|o| image_format(o) != ImageFormat::Svg) {
                 report::export::check_fonts()?;
             }
             if let Some(w) = window {
@@ -498,9 +532,6 @@ fn real_main() -> Result<()> {
             };
             if let Some(w) = gantt_window {
                 w.check_within(scn.machine.duration, "--gantt-window", "the run lasts")?;
-            }
-            for path in [&svg, &gantt, &jobs, &trace, &perfetto, &timeline].into_iter().flatten() {
-                check_writable(path)?;
             }
             // The trace's records go to the file as the run makes them, and are kept only for Perfetto.
             let kept: RefCell<Vec<trace::Record>> = RefCell::default();
@@ -521,9 +552,10 @@ fn real_main() -> Result<()> {
                     g.set_title(&format!("{} under {}", scn.name, sim.core().name()));
                     *chart.borrow_mut() = Some(g);
                 }
-                if let Some(path) = &trace {
-                    let w = trace::Writer::create(path, &sim.trace_header(&file.display().to_string()))
-                        .with_context(|| format!("creating {}", path.display()))?;
+                if let Some(o) = trace {
+                    let f = std::io::BufWriter::with_capacity(1 << 16, o.create()?);
+                    let w = trace::Writer::new(f, &sim.trace_header(&file.display().to_string()))
+                        .map_err(|e| o.write_error(e))?;
                     out = Some(RefCell::new((w, None::<std::io::Error>)));
                 }
                 if trace.is_some() || perfetto.is_some() || window.is_some() || gantt.is_some() {
@@ -555,47 +587,28 @@ fn real_main() -> Result<()> {
             } else {
                 (run_scenario(&scn, policy.as_deref())?, Vec::new())
             };
-            if let (Some(path), Some(o)) = (&trace, out) {
-                let (w, err) = o.into_inner();
+            if let (Some(o), Some(w)) = (trace, out) {
+                let (w, err) = w.into_inner();
                 let n = w.records();
-                err.map_or(Ok(()), Err)
-                    .and_then(|()| w.finish().map(drop))
-                    .with_context(|| format!("writing {}", path.display()))?;
-                eprintln!("wrote {} ({n} records)", path.display());
+                err.map_or(Ok(()), Err).and_then(|()| w.finish().map(drop)).map_err(|e| o.write_error(e))?;
+                o.wrote(&format!("{n} records"));
             }
-            if let Some(path) = &jobs {
-                write_jobs(path, &job_rows, jobs_format)?;
+            if let Some(o) = jobs {
+                write_jobs(o, &job_rows)?;
             }
-            if let (Some(path), Some(g)) = (&gantt, chart.into_inner()) {
-                write_gantt(path, &g)?;
+            if let (Some(o), Some(g)) = (gantt, chart.into_inner()) {
+                write_gantt(o, &g)?;
             }
             let windows = if window.is_some() { shares.borrow().finish() } else { Vec::new() };
-            match format {
-                Format::Json => {
-                    let mut v = r.to_json();
-                    if window.is_some() {
-                        v["windows"] = serde_json::to_value(&windows)?;
-                    }
-                    println!("{}", serde_json::to_string_pretty(&v)?)
-                }
-                Format::Table => {
-                    print!("{}", result_table(&r));
-                    if window.is_some() {
-                        let names: Vec<String> = r.tasks.iter().map(|t| t.name.clone()).collect();
-                        print!("{}", window_table(&names, &windows));
-                    }
-                }
-            }
-            if let Some(path) = perfetto {
+            if let Some(o) = perfetto {
                 let t = report::Trace::from_records(
                     &format!("smartsim {} ({})", scn.name, r.policy),
                     kept.into_inner(),
                 );
-                let f = fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-                t.write(std::io::BufWriter::new(f))?;
-                eprintln!("wrote {} ({} events)", path.display(), t.event_count());
+                t.write(std::io::BufWriter::new(o.create()?)).map_err(|e| o.write_error(e))?;
+                o.wrote(&format!("{} events", t.event_count()));
             }
-            if let Some(path) = timeline {
+            if let Some(o) = timeline {
                 let mut csv = String::from("time_s");
                 for task in &scn.tasks {
                     csv.push_str(&format!(",{}_cpu_ms", task.name));
@@ -608,16 +621,35 @@ fn real_main() -> Result<()> {
                     }
                     csv.push('\n');
                 }
-                fs::write(&path, csv).with_context(|| format!("writing {}", path.display()))?;
+                o.write(csv.as_bytes())?;
+                o.wrote(&format!("{} samples", r.timeline.at.len()));
             }
-            if let (Some(path), Some(f)) = (svg, svg_format) {
+            if let Some(o) = svg {
                 let names: Vec<String> = scn.tasks.iter().map(|t| t.name.clone()).collect();
                 let draws = smartsim::ideal::draws(&scn, &job_rows);
                 drop(job_rows);
                 let ideal = smartsim::ideal::ideal_of_run(&scn, &draws);
                 let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
-                report::export::write_as(&fig.to_svg(), &path, f)?;
-                eprintln!("wrote {}", path.display());
+                report::export::write_as(&fig.to_svg(), o.path(), image_format(o))?;
+                o.wrote("");
+            }
+            // The results last, once every file is written: a reader that stops early (`| head`)
+            // costs no file.
+            match format {
+                Format::Json => {
+                    let mut v = r.to_json();
+                    if window.is_some() {
+                        v["windows"] = serde_json::to_value(&windows)?;
+                    }
+                    diag::outln!("{}", serde_json::to_string_pretty(&v)?)
+                }
+                Format::Table => {
+                    diag::out!("{}", result_table(&r));
+                    if window.is_some() {
+                        let names: Vec<String> = r.tasks.iter().map(|t| t.name.clone()).collect();
+                        diag::out!("{}", window_table(&names, &windows));
+                    }
+                }
             }
         }
         Cmd::Compare { file, policies, format, force } => {
@@ -630,19 +662,22 @@ fn real_main() -> Result<()> {
             match format {
                 Format::Json => {
                     for r in &results {
-                        println!("{}", serde_json::to_string(&r.to_json())?);
+                        diag::outln!("{}", serde_json::to_string(&r.to_json())?);
                     }
                 }
-                Format::Table => print!("{}", compare_table(&results)),
+                Format::Table => diag::out!("{}", compare_table(&results)),
             }
         }
         Cmd::Reproduce { name, out, format, list, png, pdf } => {
             if list {
                 for e in papers::EXPERIMENTS {
-                    println!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
+                    diag::outln!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
                 }
                 return Ok(());
             }
+            let mut p = outputs::Plan::new();
+            p.directory("--out", &out);
+            plan(p)?;
             let mut also = Vec::new();
             also.extend(png.then_some(ImageFormat::Png));
             also.extend(pdf.then_some(ImageFormat::Pdf));
@@ -849,14 +884,6 @@ fn metric_table(ms: &[Metric]) -> Table {
     t
 }
 
-/// The format of `smartsim run --svg FILE`: the extension's, SVG without one.
-fn figure_format(path: &Path) -> Result<ImageFormat> {
-    if path.extension().is_none() {
-        return Ok(ImageFormat::Svg);
-    }
-    ImageFormat::from_path(path).ok_or_else(|| report::export::ExportError::UnknownFormat(path.into()).into())
-}
-
 /// Runs the experiments `name` selects, writes each figure as SVG and in the formats `also`
 /// (next to it, same name), and the HTML report `out/index.html`.
 fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Result<()> {
@@ -905,7 +932,7 @@ fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Re
             Format::Json => {
                 let v = serde_json::json!({ "id": e.id, "source": e.source, "scenario": format!("scenarios/papers/{}", e.file),
                     "metrics": metrics, "figures": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>() });
-                bar.suspend(|| println!("{}", serde_json::to_string(&v).expect("serializes")));
+                bar.suspend(|| diag::outln!("{}", serde_json::to_string(&v).expect("serializes")));
             }
             Format::Table => {
                 let figs_line = if files.is_empty() {
@@ -925,7 +952,7 @@ fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Re
                     table.render(),
                     figs_line
                 );
-                bar.suspend(|| print!("{block}"));
+                bar.suspend(|| diag::out!("{block}"));
                 text.push_str(&block);
             }
         }
@@ -954,7 +981,7 @@ fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Re
     let index = out.join("index.html");
     html.write(&index).with_context(|| format!("writing {}", index.display()))?;
     if format == Format::Table {
-        println!("report: {}", index.display());
+        diag::outln!("report: {}", index.display());
     }
     Ok(())
 }
@@ -1031,7 +1058,7 @@ fn bench(
                     format!("{per_decision:.2}"),
                     format!("{:.0}", seconds as f64 / wall),
                 ]),
-                Format::Json => println!(
+                Format::Json => diag::outln!(
                     "{}",
                     serde_json::json!({
                         "policy": p, "cpus": cpus, "tasks": n, "sim_s": seconds, "wall_s": wall,
@@ -1047,15 +1074,15 @@ fn bench(
     if format == Format::Json {
         return Ok(());
     }
-    print!("{}", t.render());
+    diag::out!("{}", t.render());
     // Ratios measured in this run, side by side: SMART's cost relative to EDF's at each size.
     for &(n, cpus) in configs {
         let get = |p: &str| rates.iter().find(|r| r.0 == p && r.1 == n && r.2 == cpus).map(|r| r.3);
         if let (Some(s), Some(e)) = (get("smart"), get("edf")) {
-            println!("{cpus} CPU(s), {n} tasks: edf/smart jobs-per-second ratio {:.2}", e / s);
+            diag::outln!("{cpus} CPU(s), {n} tasks: edf/smart jobs-per-second ratio {:.2}", e / s);
         }
     }
-    println!(
+    diag::outln!(
         "(utilisation {u} per CPU, exact estimates, deadlines = periods; median of {repeat} runs; µs/decision = wall \
          time over pick_next calls)"
     );
@@ -1094,12 +1121,12 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                     if let Some((names, ws)) = &windows {
                         v["windows"] = serde_json::json!({"tasks": names, "windows": ws});
                     }
-                    println!("{}", serde_json::to_string_pretty(&v)?)
+                    diag::outln!("{}", serde_json::to_string_pretty(&v)?)
                 }
                 Format::Table => {
-                    print!("{}", summary_table(&s));
+                    diag::out!("{}", summary_table(&s));
                     if let Some((names, ws)) = &windows {
-                        print!("{}", window_table(names, ws));
+                        diag::out!("{}", window_table(names, ws));
                     }
                 }
             }
@@ -1110,24 +1137,29 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             let tl = trace::timeline::Timeline::from_records(&header, r)?;
             let rows = trace::billing::billing_table(&tl, &hz, phase_ns, trace::timeline::Group::Thread);
             match format {
-                Format::Json => println!(
+                Format::Json => diag::outln!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "source": header.source, "hz": hz, "phase_ns": phase_ns,
                         "duration_ns": tl.duration(), "kernel_hz": header.hz, "tasks": rows,
                     }))?
                 ),
-                Format::Table => print!("{}", billing_table_text(&rows, &hz)),
+                Format::Table => diag::out!("{}", billing_table_text(&rows, &hz)),
             }
         }
         TraceCmd::Diff { a, b, format } => {
             let d = trace::diff::diff(&summarize_file(&a)?, &summarize_file(&b)?);
             match format {
-                Format::Json => println!("{}", serde_json::to_string_pretty(&d)?),
-                Format::Table => print!("{}", diff_table(&d, &a, &b)),
+                Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&d)?),
+                Format::Table => diag::out!("{}", diff_table(&d, &a, &b)),
             }
         }
         TraceCmd::Html { file, out, hz, tasks } => {
+            let mut p = outputs::Plan::new();
+            p.input("the trace", &file);
+            let slot = p.output("OUT", Some(&out), outputs::Kind::HTML);
+            let planned = plan(p)?;
+            let out = planned.get(slot).expect("planned");
             trace::billing::check_rates(&hz).map_err(anyhow::Error::msg)?;
             let (header, r) = open_trace(&file)?;
             let tl = trace::timeline::Timeline::from_records(&header, r)?;
@@ -1167,14 +1199,21 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                  as down-arrows, missed deadlines crossed out in red. `smartsim trace gantt` draws any window.",
                 &g.to_svg(),
             );
-            page.write(&out).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("wrote {}", out.display());
+            out.write(page.render().as_bytes())?;
+            out.wrote("");
         }
         TraceCmd::Gantt { file, out, window } => {
+            // The window is checked against the trace's end once it has been read; the files are
+            // checked first, so that a bad path is said before a long read.
+            let mut p = outputs::Plan::new();
+            p.input("the trace", &file);
+            let slot = p.output("OUT", Some(&out), outputs::Kind::IMAGE);
+            let planned = plan(p)?;
+            let out = planned.get(slot).expect("planned");
+            if image_format(out) != ImageFormat::Svg {
+                report::export::check_fonts()?;
+            }
             let (header, r) = open_trace(&file)?;
-            // The window is checked against the trace's end once it has been read; the file is checked
-            // first, so that a bad path is said before a long read.
-            check_writable(&out)?;
             let w = window.unwrap_or(Window { from: 0, to: report::DEFAULT_WINDOW_NS });
             let mut g = report::Gantt::new(&header, w.from, w.to);
             g.set_title(&format!("{} trace {}", header.source.tool(), file.display()));
@@ -1188,16 +1227,20 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 }
                 None => g.end_window_at(end.max(1)),
             }
-            write_gantt(&out, &g)?;
+            write_gantt(out, &g)?;
         }
         TraceCmd::Perfetto { file, out } => {
+            let mut p = outputs::Plan::new();
+            p.input("the trace", &file);
+            let slot = p.output("OUT", Some(&out), outputs::Kind::JSON);
+            let planned = plan(p)?;
+            let out = planned.get(slot).expect("planned");
             let (header, r) = open_trace(&file)?;
             let name = format!("{} trace {}", header.source.tool(), file.display());
             let records: Vec<trace::Record> = r.collect::<Result<_, _>>()?;
             let t = report::Trace::from_records(&name, records);
-            let f = fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?;
-            t.write(std::io::BufWriter::new(f)).with_context(|| format!("writing {}", out.display()))?;
-            eprintln!("wrote {} ({} events)", out.display(), t.event_count());
+            t.write(std::io::BufWriter::new(out.create()?)).map_err(|e| out.write_error(e))?;
+            out.wrote(&format!("{} events", t.event_count()));
         }
     }
     Ok(())

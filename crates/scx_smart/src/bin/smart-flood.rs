@@ -34,7 +34,7 @@ struct Counts {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        diag::outln!("{HELP}");
         return;
     }
     diag::init("smart-flood", diag::level(scx_smart::cli::verbosity(&args, &["--seconds"])));
@@ -111,5 +111,5 @@ fn main() {
             }
         }
     }
-    println!("{{\"connected\":{connected},\"failed\":{failed},\"garbage\":{garbage}}}");
+    diag::outln!("{{\"connected\":{connected},\"failed\":{failed},\"garbage\":{garbage}}}");
 }

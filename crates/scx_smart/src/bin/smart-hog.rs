@@ -42,7 +42,7 @@ fn ms(ns: u64) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        diag::outln!("{HELP}");
         return;
     }
     diag::init("smart-hog", diag::level(scx_smart::cli::verbosity(&args, &TAKES_VALUE)));
@@ -144,7 +144,7 @@ fn main() {
     }
     let c1 = cpu_ns();
     let wall = elapsed();
-    println!(
+    diag::outln!(
         "{{\"name\":\"{name}\",\"share\":{},\"cpu_ns\":{},\"steady_cpu_ns\":{},\"wall_ns\":{}}}",
         share.unwrap_or(1),
         c1 - c0,

@@ -138,7 +138,7 @@ fn med_max(mut v: Vec<u64>) -> (u64, u64) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        diag::outln!("{HELP}");
         return;
     }
     diag::init("smart-periodic", diag::level(scx_smart::cli::verbosity(&args, &TAKES_VALUE)));
@@ -149,7 +149,7 @@ fn main() {
         };
         tracing::debug!("explaining the missed jobs of {j} with the stalls of {s}");
         match explain_files(j, s) {
-            Ok(line) => println!("{line}"),
+            Ok(line) => diag::outln!("{line}"),
             Err(e) => {
                 eprintln!("smart-periodic: {e}");
                 std::process::exit(1);
@@ -278,7 +278,7 @@ fn main() {
             format!("\"{}\":[{},{}]", l.name(), m / 1000, x / 1000)
         })
         .collect();
-    println!(
+    diag::outln!(
         "{{\"scheduler\":\"{}\",\"met\":{met},\"missed\":{missed},\"notifications\":{notified_seen},\"met_pct\":{:.2},\
          \"misses_by_cause\":{{{}}},\"loss_us_median_max\":{{{}}}}}",
         if no_smart { "default" } else { "scx_smart" },

@@ -25,7 +25,7 @@ fn cpu() -> i32 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{HELP}");
+        diag::outln!("{HELP}");
         return;
     }
     diag::init("smart-pingpong", diag::level(scx_smart::cli::verbosity(&args, &["--rounds"])));
@@ -72,5 +72,8 @@ fn main() {
     }
     let secs = t0.elapsed().as_secs_f64();
     echo.join().expect("echo thread");
-    println!("{{\"rounds\":{rounds},\"seconds\":{secs:.6},\"rounds_per_s\":{:.0}}}", rounds as f64 / secs);
+    diag::outln!(
+        "{{\"rounds\":{rounds},\"seconds\":{secs:.6},\"rounds_per_s\":{:.0}}}",
+        rounds as f64 / secs
+    );
 }
