@@ -262,14 +262,17 @@ fn run(cli: Cli) -> Result<()> {
             let log = read_log(&file)?;
             if trace {
                 let output = output.unwrap_or_else(|| "klogger.smtrace".into());
-                let n = export::trace_file(&log, &output)
+                let (n, left_out) = export::trace_file(&log, &output)
                     .with_context(|| format!("writing {}", output.display()))?;
+                warn_left_out(&file, &left_out);
                 eprintln!("klogger: wrote {} ({n} records)", output.display());
             } else {
                 let output = output.unwrap_or_else(|| "klogger-trace.json".into());
                 let f = std::fs::File::create(&output)
                     .with_context(|| format!("creating {}", output.display()))?;
-                export::perfetto(&log).write(f).with_context(|| format!("writing {}", output.display()))?;
+                let (t, left_out) = export::perfetto(&log);
+                warn_left_out(&file, &left_out);
+                t.write(f).with_context(|| format!("writing {}", output.display()))?;
                 eprintln!("klogger: wrote {}", output.display());
             }
         }
@@ -305,7 +308,15 @@ fn load(file: &Path) -> Result<(Trace, String)> {
     if trace.lost > 0 {
         warn!("{} events were lost while recording; quanta around them are dropped", trace.lost);
     }
+    warn_left_out(file, &trace.left_out);
     Ok((trace, file.display().to_string()))
+}
+
+/// Says what reading `file` left out to keep its trace consistent, if anything.
+fn warn_left_out(file: &Path, left_out: &klogger::analysis::LeftOut) {
+    if left_out.any() {
+        warn!("{}: {}", file.display(), left_out.describe());
+    }
 }
 
 fn read_log(file: &Path) -> Result<Log> {
