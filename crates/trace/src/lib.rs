@@ -525,9 +525,10 @@ impl Consistency {
         }
     }
 
-    /// Checks record `r`, found at `offset` (a byte offset, or whatever places it in its source),
-    /// against the header and the records checked before it; says what is wrong otherwise, with
-    /// the offset of the record at fault (an earlier one when an End record comes before its end).
+    /// Checks record `r`, found at byte `offset` of its file, against the header and the records
+    /// checked before it; says what is wrong otherwise, with the offset of the record at fault (an
+    /// earlier one when an End record comes before its end). After an error the state is of no
+    /// further use: a reader stops there.
     pub fn check(&mut self, r: &Record, offset: u64) -> Result<(), (u64, String)> {
         let here = |what: String| Err((offset, what));
         // What the record is, named by its first time and by its last.
@@ -564,7 +565,8 @@ impl Consistency {
                     return Err((
                         t_at,
                         format!(
-                            "{w} at {t} ns lies after the trace's end ({at} ns, the End record at byte {offset})"
+                            "{w} at {t} ns lies after the trace's end ({at} ns, the End record at byte \
+                             {offset})"
                         ),
                     ));
                 }
@@ -587,7 +589,8 @@ impl Consistency {
                 if let Some((free, f_at)) = self.cpu_free[c].filter(|f| start < f.0) {
                     return here(format!(
                         "task {task} runs on CPU {cpu} from {start} ns, before the run at byte {f_at} \
-                         ends there ({free} ns): a CPU runs one task at a time, and its runs are written in time order"
+                         ends there ({free} ns): a CPU runs one task at a time, and its runs are written \
+                         in time order"
                     ));
                 }
                 self.cpu_free[c] = Some((end, offset));

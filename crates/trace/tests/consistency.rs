@@ -261,7 +261,12 @@ proptest! {
 
     /// A consistent trace reads whole, and its figures are possible.
     #[test]
-    fn a_consistent_trace_reads_whole(cpus in 1u32..5, tasks in 1u32..7, slots in slots(), pad in 0u64..1000) {
+    fn a_consistent_trace_reads_whole(
+        cpus in 1u32..5,
+        tasks in 1u32..7,
+        slots in slots(),
+        pad in 0u64..1000,
+    ) {
         let (header, recs) = consistent(cpus, tasks, &slots, pad);
         let (bytes, _) = write(&header, &recs);
         let (h, got, err) = read(&bytes);
@@ -307,7 +312,10 @@ proptest! {
     #[test]
     fn a_klogger_recording_converts_to_a_consistent_trace(
         cpus in 1u32..5,
-        events in prop::collection::vec((0u64..12_000, any::<u32>(), 0u8..3, 0u32..5, 0u32..5, 0u64..3), 0..200),
+        events in prop::collection::vec(
+            (0u64..12_000, any::<u32>(), 0u8..3, 0u32..5, 0u32..5, 0u64..3),
+            0..200,
+        ),
         clean in any::<bool>(),
     ) {
         let header = klog::Header { start_ns: 1000, ..klog::Header::new("p", cpus, Some(250)) };
