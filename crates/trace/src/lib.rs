@@ -51,17 +51,19 @@
 //! Two formats, two answers to a record that breaks them, each given once, by its reader:
 //!
 //! - **This format is refused** at the first such record, with the file and its byte offset. The
-//!   project's own tools write it (the simulator, hourglass, `klogger export`), so a broken rule is
-//!   a bug or damage, and a figure computed past it would be wrong without a word; that costs
-//!   nothing to re-create, a simulation being a command away.
+//!   project's own tools write it, and keep the rules as they write (the simulator by construction;
+//!   hourglass cuts the intervals its gap threshold lets overlap and ends the trace after its last
+//!   record; `klogger export` writes the repaired recording below), so a broken rule is a bug or
+//!   damage, and a figure computed past it would be wrong without a word. (Traces hourglass wrote
+//!   before it kept them, with records after their End record, are refused too.)
 //! - **klogger's recordings are repaired and the repairs counted** ([`klog::convert`],
-//!   [`klog::LeftOut`], [`Reader::left_out`]): a recording is of a
-//!   live kernel, cannot be made again, and loses events by design when a ring buffer is full, so
-//!   refusing it for one bad stretch would throw away all the rest. An event outside the
-//!   recording's span and a stretch of a task overlapping its stretch on another CPU are left out,
-//!   and every report says how many (`klogger report`, `klogger html`, a note from `smartsim
-//!   trace`). A CPU number beyond the header's is still refused (it is damage, not loss, and
-//!   per-CPU tables are sized by it).
+//!   [`klog::LeftOut`], [`Reader::left_out`]): a recording is of a live kernel, cannot be made
+//!   again, and loses events by design when a ring buffer is full, so refusing it for one bad
+//!   stretch would throw away all the rest. An event outside the recording's span and a stretch of
+//!   a task overlapping its stretch on another CPU are left out (the stretch cut, when part of it
+//!   is not), and every report says how many (`klogger report`, `klogger html`, a warning of every
+//!   klogger command, a note from `smartsim trace`). A CPU number beyond the header's is still
+//!   refused (it is damage, not loss, and per-CPU tables are sized by it).
 
 #![forbid(unsafe_code)]
 
