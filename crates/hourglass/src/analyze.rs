@@ -856,7 +856,8 @@ mod tests {
         // The switch at 400 ns follows a block: voluntary, and free in a simulation.
         let (vol, inv, _, _) = ctx_gaps(&t);
         assert_eq!((vol, inv.len()), (vec![0], 0));
-        // A stretch before the header's start (a hand-made or damaged file) reads as starting at 0.
+        // A stretch before the header's start (a hand-made or damaged file) is refused, with the file
+        // and the record's offset, as the trace reader refuses every record outside its trace's span.
         let early = dir.join("early.trace");
         let h = trace::Header::new(
             trace::Source::Hourglass { kernel: "k".into() },
@@ -866,8 +867,8 @@ mod tests {
             None,
         );
         trace::write_file(&early, &h, &[run(0, 50, 150, trace::EndReason::Blocked)]).unwrap();
-        let (t, _, _) = read_trace_file(early.to_str().unwrap()).unwrap().unwrap();
-        assert_eq!((t.intervals[0].start_ns, t.intervals[0].end_ns), (0, 50));
+        let e = read_trace_file(early.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("early.trace: byte ") && e.contains("before the trace's start"), "{e}");
         std::fs::write(dir.join("x.txt"), "0 0.0 1.0 1.0 0.0\n").unwrap();
         assert!(read_trace_file(dir.join("x.txt").to_str().unwrap()).unwrap().is_none());
         std::fs::remove_dir_all(&dir).ok();

@@ -361,6 +361,14 @@ pub fn to_json(r: &RunResult) -> Value {
 /// lateness up to the gap threshold; each request of a scenario's periodic task a Release (with
 /// its deadline) and a JobEnd (met, late, aborted at its deadline, or unfinished); each missed
 /// deadline of the appendix-A periodic models, which keep no per-request record, a Mark.
+///
+/// The trace keeps the rules every trace keeps (`trace::Consistency`), which its reader checks:
+/// its End record is at the end of the run or at the last time it holds, whichever is later (a
+/// thread finishes its last interval or request after the run's nominal end); and a CPU runs one
+/// thread at a time, which hourglass's intervals do not say when a gap threshold (`--gap`) longer
+/// than a context switch hides another thread's turn inside a thread's interval: the interval is
+/// then cut where the other thread's begins (ended `Preempted`), and what remains of it resumes where
+/// the other's ends ([`one_at_a_time`]).
 pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
     use trace::{EndReason as Why, Record};
     let t0 = r.t0_monotonic_ns;
@@ -369,15 +377,18 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
     let header = trace::Header::new(source, cpus, "CLOCK_MONOTONIC", t0, None);
     let pid = std::process::id();
     let mut timed: Vec<(u64, Record)> = Vec::new();
-    for i in &r.intervals {
+    let runs = r.intervals.iter().map(|i| {
         let why = match i.reason {
             EndReason::Gap => Why::Preempted,
             EndReason::Yield => Why::Yielded,
             EndReason::Block => Why::Blocked,
             EndReason::Finish => Why::Exit,
         };
-        let (start, end) = (t0 + i.start_ns, t0 + i.end_ns);
-        timed.push((start, Record::Run { task: i.thread, cpu: i.cpu, start, end, why, complete: true }));
+        Piece { cpu: i.cpu, start: t0 + i.start_ns, end: t0 + i.end_ns, thread: i.thread, why }
+    });
+    for p in one_at_a_time(runs.collect()) {
+        let (task, cpu, start, end, why) = (p.thread, p.cpu, p.start, p.end, p.why);
+        timed.push((start, Record::Run { task, cpu, start, end, why, complete: true }));
     }
     for t in &r.threads {
         let task = t.id as u32;
@@ -406,9 +417,64 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
         .iter()
         .map(|t| Record::Task { task: t.id as u32, process: pid, name: t.spec.name.clone() })
         .collect();
+    let last = timed.iter().map(|(t, rec)| if let Record::Run { end, .. } = rec { *end } else { *t }).max();
+    let end = last.unwrap_or(0).max(t0 + r.duration_ns);
     records.extend(timed.into_iter().map(|(_, rec)| rec));
-    records.push(Record::End { at: t0 + r.duration_ns });
+    records.push(Record::End { at: end });
     (header, records)
+}
+
+/// A stretch of a thread on a CPU, as [`one_at_a_time`] cuts them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Piece {
+    cpu: u32,
+    start: u64,
+    end: u64,
+    thread: u32,
+    why: trace::EndReason,
+}
+
+/// The order [`one_at_a_time`] takes pieces in: [`Piece::key`].
+type Key = (u32, u64, u64, u32);
+
+impl Piece {
+    /// By CPU and start; of two with one start, the longer first (the shorter lies inside it).
+    fn key(&self) -> Key {
+        (self.cpu, self.start, u64::MAX - self.end, self.thread)
+    }
+}
+
+/// The stretches of each CPU one at a time: where one begins inside another, the other is cut
+/// there (ended `Preempted`) and its rest resumes where the one inside ends, if it lasts beyond it;
+/// stretches of one thread never overlap (a thread's intervals follow each other), so only those of
+/// different threads are cut. In order of CPU and start; unchanged when nothing overlaps.
+fn one_at_a_time(mut runs: Vec<Piece>) -> Vec<Piece> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    runs.sort_unstable_by_key(Piece::key);
+    if runs.windows(2).all(|w| w[0].cpu != w[1].cpu || w[0].end <= w[1].start) {
+        return runs;
+    }
+    // By key, then by index into `runs` (which the rests of cut stretches join).
+    let mut heap: BinaryHeap<Reverse<(Key, usize)>> =
+        runs.iter().enumerate().map(|(i, p)| Reverse((p.key(), i))).collect();
+    let mut out: Vec<Piece> = Vec::new();
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let p = runs[i];
+        if let Some(l) = out.last_mut().filter(|l| l.cpu == p.cpu && p.start < l.end) {
+            if l.end > p.end {
+                let rest = Piece { start: p.end, ..*l };
+                heap.push(Reverse((rest.key(), runs.len())));
+                runs.push(rest);
+            }
+            (l.end, l.why) = (p.start, trace::EndReason::Preempted);
+            if l.end == l.start {
+                out.pop();
+            }
+        }
+        out.push(p);
+    }
+    out
 }
 
 /// Writes [`to_trace`] to `out` (opened before the run); returns the number of records.
@@ -443,5 +509,84 @@ mod tests {
         let h = log2_hist(&s);
         assert_eq!(h.iter().map(|x| x.2).sum::<u64>(), 5);
         assert_eq!(h[0], (0, 1000, 2));
+    }
+
+    fn piece(cpu: u32, start: u64, end: u64, thread: u32) -> Piece {
+        Piece { cpu, start, end, thread, why: trace::EndReason::Blocked }
+    }
+
+    #[test]
+    fn overlapping_intervals_of_a_cpu_are_cut_one_at_a_time() {
+        use trace::EndReason::{Blocked, Preempted};
+        // CPU 0: thread 1's turn hidden inside thread 0's interval (a long --gap), then thread 2's
+        // beginning before thread 0's ends; CPU 1: two intervals of one start. CPU 2 untouched.
+        let input = vec![
+            piece(0, 0, 100, 0),
+            piece(0, 30, 50, 1),
+            piece(0, 90, 120, 2),
+            piece(1, 200, 300, 3),
+            piece(1, 200, 250, 4),
+            piece(2, 0, 10, 5),
+        ];
+        let got: Vec<(u32, u64, u64, u32, trace::EndReason)> =
+            one_at_a_time(input).into_iter().map(|p| (p.cpu, p.start, p.end, p.thread, p.why)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, 30, 0, Preempted),
+                (0, 30, 50, 1, Blocked),
+                (0, 50, 90, 0, Preempted),
+                (0, 90, 120, 2, Blocked),
+                (1, 200, 250, 4, Blocked),
+                (1, 250, 300, 3, Blocked),
+                (2, 0, 10, 5, Blocked),
+            ]
+        );
+        // Without overlaps, nothing changes.
+        let fine = vec![piece(0, 0, 10, 0), piece(0, 10, 20, 1), piece(1, 5, 15, 2)];
+        assert_eq!(one_at_a_time(fine.clone()), fine);
+    }
+
+    #[test]
+    fn intervals_cut_one_at_a_time_cover_the_same_time_without_overlapping() {
+        // Random intervals (each thread's own in sequence, as hourglass measures them): the cut ones
+        // never overlap on a CPU, cover the same instants of each CPU, and each lies inside an
+        // interval of its thread.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..300 {
+            let mut input = Vec::new();
+            for thread in 0..1 + next(5) as u32 {
+                let mut t = next(50);
+                for _ in 0..next(6) {
+                    let len = next(40);
+                    input.push(piece(next(2) as u32, t, t + len, thread));
+                    t += len + next(30);
+                }
+            }
+            let out = one_at_a_time(input.clone());
+            for w in out.windows(2).filter(|w| w[0].cpu == w[1].cpu) {
+                assert!(w[0].end <= w[1].start, "{w:?} of {input:?}");
+            }
+            for (i, p) in out.iter().enumerate() {
+                let mine = out[i + 1..].iter().filter(|q| q.thread == p.thread);
+                assert!(mine.clone().all(|q| q.end <= p.start || p.end <= q.start), "{p:?} twice");
+                assert!(input
+                    .iter()
+                    .any(|q| q.thread == p.thread && q.cpu == p.cpu && q.start <= p.start && p.end <= q.end));
+            }
+            let covered =
+                |v: &[Piece], cpu: u32, t: u64| v.iter().any(|p| p.cpu == cpu && p.start <= t && t < p.end);
+            for cpu in 0..2 {
+                for t in 0..400 {
+                    assert_eq!(covered(&input, cpu, t), covered(&out, cpu, t), "CPU {cpu} at {t}: {input:?}");
+                }
+            }
+        }
     }
 }

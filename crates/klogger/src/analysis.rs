@@ -1,11 +1,12 @@
 //! A recording as the project's trace (`crates/trace`): [`trace::klog::convert`] finds every effective
 //! quantum and how it ended; every analysis then reads the trace ([`trace::timeline`],
 //! [`trace::billing`]), the same for a recording and a simulated run. [`Trace`] keeps beside the
-//! timeline what only a recording has (events lost in the kernel, broken chains of switches).
+//! timeline what only a recording has (events lost in the kernel, broken chains of switches, what
+//! was left out to keep the trace consistent).
 
 use std::collections::BTreeMap;
 
-pub use trace::klog::{convert, BreakReason, Converted};
+pub use trace::klog::{convert, BreakReason, Converted, LeftOut};
 use trace::timeline::Timeline;
 
 use crate::format::{Event, Header, Log};
@@ -28,6 +29,8 @@ pub struct Trace {
     pub broken_chains: u64,
     /// See [`Converted::broken_chains_by_reason`].
     pub broken_chains_by_reason: BTreeMap<BreakReason, u64>,
+    /// What was left out or cut to keep the trace consistent ([`Converted::left_out`]).
+    pub left_out: LeftOut,
 }
 
 impl Trace {
@@ -53,6 +56,7 @@ impl Trace {
             lost: 0,
             broken_chains: c.broken_chains,
             broken_chains_by_reason: c.broken_chains_by_reason,
+            left_out: c.left_out,
         }
     }
 
@@ -121,6 +125,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn what_was_left_out_is_in_every_report() {
+        // Task 5 on both CPUs at once from 100 to 300 (200 % of one CPU, as once reported), and a
+        // switch after the End record of the clean stop at 400.
+        let ev = vec![
+            sw(100, 0, 0, 5, false),
+            sw(100, 1, 0, 5, false),
+            sw(300, 0, 5, 0, true),
+            sw(300, 1, 5, 0, true),
+            sw(900, 1, 0, 7, false),
+            Event::new(400, 0, Kind::End),
+        ];
+        let t = Trace::from_events(header(2), &ev);
+        assert_eq!(t.left_out, LeftOut { outside_span: 1, overlapping: 1 });
+        let r = crate::report::report(&t, "x.klog", Group::Thread, 5, &[]);
+        let t5 = r.tasks.iter().find(|x| x.pid == 5).unwrap();
+        assert_eq!((t5.cpu_ns, r.duration_ns), (200, 200), "one CPU's worth of the span, not two");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            (json["events_outside_span"].as_u64(), json["overlapping_stretches"].as_u64()),
+            (Some(1), Some(1))
+        );
+        let text = crate::report::report_text(&r, 5);
+        let note =
+            "note: 1 event outside the recording's span left out; 1 stretch of a task overlapping its \
+                    stretch on another CPU cut or left out\n";
+        assert!(text.contains(note), "{text}");
+        let page = crate::html::html_report(&t, "x.klog", &[100], Group::Thread, 4, &[]);
+        assert!(page.contains("To keep the trace consistent: 1 event outside"), "no note in the page");
+    }
+
+    #[test]
     fn broken_chain_drops_unknown_quantum() {
         // The switch 5->6 at 200 was lost (the buffer was full, as the lost record at 200 says):
         // 6's switch-out at 300 has no known start.
@@ -136,6 +171,12 @@ pub(crate) mod tests {
         assert_eq!(json["broken_chains_by_reason"], serde_json::json!({ "ring_buffer_full": 1 }));
         let text = crate::report::report_text(&r, 5);
         assert!(text.contains("1 switches did not chain (1 ring_buffer_full)"), "{text}");
+        // Nothing left out: the counts are 0 and no note is printed.
+        assert_eq!(
+            (json["events_outside_span"].as_u64(), json["overlapping_stretches"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert!(!text.contains("outside the recording") && !text.contains("overlapping"), "{text}");
         // Without the lost record, 5 is a task never reported switching out.
         let t = Trace::from_events(header(1), &[ev[0].clone(), ev[2].clone()]);
         assert_eq!(t.broken_chains_by_reason, BTreeMap::from([(BreakReason::SwitchOutNotReported, 1)]));

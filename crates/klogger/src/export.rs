@@ -3,27 +3,29 @@
 
 use std::path::Path;
 
-use crate::analysis::convert;
+use crate::analysis::{convert, LeftOut};
 use crate::format::Log;
 
-/// Writes `log` as a trace file at `path`; returns the number of records.
-pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<u64> {
+/// Writes `log` as a trace file at `path`; returns the number of records, and what the conversion
+/// left out to keep the trace consistent.
+pub fn trace_file(log: &Log, path: &Path) -> std::io::Result<(u64, LeftOut)> {
     trace_to(log, std::io::BufWriter::new(std::fs::File::create(path)?))
 }
 
 /// Writes `log` as a trace file to `out` (a file the caller opened); returns the number of
-/// records.
-pub fn trace_to<W: std::io::Write>(log: &Log, out: W) -> std::io::Result<u64> {
+/// records, and what the conversion left out to keep the trace consistent.
+pub fn trace_to<W: std::io::Write>(log: &Log, out: W) -> std::io::Result<(u64, LeftOut)> {
     let c = convert(&log.header, &log.events);
-    trace::write_to(out, &c.header, &c.records)
+    Ok((trace::write_to(out, &c.header, &c.records)?, c.left_out))
 }
 
 /// The Perfetto view of `log` (`report::Trace::from_records`): a track per thread and per CPU, ticks
-/// on the CPU tracks; the idle task's stretches are left out.
-pub fn perfetto(log: &Log) -> report_crate::Trace {
+/// on the CPU tracks; the idle task's stretches are left out. With it, what the conversion left out
+/// to keep the trace consistent.
+pub fn perfetto(log: &Log) -> (report_crate::Trace, LeftOut) {
     let c = convert(&log.header, &log.events);
     let records = c.records.into_iter().filter(|r| !matches!(r, trace::Record::Run { task: 0, .. }));
-    report_crate::Trace::from_records(&format!("klogger: {}", log.header.kernel), records)
+    (report_crate::Trace::from_records(&format!("klogger: {}", log.header.kernel), records), c.left_out)
 }
 
 #[cfg(test)]
@@ -55,7 +57,7 @@ mod tests {
             .collect();
         assert_eq!(runs, vec![(5, 100, 250), (0, 250, 300), (5, 300, 400)]);
         let mut json = Vec::new();
-        perfetto(&log).write(&mut json).unwrap();
+        perfetto(&log).0.write(&mut json).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
         let x = v["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").count();
         assert_eq!(x, 2 * 2, "task 5's two quanta on its track and on the CPU's; idle left out");

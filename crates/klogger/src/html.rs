@@ -33,6 +33,9 @@ pub fn html_report(
             format!(" ({})", why.join(", "))
         }
     );
+    if trace.left_out.any() {
+        about += &format!(" To keep the trace consistent: {}.", trace.left_out.describe());
+    }
     if let Some(p) = r.tick_phase_ns {
         about += &format!(
             " The recorded ticks fall {:.3} ms after multiples of the tick period (median).",

@@ -295,10 +295,13 @@ fn run(cli: Cli) -> Result<()> {
             let log = read_log(&file)?;
             let f = std::io::BufWriter::new(out.create()?);
             if out.format() == F::Trace {
-                let n = export::trace_to(&log, f).map_err(|e| out.write_error(e))?;
+                let (n, left_out) = export::trace_to(&log, f).map_err(|e| out.write_error(e))?;
+                warn_left_out(&file, &left_out);
                 out.wrote(&format!("{n} records"));
             } else {
-                export::perfetto(&log).write(f).map_err(|e| out.write_error(e))?;
+                let (t, left_out) = export::perfetto(&log);
+                warn_left_out(&file, &left_out);
+                t.write(f).map_err(|e| out.write_error(e))?;
                 out.wrote("");
             }
         }
@@ -335,7 +338,15 @@ fn load(file: &Path) -> Result<(Trace, String)> {
     if trace.lost > 0 {
         warn!("{} events were lost while recording; quanta around them are dropped", trace.lost);
     }
+    warn_left_out(file, &trace.left_out);
     Ok((trace, file.display().to_string()))
+}
+
+/// Says what reading `file` left out to keep its trace consistent, if anything.
+fn warn_left_out(file: &Path, left_out: &klogger::analysis::LeftOut) {
+    if left_out.any() {
+        warn!("{}: {}", file.display(), left_out.describe());
+    }
 }
 
 fn read_log(file: &Path) -> Result<Log> {

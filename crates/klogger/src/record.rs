@@ -336,8 +336,10 @@ fn record_inner(
         true => Some(sys::enable_bpf_stats().context("enabling BPF run-time statistics")?),
         false => None,
     };
-    let links = attach(&skel)?;
+    // The start is taken before the programs are attached, so that every event lies after it (the
+    // trace reader leaves out, and counts, an event before a recording's start).
     let header = header(opts, ncpu, tick.as_ref(), &pids);
+    let links = attach(&skel)?;
     let sink = Sink::create(&opts.output, &header)?;
     let rb = sink.ring_buffer(&rings)?;
 

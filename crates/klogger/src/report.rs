@@ -82,6 +82,12 @@ pub struct Report {
     /// `program_skipped`, `unexplained`; see [`trace::klog::BreakReason`]); reasons with none are
     /// left out.
     pub broken_chains_by_reason: std::collections::BTreeMap<String, u64>,
+    /// Events outside the recording's span (before the header's start, after the End record of a
+    /// clean stop), left out (see [`trace::klog::LeftOut`]).
+    pub events_outside_span: u64,
+    /// Stretches of a task that began before its stretch on another CPU had ended (a thread runs
+    /// on one CPU at a time), cut or left out.
+    pub overlapping_stretches: u64,
     /// Ticks recorded.
     pub ticks: u64,
     /// Median phase of the recorded ticks modulo the kernel's tick period (ns).
@@ -139,6 +145,8 @@ pub fn report(trace: &Trace, file: &str, group: Group, top: usize, only: &[Strin
             .iter()
             .map(|(r, n)| (r.name().to_string(), *n))
             .collect(),
+        events_outside_span: trace.left_out.outside_span,
+        overlapping_stretches: trace.left_out.overlapping,
         ticks: trace.timeline.ticks.iter().map(|t| t.len() as u64).sum(),
         tick_phase_ns: trace.header.hz.and_then(|h| trace.timeline.observed_tick_phase(h)),
         group,
@@ -215,6 +223,11 @@ pub fn report_text(r: &Report, rows: usize) -> String {
             r.broken_chains,
             why.join(", ")
         );
+    }
+    let left_out =
+        trace::klog::LeftOut { outside_span: r.events_outside_span, overlapping: r.overlapping_stretches };
+    if left_out.any() {
+        let _ = writeln!(o, "note: {}", left_out.describe());
     }
     let _ = writeln!(o, "\nTasks (effective quantum = scheduled to descheduled):");
     let _ = writeln!(

@@ -1187,7 +1187,8 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 |_| true,
             );
             // A Gantt chart of the first 200 ms (read again: the timeline keeps no releases).
-            let (header, r) = open_trace(&file)?;
+            let r = trace::Reader::open(&file)?;
+            let header = r.header().clone();
             let mut g = report::Gantt::new(&header, 0, report::DEFAULT_WINDOW_NS);
             for rec in r {
                 g.add(&rec?);
@@ -1247,11 +1248,12 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
 }
 
 /// A trace file's header and records; a file without any record is an error, not a report of
-/// zeros.
+/// zeros. What the reading of a klogger recording left out is said on standard error.
 fn open_trace(
     file: &std::path::Path,
 ) -> Result<(trace::Header, impl Iterator<Item = Result<trace::Record, trace::ReadError>>)> {
     let mut r = trace::Reader::open(file)?;
+    note_left_out(file, &r);
     let header = r.header().clone();
     let Some(first) = r.next_record()? else {
         anyhow::bail!("no records in {}", file.display());
@@ -1259,9 +1261,19 @@ fn open_trace(
     Ok((header, std::iter::once(Ok(first)).chain(r)))
 }
 
-/// The summary of a trace file (a note on standard error if it was cut short).
+/// A note on standard error of what the reading of a klogger recording left out or cut to keep its
+/// trace consistent (a trace file is refused instead).
+fn note_left_out<R: std::io::Read>(file: &std::path::Path, r: &trace::Reader<R>) {
+    if let Some(lo) = r.left_out().filter(|lo| lo.any()) {
+        eprintln!("{}: {}", file.display(), lo.describe());
+    }
+}
+
+/// The summary of a trace file (a note on standard error if it was cut short, or if reading a
+/// klogger recording left something out).
 fn summarize_file(file: &std::path::Path) -> Result<trace::summary::Summary> {
     let mut r = trace::Reader::open(file)?;
+    note_left_out(file, &r);
     let header = r.header().clone();
     let s = trace::summary::summarize(&header, r.by_ref())?;
     if s.records == 0 {

@@ -40,8 +40,19 @@
 //! and distributions. When the switches of a CPU do not chain (events were lost, or only a process
 //! tree was recorded), the quantum whose start is unknown is dropped rather than guessed, and the
 //! break is counted with its reason ([`BreakReason`], [`Converted::broken_chains_by_reason`]).
+//!
+//! The trace [`convert`] gives keeps the rules of every trace ([`crate::Consistency`]) however
+//! the recording reads: what would break them is left out and counted ([`LeftOut`]), never
+//! refused, since a recording of a live kernel cannot be made again (the crate documentation says
+//! why). An event before the header's `start_ns` or after the End record of a clean stop lies
+//! outside the recording (the recorder takes its start before attaching its programs, and writes
+//! the End record after detaching them and draining the buffers; recorders before that change took
+//! the start a few milliseconds after attaching): it is left out. A stretch of a task that begins
+//! before the task's stretch on another CPU has ended (a thread runs on one CPU at a time; only
+//! damage or an unlucky mix of lost events can say otherwise) is cut to begin where the other
+//! ended, and left out if nothing remains; the idle task (0) is one task per CPU and exempt.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
@@ -505,6 +516,44 @@ impl BreakReason {
     }
 }
 
+/// What [`convert`] left out of a recording so that its trace keeps the rules of every trace (see
+/// the module documentation), counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// Events whose time lies outside the recording: before the header's `start_ns`, or after the
+    /// End record of a clean stop.
+    pub outside_span: u64,
+    /// Stretches of a task that began before its stretch on another CPU had ended: cut to begin
+    /// where that one ended, or left out when nothing remained.
+    pub overlapping: u64,
+}
+
+impl LeftOut {
+    /// Whether anything was left out.
+    pub fn any(&self) -> bool {
+        self.outside_span > 0 || self.overlapping > 0
+    }
+
+    /// A sentence for a person ("2 events outside the recording's span left out; 1 stretch of a task
+    /// overlapping its stretch on another CPU cut or left out"); empty if nothing was.
+    pub fn describe(&self) -> String {
+        let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut parts = Vec::new();
+        if self.outside_span > 0 {
+            parts.push(
+                plural(self.outside_span, "event", "events") + " outside the recording's span left out",
+            );
+        }
+        if self.overlapping > 0 {
+            parts.push(
+                plural(self.overlapping, "stretch", "stretches")
+                    + " of a task overlapping its stretch on another CPU cut or left out",
+            );
+        }
+        parts.join("; ")
+    }
+}
+
 /// A recording as a trace: its header and records, in time order (a Run at its start), task names
 /// first.
 #[derive(Clone, Debug)]
@@ -520,6 +569,8 @@ pub struct Converted {
     pub broken_chains: u64,
     /// [`Converted::broken_chains`] by reason (reasons with none left out).
     pub broken_chains_by_reason: BTreeMap<BreakReason, u64>,
+    /// What was left out or cut to keep the trace consistent.
+    pub left_out: LeftOut,
 }
 
 /// Classifies the breaks of a recording's chains of switches (see [`BreakReason`]).
@@ -561,10 +612,18 @@ impl Breaks<'_> {
     }
 }
 
-/// Converts a recording's events (in any order: they are sorted by time here).
+/// Converts a recording's events (in any order: they are sorted by time here). Events outside the
+/// recording's span are left out and counted, as are overlapping stretches of a task (the module
+/// documentation).
 pub fn convert(header: &Header, events: &[Event]) -> Converted {
     let recorder = |k: Kind| matches!(k, Kind::Lost | Kind::End | Kind::Missed);
+    // The recording's span: from the header's start to the End record of a clean stop, if any.
+    let stop = events.last().filter(|e| e.kind == Kind::End).map(|e| e.ts);
+    let inside = |e: &Event| e.ts >= header.start_ns && stop.is_none_or(|s| e.ts <= s);
     let mut ev: Vec<&Event> = events.iter().filter(|e| !recorder(e.kind)).collect();
+    let read = ev.len();
+    ev.retain(|e| inside(e));
+    let outside_span = (read - ev.len()) as u64;
     ev.sort_by_key(|e| e.ts);
     let start = ev.first().map(|e| e.ts).unwrap_or(header.start_ns);
     let end = ev.last().map(|e| e.ts).unwrap_or(start);
@@ -681,6 +740,7 @@ pub fn convert(header: &Header, events: &[Event]) -> Converted {
         }
     }
     timed.sort_by_key(|(t, _)| *t);
+    let overlapping = cut_overlaps(&mut timed);
     let source = Source::Klogger { kernel: header.kernel.clone(), target: header.target.clone() };
     let mut th = crate::Header::new(source, ncpu as u32, &header.clock, start, header.hz);
     th.followed = followed
@@ -698,10 +758,41 @@ pub fn convert(header: &Header, events: &[Event]) -> Converted {
     Converted {
         header: th,
         records,
-        events: ev.len() as u64,
+        events: ev.len() as u64 + outside_span,
         broken_chains,
         broken_chains_by_reason: breaks.by_reason,
+        left_out: LeftOut { outside_span, overlapping },
     }
+}
+
+/// Cuts every stretch of a task that begins before the task's last stretch (on another CPU) has
+/// ended, to begin where that one ended; leaves it out if nothing remains. The idle task (0) is one
+/// task per CPU and keeps its stretches. `timed` is in time order (a Run at its start) and stays so.
+/// Returns how many stretches were cut or left out.
+fn cut_overlaps(timed: &mut Vec<(u64, Record)>) -> u64 {
+    let mut free: HashMap<u32, u64> = HashMap::new();
+    let (mut n, mut moved) = (0, false);
+    timed.retain_mut(|(key, r)| {
+        let Record::Run { task, start, end, complete, .. } = r else { return true };
+        if *task == 0 {
+            return true;
+        }
+        let f = free.entry(*task).or_insert(0);
+        if *start < *f {
+            n += 1;
+            if *end <= *f {
+                return false;
+            }
+            (*start, *key, *complete) = (*f, *f, false);
+            moved = true;
+        }
+        *f = *end;
+        true
+    });
+    if moved {
+        timed.sort_by_key(|(t, _)| *t);
+    }
+    n
 }
 
 #[cfg(test)]
@@ -901,11 +992,80 @@ mod tests {
         lost_recs.extend((0..n).filter(|k| k % 5 == 0).map(|k| lost(1000 * k + 101, 0, 1)));
         lost_recs.reverse();
         ev.extend(lost_recs);
-        let c = convert(&header(), &ev);
+        let c = convert(&Header { start_ns: 0, ..header() }, &ev);
         let full = n.div_ceil(3);
         let want =
             BTreeMap::from([(BreakReason::RingBufferFull, full), (BreakReason::Unexplained, n - full)]);
         assert_eq!(c.broken_chains_by_reason, want);
+    }
+
+    #[test]
+    fn events_outside_the_recording_are_left_out_and_counted() {
+        // The header starts at 5 and a clean stop ends at 500: an event at 2 (before the start)
+        // and one at 10^12 (after the End record; it once made a 1000 s recording of this one)
+        // are left out, and counted; the read figures stay those of the span.
+        let ev = [
+            switch(2, 1, 0, 7),
+            switch(100, 0, 0, 5),
+            switch(300, 0, 5, 0),
+            switch(1_000_000_000_000, 1, 0, 6),
+            Event::new(500, 0, Kind::End),
+        ];
+        let c = convert(&header(), &ev);
+        assert_eq!(c.left_out, LeftOut { outside_span: 2, overlapping: 0 });
+        assert_eq!(c.events, 4, "every event read is counted, those left out too");
+        assert_eq!((c.header.start_ns, c.records.last()), (100, Some(&Record::End { at: 300 })));
+        assert!(c.records.iter().all(|r| !matches!(r, Record::Run { task: 6 | 7, .. })));
+        assert_eq!(c.left_out.describe(), "2 events outside the recording's span left out");
+        // Without the End record (a recording cut short), the end is the last event's.
+        let c = convert(&header(), &ev[..4]);
+        assert_eq!(c.left_out.outside_span, 1);
+        // Nothing left out: nothing said.
+        let c = convert(&header(), &ev[1..3]);
+        assert_eq!((c.left_out.any(), c.left_out.describe()), (false, String::new()));
+    }
+
+    #[test]
+    fn a_task_on_two_cpus_at_once_is_cut_to_one_and_counted() {
+        // Task 5 switched in on CPU 0 at 100 and on CPU 1 at 150 (damage, or an unlucky mix of lost
+        // events), switched out of both at 300: it once read as 200 % of one CPU. Its stretch on
+        // CPU 1 is cut to begin where CPU 0's ends, which leaves nothing: left out. A stretch that
+        // lasts beyond the other keeps its rest, partial. The idle task (0) runs on both at once.
+        let ev = [
+            switch(100, 0, 0, 5),
+            switch(150, 1, 0, 5),
+            switch(300, 0, 5, 0),
+            switch(300, 1, 5, 0),
+            switch(310, 0, 0, 6),
+            switch(320, 1, 0, 6),
+            switch(400, 0, 6, 0),
+            switch(450, 1, 6, 0),
+        ];
+        let c = convert(&header(), &ev);
+        assert_eq!(c.left_out, LeftOut { outside_span: 0, overlapping: 2 });
+        let runs: Vec<(u32, u32, u64, u64, bool)> = c
+            .records
+            .iter()
+            .filter_map(|r| match *r {
+                Record::Run { task, cpu, start, end, complete, .. } if task != 0 => {
+                    Some((task, cpu, start, end, complete))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(runs, [(5, 0, 100, 300, true), (6, 0, 310, 400, true), (6, 1, 400, 450, false)]);
+        let idle = c.records.iter().filter(|r| matches!(r, Record::Run { task: 0, .. })).count();
+        assert_eq!(idle, 4);
+        assert_eq!(
+            c.left_out.describe(),
+            "2 stretches of a task overlapping its stretch on another CPU cut or left out"
+        );
+        // The one reader says so, and reads the same records.
+        let dir = tempfile::tempdir().unwrap();
+        let p = file(dir.path(), "two.klog", &header(), &ev);
+        let r = crate::Reader::open(&p).unwrap();
+        assert_eq!(r.left_out(), Some(&c.left_out));
+        assert_eq!(r.collect::<Result<Vec<_>, _>>().unwrap(), c.records);
     }
 
     #[test]

@@ -36,9 +36,38 @@
 //!
 //! Times are nanoseconds on the clock the header names (`"simulated"` for the simulator,
 //! `"CLOCK_MONOTONIC"` for real runs).
+//!
+//! **A trace agrees with itself.** Every time a record holds (a Run's start and end, the `at` of the
+//! others) lies in the trace's span: from the header's `start_ns` to its End record (or the last
+//! time seen, in a file cut short). A CPU runs one task at a time and a task runs on one CPU at a
+//! time: the Run records of one CPU, and those of one task, follow each other in time without
+//! overlapping (a Run may begin where the last one ended); the exception is task 0 of a klogger
+//! trace, Linux's idle task, which is one task per CPU. Every CPU a record names is one the header
+//! has. A trace has at most one End record. [`Consistency`] states these rules and checks them; the
+//! reader applies it to every record it yields, so that every analysis reads checked input and none
+//! can give an impossible figure: a share above 100 % of a CPU, a negative duration, more CPU time
+//! than the span × the CPUs.
+//!
+//! Two formats, two answers to a record that breaks them, each given once, by its reader:
+//!
+//! - **This format is refused** at the first such record, with the file and its byte offset. The
+//!   project's own tools write it, and keep the rules as they write (the simulator by construction;
+//!   hourglass cuts the intervals its gap threshold lets overlap and ends the trace after its last
+//!   record; `klogger export` writes the repaired recording below), so a broken rule is a bug or
+//!   damage, and a figure computed past it would be wrong without a word. (Traces hourglass wrote
+//!   before it kept them, with records after their End record, are refused too.)
+//! - **klogger's recordings are repaired and the repairs counted** ([`klog::convert`],
+//!   [`klog::LeftOut`], [`Reader::left_out`]): a recording is of a live kernel, cannot be made
+//!   again, and loses events by design when a ring buffer is full, so refusing it for one bad
+//!   stretch would throw away all the rest. An event outside the recording's span and a stretch of
+//!   a task overlapping its stretch on another CPU are left out (the stretch cut, when part of it
+//!   is not), and every report says how many (`klogger report`, `klogger html`, a warning of every
+//!   klogger command, a note from `smartsim trace`). A CPU number beyond the header's is still
+//!   refused (it is damage, not loss, and per-CPU tables are sized by it).
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -464,6 +493,131 @@ fn opt32(v: u32) -> Option<u32> {
     (v != NONE32).then_some(v)
 }
 
+/// The rules a trace's records keep with its header and with each other (the crate documentation,
+/// "A trace agrees with itself"), checked one record at a time. It keeps one entry per CPU and per
+/// task, whatever the length of the trace. The reader applies it to every record of a trace file;
+/// a source that writes records may apply it to what it writes.
+#[derive(Clone, Debug)]
+pub struct Consistency {
+    start: u64,
+    cpus: u32,
+    /// Task 0 is the idle task of every CPU (a klogger trace): its runs on different CPUs overlap.
+    idle_per_cpu: bool,
+    /// Per CPU: the end of its last run, and that record's offset.
+    cpu_free: Vec<Option<(u64, u64)>>,
+    /// Per task: the CPU and end of its last run, and that record's offset.
+    task_free: HashMap<u32, (u32, u64, u64)>,
+    /// The latest time seen: the time, what held it, and the record's offset.
+    latest: Option<(u64, &'static str, u64)>,
+    /// The End record's time and offset.
+    end: Option<(u64, u64)>,
+}
+
+impl Consistency {
+    /// Nothing seen yet, in a trace with `header`.
+    pub fn new(header: &Header) -> Consistency {
+        Consistency {
+            start: header.start_ns,
+            cpus: header.cpus,
+            idle_per_cpu: matches!(header.source, Source::Klogger { .. }),
+            cpu_free: Vec::new(),
+            task_free: HashMap::new(),
+            latest: None,
+            end: None,
+        }
+    }
+
+    /// Checks record `r`, found at byte `offset` of its file, against the header and the records
+    /// checked before it; says what is wrong otherwise, with the offset of the record at fault (an
+    /// earlier one when an End record comes before its end). After an error the state is of no
+    /// further use: a reader stops there.
+    pub fn check(&mut self, r: &Record, offset: u64) -> Result<(), (u64, String)> {
+        let here = |what: String| Err((offset, what));
+        // What the record is, named by its first time and by its last.
+        let ((what_first, first), (what, last)) = match *r {
+            Record::Task { .. } => return Ok(()),
+            Record::Run { start, end, .. } => (("run starting", start), ("run ending", end)),
+            Record::Wake { at, .. } => (("wake-up", at), ("wake-up", at)),
+            Record::Tick { at, .. } => (("tick", at), ("tick", at)),
+            Record::Release { at, .. } => (("release", at), ("release", at)),
+            Record::JobEnd { at, .. } => (("request end", at), ("request end", at)),
+            Record::Notify { at, .. } => (("notification", at), ("notification", at)),
+            Record::Mark { at, .. } => (("mark", at), ("mark", at)),
+            Record::End { at } => (("End record", at), ("End record", at)),
+        };
+        if first < self.start {
+            return here(format!(
+                "{what_first} at {first} ns lies before the trace's start ({} ns, the header's start_ns)",
+                self.start
+            ));
+        }
+        if let Some((e, e_at)) = self.end {
+            if matches!(r, Record::End { .. }) {
+                return here(format!("a second End record (the first is at byte {e_at})"));
+            }
+            if last > e {
+                return here(format!(
+                    "{what} at {last} ns lies after the trace's end ({e} ns, the End record at byte {e_at})"
+                ));
+            }
+        }
+        match *r {
+            Record::End { at } => {
+                if let Some((t, w, t_at)) = self.latest.filter(|l| l.0 > at) {
+                    return Err((
+                        t_at,
+                        format!(
+                            "{w} at {t} ns lies after the trace's end ({at} ns, the End record at byte \
+                             {offset})"
+                        ),
+                    ));
+                }
+                self.end = Some((at, offset));
+            }
+            Record::Wake { cpu: Some(cpu), .. } if cpu >= self.cpus => {
+                return here(format!("wake-up on CPU {cpu} of a {}-CPU trace", self.cpus));
+            }
+            Record::Run { task, cpu, start, end, .. } => {
+                if end < start {
+                    return here(format!("a run ends ({end}) before it starts ({start})"));
+                }
+                if cpu >= self.cpus {
+                    return here(format!("CPU {cpu} of a {}-CPU trace", self.cpus));
+                }
+                let c = cpu as usize;
+                if self.cpu_free.len() <= c {
+                    self.cpu_free.resize(c + 1, None);
+                }
+                if let Some((free, f_at)) = self.cpu_free[c].filter(|f| start < f.0) {
+                    return here(format!(
+                        "task {task} runs on CPU {cpu} from {start} ns, before the run at byte {f_at} \
+                         ends there ({free} ns): a CPU runs one task at a time, and its runs are written \
+                         in time order"
+                    ));
+                }
+                self.cpu_free[c] = Some((end, offset));
+                if !(self.idle_per_cpu && task == 0) {
+                    if let Some(&(other, free, f_at)) = self.task_free.get(&task).filter(|f| start < f.1) {
+                        return here(format!(
+                            "task {task} runs on CPU {cpu} from {start} ns, before its run on CPU {other} \
+                             (byte {f_at}) ends ({free} ns): a task runs on one CPU at a time"
+                        ));
+                    }
+                    self.task_free.insert(task, (cpu, end, offset));
+                }
+            }
+            Record::Tick { cpu, .. } if cpu >= self.cpus => {
+                return here(format!("CPU {cpu} of a {}-CPU trace", self.cpus));
+            }
+            _ => {}
+        }
+        if self.latest.is_none_or(|l| last > l.0) {
+            self.latest = Some((last, what, offset));
+        }
+        Ok(())
+    }
+}
+
 /// Reads a trace record by record.
 pub struct Reader<R: Read> {
     input: R,
@@ -475,6 +629,10 @@ pub struct Reader<R: Read> {
     done: bool,
     /// The records of a klogger recording, converted when it was opened.
     converted: Option<std::vec::IntoIter<Record>>,
+    /// What a klogger recording's conversion left out (see [`Reader::left_out`]).
+    left_out: Option<klog::LeftOut>,
+    /// The rules every record of a trace file is checked against.
+    consistency: Consistency,
 }
 
 impl Reader<BufReader<File>> {
@@ -492,10 +650,12 @@ impl Reader<BufReader<File>> {
                 input,
                 path: path.into(),
                 offset: 0,
+                consistency: Consistency::new(&c.header),
                 header: c.header,
                 trailing: log.trailing_bytes as u64,
                 done: false,
                 converted: Some(c.records.into_iter()),
+                left_out: Some(c.left_out),
             });
         }
         Reader::new(input, path)
@@ -535,7 +695,17 @@ impl<R: Read> Reader<R> {
             return Err(bad(format!("header says {} CPUs", header.cpus)));
         }
         let offset = 16 + len as u64;
-        Ok(Reader { input, path: path.into(), offset, header, trailing: 0, done: false, converted: None })
+        Ok(Reader {
+            input,
+            path: path.into(),
+            offset,
+            consistency: Consistency::new(&header),
+            header,
+            trailing: 0,
+            done: false,
+            converted: None,
+            left_out: None,
+        })
     }
 
     /// The header.
@@ -549,12 +719,20 @@ impl<R: Read> Reader<R> {
         self.trailing
     }
 
-    /// The next record; `None` at the end of the file.
+    /// For a klogger recording, what its conversion left out and counted (the crate documentation,
+    /// "A trace agrees with itself"); `None` for a trace file, which is refused instead.
+    pub fn left_out(&self) -> Option<&klog::LeftOut> {
+        self.left_out.as_ref()
+    }
+
+    /// The next record, checked against the header and the records before it ([`Consistency`]);
+    /// `None` at the end of the file.
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
         if self.done {
             return Ok(None);
         }
         if let Some(c) = self.converted.as_mut() {
+            // Consistent by construction: the conversion leaves out and counts what is not.
             return Ok(c.next());
         }
         let at = self.offset;
@@ -581,7 +759,7 @@ impl<R: Read> Reader<R> {
         let r = match b[0] {
             1 => Record::Run {
                 task: get32(&b, 1),
-                cpu: self.cpu(get32(&b, 5), at)?,
+                cpu: get32(&b, 5),
                 start: get64(&b, 9),
                 end: get64(&b, 17),
                 why: EndReason::from_code(b[25])
@@ -589,9 +767,7 @@ impl<R: Read> Reader<R> {
                 complete: b[26] != 0,
             },
             2 => Record::Wake { task: get32(&b, 1), cpu: opt32(get32(&b, 5)), at: get64(&b, 9) },
-            3 => {
-                Record::Tick { cpu: self.cpu(get32(&b, 1), at)?, task: opt32(get32(&b, 5)), at: get64(&b, 9) }
-            }
+            3 => Record::Tick { cpu: get32(&b, 1), task: opt32(get32(&b, 5)), at: get64(&b, 9) },
             4 => Record::Release {
                 task: get32(&b, 1),
                 job: get32(&b, 5),
@@ -616,23 +792,14 @@ impl<R: Read> Reader<R> {
             8 => Record::Notify { task: get32(&b, 1), at: get64(&b, 5), deadline: get64(&b, 13) },
             _ => Record::End { at: get64(&b, 1) },
         };
-        if let Record::Run { start, end, .. } = r {
-            if end < start {
-                return Err(self.bad(at, format!("a run ends ({end}) before it starts ({start})")));
-            }
+        if let Err((offset, what)) = self.consistency.check(&r, at) {
+            return Err(self.bad(offset, what));
         }
         Ok(Some(r))
     }
 
     fn bad(&self, offset: u64, what: String) -> ReadError {
         ReadError::Record { path: self.path.clone(), offset, what }
-    }
-
-    fn cpu(&self, cpu: u32, at: u64) -> Result<u32, ReadError> {
-        if cpu >= self.header.cpus {
-            return Err(self.bad(at, format!("CPU {cpu} of a {}-CPU trace", self.header.cpus)));
-        }
-        Ok(cpu)
     }
 
     /// Reads into `buf`; returns the bytes read (fewer only at the end of the file).
@@ -791,6 +958,137 @@ mod tests {
         b[body + 25] = 0;
         let err = Reader::new(&b[..], Path::new("t.trace")).unwrap().next().unwrap().unwrap_err();
         assert!(err.to_string().contains("end reason 0"), "{err}");
+    }
+
+    /// The error reading `records` of a trace with `h` as `t.trace`, and the byte offset of each
+    /// record.
+    fn refusal(h: &Header, records: &[Record]) -> (String, Vec<usize>) {
+        let mut w = Writer::new(Vec::new(), h).unwrap();
+        let mut offsets = Vec::new();
+        let head = Writer::new(Vec::new(), h).unwrap().finish().unwrap().len();
+        let mut at = head;
+        for r in records {
+            offsets.push(at);
+            let mut one = Writer::new(Vec::new(), h).unwrap();
+            one.write(r).unwrap();
+            at += one.finish().unwrap().len() - head;
+            w.write(r).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let r = Reader::new(&bytes[..], Path::new("t.trace")).unwrap();
+        let err = r.collect::<Result<Vec<_>, _>>().expect_err("refused");
+        (err.to_string(), offsets)
+    }
+
+    fn run(task: u32, cpu: u32, start: u64, end: u64) -> Record {
+        Record::Run { task, cpu, start, end, why: EndReason::Preempted, complete: true }
+    }
+
+    #[test]
+    fn a_record_outside_the_span_is_refused_with_its_offset() {
+        let h = Header { start_ns: 1000, ..header() };
+        // A run that begins before the start (the 1000 % share of a 1 µs span).
+        let (e, at) = refusal(&h, &[run(0, 0, 0, 10_000), Record::End { at: 2000 }]);
+        assert_eq!(
+            e,
+            format!(
+                "t.trace: byte {}: run starting at 0 ns lies before the trace's start (1000 ns, the \
+                 header's start_ns)",
+                at[0]
+            )
+        );
+        // Any record's time: a wake-up, an End record.
+        let (e, at) = refusal(&h, &[Record::Wake { task: 0, cpu: None, at: 999 }]);
+        assert!(e.starts_with(&format!("t.trace: byte {}: wake-up at 999 ns lies before", at[0])), "{e}");
+        let (e, _) = refusal(&h, &[Record::End { at: 5 }]);
+        assert!(e.contains("End record at 5 ns lies before the trace's start"), "{e}");
+        // A run that ends after the End record: named at its own offset, with the End record's.
+        let (e, at) = refusal(
+            &h,
+            &[
+                run(0, 0, 1000, 10_000),
+                Record::Mark { task: None, at: 1500, text: "m".into() },
+                Record::End { at: 2000 },
+            ],
+        );
+        assert_eq!(
+            e,
+            format!(
+                "t.trace: byte {}: run ending at 10000 ns lies after the trace's end (2000 ns, the End \
+                 record at byte {})",
+                at[0], at[2]
+            )
+        );
+        // A record after the End record, later than it; one as late is inside the span.
+        let end = Record::End { at: 2000 };
+        let late = Record::Tick { cpu: 1, task: None, at: 2001 };
+        let (e, at) = refusal(&h, &[end.clone(), Record::Tick { cpu: 1, task: None, at: 2000 }, late]);
+        assert!(
+            e.starts_with(&format!("t.trace: byte {}: tick at 2001 ns lies after the trace's end", at[2])),
+            "{e}"
+        );
+        // A second End record.
+        let (e, at) = refusal(&h, &[end.clone(), end]);
+        assert_eq!(
+            e,
+            format!("t.trace: byte {}: a second End record (the first is at byte {})", at[1], at[0])
+        );
+    }
+
+    #[test]
+    fn overlapping_stretches_are_refused_with_their_offsets() {
+        let h = header();
+        // Two tasks on CPU 1 at once.
+        let (e, at) = refusal(&h, &[run(0, 1, 0, 100), run(1, 1, 50, 150)]);
+        assert_eq!(
+            e,
+            format!(
+                "t.trace: byte {}: task 1 runs on CPU 1 from 50 ns, before the run at byte {} ends there \
+                 (100 ns): a CPU runs one task at a time, and its runs are written in time order",
+                at[1], at[0]
+            )
+        );
+        // A CPU's runs out of time order.
+        let (e, _) = refusal(&h, &[run(0, 1, 100, 200), run(1, 1, 0, 50)]);
+        assert!(e.contains("task 1 runs on CPU 1 from 0 ns, before the run at byte"), "{e}");
+        // One task on two CPUs at once.
+        let (e, at) = refusal(&h, &[run(3, 0, 0, 100), run(3, 1, 99, 150)]);
+        assert_eq!(
+            e,
+            format!(
+                "t.trace: byte {}: task 3 runs on CPU 1 from 99 ns, before its run on CPU 0 (byte {}) ends \
+                 (100 ns): a task runs on one CPU at a time",
+                at[1], at[0]
+            )
+        );
+        // Runs that touch are fine; so is klogger's idle task 0 on every CPU at once, and only it.
+        let fine = [run(0, 0, 0, 100), run(1, 0, 100, 200), run(0, 1, 100, 200), Record::End { at: 200 }];
+        let (_, back, _) = read(&write(&fine));
+        assert_eq!(back, fine);
+        let kh =
+            Header { source: Source::Klogger { kernel: "k".into(), target: "system".into() }, ..header() };
+        let idle = [run(0, 0, 0, 100), run(0, 1, 0, 100), Record::End { at: 100 }];
+        let mut w = Writer::new(Vec::new(), &kh).unwrap();
+        idle.iter().for_each(|r| w.write(r).unwrap());
+        let bytes = w.finish().unwrap();
+        let back: Vec<Record> =
+            Reader::new(&bytes[..], Path::new("k.trace")).unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(back, idle);
+        let (e, _) = refusal(&kh, &[run(5, 0, 0, 100), run(5, 1, 0, 100)]);
+        assert!(e.contains("task 5 runs on CPU 1 from 0 ns, before its run on CPU 0"), "{e}");
+    }
+
+    #[test]
+    fn a_cpu_the_header_lacks_is_refused_in_every_record_that_names_one() {
+        let h = header();
+        for (r, what) in [
+            (run(0, 2, 0, 1), "CPU 2 of a 2-CPU trace"),
+            (Record::Tick { cpu: 9, task: None, at: 0 }, "CPU 9 of a 2-CPU trace"),
+            (Record::Wake { task: 0, cpu: Some(2), at: 0 }, "wake-up on CPU 2 of a 2-CPU trace"),
+        ] {
+            let (e, at) = refusal(&h, &[Record::End { at: 5 }, r]);
+            assert_eq!(e, format!("t.trace: byte {}: {what}", at[1]));
+        }
     }
 
     #[test]
