@@ -28,7 +28,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+use std::borrow::Cow;
 use std::fmt;
+use std::fmt::Write as _;
 use tracing::{Event, Level, Subscriber};
 pub use tracing_subscriber::filter::LevelFilter;
 
@@ -109,6 +111,70 @@ pub fn stdout_failed(e: &std::io::Error) -> ! {
     std::process::exit(1);
 }
 
+/// `text` as a person should see it on a terminal (and in a drawing or a page, under the markup
+/// escaping of `report::escape`): each character [`is_hidden`] says is one is written as an
+/// escape, the rest is kept as it is. An ASCII control character (U+0000 to U+001F, U+007F) becomes
+/// `\xNN` (two lowercase hex digits: ESC is `\x1b`, a line feed `\x0a`); any other becomes
+/// `\u{N}` (lowercase hex, as Rust writes it: the C1 control U+009B is `\u{9b}`, the right-to-left
+/// override `\u{202e}`). Text with none of them is returned as it is, without a copy, so output
+/// for ordinary names does not change.
+///
+/// A backslash is not doubled: a name that holds the four characters `\x1b` reads the same as one
+/// that holds an escape character. The result is for reading; the exact name is in the trace and in
+/// every `--format json`. The output holds no character that XML 1.0 forbids.
+///
+/// ```
+/// assert_eq!(diag::visible("audio"), "audio");
+/// assert_eq!(diag::visible("evil\u{1b}[2J"), "evil\\x1b[2J");
+/// assert_eq!(diag::visible("abc\u{202e}fed"), "abc\\u{202e}fed");
+/// ```
+pub fn visible(text: &str) -> Cow<'_, str> {
+    escape_where(text, is_hidden)
+}
+
+/// As [`visible`], keeping line feeds: for a message of several lines (an error, a warning).
+pub fn visible_lines(text: &str) -> Cow<'_, str> {
+    escape_where(text, |c| c != '\n' && is_hidden(c))
+}
+
+/// Whether [`visible`] writes `c` as an escape: a control character (Unicode's category Cc:
+/// U+0000 to U+001F, U+007F to U+009F: escape sequences, line breaks, tabs, bells, backspaces); a
+/// character that reorders the text around it (the bidirectional marks, embeddings, overrides and
+/// isolates: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069); a line or paragraph
+/// separator (U+2028, U+2029); and the noncharacters U+FFFE and U+FFFF (which XML forbids).
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{fffe}'
+                | '\u{ffff}'
+        )
+}
+
+fn escape_where(text: &str, hidden: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if !hidden(c) {
+            out.push(c);
+        } else if c.is_ascii() {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// The subscriber [`init`] installs, writing to `writer`.
 fn subscriber<W>(tool: &'static str, level: LevelFilter, writer: W) -> impl Subscriber + Send + Sync
 where
@@ -139,9 +205,10 @@ where
             Level::DEBUG => "debug: ",
             Level::TRACE => "trace: ",
         };
-        write!(w, "{}: {tag}", self.tool)?;
-        ctx.field_format().format_fields(w.by_ref(), event)?;
-        writeln!(w)
+        // The message may quote a name from outside (module doc): formatted first, then made visible.
+        let mut message = String::new();
+        ctx.field_format().format_fields(Writer::new(&mut message), event)?;
+        writeln!(w, "{}: {tag}{}", self.tool, visible_lines(&message))
     }
 }
 
@@ -180,6 +247,38 @@ mod tests {
             "hourglass: warning: over.toml:8: always overloaded\nhourglass: wrote t.trace (3 records)\n\
              hourglass: debug: gap threshold 20 ns\n"
         );
+    }
+
+    #[test]
+    fn names_from_outside_reach_stderr_visible() {
+        let sink = Sink::default();
+        let w = sink.clone();
+        let s = subscriber("scx_smart", LevelFilter::DEBUG, move || w.clone());
+        tracing::subscriber::with_default(s, || {
+            tracing::debug!("dispatch 7 ({}) on CPU 0", "top\u{1b}[2J\u{202e}");
+            tracing::warn!("two\nlines\r");
+        });
+        let out = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            out,
+            "scx_smart: debug: dispatch 7 (top\\x1b[2J\\u{202e}) on CPU 0\nscx_smart: warning: two\nlines\\x0d\n"
+        );
+    }
+
+    #[test]
+    fn every_hidden_character_is_escaped_and_nothing_else() {
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            let s = c.to_string();
+            let v = visible(&s);
+            if is_hidden(c) {
+                assert!(v.starts_with('\\') && v.chars().all(|x| x.is_ascii_graphic()), "{c:?} → {v}");
+            } else {
+                assert_eq!(v, s);
+            }
+        }
+        assert_eq!(visible("\u{0}\u{7f}\u{85}\t"), "\\x00\\x7f\\u{85}\\x09");
+        assert!(matches!(visible("video ✓ ünïcode"), Cow::Borrowed(_)), "no copy for ordinary text");
+        assert_eq!(visible_lines("a\nb\u{1b}"), "a\nb\\x1b");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! exit = 2                     # expected exit status (default 2)
 //! stderr = ["--window"]        # each must appear on stderr
 //! stdout = []                  # each must appear on stdout
+//! absent = ["\u001b"]         # each must appear on neither stdout nor stderr (a raw ESC, say)
 //! root = false                 # needs root (skipped, and said, otherwise)
 //! seconds = 20                 # time limit (default 20)
 //! ```
@@ -78,6 +79,8 @@ struct Case {
     stderr: Vec<String>,
     #[serde(default)]
     stdout: Vec<String>,
+    #[serde(default)]
+    absent: Vec<String>,
     #[serde(default)]
     root: bool,
     #[serde(default = "twenty")]
@@ -284,6 +287,13 @@ fn judge(c: &Case, o: &Outcome) -> Vec<String> {
     for s in &c.stdout {
         if !o.stdout.contains(s.as_str()) {
             bad.push(format!("stdout lacks {s:?}"));
+        }
+    }
+    for s in &c.absent {
+        for (name, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            if text.contains(s.as_str()) {
+                bad.push(format!("{name} holds {s:?}"));
+            }
         }
     }
     if c.exit != 0 && o.stderr.trim().is_empty() {

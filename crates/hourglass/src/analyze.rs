@@ -350,7 +350,8 @@ pub fn main(argv: &[String]) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(Failure { code, message }) => {
-            eprintln!("hourglass analyze: {message}");
+            // A message may quote a line or a name of the input: shown as a terminal may show it.
+            eprintln!("hourglass analyze: {}", diag::visible_lines(&message));
             ExitCode::from(code)
         }
     }

@@ -16,7 +16,8 @@ fn main() -> ExitCode {
     let cmd = match cli::parse(&argv) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("hourglass: {e}\nTry 'hourglass --help'.");
+            // Errors quote the command line and the scenario: shown as a terminal may show them.
+            eprintln!("hourglass: {}\nTry 'hourglass --help'.", diag::visible_lines(&e.to_string()));
             return ExitCode::from(2);
         }
     };
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
             match hourglass::scenario::load(&path, *base, duration_given) {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("hourglass: {e}");
+                    eprintln!("hourglass: {}", diag::visible_lines(&e.to_string()));
                     return ExitCode::from(2);
                 }
             }

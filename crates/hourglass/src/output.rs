@@ -100,7 +100,7 @@ fn header(r: &RunResult) -> String {
         format_time(r.duration_ns),
         r.clock,
         r.clock_hz / 1e9,
-        uname_release()
+        report::escape::visible(&uname_release())
     )
 }
 

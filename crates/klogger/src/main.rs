@@ -185,7 +185,8 @@ fn main() {
     let cli = Cli::parse();
     diag::init("klogger", cli.verbose.tracing_level_filter());
     if let Err(e) = run(cli) {
-        eprintln!("klogger: error: {e:#}");
+        // An error may quote a name or a line of an input: shown as a terminal may show it.
+        eprintln!("klogger: error: {}", diag::visible_lines(&format!("{e:#}")));
         std::process::exit(2);
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use report_crate::escape::visible;
 use serde::Serialize;
 
 use crate::analysis::{Group, Percentiles, TaskStats, Trace};
@@ -191,12 +192,10 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// A task's column: `name (pid)` as a terminal should show it (`report::escape::visible`), cut to
+/// the 28 characters of its column.
 fn label(name: &str, pid: u32) -> String {
-    let mut n = format!("{name} ({pid})");
-    if n.len() > 28 {
-        n.truncate(28);
-    }
-    n
+    format!("{} ({pid})", visible(name)).chars().take(28).collect()
 }
 
 /// The report as text tables. `rows` bounds the task tables.
@@ -205,8 +204,8 @@ pub fn report_text(r: &Report, rows: usize) -> String {
     let _ = writeln!(
         o,
         "{}: kernel {}, HZ {}, {} CPUs, {} recorded, {} events, {} lost, {} ticks{}",
-        r.file,
-        r.kernel,
+        visible(&r.file),
+        visible(&r.kernel),
         r.hz.map(|h| h.to_string()).unwrap_or_else(|| "?".into()),
         r.cpus,
         fmt_ns(r.duration_ns),
@@ -269,7 +268,7 @@ pub fn report_text(r: &Report, rows: usize) -> String {
     }
     let _ = writeln!(o, "\nCPU usage distribution (Etsion table 5):");
     for s in &r.cpu_share {
-        let _ = writeln!(o, "  {:<32} {:>7.2}%", s.name, s.share * 100.0);
+        let _ = writeln!(o, "  {:<32} {:>7.2}%", visible(&s.name), s.share * 100.0);
     }
     o
 }
@@ -326,7 +325,7 @@ pub fn billing_text(b: &BillingReport, rows: usize, min_quanta: u64) -> String {
         o,
         "{}: tick-sampled billing replayed on {} of trace (phase {}); billing ratio = billed / used, \
          missed = quanta with no tick inside",
-        b.file,
+        visible(&b.file),
         fmt_ns(b.duration_ns),
         fmt_ns(b.phase_ns)
     );

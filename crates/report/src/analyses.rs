@@ -7,7 +7,8 @@ use trace::billing::{ticks_in, BillingRow};
 use trace::summary::Percentiles;
 use trace::timeline::{Group, TaskStats, Timeline};
 
-use crate::{escape_html, format_time, Figure, HtmlReport, Series, Table};
+use crate::escape::markup;
+use crate::{format_time, Figure, HtmlReport, Series, Table};
 
 /// One row of an [`execution_map`]: a task's label, the stretches it ran, and marks (e.g. missed
 /// deadlines) on its row.
@@ -41,7 +42,7 @@ pub fn execution_map(rows: &[MapRow], from: u64, span: u64, width: u32) -> Strin
         o.push_str(&format!(
             "<text x=\"{left}\" y=\"{:.1}\">{}</text>\n<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ccc\"/>\n",
             y + 10.0,
-            escape_html(&r.label),
+            markup(&r.label),
             left + w,
             y + row - 4.0,
             y + row - 4.0

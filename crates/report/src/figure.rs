@@ -8,6 +8,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
+use crate::escape::visible;
+
 /// Series longer than this are downsampled before drawing (see [`downsample`]).
 pub const MAX_PLOT_POINTS: usize = 2000;
 
@@ -171,17 +173,37 @@ impl Figure {
                 points.to_vec()
             }
         };
-        let measured: Vec<(&str, Vec<(f64, f64)>)> =
-            self.measured.iter().map(|s| (s.name.as_str(), plot_points(&to_plot(&s.points)))).collect();
-        let ideal: Vec<(&str, Vec<(f64, f64)>)> =
-            self.ideal.iter().map(|s| (s.name.as_str(), plot_points(&to_plot(&s.points)))).collect();
-        let scatter: Vec<(&str, Vec<(f64, f64)>)> =
-            self.scatter.iter().map(|s| (s.name.as_str(), dots(&to_plot(&s.points)))).collect();
+        // Names, title and labels are drawn as `escape::visible` shows them (plotters escapes `&`,
+        // `<` and quotes itself, but would write a control character that XML forbids as it is);
+        // an ideal series finds its measured namesake by the exact name.
+        fn shown(v: &[Series]) -> Vec<std::borrow::Cow<'_, str>> {
+            v.iter().map(|s| visible(&s.name)).collect()
+        }
+        let (measured_names, ideal_names, scatter_names) =
+            (shown(&self.measured), shown(&self.ideal), shown(&self.scatter));
+        let measured: Vec<(&str, Vec<(f64, f64)>)> = self
+            .measured
+            .iter()
+            .zip(&measured_names)
+            .map(|(s, n)| (n.as_ref(), plot_points(&to_plot(&s.points))))
+            .collect();
+        let ideal: Vec<(&str, Vec<(f64, f64)>)> = self
+            .ideal
+            .iter()
+            .zip(&ideal_names)
+            .map(|(s, n)| (n.as_ref(), plot_points(&to_plot(&s.points))))
+            .collect();
+        let scatter: Vec<(&str, Vec<(f64, f64)>)> = self
+            .scatter
+            .iter()
+            .zip(&scatter_names)
+            .map(|(s, n)| (n.as_ref(), dots(&to_plot(&s.points))))
+            .collect();
 
         let (x_range, y_range) = ranges(measured.iter().chain(&ideal).chain(&scatter).flat_map(|(_, p)| p));
 
         let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 28).into_font().color(&BLACK))
+            .caption(visible(&self.title), (FONT, 28).into_font().color(&BLACK))
             .margin_top(16)
             .margin_bottom(12)
             .margin_left(16)
@@ -195,8 +217,8 @@ impl Figure {
         let y_fmt = tick_formatter(&y_range);
         chart
             .configure_mesh()
-            .x_desc(self.x_label.as_str())
-            .y_desc(self.y_label.as_str())
+            .x_desc(visible(&self.x_label))
+            .y_desc(visible(&self.y_label))
             .axis_desc_style((FONT, 22).into_font().color(&BLACK))
             .label_style((FONT, 19).into_font().color(&RGBColor(40, 40, 40)))
             .x_labels(10)
@@ -240,20 +262,23 @@ impl Figure {
 
         // Ideal series without a measured namesake first, each with its own colour and legend
         // entry; then those with one, in its colour, sharing one "ideal" entry that comes last.
-        let colour_for = |name: &str| colour_of.iter().find(|(n, _)| *n == name).map(|&(_, c)| c);
+        let colour_for = |k: usize| {
+            let name = &self.ideal[k].name;
+            self.measured.iter().position(|m| m.name == *name).map(|i| PALETTE[i % PALETTE.len()])
+        };
         let (matched, unmatched): (Vec<_>, Vec<_>) =
-            ideal.iter().partition(|(name, _)| colour_for(name).is_some());
-        for (k, (name, points)) in unmatched.iter().enumerate() {
+            ideal.iter().enumerate().partition(|(k, _)| colour_for(*k).is_some());
+        for (k, (_, (name, points))) in unmatched.iter().enumerate() {
             let style = PALETTE[(measured.len() + k) % PALETTE.len()].stroke_width(LINE_WIDTH);
             chart
                 .draw_series(dashed(points, style))?
                 .label(*name)
                 .legend(move |(x, y)| legend_dashes(x, y, style));
         }
-        for (k, (name, points)) in matched.iter().enumerate() {
+        for (k, (j, (_, points))) in matched.iter().enumerate() {
             // A darker shade of the measured colour: where ours equals the ideal, its dots show on
             // our line instead of vanishing into it.
-            let colour = darker(colour_for(name).unwrap_or(BLACK));
+            let colour = darker(colour_for(*j).unwrap_or(BLACK));
             let anno = chart.draw_series(dashed(points, colour.stroke_width(LINE_WIDTH)))?;
             if k + 1 == matched.len() {
                 let grey = RGBColor(90, 90, 90).stroke_width(LINE_WIDTH);
@@ -296,7 +321,7 @@ impl Figure {
             let labels: Vec<&str> = measured
                 .iter()
                 .map(|(n, _)| *n)
-                .chain(unmatched.iter().map(|(n, _)| *n))
+                .chain(unmatched.iter().map(|(_, (n, _))| *n))
                 .chain((!matched.is_empty()).then_some("ideal"))
                 .chain(scatter.iter().map(|(n, _)| *n))
                 .collect();

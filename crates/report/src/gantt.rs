@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 
 use trace::{EndReason, Header, Outcome, Record};
 
+use crate::escape::{markup, visible};
 use crate::figure::PALETTE;
-use crate::{escape_html, format_time_exact};
+use crate::format_time_exact;
 
 /// Most execution stretches a chart draws: a window holding more gets a chart that says so
 /// instead of its bars (see [`Gantt`]).
@@ -85,6 +86,10 @@ struct Bar {
 /// `data-task` (name), `data-task-id`, `data-cpu`, `data-start-ns`, `data-end-ns` (clipped) and
 /// `data-why`; every mark a `<g class="release|deadline|miss">` with `data-task`, `data-task-id`,
 /// `data-job` and `data-at-ns`, so a test (or a script) reads the chart back.
+///
+/// **Names** are drawn, and written in `data-task`, as [`crate::escape::visible`] shows them:
+/// a name holding a control character (which XML cannot hold) or a right-to-left override reads
+/// with it escaped (`\x1b`, `\u{202e}`); `data-task-id` names the task exactly.
 ///
 /// **Bounds.** A window holding more than [`MAX_BARS`] stretches (or [`MAX_MARKS`] releases or
 /// deadlines) is not drawn bar by bar: a chart of that many would be many megabytes of sub-pixel
@@ -302,8 +307,10 @@ impl Gantt {
         self.task_rows().1
     }
 
+    /// A task's name as the chart shows it ([`visible`]: its labels are cut and measured in the
+    /// characters a reader sees), or `task N` for a task the trace did not name.
     fn name(&self, task: u32) -> String {
-        self.names.get(&task).cloned().unwrap_or_else(|| format!("task {task}"))
+        self.names.get(&task).map_or_else(|| format!("task {task}"), |n| visible(n).into_owned())
     }
 
     /// The task rows (task numbers, in order) and how many tasks were left out.
@@ -393,8 +400,8 @@ impl Gantt {
         let _ = writeln!(
             o,
             "<text x=\"{x0:.1}\" y=\"{title_y}\" font-size=\"15\" font-weight=\"bold\">{} — {}</text>",
-            escape_html(&title),
-            escape_html(&window_text(self.from, self.to))
+            markup(&title),
+            markup(&window_text(self.from, self.to))
         );
         self.legend(&mut o, x0, legend_y, many_cpus);
         for (k, n) in notes.iter().enumerate() {
@@ -402,7 +409,7 @@ impl Gantt {
                 o,
                 "<text x=\"{x0:.1}\" y=\"{:.1}\" fill=\"{MISS}\" class=\"note\">{}</text>",
                 notes_y + 18.0 * k as f64,
-                escape_html(n)
+                markup(n)
             );
         }
 
@@ -432,8 +439,8 @@ impl Gantt {
                 "<text x=\"{:.1}\" y=\"{:.2}\" font-size=\"{font}\" text-anchor=\"end\"{weight}>{}<title>{}</title></text>",
                 x0 - 6.0,
                 y + row_h / 2.0 + font * 0.35,
-                escape_html(&label),
-                escape_html(&full)
+                markup(&label),
+                markup(&full)
             );
         }
         for &(t, _) in &ticks {
@@ -472,7 +479,7 @@ impl Gantt {
                 );
                 let attrs = format!(
                     "data-task=\"{}\" data-task-id=\"{}\" data-cpu=\"{}\" data-start-ns=\"{}\" data-end-ns=\"{}\" data-why=\"{}\"",
-                    escape_html(&name),
+                    markup(&name),
                     b.task,
                     b.cpu,
                     b.start,
@@ -485,7 +492,7 @@ impl Gantt {
                     let _ = writeln!(
                         o,
                         "<rect class=\"run\" x=\"{bx0:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{bar_h}\" fill=\"{colour}\" {attrs}><title>{}</title></rect>",
-                        escape_html(&tip)
+                        markup(&tip)
                     );
                     if many_cpus {
                         inside(&mut o, &b.cpu.to_string(), bx0, w, y, bar_h, &colour);
@@ -497,7 +504,7 @@ impl Gantt {
                     let _ = writeln!(
                         o,
                         "<rect class=\"cpu-run\" x=\"{bx0:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{bar_h}\" fill=\"{colour}\" {attrs}><title>{}</title></rect>",
-                        escape_html(&tip)
+                        markup(&tip)
                     );
                     inside(&mut o, &name, bx0, w, y, bar_h, &colour);
                 }
@@ -506,7 +513,7 @@ impl Gantt {
             let mark_attrs = |task: u32, job: u32, at: u64| {
                 format!(
                     "data-task=\"{}\" data-task-id=\"{task}\" data-job=\"{job}\" data-at-ns=\"{at}\"",
-                    escape_html(&self.name(task))
+                    markup(&self.name(task))
                 )
             };
             let mut releases = self.releases.clone();
@@ -520,7 +527,7 @@ impl Gantt {
                      <line x1=\"{xa:.2}\" x2=\"{xa:.2}\" y1=\"{bottom:.2}\" y2=\"{:.2}\" stroke=\"#222\" stroke-width=\"1.2\"/>\
                      <path d=\"M{xa:.2} {top:.2}L{:.2} {:.2}L{:.2} {:.2}Z\" fill=\"#222\"/></g>",
                     mark_attrs(t, j, a),
-                    escape_html(&self.name(t)),
+                    markup(&self.name(t)),
                     crate::format_time(a),
                     top + head,
                     xa - head * 0.8,
@@ -538,7 +545,7 @@ impl Gantt {
                      <line x1=\"{xd:.2}\" x2=\"{xd:.2}\" y1=\"{top:.2}\" y2=\"{:.2}\" stroke=\"#222\" stroke-width=\"1.2\"/>\
                      <path d=\"M{xd:.2} {bottom:.2}L{:.2} {:.2}L{:.2} {:.2}Z\" fill=\"#222\"/></g>",
                     mark_attrs(t, j, d),
-                    escape_html(&self.name(t)),
+                    markup(&self.name(t)),
                     crate::format_time(d),
                     bottom - head,
                     xd - head * 0.8,
@@ -568,7 +575,7 @@ impl Gantt {
                      <path d=\"{cross}\" stroke=\"white\" stroke-width=\"5\"/>\
                      <path d=\"{cross}\" stroke=\"{MISS}\" stroke-width=\"2.4\"/></g>",
                     mark_attrs(t, j, d),
-                    escape_html(&self.name(t)),
+                    markup(&self.name(t)),
                     crate::format_time(d)
                 );
             }
@@ -578,7 +585,7 @@ impl Gantt {
                 "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"14\" fill=\"{MISS}\">{}</text>",
                 (x0 + x1) / 2.0,
                 (y0 + rows_end) / 2.0,
-                escape_html(&format!("too much to draw: {msg}"))
+                markup(&format!("too much to draw: {msg}"))
             );
         }
 
@@ -595,7 +602,7 @@ impl Gantt {
                     o,
                     "<line x1=\"{xt:.2}\" x2=\"{xt:.2}\" y1=\"{y:.2}\" y2=\"{ty:.2}\" stroke=\"#333\"/>\
                      <text x=\"{xt:.2}\" y=\"{ly:.2}\" text-anchor=\"middle\" class=\"tick\">{}</text>",
-                    escape_html(label)
+                    markup(label)
                 );
             }
         };
@@ -616,7 +623,7 @@ impl Gantt {
     /// The legend line: bar, release, deadline, missed deadline; on several CPUs, the CPU colours.
     fn legend(&self, o: &mut String, mut lx: f64, y: f64, many_cpus: bool) {
         let text = |o: &mut String, lx: &mut f64, s: &str| {
-            let _ = writeln!(o, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", *lx, y + 4.0, escape_html(s));
+            let _ = writeln!(o, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", *lx, y + 4.0, markup(s));
             *lx += s.chars().count() as f64 * CHAR_W + 16.0;
         };
         if !many_cpus {
@@ -725,7 +732,7 @@ fn inside(o: &mut String, text: &str, bx: f64, w: f64, y: f64, h: f64, fill: &st
         bx + 2.0,
         y + h / 2.0 + size * 0.35,
         ink(fill),
-        escape_html(&shown)
+        markup(&shown)
     );
 }
 

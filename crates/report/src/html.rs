@@ -2,13 +2,14 @@
 
 use std::path::Path;
 
-use crate::{escape_html, Figure, Table};
+use crate::escape::markup;
+use crate::{Figure, Table};
 
 /// Text as HTML paragraphs: blank lines separate them, other line breaks are kept as `<br>`.
 fn paragraphs(text: &str) -> String {
     let mut out = String::new();
     for para in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
-        let lines: Vec<String> = para.lines().map(escape_html).collect();
+        let lines: Vec<String> = para.lines().map(markup).collect();
         out.push_str(&format!("<p>{}</p>\n", lines.join("<br>\n")));
     }
     out
@@ -116,7 +117,7 @@ impl HtmlReport {
 
     /// Renders the whole page as an HTML5 document.
     pub fn render(&self) -> String {
-        let title = escape_html(&self.title);
+        let title = markup(&self.title);
         let mut out = format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -126,7 +127,7 @@ impl HtmlReport {
         if self.sections.len() >= 2 {
             out.push_str("<nav><ol>\n");
             for (i, (heading, _)) in self.sections.iter().enumerate() {
-                out.push_str(&format!("<li><a href=\"#s{}\">{}</a></li>\n", i + 1, escape_html(heading)));
+                out.push_str(&format!("<li><a href=\"#s{}\">{}</a></li>\n", i + 1, markup(heading)));
             }
             out.push_str("</ol></nav>\n");
         }
@@ -134,7 +135,7 @@ impl HtmlReport {
             out.push_str(&format!(
                 "<section>\n<h2 id=\"s{}\">{}</h2>\n{}</section>\n",
                 i + 1,
-                escape_html(heading),
+                markup(heading),
                 body
             ));
         }

@@ -22,6 +22,8 @@
 //! - [`Trace`]: Chrome trace event JSON (`{"traceEvents": [...]}`) that opens in
 //!   <https://ui.perfetto.dev> and `chrome://tracing`: one track per task, complete events for
 //!   execution intervals, instant events for marks such as deadline misses.
+//! - [`escape`]: names and other text from outside, escaped for each medium (terminal, CSV, HTML,
+//!   SVG) in one place; every writer above uses it.
 //! - [`export`]: a figure (any SVG) to PNG with `resvg` or to a vector PDF with `svg2pdf`, in
 //!   process, text drawn with the system's fonts (DejaVu Sans when installed).
 //!
@@ -53,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analyses;
+pub mod escape;
 pub mod export;
 mod figure;
 mod gantt;
@@ -104,20 +107,10 @@ pub fn format_time_exact(ns: u64) -> String {
     format!("{ns}ns")
 }
 
-/// Escapes text for HTML and XML content and attribute values (`<`, `>`, `&`, `"`, `'`).
+/// Escapes text for HTML and XML content and attribute values: [`escape::markup`], under the name
+/// it had before that module.
 pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    escape::markup(text)
 }
 
 #[cfg(test)]

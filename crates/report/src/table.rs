@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::escape_html;
+use crate::escape::{markup, visible};
 
 /// Plain text table with aligned columns, for terminals; numbers right-aligned.
 ///
@@ -85,23 +85,15 @@ impl Table {
             .collect()
     }
 
-    fn widths(&self) -> Vec<usize> {
-        (0..self.headers.len())
-            .map(|c| {
-                self.rows
-                    .iter()
-                    .map(|r| width(&r[c]))
-                    .chain(std::iter::once(width(&self.headers[c])))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect()
-    }
-
     /// Renders for a terminal: header line, a line of dashes under each header, then the rows;
-    /// columns separated by two spaces; no trailing spaces; every line ends with `\n`.
+    /// columns separated by two spaces; no trailing spaces; every line ends with `\n`. Every cell is
+    /// shown as [`visible`] writes it (a name holding an escape sequence or a line break cannot
+    /// reach the terminal raw, nor break the columns).
     pub fn render(&self) -> String {
-        let widths = self.widths();
+        let headers: Vec<String> = self.headers.iter().map(|h| visible(h).into_owned()).collect();
+        let rows: Vec<Vec<String>> =
+            self.rows.iter().map(|r| r.iter().map(|c| visible(c).into_owned()).collect()).collect();
+        let widths = widths(&headers, &rows);
         let numeric = self.numeric_columns();
         let mut out = String::new();
         let mut line = |cells: &mut dyn Iterator<Item = (usize, &str)>| {
@@ -115,20 +107,20 @@ impl Table {
             out.push_str(l.trim_end());
             out.push('\n');
         };
-        line(&mut self.headers.iter().map(String::as_str).enumerate());
+        line(&mut headers.iter().map(String::as_str).enumerate());
         let dashes: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
         line(&mut dashes.iter().map(String::as_str).enumerate());
-        for row in &self.rows {
+        for row in &rows {
             line(&mut row.iter().map(String::as_str).enumerate());
         }
         out
     }
 
     /// Renders as a GitHub-flavoured Markdown table, padded so the source is aligned too;
-    /// numeric columns are marked right-aligned (`---:`), `|` in cells is escaped and newlines
-    /// become spaces.
+    /// numeric columns are marked right-aligned (`---:`), `|` in cells is escaped, newlines
+    /// become spaces and other control characters are shown as [`visible`] writes them.
     pub fn to_markdown(&self) -> String {
-        let cell = |s: &str| s.replace('|', "\\|").replace(['\r', '\n'], " ");
+        let cell = |s: &str| visible(&s.replace('|', "\\|").replace(['\r', '\n'], " ")).into_owned();
         let headers: Vec<String> = self.headers.iter().map(|h| cell(h)).collect();
         let rows: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(|c| cell(c)).collect()).collect();
         let numeric = self.numeric_columns();
@@ -165,19 +157,28 @@ impl Table {
         let class = |c: usize| if numeric[c] { " class=\"num\"" } else { "" };
         let mut out = String::from("<table>\n<thead><tr>");
         for (c, h) in self.headers.iter().enumerate() {
-            out.push_str(&format!("<th{}>{}</th>", class(c), escape_html(h)));
+            out.push_str(&format!("<th{}>{}</th>", class(c), markup(h)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for row in &self.rows {
             out.push_str("<tr>");
             for (c, cell) in row.iter().enumerate() {
-                out.push_str(&format!("<td{}>{}</td>", class(c), escape_html(cell)));
+                out.push_str(&format!("<td{}>{}</td>", class(c), markup(cell)));
             }
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody>\n</table>\n");
         out
     }
+}
+
+/// The width of each column: its widest cell or header.
+fn widths(headers: &[String], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..headers.len())
+        .map(|c| {
+            rows.iter().map(|r| width(&r[c])).chain(std::iter::once(width(&headers[c]))).max().unwrap_or(0)
+        })
+        .collect()
 }
 
 /// Display width used for alignment: the number of `char`s.

@@ -302,7 +302,7 @@ fn write_jobs(out: &outputs::Output, rows: &[smartsim::engine::JobRecord]) -> Re
                 writeln!(
                     w,
                     "{},{},{},{},{},{},{},{},{},{}",
-                    csv_field(&j.task),
+                    report::escape::csv_field(&j.task),
                     j.job,
                     opt(j.cpu.map(u64::from)),
                     j.release_ns,
@@ -417,15 +417,6 @@ fn plan(p: outputs::Plan) -> Result<outputs::Outputs> {
     Ok(p.check()?)
 }
 
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 fn print_policies(format: PoliciesFormat) {
     match format {
         PoliciesFormat::Markdown => diag::out!("{}", sched::registry::table_markdown()),
@@ -468,7 +459,8 @@ fn main() {
     // output through `diag::out!`, which ends the program on a closed pipe (diag's doc says why not
     // by SIGPIPE).
     if let Err(e) = real_main() {
-        eprintln!("smartsim: {e:#}");
+        // An error may quote a name or a line of an input: shown as a terminal may show it.
+        eprintln!("smartsim: {}", diag::visible_lines(&format!("{e:#}")));
         std::process::exit(2);
     }
 }
@@ -611,7 +603,8 @@ fn real_main() -> Result<()> {
             if let Some(o) = timeline {
                 let mut csv = String::from("time_s");
                 for task in &scn.tasks {
-                    csv.push_str(&format!(",{}_cpu_ms", task.name));
+                    csv.push(',');
+                    csv.push_str(&report::escape::csv_field(&format!("{}_cpu_ms", task.name)));
                 }
                 csv.push('\n');
                 for (k, at) in r.timeline.at.iter().enumerate() {
@@ -797,8 +790,8 @@ fn result_table(r: &SimResult) -> String {
     let s = &r.system;
     format!(
         "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %  switches {}  decisions {}  notifications {}\n",
-        r.scenario,
-        r.policy,
+        report::escape::visible(&r.scenario),
+        report::escape::visible(&r.policy),
         r.duration_ns as f64 / 1e9,
         r.seed,
         t.render(),
@@ -1316,6 +1309,7 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
         format!("A: {} ({})\nB: {} ({})\n{}", a.display(), side(&d.a), b.display(), side(&d.b), t.render());
     for (which, names) in [("A", &d.only_in_a), ("B", &d.only_in_b)] {
         if !names.is_empty() {
+            let names: Vec<_> = names.iter().map(|n| report::escape::visible(n)).collect();
             out += &format!("only in {which}: {}\n", names.join(", "));
         }
     }

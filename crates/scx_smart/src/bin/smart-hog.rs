@@ -144,13 +144,23 @@ fn main() {
     }
     let c1 = cpu_ns();
     let wall = elapsed();
-    diag::outln!(
-        "{{\"name\":\"{name}\",\"share\":{},\"cpu_ns\":{},\"steady_cpu_ns\":{},\"wall_ns\":{}}}",
-        share.unwrap_or(1),
-        c1 - c0,
-        c1 - c_warm.unwrap_or(c0),
-        wall.as_nanos()
-    );
+    // Through serde, so that any --name gives valid JSON (fields in this order, as before).
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        name: &'a str,
+        share: u32,
+        cpu_ns: u64,
+        steady_cpu_ns: u64,
+        wall_ns: u128,
+    }
+    let line = Line {
+        name: &name,
+        share: share.unwrap_or(1),
+        cpu_ns: c1 - c0,
+        steady_cpu_ns: c1 - c_warm.unwrap_or(c0),
+        wall_ns: wall.as_nanos(),
+    };
+    diag::outln!("{}", serde_json::to_string(&line).expect("a JSON line"));
     // After the line, so that it does not count the time the log takes.
     if tracing::enabled!(tracing::Level::DEBUG) {
         let wall = wall.as_secs_f64();
