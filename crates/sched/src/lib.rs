@@ -65,6 +65,39 @@
 //! exceed what one CPU can give ([`fair`], Chandra et al. 2000), and SMART checks its working schedule
 //! by an EDF list schedule on the N CPUs ([`smart`]).
 //!
+//! ## Time that cannot wrap
+//!
+//! Time is a bare `u64` of nanoseconds ([`Nanos`]), here and in `workload`, `smartsim` and `trace`,
+//! and one discipline keeps every sum and product of user values from wrapping:
+//!
+//! 1. **Bounded where it enters.** No time a user gives exceeds [`MAX_TIME`] (1,000,000 h, 3.6 ×
+//!    10^18 ns, about 114 years): every scenario key (`workload`'s validator, which also keeps a run's
+//!    CPU time, `duration × cpus`, and a cache refill within it), every policy option (read only
+//!    through [`OptReader::time`], which refuses a longer one naming its key) and every time on
+//!    smartsim's command line. A random draw (an `exec`, a `think` time) and an estimate are clamped
+//!    to it.
+//! 2. **Instants stay below the [`HORIZON`]** (2 × `MAX_TIME`, under 2^63). A run reaches no instant
+//!    past its duration (at most `MAX_TIME`); what it records is such an instant plus one bounded
+//!    time: a release is `start + k·period` before the end plus a jitter shorter than the period, a
+//!    deadline a nominal release plus a relative deadline. So a release whose time would pass 2^63
+//!    cannot be written, and any sum of up to five bounded values (an instant and the times added
+//!    to it: a wake-up is now + think + jitter, beyond the end at worst) fits in 64 bits: the hot
+//!    path adds with a bare `+`.
+//! 3. **Everything else is checked or saturating**: a product (`k·period`, ticks × their length) is
+//!    `checked_mul` or computed in `u128` and narrowed by [`clamp_nanos`]; a sum of unboundedly many
+//!    terms (charges over a run, overheads piling up at one instant, the totals of a trace read
+//!    from a file, whose times the reader cannot bound) saturates.
+//!
+//! A newtype (`Instant`, `Duration` without a bare `+`) would say the same in types, but it changes
+//! the [`Policy`] trait and every policy, `scx_smart`'s driver and hourglass in one step, and puts a
+//! check on every addition of the simulator's hot path; with the bound at the edge those checks
+//! could never fire. The edge is guarded instead: a test (`crates/sim/tests/time_discipline.rs`)
+//! reads the sources and fails when a user time could enter without its bound (a parser call
+//! outside the bounded readers, a policy reading an option without [`OptReader`]), and property
+//! tests run scenarios whose times are drawn at the edges (0, 1, `MAX_TIME`, 2^62..2^64 − 1,
+//! products that overflow) to check that each is refused with its file, line and key or runs with
+//! every release, deadline and stretch in order and before the horizon.
+//!
 //! ## Where it is weak
 //!
 //! * No load balancing beyond what a global queue gives: a partitioned policy never moves a task, and
@@ -129,6 +162,30 @@ pub type Nanos = u64;
 
 /// One millisecond in [`Nanos`].
 pub const MS: Nanos = 1_000_000;
+
+/// The longest time a user may give: 1,000,000 hours (3.6 × 10^18 ns, about 114 years). A scenario's
+/// times, a policy's options and smartsim's command-line times are refused beyond it (see "Time that
+/// cannot wrap" above); five of them add up to less than 2^64.
+pub const MAX_TIME: Nanos = 3_600_000_000_000_000_000;
+
+/// No release or deadline of a run reaches it: 2 × [`MAX_TIME`] (7.2 × 10^18 ns, below 2^63); see
+/// "Time that cannot wrap" above.
+pub const HORIZON: Nanos = 2 * MAX_TIME;
+
+// What the discipline counts on: the horizon is below 2^63, and five bounded times add up in 64 bits.
+const _: () = assert!(HORIZON < 1 << 63 && MAX_TIME.checked_mul(5).is_some());
+
+/// A product or quotient computed in `u128` as nanoseconds, saturating at `Nanos::MAX` instead of
+/// dropping its high bits (what `as u64` would do).
+///
+/// ```
+/// assert_eq!(sched::clamp_nanos(5), 5);
+/// assert_eq!(sched::clamp_nanos(u128::from(u64::MAX) * 3), u64::MAX);
+/// ```
+#[inline]
+pub fn clamp_nanos(x: u128) -> Nanos {
+    Nanos::try_from(x).unwrap_or(Nanos::MAX)
+}
 
 /// A CPU, numbered from 0 by the driver.
 pub type CpuId = u32;

@@ -9,7 +9,7 @@ use std::fmt;
 
 use crate::linux::FairMeaning;
 use crate::partition::Partitioned;
-use crate::{Core, Nanos, OptValue, Options, Policy, MAX_CPUS};
+use crate::{Core, Nanos, OptValue, Options, Policy, MAX_CPUS, MAX_TIME};
 
 /// The Linux scheduling class `hourglass --scenario` runs a policy's tasks in: the kernel's nearest
 /// counterpart of the policy.
@@ -322,11 +322,17 @@ impl<'a> OptReader<'a> {
         self.note(key);
         self.opts.get(key)
     }
-    /// A duration option, or its default.
+    /// A duration option, or its default: at most [`MAX_TIME`] (the bound that keeps a policy's
+    /// sums of times from wrapping, see the crate documentation). The only way a policy reads a
+    /// time option.
     pub fn time(&mut self, key: &'static str, default: Nanos) -> Result<Nanos, PolicyError> {
         match self.get(key) {
             None => Ok(default),
-            Some(OptValue::Time(t)) => Ok(*t),
+            Some(OptValue::Time(t)) if *t <= MAX_TIME => Ok(*t),
+            Some(OptValue::Time(t)) => Err(self.bad(
+                key,
+                &format!("{t} ns: a {key} is at most 1000000h (about 114 years, sched::MAX_TIME)"),
+            )),
             Some(_) => Err(self.bad(key, "expected a time such as \"100ms\"")),
         }
     }
@@ -431,6 +437,30 @@ mod tests {
                 }
                 None => {
                     assert!(e.kernel_weights.is_empty(), "{}: kernel weights without a nice rule", e.name)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_time_option_beyond_max_time_is_refused_naming_its_key() {
+        for e in REGISTRY {
+            let doc = |key: &str| e.options.iter().any(|o| o.key == key);
+            for key in ["quantum", "slice", "credit", "base_slice", "tick"].into_iter().filter(|k| doc(k)) {
+                for (t, ok) in [(MAX_TIME, true), (MAX_TIME + 1, false), (u64::MAX, false)] {
+                    let mut o = Options::new();
+                    o.insert(key.into(), OptValue::Time(t));
+                    match build(e.name, &o, 1) {
+                        Ok(_) => assert!(ok, "{} {key} = {t} ns was taken", e.name),
+                        Err(err) => {
+                            assert!(!ok, "{} {key} = {t} ns: {err}", e.name);
+                            let msg = err.to_string();
+                            assert!(
+                                msg.contains(&format!("option `{key}`")) && msg.contains("1000000h"),
+                                "{msg}"
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -58,7 +58,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     let d = m.duration;
     let cpus = u64::from(m.cpus);
     let n = scn.tasks.len() as u64;
-    let per_s = |count: u64| -> u64 { ((count as u128 * d as u128) / 1_000_000_000) as u64 };
+    let per_s = |count: u64| -> u64 { sched::clamp_nanos((count as u128 * d as u128) / 1_000_000_000) };
     let ticks = if m.hz > 0 { per_s(u64::from(m.hz)).saturating_mul(cpus) } else { 0 };
     let requests: u64 = scn
         .tasks
@@ -71,7 +71,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
                     p.count.map_or(k, |c| c.min(k))
                 }
                 Model::Interactive { think, burst, count, .. } => {
-                    let k = live / (think.mean() + burst.mean()).max(1) + 1;
+                    let k = live / think.mean().saturating_add(burst.mean()).max(1) + 1;
                     count.map_or(k, |c| c.min(k))
                 }
                 Model::Cpu { .. } => 0,

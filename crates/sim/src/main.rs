@@ -162,13 +162,14 @@ enum Cmd {
         /// Policies.
         #[arg(long, default_value = "smart,edf", value_delimiter = ',')]
         policies: Vec<String>,
-        /// Simulated seconds per run.
+        /// Simulated seconds per run: at least 1, at most 3600000000 (1000000h), and no more than
+        /// the run budget's events in any configuration.
         #[arg(long, default_value_t = 20)]
         seconds: u64,
         /// Utilisation of the task sets.
         #[arg(long, default_value_t = 0.9)]
         utilisation: f64,
-        /// Runs of each configuration; the median wall time is reported.
+        /// Runs of each configuration (1 to 1000); the median wall time is reported.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
         /// Output format: a table, or one JSON object per configuration (one per line).
@@ -371,8 +372,8 @@ fn parse_window(s: &str) -> Result<Window, String> {
     let Some((a, b)) = s.split_once("..") else {
         return Err(format!("'{s}' is not a window: write FROM..TO with units, e.g. 0s..200ms"));
     };
-    let from = workload::parse_time(a).map_err(|e| format!("the start of '{s}': {e}"))?;
-    let to = workload::parse_time(b).map_err(|e| format!("the end of '{s}': {e}"))?;
+    let from = workload::parse_bounded_time(a).map_err(|e| format!("the start of '{s}': {e}"))?;
+    let to = workload::parse_bounded_time(b).map_err(|e| format!("the end of '{s}': {e}"))?;
     if from >= to {
         return Err(format!("'{s}': the window must end after it starts"));
     }
@@ -682,6 +683,12 @@ fn real_main() -> Result<()> {
             if seconds == 0 {
                 anyhow::bail!("bench: --seconds 0: give at least 1 simulated second");
             }
+            if seconds > MAX_BENCH_SECONDS {
+                anyhow::bail!(
+                    "bench: --seconds {seconds}: at most {MAX_BENCH_SECONDS} simulated seconds (1000000h, the \
+                     longest time a run takes)"
+                );
+            }
             if let Some(n) = tasks.iter().find(|&&n| n == 0 || n > 100_000) {
                 anyhow::bail!("bench: --tasks {n}: a task set has 1 to 100000 tasks");
             }
@@ -696,6 +703,11 @@ fn real_main() -> Result<()> {
             if repeat == 0 {
                 anyhow::bail!("bench: --repeat 0: run each configuration at least once");
             }
+            if repeat > MAX_BENCH_REPEAT {
+                anyhow::bail!(
+                    "bench: --repeat {repeat}: at most {MAX_BENCH_REPEAT} runs of each configuration"
+                );
+            }
             for p in &policies {
                 sched::build(p, &Default::default(), 1)
                     .map_err(|e| anyhow::anyhow!("bench: --policies: {e}"))?;
@@ -704,14 +716,30 @@ fn real_main() -> Result<()> {
             configs.extend(
                 cpus.iter().filter(|&&c| c > 1 || !tasks.contains(&10)).map(|&c| (10 * c as usize, c)),
             );
+            // Every configuration within the run budget before the first starts.
+            for p in &policies {
+                for &(n, c) in &configs {
+                    let scn = bench_scenario(n, c, utilisation, seconds, p);
+                    let e = smartsim::budget::estimate(&scn, None, Default::default());
+                    smartsim::budget::check(&e, "bench").map_err(|_| {
+                        anyhow::anyhow!(
+                            "bench: --seconds {seconds} with {n} tasks on {c} CPU(s) ({p}) would simulate about {} \
+                             events, over the limit of {}: give fewer --seconds, --tasks or --cpus",
+                            e.events,
+                            smartsim::budget::MAX_EVENTS
+                        )
+                    })?;
+                }
+            }
             bench(&configs, &policies, seconds, utilisation, repeat, format)?
         }
     }
     Ok(())
 }
 
+/// A time on the command line: with a unit, at most `workload::MAX_TIME`, as in a scenario.
 fn parse_duration(s: &str) -> Result<u64, String> {
-    workload::parse_time(s).map_err(|e| e.to_string())
+    workload::parse_bounded_time(s).map_err(|e| e.to_string())
 }
 
 fn window_table(names: &[String], ws: &[trace::windows::Window]) -> String {
@@ -1000,6 +1028,19 @@ fn first_window_gantt(scn: &workload::Scenario, scenario_path: &str) -> Result<r
     Ok(chart.into_inner().expect("set above"))
 }
 
+/// Most simulated seconds of `smartsim bench`: `workload::MAX_TIME` in seconds.
+const MAX_BENCH_SECONDS: u64 = workload::MAX_TIME / 1_000_000_000;
+/// Most runs of each configuration of `smartsim bench`.
+const MAX_BENCH_REPEAT: usize = 1000;
+
+/// The task set `smartsim bench` runs: `n` tasks on `cpus` CPUs at utilisation `u` per CPU, for
+/// `seconds` (at most [`MAX_BENCH_SECONDS`]).
+fn bench_scenario(n: usize, cpus: u32, u: f64, seconds: u64, policy: &str) -> workload::Scenario {
+    let mut scn = smartsim::bench::periodic_set(n, u * cpus as f64, seconds * 1_000_000_000, policy, 1);
+    scn.machine.cpus = cpus;
+    scn
+}
+
 fn bench(
     configs: &[(usize, u32)],
     policies: &[String],
@@ -1023,8 +1064,7 @@ fn bench(
     let mut rates: Vec<(String, usize, u32, f64)> = Vec::new();
     for p in policies {
         for &(n, cpus) in configs {
-            let mut scn = smartsim::bench::periodic_set(n, u * cpus as f64, seconds * 1_000_000_000, p, 1);
-            scn.machine.cpus = cpus;
+            let scn = bench_scenario(n, cpus, u, seconds, p);
             let mut walls = Vec::new();
             let mut r = None;
             for _ in 0..repeat {
@@ -1088,7 +1128,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             let s = summarize_file(&file)?;
             let windows = match window {
                 Some(w) => {
-                    trace::windows::check(s.end_ns - s.start_ns, w).map_err(anyhow::Error::msg)?;
+                    trace::windows::check(s.length(), w).map_err(anyhow::Error::msg)?;
                     let r = trace::Reader::open(&file)?;
                     let mut acc = trace::windows::Windows::new(r.header().start_ns, w);
                     for rec in r {
@@ -1369,7 +1409,7 @@ fn summary_table(s: &trace::summary::Summary) -> String {
         "trace from {}  {} CPUs  {:.3} s  {} records\n{}",
         s.header.source.tool(),
         s.header.cpus,
-        (s.end_ns - s.start_ns) as f64 / 1e9,
+        s.length() as f64 / 1e9,
         s.records,
         t.render()
     )

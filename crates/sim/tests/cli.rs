@@ -595,3 +595,39 @@ fn kernel_scenarios_give_the_fair_class_s_weights_and_a_tick_of_wait() {
     assert_eq!((job["deadlines"]["met"].as_u64(), job["deadlines"]["missed"].as_u64()), (Some(500), Some(0)));
     assert_eq!(job["latency_ns"]["max"].as_u64(), Some(4_000_000));
 }
+
+#[test]
+fn bench_refuses_numbers_that_would_wrap_or_run_for_ever_before_running() {
+    // --seconds × 10^9 passed 2^64 and wrapped to a short run; now each bound says what it is.
+    for (args, says) in [
+        (&["--seconds", "18446744074"][..], "--seconds 18446744074: at most 3600000000"),
+        (&["--seconds", "3600000001"], "--seconds 3600000001: at most 3600000000"),
+        (&["--seconds", "0"], "--seconds 0"),
+        (&["--seconds", "100000", "--tasks", "1000", "--cpus", "1"], "over the limit of 2000000000"),
+        (&["--repeat", "1001"], "--repeat 1001: at most 1000"),
+        (&["--tasks", "100001"], "--tasks 100001"),
+        (&["--cpus", "1025"], "--cpus 1025"),
+    ] {
+        let (code, out, err) = smartsim(&[&["bench"][..], args].concat());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: nothing runs: {out}");
+    }
+}
+
+#[test]
+fn times_on_the_command_line_stop_at_max_time() {
+    let (code, _, err) = smartsim(&["run", "crates/workload/examples/mix.toml", "--window", "1000001h"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--window") && err.contains("longer than 1000000h"), "{err}");
+    let (code, _, err) = smartsim(&[
+        "run",
+        "crates/workload/examples/mix.toml",
+        "--gantt",
+        "/dev/null",
+        "--gantt-window",
+        "0s..1000001h",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--gantt-window") && err.contains("longer than 1000000h"), "{err}");
+}

@@ -95,7 +95,10 @@ pub struct Diff {
 /// in one trace (threads of one name), their figures are those of the first, and the rest count as
 /// unmatched.
 pub fn diff(a: &Summary, b: &Summary) -> Diff {
-    let d = |x: u64, y: u64| y as i64 - x as i64;
+    // Exact, then held to i64: a file's times and counts go up to 2^64 − 1.
+    let d = |x: u64, y: u64| {
+        (i128::from(y) - i128::from(x)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    };
     let mut used = vec![false; b.tasks.len()];
     let mut tasks = Vec::new();
     let mut only_in_a = Vec::new();
@@ -106,7 +109,7 @@ pub fn diff(a: &Summary, b: &Summary) -> Diff {
             continue;
         };
         used[i] = true;
-        let (sa, sb) = (Side::of(ta, a.end_ns - a.start_ns), Side::of(tb, b.end_ns - b.start_ns));
+        let (sa, sb) = (Side::of(ta, a.length()), Side::of(tb, b.length()));
         let delta = Delta {
             cpu_pp: sb.cpu_pct - sa.cpu_pct,
             quantum_p50_ns: d(sa.quantum.p50, sb.quantum.p50),
@@ -118,7 +121,7 @@ pub fn diff(a: &Summary, b: &Summary) -> Diff {
         tasks.push(TaskDiff { name: ta.name.clone(), a: sa, b: sb, delta });
     }
     let only_in_b = b.tasks.iter().zip(&used).filter(|(_, u)| !**u).map(|(t, _)| t.name.clone()).collect();
-    let side = |s: &Summary| (s.header.source.tool().to_string(), s.header.cpus, s.end_ns - s.start_ns);
+    let side = |s: &Summary| (s.header.source.tool().to_string(), s.header.cpus, s.length());
     Diff { a: side(a), b: side(b), tasks, only_in_a, only_in_b }
 }
 
@@ -162,5 +165,28 @@ mod tests {
         let y = d.tasks.iter().find(|t| t.name == "y").unwrap();
         assert!((y.delta.cpu_pp + 20.0).abs() < 1e-9);
         assert_eq!(y.delta.quantum_p50_ns, -20);
+    }
+
+    #[test]
+    fn times_near_2_to_the_64_give_clamped_differences_not_wrapped_ones() {
+        // Trace A: a quantum of 2^64 − 2 ns and an End record before the header's start (a damaged
+        // file); trace B: a quantum of 1 ns. Before, the length underflowed and the difference of
+        // the medians wrapped to a positive number.
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 10, None);
+        let run =
+            |end| Record::Run { task: 1, cpu: 0, start: 1, end, why: EndReason::Blocked, complete: true };
+        let name = Record::Task { task: 1, process: 1, name: "x".into() };
+        let a =
+            summarize::<()>(&h, [name.clone(), run(u64::MAX - 1), Record::End { at: 5 }].into_iter().map(Ok))
+                .unwrap();
+        let b = summarize::<()>(&h, [name, run(2), Record::End { at: 20 }].into_iter().map(Ok)).unwrap();
+        assert_eq!((a.length(), b.length()), (0, 10));
+        let d = diff(&a, &b);
+        assert_eq!((d.a.2, d.b.2), (0, 10));
+        let x = &d.tasks[0];
+        assert_eq!((x.a.quantum.p50, x.b.quantum.p50), (u64::MAX - 2, 1));
+        assert_eq!(x.delta.quantum_p50_ns, i64::MIN, "1 − (2^64 − 3), held to i64");
+        assert_eq!(diff(&b, &a).tasks[0].delta.quantum_p50_ns, i64::MAX);
+        assert!(x.delta.cpu_pp.is_finite());
     }
 }

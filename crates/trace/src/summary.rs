@@ -186,6 +186,13 @@ pub struct Summary {
     pub tasks: Vec<TaskSummary>,
 }
 
+impl Summary {
+    /// The trace's length, `end_ns − start_ns` (0 for a trace whose End record lies before its start).
+    pub fn length(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
 #[derive(Default)]
 struct Acc {
     s: TaskSummary,
@@ -222,13 +229,13 @@ pub fn summarize<E>(
             Record::Run { task, start, end: e, why, complete, .. } => {
                 end = end.max(e);
                 let a = entry(&mut tasks, task);
-                a.s.cpu_ns = a.s.cpu_ns.saturating_add(e - start);
+                a.s.cpu_ns = a.s.cpu_ns.saturating_add(e.saturating_sub(start));
                 if let Some(w) = a.woke.take() {
                     a.latency.record(start.saturating_sub(w));
                 }
                 if complete {
                     *a.s.ended.entry(why.name().into()).or_default() += 1;
-                    a.quantum.record(e - start);
+                    a.quantum.record(e.saturating_sub(start));
                 }
             }
             Record::Wake { task, at, .. } => {
@@ -379,5 +386,16 @@ mod tests {
             |cpu| Record::Run { task: 1, cpu, start: 0, end: half, why: EndReason::Exit, complete: true };
         let s = summarize::<()>(&h, [run(0), run(1)].into_iter().map(Ok)).unwrap();
         assert_eq!(s.tasks[0].cpu_ns, u64::MAX);
+    }
+
+    #[test]
+    fn records_that_contradict_their_order_give_zero_not_a_wrapped_length() {
+        // Records not from the reader (which refuses a run that ends before it starts): a run
+        // backwards and an End before the header's start count nothing rather than wrapping.
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "CLOCK_MONOTONIC", 100, None);
+        let back =
+            Record::Run { task: 1, cpu: 0, start: 150, end: 120, why: EndReason::Exit, complete: true };
+        let s = summarize::<()>(&h, [back, Record::End { at: 50 }].into_iter().map(Ok)).unwrap();
+        assert_eq!((s.length(), s.tasks[0].cpu_ns, s.tasks[0].quantum.max), (0, 0, 0));
     }
 }

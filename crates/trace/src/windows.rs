@@ -88,7 +88,8 @@ impl Windows {
                 let mut t = start.max(self.start);
                 while t < end {
                     let k = ((t - self.start) / self.window) as usize;
-                    let edge = self.start + (k as u64 + 1) * self.window;
+                    // A file's times go up to 2^64 − 1: the edge saturates rather than wraps.
+                    let edge = self.start.saturating_add((k as u64 + 1).saturating_mul(self.window));
                     let upto = end.min(edge);
                     if self.cpu.len() <= k {
                         self.cpu.resize(k + 1, Vec::new());
@@ -97,7 +98,7 @@ impl Windows {
                     if row.len() <= c {
                         row.resize(c + 1, 0);
                     }
-                    row[c] += upto - t;
+                    row[c] = row[c].saturating_add(upto - t); // a hostile trace may overlap runs
                     t = upto;
                 }
             }
@@ -124,7 +125,7 @@ impl Windows {
         let mut from = self.start;
         let mut k = 0;
         while from < end {
-            let to = (from + self.window).min(end);
+            let to = from.saturating_add(self.window).min(end);
             let len = (to - from) as f64;
             let row = self.cpu.get(k);
             let shares = (0..self.order.len())
@@ -171,5 +172,43 @@ mod tests {
         assert_eq!(ws[0].shares, vec![1.0, 0.0]);
         assert_eq!(ws[1].shares, vec![0.5, 0.5]);
         assert_eq!((ws[2].from_ns, ws[2].to_ns, ws[2].shares.clone()), (20, 25, vec![0.0, 1.0]));
+    }
+
+    #[test]
+    fn times_near_2_to_the_64_neither_wrap_nor_split_wrongly() {
+        // A trace whose clock starts near the top of u64 (a hostile or damaged file): the window
+        // edges past 2^64 saturate, the last window ends at the last time, overlapping runs add up
+        // to at most u64::MAX.
+        let top = u64::MAX - 25;
+        let mut w = Windows::new(top, 10);
+        let run = |task, start, end| Record::Run {
+            task,
+            cpu: 0,
+            start,
+            end,
+            why: EndReason::Preempted,
+            complete: true,
+        };
+        for r in [run(7, top, top + 15), run(3, top + 15, u64::MAX), run(7, top, u64::MAX)] {
+            w.add(&r);
+        }
+        let ws = w.finish();
+        assert_eq!(
+            ws.iter().map(|x| (x.from_ns - top, x.to_ns - top)).collect::<Vec<_>>(),
+            [(0, 10), (10, 20), (20, 25)]
+        );
+        assert_eq!(ws[0].shares, vec![2.0, 0.0]);
+        assert_eq!(ws[2].shares, vec![1.0, 1.0]);
+        // A window as long as the clock: one window, no edge past 2^64.
+        let mut w = Windows::new(1, u64::MAX);
+        w.add(&run(1, 1, u64::MAX));
+        let ws = w.finish();
+        assert_eq!((ws.len(), ws[0].to_ns, ws[0].shares.clone()), (1, u64::MAX, vec![1.0]));
+        // Runs piling up more CPU time than 64 bits hold in one window saturate.
+        let mut w = Windows::new(0, u64::MAX);
+        for _ in 0..3 {
+            w.add(&run(1, 0, u64::MAX));
+        }
+        assert_eq!(w.cpu[0][0], u64::MAX);
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use rand::Rng;
 
-use crate::time::{format_time, parse_time, Nanos};
+use crate::time::{format_time, parse_bounded_time, Nanos, MAX_TIME};
 
 /// How much CPU time one request needs (or, for `think`, how long a user waits).
 ///
@@ -13,7 +13,10 @@ use crate::time::{format_time, parse_time, Nanos};
 /// standard deviation), truncated at 0 by redrawing negative values.
 ///
 /// Sampling uses only the given random generator, so a seeded generator (the project uses
-/// `rand_pcg::Pcg64`) gives the same sequence on every run and machine.
+/// `rand_pcg::Pcg64`) gives the same sequence on every run and machine. Every time in it is at most
+/// [`MAX_TIME`] when parsed, and so is every draw (an exponential or normal draw beyond it is
+/// clamped), so that a draw added to an instant of a run cannot wrap (`sched`'s "Time that cannot
+/// wrap").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exec {
     /// Always this time.
@@ -35,7 +38,7 @@ pub enum Exec {
 }
 
 impl Exec {
-    /// Draws one value. Deterministic for a given generator state.
+    /// Draws one value, at most [`MAX_TIME`]. Deterministic for a given generator state.
     ///
     /// ```
     /// use rand::SeedableRng;
@@ -45,6 +48,11 @@ impl Exec {
     /// assert!((28_000_000..=30_000_000).contains(&x));
     /// ```
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
+        self.draw(rng).min(MAX_TIME)
+    }
+
+    #[inline]
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match *self {
             Exec::Fixed(t) => t,
             Exec::Uniform(a, b) => rng.random_range(a..=b),
@@ -153,7 +161,7 @@ impl std::str::FromStr for Exec {
     /// invariants (`a <= b`, means > 0).
     fn from_str(s: &str) -> Result<Exec, String> {
         let t = s.trim();
-        let time = |part: &str| parse_time(part).map_err(|e| e.to_string());
+        let time = |part: &str| parse_bounded_time(part).map_err(|e| e.to_string());
         if let Some(inner) = t.strip_prefix("exp(").and_then(|r| r.strip_suffix(')')) {
             let mean = time(inner)?;
             if mean == 0 {
@@ -187,7 +195,7 @@ impl std::str::FromStr for Exec {
         if t.contains('(') {
             return Err(format!("\"{t}\" is not a distribution: write {EXEC_FORMS}"));
         }
-        parse_time(t).map(Exec::Fixed).map_err(|e| format!("{e}; an exec is {EXEC_FORMS}"))
+        parse_bounded_time(t).map(Exec::Fixed).map_err(|e| format!("{e}; an exec is {EXEC_FORMS}"))
     }
 }
 
@@ -302,6 +310,28 @@ mod tests {
     }
 
     const PINNED: [Nanos; 3] = [410_904_345, 665_846_253, 411_678_644];
+
+    #[test]
+    fn times_and_draws_stay_within_max_time() {
+        for s in ["1000001h", "exp(1000001h)", "normal(1ms, 1000001h)", "1ms..1000001h", "1000001h..1000002h"]
+        {
+            let e = s.parse::<Exec>().unwrap_err();
+            assert!(e.contains("longer than 1000000h"), "{s}: {e}");
+        }
+        // Draws of distributions whose parameters are at the bound: the tail is clamped, never
+        // u64::MAX (which the simulator would take for endless work).
+        let mut rng = Pcg64::seed_from_u64(3);
+        for s in ["exp(1000000h)", "normal(1000000h, 1000000h)", "0s..1000000h", "1000000h"] {
+            let e = p(s);
+            let d: Vec<Nanos> = (0..10_000).map(|_| e.sample(&mut rng)).collect();
+            assert!(d.iter().all(|&x| x <= MAX_TIME), "{s}");
+            assert!(d.iter().any(|&x| x > MAX_TIME / 4), "{s}: the draws are not all tiny");
+        }
+        assert!(
+            (0..1000).map(|_| p("exp(1000000h)").sample(&mut rng)).any(|x| x == MAX_TIME),
+            "the tail clamps"
+        );
+    }
 
     #[test]
     fn samples_stay_in_bounds_and_match_the_distribution() {

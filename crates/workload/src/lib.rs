@@ -11,7 +11,12 @@
 //! back to a default), and a key of another task model says which model it belongs to.
 //!
 //! Times always carry a unit (`"40ms"`, see [`parse_time`]); a bare number is refused because
-//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]). Sizes are read
+//! its unit would be a guess. Times are exact integers of nanoseconds ([`Nanos`]), and none is
+//! longer than [`MAX_TIME`], 1,000,000 h ([`parse_bounded_time`] reads every one): with the run's
+//! CPU time (`duration × cpus`) and a switch's cache refill held to the same bound, and random draws
+//! and estimates clamped to it, no release or deadline of a run can pass 2^63 ns and no sum of
+//! times can wrap (`sched`'s "Time that cannot wrap" says why, and why this rather than a time
+//! type: a time the validator accepts is one the simulator and hourglass can add). Sizes are read
 //! the same way ([`parse_size`]; `KB` is 1000 bytes, `KiB` 1024), by the workspace's only size
 //! parser: hourglass and klogger call it too.
 //!
@@ -153,8 +158,8 @@ pub use rand;
 pub use rand_pcg;
 pub use stream::{Ended, Interaction, LateRule, Planned, Stream};
 pub use time::{
-    format_time, parse_bandwidth, parse_size, parse_size_bare, parse_time, parse_units, Nanos, Time,
-    TimeError, SIZE_UNITS, TIME_UNITS,
+    format_time, parse_bandwidth, parse_bounded_time, parse_size, parse_size_bare, parse_time, parse_units,
+    Nanos, Time, TimeError, MAX_TIME, SIZE_UNITS, TIME_UNITS,
 };
 
 /// The most CPUs a machine may have (`sched::MAX_CPUS`).

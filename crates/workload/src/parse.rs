@@ -11,7 +11,7 @@ use toml::Spanned;
 
 use crate::error::{Diagnostic, ScenarioError};
 use crate::exec::Exec;
-use crate::time::{format_time, parse_bandwidth, parse_size, parse_time, Nanos};
+use crate::time::{format_time, parse_bandwidth, parse_bounded_time, parse_size, Nanos, MAX_TIME};
 use crate::{
     Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg, TaskSpec,
     TimerKind,
@@ -142,11 +142,13 @@ impl<'t, 'i> Tbl<'t, 'i> {
         }
     }
 
+    /// A time, at most [`MAX_TIME`] (every time of a scenario is read here, by [`Exec`]'s parser, or
+    /// by `estimate` and `notify` below, all through `parse_bounded_time`).
     fn time(&self, cx: &mut Ctx, key: &str) -> Option<Nanos> {
         let v = self.get(key)?;
         let field = self.field(key);
         match v.get_ref() {
-            DeValue::String(s) => match parse_time(s) {
+            DeValue::String(s) => match parse_bounded_time(s) {
                 Ok(t) => Some(t),
                 Err(e) => {
                     cx.err(v.span().start, &field, e.to_string());
@@ -535,6 +537,18 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
         }
         Some(_) => m.positive_time(cx, "duration").unwrap_or(0),
     };
+    if u128::from(duration) * u128::from(cpus) > u128::from(MAX_TIME) {
+        cx.err(
+            m.at_value("duration"),
+            &m.field("duration"),
+            format!(
+                "{} on {cpus} CPUs is more CPU time than a run accounts: duration × cpus is at most 1000000h \
+                 (about 114 years), so that its totals fit in 64 bits (here duration <= {})",
+                format_time(duration),
+                format_time(MAX_TIME / u64::from(cpus))
+            ),
+        );
+    }
     let seed = m.int(cx, "seed", 0, i128::from(u64::MAX)).unwrap_or(1) as u64;
     let sample = m.positive_time(cx, "sample");
     if let Some(sa) = sample {
@@ -580,6 +594,17 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
                 format_time(overhead.tick),
                 format_time(1_000_000_000 / u64::from(hz))
             ),
+        );
+    }
+    if overhead.bandwidth > 0
+        && u128::from(overhead.cache_bytes) * 1_000_000_000 / u128::from(overhead.bandwidth)
+            > u128::from(MAX_TIME)
+    {
+        cx.err(
+            o.at_value("cache"),
+            &o.field("cache"),
+            "refilling this cache at this bandwidth takes longer than 1000000h (about 114 years), the \
+             longest cost a switch may add: give a smaller cache or a larger bandwidth",
         );
     }
     if overhead.cache_bytes > 0 && overhead.bandwidth == 0 {
@@ -968,7 +993,7 @@ fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
         None => Some("ewma"),
         Some(v) => match v.get_ref() {
             DeValue::String(s) if s == "ewma" || s == "exact" => Some(s.as_ref()),
-            DeValue::String(s) => match parse_time(s) {
+            DeValue::String(s) => match parse_bounded_time(s) {
                 Ok(0) => {
                     cx.err(v.span().start, &t.field("estimate"), "must be > 0");
                     return None;
@@ -1036,7 +1061,7 @@ fn notify(cx: &mut Ctx, t: &Tbl) -> Notify {
             "asap" => Notify::Asap,
             "deadline" => Notify::AtDeadline,
             "never" => Notify::Never,
-            other => match parse_time(other) {
+            other => match parse_bounded_time(other) {
                 Ok(n) => Notify::After(n),
                 Err(e) => {
                     cx.err(

@@ -722,3 +722,140 @@ fn an_overhead_as_long_as_what_pays_it_is_refused() {
         "model = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"",
     ));
 }
+
+/// Just past `MAX_TIME` (1000000h), as a scenario writes it.
+const PAST: &str = "3600000000000000001ns";
+
+/// A scenario of one task (a cpu task unless `task` sets the model) with `machine` as the whole of
+/// `[machine]` but its duration (10 s unless `machine` gives one).
+fn scenario(machine: &str, task: &str) -> String {
+    let duration = if machine.contains("duration") { "" } else { "duration = \"10s\"\n" };
+    let model = if task.contains("model") { "" } else { "model = \"cpu\"\n" };
+    format!("[machine]\n{duration}{machine}\n\n[[task]]\nname = \"T\"\n{model}{task}\n")
+}
+
+#[test]
+fn every_time_key_refuses_a_time_past_max_time_with_its_line_and_key() {
+    let periodic = "model = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n";
+    let interactive = "model = \"interactive\"\nthink = \"1ms\"\nburst = \"1ms\"\n";
+    // (the [machine] lines, the task's lines, the key refused, whether the bound itself is taken)
+    let cases: Vec<(String, String, &str, bool)> = vec![
+        ("duration = \"{}\"".into(), String::new(), "machine.duration", true),
+        ("sample = \"{}\"".into(), String::new(), "machine.sample", true),
+        ("[machine.overhead]\ntick = \"{}\"".into(), String::new(), "machine.overhead.tick", false),
+        ("[machine.overhead]\nswitch = \"{}\"".into(), String::new(), "machine.overhead.switch", true),
+        ("[machine.overhead]\ndecision = \"{}\"".into(), String::new(), "machine.overhead.decision", true),
+        ("[machine.overhead]\nmigration = \"{}\"".into(), String::new(), "machine.overhead.migration", true),
+        (String::new(), "start = \"{}\"".into(), "task[0].start", false),
+        (String::new(), "stop = \"{}\"".into(), "task[0].stop", true),
+        (String::new(), "jitter = \"{}\"".into(), "task[0].jitter", true),
+        (String::new(), "latency_tolerance = \"{}\"".into(), "task[0].latency_tolerance", true),
+        (String::new(), "work = \"{}\"".into(), "task[0].work", true),
+        (
+            String::new(),
+            "model = \"periodic\"\nexec = \"1ms\"\nperiod = \"{}\"".into(),
+            "task[0].period",
+            true,
+        ),
+        (
+            String::new(),
+            "model = \"periodic\"\nperiod = \"10ms\"\nexec = \"{}\"".into(),
+            "task[0].exec",
+            true,
+        ),
+        (
+            String::new(),
+            "model = \"periodic\"\nperiod = \"10ms\"\nexec = \"1ms..{}\"".into(),
+            "task[0].exec",
+            true,
+        ),
+        (
+            String::new(),
+            "model = \"periodic\"\nperiod = \"10ms\"\nexec = \"exp({})\"".into(),
+            "task[0].exec",
+            true,
+        ),
+        (
+            String::new(),
+            "model = \"periodic\"\nperiod = \"10ms\"\nexec = \"normal(1ms, {})\"".into(),
+            "task[0].exec",
+            true,
+        ),
+        (String::new(), format!("{periodic}deadline = \"{{}}\""), "task[0].deadline", true),
+        (String::new(), format!("{periodic}estimate = \"{{}}\""), "task[0].estimate", true),
+        (String::new(), format!("{periodic}estimate_initial = \"{{}}\""), "task[0].estimate_initial", true),
+        (String::new(), format!("{periodic}notify = \"{{}}\""), "task[0].notify", false),
+        (
+            String::new(),
+            "model = \"interactive\"\nburst = \"1ms\"\nthink = \"exp({})\"".into(),
+            "task[0].think",
+            true,
+        ),
+        (
+            String::new(),
+            "model = \"interactive\"\nthink = \"1ms\"\nburst = \"{}\"".into(),
+            "task[0].burst",
+            true,
+        ),
+        (String::new(), format!("{interactive}jitter = \"{{}}\""), "task[0].jitter", true),
+    ];
+    for (machine, task, key, bound_taken) in cases {
+        let src = scenario(&machine.replace("{}", PAST), &task.replace("{}", PAST));
+        let e = errors(&src);
+        let hit =
+            e.iter().find(|l| l.contains(&format!(": {key}"))).unwrap_or_else(|| panic!("{key}: {e:#?}"));
+        let line = src.lines().position(|l| l.contains(PAST)).unwrap() + 1;
+        assert!(hit.starts_with(&format!("t.toml:{line}:")), "{key}: {hit} (line {line})");
+        assert!(hit.contains("longer than 1000000h (about 114 years)"), "{key}: {hit}");
+        // The bound itself is taken, where no other rule refuses it (a tick cost longer than the
+        // tick, a start after the end, a notification after a deadline of 10 ms).
+        let src = scenario(&machine.replace("{}", "1000000h"), &task.replace("{}", "1000000h"));
+        assert_eq!(parse_str(&src, "t.toml").is_ok(), bound_taken, "{key} = 1000000h: {src}");
+    }
+}
+
+#[test]
+fn a_run_accounts_at_most_max_time_of_cpu_time() {
+    // 1000000h on one CPU is the limit; on two, 500000h.
+    ok(&scenario("duration = \"1000000h\"", ""));
+    ok(&scenario("duration = \"500000h\"\ncpus = 2", ""));
+    let e = error(&scenario("duration = \"500001h\"\ncpus = 2", ""));
+    assert_eq!(
+        e,
+        "t.toml:2:12: machine.duration: 500001h on 2 CPUs is more CPU time than a run accounts: duration × \
+         cpus is at most 1000000h (about 114 years), so that its totals fit in 64 bits (here duration <= 500000h)"
+    );
+    let e = error(&scenario("duration = \"1000h\"\ncpus = 1024", ""));
+    assert!(e.starts_with("t.toml:2:12: machine.duration: 1000h on 1024 CPUs"), "{e}");
+}
+
+#[test]
+fn a_cache_refill_longer_than_max_time_is_refused() {
+    let m = |cache: &str, bw: &str| format!("[machine.overhead]\ncache = \"{cache}\"\nbandwidth = \"{bw}\"");
+    ok(&scenario(&m("512KiB", "1GB/s"), "working_set = \"256KiB\""));
+    // 3.6e9 bytes at 1 B/s is exactly 1000000h.
+    ok(&scenario(&m("3600000000B", "1B/s"), "working_set = \"1TiB\""));
+    let e = error(&scenario(&m("3600000001B", "1B/s"), "working_set = \"1TiB\""));
+    assert!(e.starts_with("t.toml:4:9: machine.overhead.cache: refilling this cache"), "{e}");
+    let e = error(&scenario(&m("16TiB", "1B/s"), ""));
+    assert!(e.contains("longer than 1000000h"), "{e}");
+}
+
+#[test]
+fn no_release_or_deadline_an_accepted_scenario_allows_passes_the_horizon() {
+    // The largest of everything: releases before 1000000h, a jitter just under the period, the
+    // longest deadline. The last release and its deadline stay below 2 × MAX_TIME < 2^63.
+    let s = ok(&scenario(
+        "duration = \"1000000h\"\nhz = 0",
+        "model = \"periodic\"\nexec = \"1000000h\"\nperiod = \"999999h\"\ndeadline = \"1000000h\"\n\
+         jitter = \"999998.999999999h\"\nstart = \"999999.999999999h\"\nestimate = \"1000000h\"",
+    ));
+    let mut st = crate::Stream::new(&s.tasks[0], 1);
+    let mut n = 0;
+    while let Ok(r) = st.next_request(s.machine.duration) {
+        assert!(r.at < sched::HORIZON && r.deadline < sched::HORIZON, "{r:?}");
+        assert!(r.nominal < s.machine.duration);
+        n += 1;
+    }
+    assert_eq!(n, 1);
+}

@@ -27,7 +27,7 @@
 use rand::Rng;
 use rand_pcg::Pcg64;
 
-use crate::{task_rng, Estimate, Model, Nanos, Notify, OnMiss, Periodic, TaskSpec};
+use crate::{task_rng, Estimate, Model, Nanos, Notify, OnMiss, Periodic, TaskSpec, MAX_TIME};
 
 /// One request of a periodic task, as planned before it is released.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -195,8 +195,8 @@ impl<'s> Stream<'s> {
 
     /// The time constraint a periodic task announces for a request (SMART §3.4): its deadline,
     /// its estimate of the CPU it needs (`estimate`: the exact draw, a fixed time, or the running
-    /// average of past requests times a margin), when it wants to hear of a miss (`notify`), its
-    /// period, and when the request was `released`.
+    /// average of past requests times a margin, at most [`MAX_TIME`]), when it wants to hear of a
+    /// miss (`notify`), its period, and when the request was `released`.
     #[inline]
     pub fn constraint(&self, r: &Planned, exec: Nanos, released: Nanos) -> sched::TimeConstraint {
         let p = self.periodic();
@@ -205,7 +205,8 @@ impl<'s> Stream<'s> {
             Estimate::Fixed(e) => e,
             Estimate::Ewma { factor, initial, .. } => {
                 let avg = self.average.unwrap_or_else(|| initial.unwrap_or(p.exec.mean()) as f64);
-                (avg * factor).round().max(1.0) as Nanos
+                // At most MAX_TIME, whatever the factor: the policy adds it to instants.
+                (avg * factor).round().clamp(1.0, MAX_TIME as f64) as Nanos
             }
         };
         let notify_time = match p.notify {
@@ -366,6 +367,19 @@ mod tests {
         assert_eq!(rule(OnMiss::Discard, Notify::Never, true, true), LateRule::Finish);
         assert_eq!(rule(OnMiss::Abort, Notify::Asap, true, false), LateRule::DropAtDeadline);
         assert_eq!(rule(OnMiss::Finish, Notify::Asap, true, true), LateRule::Finish);
+    }
+
+    #[test]
+    fn an_ewma_estimate_with_a_huge_margin_stays_within_max_time() {
+        let spec = periodic(Periodic {
+            estimate: Estimate::Ewma { alpha: 0.5, factor: 1e300, initial: None },
+            ..Periodic::new(Exec::Fixed(MAX_TIME), MAX_TIME)
+        });
+        let mut s = Stream::new(&spec, 1);
+        let r = s.next_request(Nanos::MAX).unwrap();
+        assert_eq!(s.constraint(&r, MAX_TIME, r.at).cpu_estimate, Some(MAX_TIME));
+        s.observe(MAX_TIME);
+        assert_eq!(s.constraint(&r, MAX_TIME, r.at).cpu_estimate, Some(MAX_TIME));
     }
 
     #[test]

@@ -7,8 +7,13 @@
 
 use std::fmt;
 
-/// A time or a duration in nanoseconds; the only time type of the project.
+/// A time or a duration in nanoseconds; the only time type of the project (`sched::Nanos`).
 pub type Nanos = u64;
+
+/// The longest time a scenario or smartsim's command line may give, 1,000,000 h (about 114 years):
+/// `sched::MAX_TIME`, the bound that keeps a run's sums of times from wrapping (see `sched`'s
+/// "Time that cannot wrap").
+pub use sched::MAX_TIME;
 
 /// Units of time, longest first: (suffix, nanoseconds). `m` is minutes, as in Hourglass.
 pub const TIME_UNITS: &[(&str, u64)] = &[
@@ -51,6 +56,12 @@ pub enum TimeError {
     /// The value does not fit in 64 bits of nanoseconds (about 584 years).
     #[error("\"{0}\" is too large (the limit is about 584 years)")]
     Overflow(String),
+    /// Longer than [`MAX_TIME`] ([`parse_bounded_time`]).
+    #[error(
+        "\"{0}\" is longer than 1000000h (about 114 years), the longest time a run takes: \
+         a longer one could not be added to another without passing 2^64 ns"
+    )]
+    TooLong(String),
 }
 
 /// Splits `"1.5 ms"` into the number `"1.5"` and the unit `"ms"` (whitespace between is allowed).
@@ -131,6 +142,23 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
 /// ```
 pub fn parse_time(s: &str) -> Result<Nanos, TimeError> {
     parse_units(s, TIME_UNITS, None)
+}
+
+/// Parses a time as [`parse_time`] does, refusing one longer than [`MAX_TIME`] (1,000,000 h): what
+/// every time of a scenario and every time on smartsim's command line is read by, so that no sum of
+/// them can wrap (`sched`'s "Time that cannot wrap").
+///
+/// ```
+/// use workload::{parse_bounded_time, MAX_TIME};
+/// assert_eq!(parse_bounded_time("1000000h"), Ok(MAX_TIME));
+/// assert!(parse_bounded_time("1000000.000000001h").unwrap_err().to_string().contains("longer than 1000000h"));
+/// assert!(parse_bounded_time("40").is_err());
+/// ```
+pub fn parse_bounded_time(s: &str) -> Result<Nanos, TimeError> {
+    match parse_time(s)? {
+        t if t <= MAX_TIME => Ok(t),
+        _ => Err(TimeError::TooLong(s.trim().to_string())),
+    }
 }
 
 /// Parses a decimal number and a unit from `units` (suffix, scale) exactly, as [`parse_time`]
@@ -372,6 +400,21 @@ mod tests {
         assert!(matches!(parse_time("600y"), Err(TimeError::UnknownUnit { .. })));
         assert!(matches!(parse_time("6000000h"), Err(TimeError::Overflow(_))));
         assert!(matches!(parse_time("99999999999999999999999ns"), Err(TimeError::Overflow(_))));
+    }
+
+    #[test]
+    fn a_bounded_time_stops_at_max_time() {
+        assert_eq!(MAX_TIME, 1_000_000 * 3_600_000_000_000);
+        assert_eq!(format_time(MAX_TIME), "1000000h");
+        assert_eq!(parse_bounded_time("0s"), Ok(0));
+        assert_eq!(parse_bounded_time("3600000000000000000ns"), Ok(MAX_TIME));
+        for s in ["3600000000000000001ns", "1000001h", "18446744073709551615ns", "4611686018427387904ns"] {
+            assert_eq!(parse_bounded_time(s), Err(TimeError::TooLong(s.into())), "{s}");
+        }
+        // Past 64 bits it is still "too large", as parse_time says.
+        assert!(matches!(parse_bounded_time("18446744073709551616ns"), Err(TimeError::Overflow(_))));
+        // Five bounded times add up without wrapping (the discipline counts on it).
+        assert!(MAX_TIME.checked_mul(5).is_some());
     }
 
     #[test]

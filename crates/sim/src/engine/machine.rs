@@ -26,14 +26,15 @@ use crate::result::CpuStats;
 /// Up to this many CPUs, the next CPU event is found by looking at each CPU rather than kept in a heap.
 const FEW_CPUS: usize = 8;
 
-/// Time of clock tick `k` at `hz` (exact integer arithmetic for any rate).
+/// Time of clock tick `k` at `hz` (exact integer arithmetic for any rate; saturating, never wrapping,
+/// past 2^64 ns).
 pub(super) fn tick_time(k: u64, hz: u32) -> Nanos {
-    ((k as u128 * 1_000_000_000u128) / hz as u128) as Nanos
+    sched::clamp_nanos((k as u128 * 1_000_000_000u128) / hz as u128)
 }
 
 /// Index of the first tick at or after `t`.
 fn tick_at_or_after(t: Nanos, hz: u32) -> u64 {
-    let mut k = ((t as u128 * hz as u128) / 1_000_000_000u128) as u64;
+    let mut k = sched::clamp_nanos((t as u128 * hz as u128) / 1_000_000_000u128);
     while tick_time(k, hz) < t {
         k += 1;
     }
@@ -106,11 +107,11 @@ impl Machine {
                 let o = &m.overhead;
                 let refill = if o.cache_bytes > 0 && o.bandwidth > 0 && spec.working_set > 0 {
                     let bytes = spec.working_set.min(o.cache_bytes) as u128;
-                    (bytes * 1_000_000_000 / o.bandwidth as u128) as Nanos
+                    sched::clamp_nanos(bytes * 1_000_000_000 / o.bandwidth as u128)
                 } else {
                     0
                 };
-                o.switch + refill
+                o.switch.saturating_add(refill)
             })
             .collect();
         Machine {
@@ -254,7 +255,8 @@ impl Sim<'_> {
             let cpu = &mut self.m.cpus[c];
             if running.is_some() {
                 cpu.run_ticks += self.m.tick_len;
-                cpu.stall += handler;
+                // Overheads pile up at one instant without bound: saturating (see `start_on`).
+                cpu.stall = cpu.stall.saturating_add(handler);
                 self.arm(c);
             } else {
                 self.metrics.sys.overhead_ns += handler;
@@ -276,15 +278,17 @@ impl Sim<'_> {
         let mach = &self.scn.machine;
         let now = self.now;
         let cpu = &mut self.m.cpus[c];
-        cpu.stall += mach.overhead.decision;
+        // Each cost is at most MAX_TIME, but any number of dispatches may add theirs at one instant
+        // before time pays them off: the stall saturates (it is a sum of unboundedly many terms).
+        cpu.stall = cpu.stall.saturating_add(mach.overhead.decision);
         if cpu.last_ran != Some(t) {
             self.metrics.sys.switches += 1;
             cpu.stats.switches += 1;
-            cpu.stall += self.m.switch_cost[t.idx()];
+            cpu.stall = cpu.stall.saturating_add(self.m.switch_cost[t.idx()]);
         }
         if migrated {
             self.metrics.sys.migrations += 1;
-            cpu.stall += mach.overhead.migration;
+            cpu.stall = cpu.stall.saturating_add(mach.overhead.migration);
         }
         cpu.last_ran = Some(t);
         cpu.running = Some(t);
