@@ -890,8 +890,9 @@ impl<'a> Scheduler<'a> {
         if exit.is_err() {
             let latest = &self.latest;
             // A command name is whatever the task set (prctl): shown as a terminal may show it.
-            let name =
-                |pid: i32| latest.get(&pid).map(|t| diag::visible(&t.comm_str()).into_owned()).unwrap_or_default();
+            let name = |pid: i32| {
+                latest.get(&pid).map(|t| diag::visible(&t.comm_str()).into_owned()).unwrap_or_default()
+            };
             eprintln!(
                 "scx_smart: what the driver believed at the ejection:\n{}",
                 self.drv.describe(now_ns(), name)
