@@ -45,15 +45,17 @@ fn write_trace(path: &Path, names: &[String]) {
     for (k, n) in names.iter().enumerate() {
         r.push(Record::Task { task: k as u32, process: 1, name: n.clone() });
     }
-    for k in 0..names.len() {
-        let t = k as u32;
-        for j in 0..4u64 {
+    // Job j of task k runs 0.4 ms from j × 10 ms + k × 0.5 ms on CPU k mod 2: each CPU runs one
+    // task at a time, its runs written in time order (the reader refuses anything else).
+    for j in 0..4u64 {
+        for k in 0..names.len() {
+            let t = k as u32;
             let at = j * 10 * MS + k as u64 * MS / 2;
             let cpu = (k % 2) as u32;
             r.push(Record::Release { task: t, job: j as u32, at, deadline: Some(at + 8 * MS) });
             r.push(Record::Wake { task: t, cpu: Some(cpu), at });
             let why = if j % 2 == 0 { EndReason::Preempted } else { EndReason::Blocked };
-            r.push(Record::Run { task: t, cpu, start: at, end: at + 3 * MS, why, complete: true });
+            r.push(Record::Run { task: t, cpu, start: at, end: at + 2 * MS / 5, why, complete: true });
             let outcome = if j % 2 == 0 { Outcome::Met } else { Outcome::Missed };
             r.push(Record::JobEnd { task: t, job: j as u32, at: at + 9 * MS, outcome });
         }
