@@ -19,10 +19,18 @@ use crate::{
 
 type Val<'i> = Spanned<DeValue<'i>>;
 
-const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
-const MACHINE_KEYS: &[&str] = &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
-const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth", "migration"];
-const COMMON_TASK_KEYS: &[&str] = &[
+// The key lists below are the parser's whole vocabulary: a key not in them is refused. They are public so
+// that a test (tests/docs.rs) checks each is documented in docs/scenario.md.
+
+/// The keys a scenario accepts at its top level.
+pub const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
+/// The keys of `[machine]`.
+pub const MACHINE_KEYS: &[&str] =
+    &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
+/// The keys of `[machine.overhead]`.
+pub const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth", "migration"];
+/// The keys every `[[task]]` accepts, whatever its model.
+pub const COMMON_TASK_KEYS: &[&str] = &[
     "name",
     "model",
     "share",
@@ -35,8 +43,8 @@ const COMMON_TASK_KEYS: &[&str] = &[
     "working_set",
     "cpus",
 ];
-/// Each model and its own keys.
-const MODELS: &[(&str, &[&str])] = &[
+/// Each task model and its own keys (besides [`COMMON_TASK_KEYS`]).
+pub const MODELS: &[(&str, &[&str])] = &[
     ("cpu", &["work"]),
     (
         "periodic",
