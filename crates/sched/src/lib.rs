@@ -9,7 +9,7 @@
 //! the decisions to make and their order) and checks the protocol on every call. And it holds the
 //! [`REGISTRY`], one [`Entry`] per policy: its name, what it is, its options, how to build it, how it
 //! maps onto Linux, whether it notifies and whether it is work-conserving. The policies, one file
-//! each, are listed by `smartsim policies` (and in README.md, checked against the registry by a test).
+//! each, are listed by `smartsim policies` (and in docs/scenario.md, checked against the registry by a test).
 //!
 //! ## Design decisions
 //!

@@ -1,6 +1,6 @@
 //! The registry: one entry per policy, from which every tool learns what policies exist, how to
 //! build each, what its options are, and how it maps onto Linux. `smartsim policies`, hourglass's
-//! scenario mapping, `scx_smart --policy` and the tables of README.md and ARCHITECTURE.md come from
+//! scenario mapping, `scx_smart --policy` and the tables of docs/scenario.md and ARCHITECTURE.md come from
 //! here (a test checks the tables). Each entry is kept in its policy's file, beside the code it
 //! describes, so adding a policy is one new file (the policy, its entry, its tests), its `mod` line
 //! in `lib.rs` and its line in [`REGISTRY`]; the conformance suite covers it without being named.
@@ -164,7 +164,7 @@ impl LinuxClass {
     }
 }
 
-/// The registry as a Markdown table, as README.md and ARCHITECTURE.md show it (a test checks they
+/// The registry as a Markdown table, as docs/scenario.md and ARCHITECTURE.md show it (a test checks they
 /// do): each policy's name, what it is, its options with their defaults, the Linux class hourglass
 /// runs it in, whether it notifies, and its file.
 pub fn table_markdown() -> String {

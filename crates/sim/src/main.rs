@@ -98,7 +98,8 @@ enum Cmd {
         /// default: the first 200 ms, or the whole run if it is shorter.
         #[arg(long, value_parser = parse_window, requires = "gantt", value_name = "FROM..TO")]
         gantt_window: Option<Window>,
-        /// Run even if the estimate made before the run (events, memory, output; README, "Limits")
+        /// Run even if the estimate made before the run (events, memory, output; docs/scenario.md,
+        /// "Limits, and why")
         /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output.
         #[arg(long)]
         force: bool,
@@ -142,7 +143,7 @@ enum Cmd {
     /// policy also takes `partition`), the Linux class `hourglass --scenario` runs it in, whether it
     /// notifies
     Policies {
-        /// A table for people, the JSON of every entry, or the Markdown table README.md shows.
+        /// A table for people, the JSON of every entry, or the Markdown table docs/scenario.md shows.
         #[arg(long, value_enum, default_value = "table")]
         format: PoliciesFormat,
     },

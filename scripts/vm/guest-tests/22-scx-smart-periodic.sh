@@ -8,8 +8,8 @@
 #   2. the preemption kick alone (20 ms slices, no slice cuts) meets at least 50 more than the same scheduler
 #      without it (quiet: 250 against about 100), and the kick was on in the one run and off in the other;
 #   3. of scx_smart's misses, at most 25 are not put down to the machine itself (see below).
-# How many deadlines scx_smart meets is a benchmark figure (scripts/vm/bench-sched-ext, README), because the
-# emulated CPU does not always run: QEMU's vCPU thread is one more thread on the host, and when the host runs
+# How many deadlines scx_smart meets is a benchmark figure (scripts/vm/bench-sched-ext,
+# docs/measurements.md), because the emulated CPU does not always run: QEMU's vCPU thread is one more thread on the host, and when the host runs
 # something else the guest stops, typically for 4 ms at a time (the host's 250 Hz tick), while its clock runs
 # on. scx_smart records these stalls (timer expiries handled > 1 ms late, --stall-log) and smart-periodic
 # --explain puts each miss down to a cause (crates/scx_smart/src/jobs.rs): the machine stopped (the job would
@@ -18,7 +18,7 @@
 # charged beyond its work. On a quiet host scx_smart meets 249-250 of 250; with the host's two cores busy
 # with other work the guest stood still about a third of the time and scx_smart met 165-240, 90-100 % of the
 # misses were the machine's, the rest a wake-up that took 5 ms or more to start while the guest ran slowly.
-# All three assertions held under that load (README, "Where a periodic thread's misses come from").
+# All three assertions held under that load (docs/scx_smart.md, "Where a periodic thread's misses come from").
 # needs: scx_smart smart-hog smart-periodic
 # timeout: 300
 # cpus: 1

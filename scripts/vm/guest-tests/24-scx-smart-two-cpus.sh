@@ -8,7 +8,7 @@
 #   2. A periodic thread (10 ms every 40 ms, deadline 15 ms) beside four hogs: scx_smart meets at least 100
 #      more of its 250 deadlines than the kernel's fair scheduler, and at most 25 of its misses are not the
 #      machine's (the emulated CPUs stop while the host runs other work, see 22-scx-smart-periodic.sh). How
-#      many it meets is a benchmark figure (scripts/vm/bench-sched-ext --cpus 2, README).
+#      many it meets is a benchmark figure (scripts/vm/bench-sched-ext --cpus 2, docs/measurements.md).
 # needs: scx_smart smart-hog smart-periodic
 # timeout: 400
 # cpus: 2
