@@ -84,6 +84,8 @@ CASES = [
     ("billing at 0 Hz", ["billing", "${dir}/k.klog", "--hz", "0"], {"k.klog": OK}, 2, ["hz"]),
     ("billing at 10 MHz", ["billing", "${dir}/k.klog", "--hz", "10000000"], {"k.klog": OK}, 2, ["hz"]),
     ("html at 0 Hz", ["html", "${dir}/k.klog", "--hz", "0", "-o", "${dir}/k.html"], {"k.klog": OK}, 2, ["hz"]),
+    ("billing at 17 rates (each a pass over the recording)", ["billing", "${dir}/k.klog", "--hz", ",".join(str(h) for h in range(100, 117))], {"k.klog": OK}, 2, ["--hz: 17 rates given, at most 16"]),
+    ("html with a rate given twice", ["html", "${dir}/k.klog", "--hz", "100,1000,100", "-o", "${dir}/k.html"], {"k.klog": OK}, 2, ["--hz: 100 given twice"]),
     ("a recording cut short is read up to its last record", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(), SW)[:-10]}, 0, []),
     ("a recording with no records", ["report", "${dir}/k.klog"], {"k.klog": log(hdr())}, 2, ["no records"]),
     ("unknown record types are skipped", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(), rec(50, 0, 77) + SW)}, 0, []),

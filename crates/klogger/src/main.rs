@@ -92,7 +92,7 @@ enum Cmd {
     Billing {
         /// Log file written by `klogger record`.
         file: PathBuf,
-        /// Sampler rates, comma-separated.
+        /// Sampler rates (Hz), comma-separated (at most 16, each 1 to 1000000).
         #[arg(long, value_delimiter = ',', default_value = "100,250,1000")]
         hz: Vec<u32>,
         /// Phase of the sampler's ticks on the trace clock (ns modulo the period). Linux aligns its
@@ -139,7 +139,7 @@ enum Cmd {
         /// Output file.
         #[arg(short, long, default_value = "klogger-report.html")]
         output: PathBuf,
-        /// Sampler rates for the billing scatter.
+        /// Sampler rates (Hz) for the billing scatter, comma-separated (at most 16).
         #[arg(long, value_delimiter = ',', default_value = "100,1000")]
         hz: Vec<u32>,
         /// One curve per thread or per process.

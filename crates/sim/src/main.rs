@@ -202,7 +202,7 @@ enum TraceCmd {
     Billing {
         /// The trace file.
         file: PathBuf,
-        /// Sampler rates (Hz), comma-separated.
+        /// Sampler rates (Hz), comma-separated (at most 16, each 1 to 1000000).
         #[arg(long, value_delimiter = ',', default_value = "100,1000")]
         hz: Vec<u32>,
         /// Sampler phase: ticks at phase + k × 10^9/hz ns of the trace clock.
@@ -233,7 +233,7 @@ enum TraceCmd {
         file: PathBuf,
         /// Where to write the page.
         out: PathBuf,
-        /// Sampler rates (Hz) of the billing table and scatters, comma-separated.
+        /// Sampler rates (Hz) of the billing table and scatters, comma-separated (at most 16).
         #[arg(long, value_delimiter = ',', default_value = "100,1000")]
         hz: Vec<u32>,
         /// Tasks drawn (largest CPU time first).

@@ -25,10 +25,26 @@ use std::collections::BTreeMap;
 
 use crate::timeline::{Group, Stretch, Timeline};
 
-/// Checks sampler rates given by a user (`--hz`): at least one, each from 1 to 1,000,000 Hz.
+/// Sampler rates one command replays at most: each costs a pass over the trace and a column (and
+/// in HTML a figure) per task, so the work and the output grow with their number.
+pub const MAX_RATES: usize = 16;
+
+/// Checks sampler rates given by a user (`--hz`): from 1 to [`MAX_RATES`] distinct rates, each from
+/// 1 to 1,000,000 Hz. The error names the first rate at fault, not the whole list.
 pub fn check_rates(hz: &[u32]) -> Result<(), String> {
-    if hz.is_empty() || hz.iter().any(|&h| h == 0 || h > 1_000_000) {
-        return Err(format!("--hz wants rates between 1 and 1000000, got {hz:?}"));
+    if hz.is_empty() {
+        return Err("--hz wants at least one rate".into());
+    }
+    if hz.len() > MAX_RATES {
+        return Err(format!("--hz: {} rates given, at most {MAX_RATES}", hz.len()));
+    }
+    for (k, &h) in hz.iter().enumerate() {
+        if h == 0 || h > 1_000_000 {
+            return Err(format!("--hz wants rates between 1 and 1000000, got {h}"));
+        }
+        if hz[..k].contains(&h) {
+            return Err(format!("--hz: {h} given twice"));
+        }
     }
     Ok(())
 }
@@ -185,9 +201,14 @@ mod tests {
     #[test]
     fn sampler_rates_are_checked() {
         assert!(check_rates(&[100, 1000]).is_ok());
-        for bad in [&[][..], &[0], &[100, 2_000_000]] {
-            assert_eq!(check_rates(bad), Err(format!("--hz wants rates between 1 and 1000000, got {bad:?}")));
+        assert_eq!(check_rates(&[]), Err("--hz wants at least one rate".into()));
+        for (bad, h) in [(&[0][..], 0), (&[100, 2_000_000], 2_000_000)] {
+            assert_eq!(check_rates(bad), Err(format!("--hz wants rates between 1 and 1000000, got {h}")));
         }
+        assert_eq!(check_rates(&[100, 250, 100]), Err("--hz: 100 given twice".into()));
+        let many: Vec<u32> = (1..=MAX_RATES as u32 + 1).collect();
+        assert!(check_rates(&many[..MAX_RATES]).is_ok());
+        assert_eq!(check_rates(&many), Err(format!("--hz: 17 rates given, at most {MAX_RATES}")));
     }
 
     #[test]
