@@ -649,11 +649,32 @@ fn real_main() -> Result<()> {
         }
         Cmd::Compare { file, policies, format, force } => {
             let scn = load(&file)?;
-            for p in policies.split(',') {
-                within_budget(&scn, Some(p.trim()), Default::default(), force)?;
+            let policies: Vec<&str> = policies.split(',').map(str::trim).collect();
+            if let Some(k) = (1..policies.len()).find(|&k| policies[..k].contains(&policies[k])) {
+                anyhow::bail!("--policies: {} given twice", diag::visible(policies[k]));
             }
-            let results: Vec<SimResult> =
-                policies.split(',').map(|p| run_scenario(&scn, Some(p.trim()))).collect::<Result<_>>()?;
+            for p in &policies {
+                within_budget(&scn, Some(p), Default::default(), force)?;
+            }
+            // The table holds every policy's result until the end: their memory adds up.
+            let held: u64 = policies
+                .iter()
+                .map(|p| smartsim::budget::estimate(&scn, Some(p), Default::default()).memory)
+                .fold(0, u64::saturating_add);
+            if held > smartsim::budget::MAX_MEMORY && !force {
+                anyhow::bail!(
+                    "{}: comparing {} policies would hold about {:.1} GiB of results, over the limit of {:.1} \
+                     GiB; compare fewer policies, shorten the run, or pass --force",
+                    scn.path,
+                    policies.len(),
+                    held as f64 / (1u64 << 30) as f64,
+                    smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
+                );
+            }
+            // Every policy built (its name, options and the scenario's rules checked) before any runs.
+            let sims: Vec<_> =
+                policies.iter().map(|p| smartsim::simulator(&scn, Some(p))).collect::<Result<_>>()?;
+            let results: Vec<SimResult> = sims.into_iter().map(|s| s.run()).collect();
             match format {
                 Format::Json => {
                     for r in &results {
