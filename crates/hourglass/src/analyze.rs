@@ -838,7 +838,7 @@ mod tests {
             trace::Record::Task { task: 0, process: 0, name: "video".into() },
             run(0, 100, 400, trace::EndReason::Blocked),
             run(1, 400, 900, trace::EndReason::SliceEnd),
-            trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Missed },
+            trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Late },
             trace::Record::End { at: 1100 },
         ] {
             w.write(&r).unwrap();
