@@ -248,7 +248,7 @@ pub fn trace_sections(
         "CPU time and share of the recording's capacity; complete quanta (stretches on a CPU the \
          recording did not cut) with the median length of those that ended preempted and blocked; \
          wake-ups and their wake-up latency (wake→run: from a wake-up to the start of the next stretch; \
-         see the glossary).",
+         docs/glossary.md).",
         Some(&task_table(&stats, 40)),
         &[],
     );

@@ -73,8 +73,8 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "wake→run",
-        "wake-up latency as a trace's analyses measure it (JSON wake_latency): from a Wake record, the \
-         first since the task last ran, to the start of its next stretch on a CPU. A trace holds no \
+        "wake-up latency as a trace's analyses measure it (JSON wake_latency; klogger report's \
+         latency_ns): from a Wake record, the first since the task last ran, to the start of its next stretch on a CPU. A trace holds no \
          stretch of no length, so when a task is dispatched and blocks again at once (it discards its \
          request on hearing of the notification) the wait runs on to its next stretch: on such a task \
          wake→run is longer than wake→dispatch.",
