@@ -2,7 +2,8 @@
 //! they ended, wake-up latency (from a Wake record to the task's next stretch), and requests by
 //! outcome. The same for a simulated run and a recorded one.
 //!
-//! **The vocabulary** every command and output uses (docs/glossary.md holds the same text):
+//! **The vocabulary** every command and output uses ([`GLOSSARY`] holds the definitions the outputs
+//! print, and docs/glossary.md the same words):
 //!
 //! - A request's **outcome** is one of five, disjoint ([`crate::Outcome`], counted by [`Requests`]):
 //!   **met** (finished by its deadline), **late** (not finished by its deadline and not dropped:
@@ -16,10 +17,11 @@
 //!   ways, named apart: `smartsim run` (its `latency_ns`, column `wake→dispatch`) counts it at the
 //!   dispatch, and from a periodic request's nominal release; a trace's analyses (here:
 //!   [`TaskSummary::wake_latency`], column `wake→run`) count it from the Wake record to the start
-//!   of the task's next stretch on a CPU. A trace holds no stretch of no length, so a task
-//!   dispatched that blocks again at once (it discards its request when it hears of the
-//!   notification) has its wait run on to its next real stretch, from the first wake-up: on such a
-//!   task `wake→run` is the longer.
+//!   of the task's next stretch on a CPU. They differ twice: the Wake record of a periodic request
+//!   is at its release as it happened (later than the nominal one by its jitter and its timer's
+//!   resolution); and a trace holds no stretch of no length, so a task dispatched that blocks again
+//!   at once (it discards its request when it hears of the notification) has its wait run on to
+//!   its next real stretch, from the first wake-up: on such a task `wake→run` is the longer.
 //! - **Response time** is the time from a request's release to its finish (`smartsim run`'s
 //!   `response_ns`), met or late; a request dropped or unfinished has none.
 //! - A stretch on a CPU ends **preempted** (taken off while still runnable, for another task or by
