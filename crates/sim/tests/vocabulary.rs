@@ -193,6 +193,36 @@ fn every_output_counts_every_outcome_the_same() {
         assert_eq!((t["delta"]["met"].as_i64(), t["delta"]["missed"].as_i64()), (Some(0), Some(0)));
     }
 
+    // trace diff against a second policy: EDF, with the discarding task left to on_miss's default
+    // (EDF never notifies: its requests finish late). Each side counts as its own run.
+    let (scn2, tr2) = (dir.join("edf.toml"), dir.join("edf.trace"));
+    std::fs::write(&scn2, SCENARIO.replacen("on_miss = \"discard\"\n", "", 1)).unwrap();
+    let v2: serde_json::Value = serde_json::from_str(&run(&[
+        "run",
+        s(&scn2),
+        "--policy",
+        "edf",
+        "--format",
+        "json",
+        "--trace",
+        s(&tr2),
+    ]))
+    .unwrap();
+    let run2_json = from_json(&v2["tasks"], |t| &t["deadlines"]);
+    assert_ne!(run2_json, run_json, "two policies, two schedules");
+    let d2: serde_json::Value =
+        serde_json::from_str(&run(&["trace", "diff", s(&tr), s(&tr2), "--format", "json"])).unwrap();
+    assert_eq!(from_json(&d2["tasks"], |t| &t["a"]["requests"]), run_json, "trace diff A (smart)");
+    assert_eq!(from_json(&d2["tasks"], |t| &t["b"]["requests"]), run2_json, "trace diff B (edf)");
+    for t in d2["tasks"].as_array().unwrap() {
+        let delta = |k: &str| t["b"][k].as_i64().unwrap() - t["a"][k].as_i64().unwrap();
+        assert_eq!(
+            (t["delta"]["met"].as_i64().unwrap(), t["delta"]["missed"].as_i64().unwrap()),
+            (delta("met"), delta("missed")),
+            "{t}"
+        );
+    }
+
     // The HTML report.
     run(&["trace", "html", s(&tr), s(&html)]);
     let page = std::fs::read_to_string(&html).unwrap();
