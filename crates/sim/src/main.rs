@@ -1032,6 +1032,13 @@ fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Re
         bar.inc(1);
     }
     bar.finish_and_clear();
+    html.section(
+        "Glossary",
+        "The terms of this page and of every smartsim output (docs/glossary.md): a deadline missed is a \
+         request late, discarded or aborted.",
+        Some(&glossary_table()),
+        &[],
+    );
     let index = out.join("index.html");
     html.write(&index).with_context(|| format!("writing {}", index.display()))?;
     if format == Format::Table {

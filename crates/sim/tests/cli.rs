@@ -534,6 +534,9 @@ fn reproduce_names_papers_by_author_and_captions_every_figure() {
     assert_eq!(html.matches("<figcaption>").count(), 2);
     assert!(html.contains("Figure 6-9 of the dissertation: Deadlines met by real-time applications"));
     assert!(html.contains("What to see: R1 and R2 meet the same deadlines"));
+    // Its glossary defines "missed" as every other output does.
+    let missed = trace::summary::GLOSSARY.iter().find(|(t, _)| *t == "missed").unwrap().1;
+    assert!(html.contains(">Glossary</h2>") && html.contains(missed), "no glossary");
     assert!(!html.contains("004"));
 }
 
