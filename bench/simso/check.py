@@ -185,7 +185,7 @@ def run_smartsim(binary, text, workdir):
             key = (row["task"], int(row["job"]))
             outcome = row["outcome"]
             if outcome == "unfinished" or row["finish_ns"] == "":
-                # Still open at the end (a 'missed' job whose deadline passed has no finish either).
+                # Still open at the end (a 'late' job whose deadline passed has no finish either).
                 jobs[key] = ("unfinished", None)
             elif outcome == "aborted":
                 jobs[key] = ("aborted", int(row["finish_ns"]) // 1000)

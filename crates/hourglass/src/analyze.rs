@@ -179,7 +179,11 @@ pub fn read_trace_file(file: &str) -> Result<Option<TraceFile>, String> {
             trace::Record::Mark { task: Some(task), at, text } if text == "deadline miss" => {
                 misses.push((task, at.saturating_sub(t0)))
             }
-            trace::Record::JobEnd { task, at, outcome, .. } if outcome != trace::Outcome::Met => {
+            // Missed: late, discarded or aborted; an unfinished request (its deadline beyond the
+            // trace's end) is not (docs/glossary.md).
+            trace::Record::JobEnd { task, at, outcome, .. }
+                if !matches!(outcome, trace::Outcome::Met | trace::Outcome::Unfinished) =>
+            {
                 misses.push((task, at.saturating_sub(t0)))
             }
             trace::Record::End { at } => end = end.max(at),
@@ -838,7 +842,9 @@ mod tests {
             trace::Record::Task { task: 0, process: 0, name: "video".into() },
             run(0, 100, 400, trace::EndReason::Blocked),
             run(1, 400, 900, trace::EndReason::SliceEnd),
-            trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Missed },
+            trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Late },
+            // Open at the end, its deadline beyond it: not missed, not drawn.
+            trace::Record::JobEnd { task: 0, job: 1, at: 1100, outcome: trace::Outcome::Unfinished },
             trace::Record::End { at: 1100 },
         ] {
             w.write(&r).unwrap();

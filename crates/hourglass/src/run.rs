@@ -968,11 +968,12 @@ impl Thread<'_, '_> {
                 }
                 let (_, why) = self.g.spin(body, clock.ticks_at(w.finish), want - got.min(want));
                 if why != Why::Budget {
-                    res.jobs.push(job(mono_ns(), trace::Outcome::Unfinished));
+                    // Its deadline passed and it never finished: late, as the simulator says.
+                    res.jobs.push(job(mono_ns(), trace::Outcome::Late));
                     return false;
                 }
                 res.responses_ns.push(mono_ns().saturating_sub(nominal));
-                res.jobs.push(job(mono_ns(), trace::Outcome::Missed));
+                res.jobs.push(job(mono_ns(), trace::Outcome::Late));
             }
             _ => return false,
         }

@@ -231,7 +231,7 @@ pub fn report_text(r: &Report, rows: usize) -> String {
     let _ = writeln!(o, "\nTasks (effective quantum = scheduled to descheduled):");
     let _ = writeln!(
         o,
-        "{:<28} {:>10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "{:<28} {:>10} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}",
         "task (pid)",
         "cpu",
         "share",
@@ -242,13 +242,13 @@ pub fn report_text(r: &Report, rows: usize) -> String {
         "q p90",
         "preempt",
         "block",
-        "lat p50",
-        "lat p99"
+        "wake→run p50",
+        "wake→run p99"
     );
     for t in r.tasks.iter().take(rows) {
         let _ = writeln!(
             o,
-            "{:<28} {:>10} {:>6.2}% {:>8} {:>8.1} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "{:<28} {:>10} {:>6.2}% {:>8} {:>8.1} {:>8} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12}",
             label(&t.name, t.pid),
             fmt_ns(t.cpu_ns),
             t.cpu_share * 100.0,
@@ -266,6 +266,8 @@ pub fn report_text(r: &Report, rows: usize) -> String {
     if r.tasks.len() > rows {
         let _ = writeln!(o, "... {} more tasks (--rows)", r.tasks.len() - rows);
     }
+    // The terms of the columns (preempt and block count the quanta that ended so).
+    let _ = write!(o, "{}", trace::summary::footer(&["wake→run", "preempted", "blocked"]));
     let _ = writeln!(o, "\nCPU usage distribution (Etsion table 5):");
     for s in &r.cpu_share {
         let _ = writeln!(o, "  {:<32} {:>7.2}%", visible(&s.name), s.share * 100.0);

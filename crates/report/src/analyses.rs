@@ -128,8 +128,8 @@ pub fn task_table(stats: &[TaskStats], rows: usize) -> Table {
         "preempted p50 ms",
         "blocked p50 ms",
         "wake-ups",
-        "latency p50 ms",
-        "latency p99 ms",
+        "wake→run p50 ms",
+        "wake→run p99 ms",
     ]);
     for s in stats.iter().take(rows) {
         let (pre, blk, lat) = (
@@ -247,7 +247,8 @@ pub fn trace_sections(
         "Tasks",
         "CPU time and share of the recording's capacity; complete quanta (stretches on a CPU the \
          recording did not cut) with the median length of those that ended preempted and blocked; \
-         wake-ups and the latency from a wake-up to the next stretch.",
+         wake-ups and their wake-up latency (wake→run: from a wake-up to the start of the next stretch; \
+         docs/glossary.md).",
         Some(&task_table(&stats, 40)),
         &[],
     );

@@ -848,7 +848,7 @@ mod tests {
             g.add(&Record::Release { task: 0, job, at: at * MS, deadline: Some((at + 5) * MS) });
         }
         g.add(&Record::JobEnd { task: 0, job: 0, at: 3 * MS, outcome: Outcome::Met });
-        g.add(&Record::JobEnd { task: 0, job: 1, at: 11 * MS, outcome: Outcome::Missed });
+        g.add(&Record::JobEnd { task: 0, job: 1, at: 11 * MS, outcome: Outcome::Late });
         let svg = g.to_svg();
         let bars: Vec<(String, u64, u64)> = elements(&svg, "run")
             .iter()

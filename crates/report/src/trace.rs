@@ -280,7 +280,7 @@ impl Trace {
                 Record::JobEnd { task, at, outcome, .. } => {
                     let what = match outcome {
                         Outcome::Met => continue,
-                        Outcome::Missed => "finished late",
+                        Outcome::Late => "late",
                         Outcome::Discarded => "discarded",
                         Outcome::Aborted => "aborted",
                         Outcome::Unfinished => continue,

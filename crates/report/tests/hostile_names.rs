@@ -55,7 +55,7 @@ fn records(names: &[String]) -> (Header, Vec<Record>) {
                 complete: true,
             });
             r.push(Record::Wake { task: t, cpu: Some((k % 2) as u32), at });
-            let outcome = if j % 2 == 0 { Outcome::Met } else { Outcome::Missed };
+            let outcome = if j % 2 == 0 { Outcome::Met } else { Outcome::Late };
             r.push(Record::JobEnd { task: t, job: j as u32, at: at + 9 * MS, outcome });
         }
     }

@@ -48,7 +48,9 @@ enum Format {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run one scenario and print per-task results.
+    /// Run one scenario and print per-task results: CPU time and share, requests by outcome (met,
+    /// missed = late + discarded + aborted, unfinished), wake-up latency (wake→dispatch). The table's
+    /// footer defines each term; docs/glossary.md has them all.
     Run {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -81,8 +83,8 @@ enum Cmd {
         #[arg(long)]
         timeline: Option<PathBuf>,
         /// Also write one row per request of a periodic task here: task, job, cpu, release_ns,
-        /// start_ns, finish_ns, deadline_ns, exec_ns, outcome (met, late, discarded, aborted,
-        /// unfinished), preemptions.
+        /// start_ns (its first dispatch; empty if never dispatched), finish_ns, deadline_ns, exec_ns,
+        /// outcome (met, late, discarded, aborted, unfinished: docs/glossary.md), preemptions.
         #[arg(long)]
         jobs: Option<PathBuf>,
         /// Format of --jobs: CSV with a header line, or JSON Lines. Default: the file name's
@@ -182,8 +184,10 @@ enum Cmd {
 /// `smartsim trace ...`.
 #[derive(Subcommand)]
 enum TraceCmd {
-    /// Per task: CPU time and share, stretches on CPUs by how they ended, their lengths (effective
-    /// quanta), wake-up latency, requests by outcome, notifications.
+    /// Per task: CPU time and share, stretches on CPUs by how they ended (blocked, preempted, slice
+    /// end), their lengths (effective quanta), wake-up latency (wake→run), requests by outcome (met,
+    /// missed = late + discarded + aborted, unfinished), notifications. The table's footer defines
+    /// each term; docs/glossary.md has them all.
     Report {
         /// The trace file.
         file: PathBuf,
@@ -214,9 +218,10 @@ enum TraceCmd {
     },
     /// Two traces of one workload side by side, task by task (matched by name): CPU time in % of one
     /// CPU over each trace's length (a one-CPU simulation compares with a larger machine), median
-    /// effective quantum, wake-up latency (p50, p99), requests met and missed, with B − A. For example
-    /// a simulated run against a recorded one (a klogger recording or hourglass --trace), or two
-    /// policies.
+    /// effective quantum, wake-up latency (wake→run p50, p99), requests met and missed (late +
+    /// discarded + aborted; the JSON has each outcome), with B − A. For example a simulated run
+    /// against a recorded one (a klogger recording or hourglass --trace), or two policies. Terms:
+    /// docs/glossary.md.
     Diff {
         /// Trace A.
         a: PathBuf,
@@ -226,8 +231,9 @@ enum TraceCmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
-    /// An HTML page (one file, figures inline): the tasks, tick billing, the effective-quantum CDFs
-    /// (Etsion fig. 6) and quantum against billed time (fig. 4), as `klogger html` draws them.
+    /// An HTML page (one file, figures inline): the tasks, their requests by outcome, tick billing,
+    /// the effective-quantum CDFs (Etsion fig. 6) and quantum against billed time (fig. 4), as
+    /// `klogger html` draws them, and a glossary of the terms.
     Html {
         /// The trace file.
         file: PathBuf,
@@ -814,24 +820,35 @@ fn result_table(r: &SimResult) -> String {
         "cpu s",
         "share %",
         "finish s",
+        "requests",
         "met",
         "missed",
+        "late",
+        "discarded",
+        "aborted",
+        "unfinished",
         "notified",
-        "lat p50 ms",
-        "lat p99 ms",
-        "lat max ms",
+        "wake→dispatch p50 ms",
+        "wake→dispatch p99 ms",
+        "wake→dispatch max ms",
     ]);
     for x in &r.tasks {
         let d = x.deadlines.as_ref();
         let l = x.latency_ns.as_ref();
+        let count = |f: fn(&smartsim::result::Deadlines) -> u64| d.map_or("-".into(), |d| f(d).to_string());
         t.row(vec![
             x.name.clone(),
             format!("{:.3}", x.cpu_ns as f64 / 1e9),
             format!("{:.1}", 100.0 * x.cpu_share),
             x.finish_ns.map_or("-".into(), |f| format!("{:.3}", f as f64 / 1e9)),
-            d.map_or("-".into(), |d| d.met.to_string()),
-            d.map_or("-".into(), |d| d.missed.to_string()),
-            d.map_or("-".into(), |d| d.notifications.to_string()),
+            count(|d| d.requests),
+            count(|d| d.met),
+            count(|d| d.missed),
+            count(|d| d.late),
+            count(|d| d.discarded),
+            count(|d| d.aborted),
+            count(|d| d.unfinished),
+            count(|d| d.notifications),
             l.map_or("-".into(), |l| ms(l.p50)),
             l.map_or("-".into(), |l| ms(l.p99)),
             l.map_or("-".into(), |l| ms(l.max)),
@@ -839,7 +856,7 @@ fn result_table(r: &SimResult) -> String {
     }
     let s = &r.system;
     format!(
-        "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %  switches {}  decisions {}  notifications {}\n",
+        "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %  switches {}  decisions {}  notifications {}\n{}",
         report::escape::visible(&r.scenario),
         report::escape::visible(&r.policy),
         r.duration_ns as f64 / 1e9,
@@ -848,7 +865,17 @@ fn result_table(r: &SimResult) -> String {
         100.0 * s.idle_ns as f64 / r.duration_ns.max(1) as f64,
         s.switches,
         s.decisions,
-        s.notifications
+        s.notifications,
+        trace::summary::footer(&[
+            "requests",
+            "met",
+            "missed",
+            "late",
+            "discarded",
+            "aborted",
+            "unfinished",
+            "wake→dispatch"
+        ])
     )
 }
 
@@ -857,7 +884,7 @@ fn compare_table(rs: &[SimResult]) -> String {
     for r in rs {
         headers.push(format!("{} share %", r.policy));
         headers.push(format!("{} met/missed", r.policy));
-        headers.push(format!("{} p99 ms", r.policy));
+        headers.push(format!("{} wake→dispatch p99 ms", r.policy));
     }
     let h: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t = Table::new(&h);
@@ -871,7 +898,12 @@ fn compare_table(rs: &[SimResult]) -> String {
         }
         t.row(row);
     }
-    format!("scenario {}\n{}", rs[0].scenario, t.render())
+    format!(
+        "scenario {}\n{}{}",
+        rs[0].scenario,
+        t.render(),
+        trace::summary::footer(&["met", "missed", "wake→dispatch"])
+    )
 }
 
 fn cpu_figure(title: &str, r: &SimResult, names: &[String], ideal: &smartsim::ideal::Ideal) -> Figure {
@@ -1021,6 +1053,13 @@ fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Re
         bar.inc(1);
     }
     bar.finish_and_clear();
+    html.section(
+        "Glossary",
+        "The terms of this page and of every smartsim output (docs/glossary.md): a deadline missed is a \
+         request late, discarded or aborted.",
+        Some(&glossary_table()),
+        &[],
+    );
     let index = out.join("index.html");
     html.write(&index).with_context(|| format!("writing {}", index.display()))?;
     if format == Format::Table {
@@ -1233,6 +1272,13 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 None,
                 &[],
             );
+            page.section(
+                "Requests",
+                "Per task with requests, by outcome: met, missed (= late + discarded + aborted), unfinished; \
+                 as `smartsim trace report` counts them (see the glossary).",
+                Some(&requests_table(&summarize_file(&file)?)),
+                &[],
+            );
             report::analyses::trace_sections(
                 &mut page,
                 &tl,
@@ -1254,6 +1300,12 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                 "A row per task (and per CPU on several): executions as bars, releases as up-arrows, deadlines \
                  as down-arrows, missed deadlines crossed out in red. `smartsim trace gantt` draws any window.",
                 &g.to_svg(),
+            );
+            page.section(
+                "Glossary",
+                "The terms of this page (docs/glossary.md).",
+                Some(&glossary_table()),
+                &[],
             );
             out.write(page.render().as_bytes())?;
             out.wrote("");
@@ -1348,10 +1400,14 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
         "CPU % A / B",
         "Δ pp",
         "quantum p50 ms A / B",
-        "wake p50 ms A / B",
-        "wake p99 ms A / B",
+        "wake→run p50 ms A / B",
+        "wake→run p99 ms A / B",
         "met A / B",
         "missed A / B",
+        "late A / B",
+        "discarded A / B",
+        "aborted A / B",
+        "unfinished A / B",
     ]);
     for k in &d.tasks {
         t.row(vec![
@@ -1363,6 +1419,10 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
             pair(ms(k.a.wake_latency.p99), ms(k.b.wake_latency.p99)),
             pair(k.a.met.to_string(), k.b.met.to_string()),
             pair(k.a.missed.to_string(), k.b.missed.to_string()),
+            pair(k.a.requests.late.to_string(), k.b.requests.late.to_string()),
+            pair(k.a.requests.discarded.to_string(), k.b.requests.discarded.to_string()),
+            pair(k.a.requests.aborted.to_string(), k.b.requests.aborted.to_string()),
+            pair(k.a.requests.unfinished.to_string(), k.b.requests.unfinished.to_string()),
         ]);
     }
     let side =
@@ -1375,7 +1435,15 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
             out += &format!("only in {which}: {}\n", names.join(", "));
         }
     }
-    out
+    out + &trace::summary::footer(&[
+        "met",
+        "missed",
+        "late",
+        "discarded",
+        "aborted",
+        "unfinished",
+        "wake→run",
+    ])
 }
 
 fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {
@@ -1384,6 +1452,35 @@ fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String
          with no tick inside)\n{}",
         report::analyses::billing_table(rows, hz).render()
     )
+}
+
+/// Per task with requests: its requests by outcome (the HTML report's "Requests").
+fn requests_table(s: &trace::summary::Summary) -> Table {
+    let mut t =
+        Table::new(&["task", "requests", "met", "missed", "late", "discarded", "aborted", "unfinished"]);
+    for k in s.tasks.iter().filter(|k| k.requests.total() > 0) {
+        let r = &k.requests;
+        t.row(vec![
+            k.name.clone(),
+            r.total().to_string(),
+            r.met.to_string(),
+            r.missed().to_string(),
+            r.late.to_string(),
+            r.discarded.to_string(),
+            r.aborted.to_string(),
+            r.unfinished.to_string(),
+        ]);
+    }
+    t
+}
+
+/// Every term of the vocabulary with its definition (the HTML report's glossary).
+fn glossary_table() -> Table {
+    let mut t = Table::new(&["term", "meaning"]);
+    for (term, def) in trace::summary::GLOSSARY {
+        t.row(vec![term.to_string(), def.to_string()]);
+    }
+    t
 }
 
 fn summary_table(s: &trace::summary::Summary) -> String {
@@ -1398,11 +1495,16 @@ fn summary_table(s: &trace::summary::Summary) -> String {
         "slice end",
         "quantum p50 ms",
         "quantum max ms",
-        "wake p50 ms",
-        "wake p99 ms",
-        "wake max ms",
+        "wake→run p50 ms",
+        "wake→run p99 ms",
+        "wake→run max ms",
+        "requests",
         "met",
         "missed",
+        "late",
+        "discarded",
+        "aborted",
+        "unfinished",
         "notified",
     ]);
     for k in &s.tasks {
@@ -1422,17 +1524,35 @@ fn summary_table(s: &trace::summary::Summary) -> String {
             ms(k.wake_latency.p50),
             ms(k.wake_latency.p99),
             ms(k.wake_latency.max),
-            n(&k.requests, "met"),
-            n(&k.requests, "missed"),
+            k.requests.total().to_string(),
+            k.requests.met.to_string(),
+            k.requests.missed().to_string(),
+            k.requests.late.to_string(),
+            k.requests.discarded.to_string(),
+            k.requests.aborted.to_string(),
+            k.requests.unfinished.to_string(),
             k.notified.to_string(),
         ]);
     }
     format!(
-        "trace from {}  {} CPUs  {:.3} s  {} records\n{}",
+        "trace from {}  {} CPUs  {:.3} s  {} records\n{}{}",
         s.header.source.tool(),
         s.header.cpus,
         s.length() as f64 / 1e9,
         s.records,
-        t.render()
+        t.render(),
+        trace::summary::footer(&[
+            "blocked",
+            "preempted",
+            "slice end",
+            "wake→run",
+            "requests",
+            "met",
+            "missed",
+            "late",
+            "discarded",
+            "aborted",
+            "unfinished"
+        ])
     )
 }

@@ -3,6 +3,7 @@
 //! turned into the output contract's [`SimResult`] when the run ends.
 
 use sched::Nanos;
+use trace::summary::Requests;
 use workload::{Model, Scenario, TaskSpec};
 
 use crate::engine::{Dropped, Job, Outcome};
@@ -23,23 +24,19 @@ pub struct TaskMetrics {
     pub unbilled: u64,
     /// Dispatches on another CPU than the one it last ran on.
     pub migrations: u64,
-    /// Requests completed by their deadline.
-    pub met: u64,
-    /// Requests late or dropped.
-    pub missed: u64,
-    /// Requests dropped after a notification.
-    pub discarded: u64,
-    /// Requests dropped at their deadline (`on_miss = "abort"`).
-    pub aborted: u64,
+    /// Requests by outcome (met, late, discarded, aborted, unfinished), counted as every output
+    /// counts them (`trace::summary::Requests`).
+    pub requests: Requests,
     /// Notifications received.
     pub notifications: u64,
     /// When it finished.
     pub finish: Option<Nanos>,
-    /// Ready-to-running latencies and release-to-completion times of requests, ns: kept as values (8
-    /// bytes a sample, nothing for a task with none), summarised when the run ends; a histogram per
-    /// task cost 30-80 KB before any sample.
+    /// Wake-up latencies (`wake→dispatch`: from becoming runnable, or a periodic request's nominal
+    /// release, to the dispatch) and response times (release to finish) of requests, ns: kept as
+    /// values (8 bytes a sample, nothing for a task with none), summarised when the run ends; a
+    /// histogram per task cost 30-80 KB before any sample.
     pub latency: Vec<u64>,
-    /// Release-to-completion times of requests.
+    /// Response times of requests: from the nominal release to the finish, met or late.
     pub response: Vec<u64>,
 }
 
@@ -52,13 +49,7 @@ impl TaskMetrics {
             cpu_ns: self.cpu,
             cpu_share: if duration > 0 { self.cpu as f64 / duration as f64 } else { 0.0 },
             finish_ns: self.finish,
-            deadlines: periodic.then_some(Deadlines {
-                met: self.met,
-                missed: self.missed,
-                discarded: self.discarded,
-                aborted: self.aborted,
-                notifications: self.notifications,
-            }),
+            deadlines: periodic.then_some(Deadlines::of(&self.requests, self.notifications)),
             latency_ns: percentiles(&self.latency),
             response_ns: if periodic { percentiles(&self.response) } else { None },
             billing: Billing {
@@ -123,7 +114,7 @@ impl Metrics {
     pub(crate) fn take_samples(&mut self, t: Nanos) {
         while self.next_sample <= t {
             let cpu: Vec<Nanos> = self.tasks.iter().map(|x| x.cpu).collect();
-            let met: Vec<u64> = self.tasks.iter().map(|x| x.met).collect();
+            let met: Vec<u64> = self.tasks.iter().map(|x| x.requests.met).collect();
             self.timeline.push(self.next_sample, cpu, met);
             self.next_sample += self.sample_every;
         }
@@ -133,25 +124,12 @@ impl Metrics {
     pub(crate) fn job_ended(&mut self, i: usize, job: &Job, dropped: Dropped, now: Nanos) -> Outcome {
         let t = &mut self.tasks[i];
         let outcome = match dropped {
-            Dropped::Discarded => {
-                t.discarded += 1;
-                t.missed += 1;
-                Outcome::Discarded
-            }
-            Dropped::Aborted => {
-                t.aborted += 1;
-                t.missed += 1;
-                Outcome::Aborted
-            }
-            Dropped::No if now <= job.planned.deadline => {
-                t.met += 1;
-                Outcome::Met
-            }
-            Dropped::No => {
-                t.missed += 1;
-                Outcome::Missed
-            }
+            Dropped::Discarded => Outcome::Discarded,
+            Dropped::Aborted => Outcome::Aborted,
+            Dropped::No if now <= job.planned.deadline => Outcome::Met,
+            Dropped::No => Outcome::Late,
         };
+        t.requests.add(outcome);
         if dropped == Dropped::No {
             t.response.push(now - job.planned.nominal);
         }

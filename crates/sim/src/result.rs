@@ -6,19 +6,43 @@ use std::collections::BTreeMap;
 use sched::Nanos;
 use serde::Serialize;
 
-/// Deadlines of a real-time task.
+/// Deadlines of a real-time task: its requests by outcome (docs/glossary.md). The outcomes met,
+/// late, discarded, aborted and unfinished are disjoint and add up to `requests`; `missed` is late +
+/// discarded + aborted.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Deadlines {
-    /// Requests completed by their deadline.
+    /// Requests released that ended, or were open at the end of the run.
+    pub requests: u64,
+    /// Finished by their deadline.
     pub met: u64,
-    /// Requests completed late or dropped.
+    /// Late + discarded + aborted: their deadline passed without their finishing in time.
     pub missed: u64,
-    /// Of the missed, those dropped after a notification.
+    /// Of the missed, those not dropped: finished after their deadline, or open at the end past it.
+    pub late: u64,
+    /// Of the missed, those dropped after a notification (`on_miss = "discard"`).
     pub discarded: u64,
     /// Of the missed, those dropped at their deadline (`on_miss = "abort"`).
     pub aborted: u64,
+    /// Open at the end of the run, their deadline not passed (neither met nor missed).
+    pub unfinished: u64,
     /// Notifications received.
     pub notifications: u64,
+}
+
+impl Deadlines {
+    /// From the count of outcomes (the one every output uses) and the notifications.
+    pub fn of(r: &trace::summary::Requests, notifications: u64) -> Deadlines {
+        Deadlines {
+            requests: r.total(),
+            met: r.met,
+            missed: r.missed(),
+            late: r.late,
+            discarded: r.discarded,
+            aborted: r.aborted,
+            unfinished: r.unfinished,
+            notifications,
+        }
+    }
 }
 
 /// Percentiles of a latency distribution, in nanoseconds: the workspace's one type (crates/trace).
@@ -51,9 +75,11 @@ pub struct TaskResult {
     /// Deadlines, for real-time tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<Deadlines>,
-    /// Ready-to-running latency (from a request's release for periodic tasks).
+    /// Wake-up latency, `wake→dispatch`: from becoming runnable (from a request's nominal release for
+    /// periodic tasks) to the dispatch (docs/glossary.md).
     pub latency_ns: Option<Percentiles>,
-    /// Release-to-completion time of requests (periodic tasks).
+    /// Response time of requests (periodic tasks): from the nominal release to the finish, met or
+    /// late.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_ns: Option<Percentiles>,
     /// Billing.

@@ -56,7 +56,7 @@ fn write_trace(path: &Path, names: &[String]) {
             r.push(Record::Wake { task: t, cpu: Some(cpu), at });
             let why = if j % 2 == 0 { EndReason::Preempted } else { EndReason::Blocked };
             r.push(Record::Run { task: t, cpu, start: at, end: at + 2 * MS / 5, why, complete: true });
-            let outcome = if j % 2 == 0 { Outcome::Met } else { Outcome::Missed };
+            let outcome = if j % 2 == 0 { Outcome::Met } else { Outcome::Late };
             r.push(Record::JobEnd { task: t, job: j as u32, at: at + 9 * MS, outcome });
         }
     }

@@ -1,13 +1,14 @@
 //! Two traces of the same workload side by side, task by task (matched by name): CPU time (as a
 //! percentage of one CPU over each recording's length, so that a one-CPU simulation and a run on a
 //! larger machine compare), CPU share, effective
-//! quanta, wake-up latency, requests met and missed, notifications; with the differences B − A. The
+//! quanta, wake-up latency (`wake→run`), requests by outcome (met, missed and its late, discarded and
+//! aborted, unfinished; as [`Requests`] counts them), notifications; with the differences B − A. The
 //! use: `smartsim run W.toml --trace sim.trace` against a real run of W (hourglass, klogger), or two
 //! policies, or two kernels.
 
 use serde::Serialize;
 
-use crate::summary::{Percentiles, Summary, TaskSummary};
+use crate::summary::{Percentiles, Requests, Summary, TaskSummary};
 
 /// One side's figures for a task.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -20,27 +21,29 @@ pub struct Side {
     pub cpu_ns: u64,
     /// Effective quanta (complete stretches).
     pub quantum: Percentiles,
-    /// Wake-up latency.
+    /// Wake-up latency (`wake→run`).
     pub wake_latency: Percentiles,
     /// Requests met by their deadline.
     pub met: u64,
-    /// Requests that ended otherwise (late, discarded, aborted) or did not end.
+    /// Requests missed: late + discarded + aborted (unfinished ones are not).
     pub missed: u64,
+    /// Requests by outcome.
+    pub requests: Requests,
     /// Notifications.
     pub notified: u64,
 }
 
 impl Side {
     fn of(t: &TaskSummary, len: u64) -> Side {
-        let n = |k: &str| t.requests.get(k).copied().unwrap_or(0);
         Side {
             cpu_pct: 100.0 * t.cpu_ns as f64 / len.max(1) as f64,
             share: t.share,
             cpu_ns: t.cpu_ns,
             quantum: t.quantum.clone(),
             wake_latency: t.wake_latency.clone(),
-            met: n("met"),
-            missed: n("missed") + n("discarded") + n("aborted") + n("unfinished"),
+            met: t.requests.met,
+            missed: t.requests.missed(),
+            requests: t.requests,
             notified: t.notified,
         }
     }

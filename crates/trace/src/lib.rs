@@ -229,20 +229,23 @@ impl EndReason {
     }
 }
 
-/// How a request ended.
+/// How a request ended: five disjoint outcomes ([`summary::Requests`] counts them, and defines
+/// *missed*; docs/glossary.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Finished by its deadline.
     Met,
-    /// Finished after it (older files and JSON call it `late`; both are read).
-    #[serde(alias = "late")]
-    Missed,
-    /// Dropped by the application when told it would miss.
+    /// Not finished by its deadline and not dropped: finished after it, or still open when the
+    /// recording stopped with its deadline passed. Written `late`; files and JSON of before call it
+    /// `missed`, and both are read.
+    #[serde(alias = "missed")]
+    Late,
+    /// Dropped by the application when told it would miss (`on_miss = "discard"`).
     Discarded,
-    /// Dropped at its deadline.
+    /// Dropped at its deadline (`on_miss = "abort"`).
     Aborted,
-    /// Not finished when the recording stopped.
+    /// Still open when the recording stopped, its deadline not passed: its outcome is unknown.
     Unfinished,
 }
 
@@ -250,7 +253,7 @@ impl Outcome {
     fn code(self) -> u8 {
         match self {
             Outcome::Met => 1,
-            Outcome::Missed => 2,
+            Outcome::Late => 2,
             Outcome::Discarded => 3,
             Outcome::Aborted => 4,
             Outcome::Unfinished => 5,
@@ -260,7 +263,7 @@ impl Outcome {
     fn from_code(c: u8) -> Option<Outcome> {
         Some(match c {
             1 => Outcome::Met,
-            2 => Outcome::Missed,
+            2 => Outcome::Late,
             3 => Outcome::Discarded,
             4 => Outcome::Aborted,
             5 => Outcome::Unfinished,

@@ -1,6 +1,33 @@
 //! What a trace says task by task, read in one pass: CPU time and share, stretches on CPUs by how
 //! they ended, wake-up latency (from a Wake record to the task's next stretch), and requests by
 //! outcome. The same for a simulated run and a recorded one.
+//!
+//! **The vocabulary** every command and output uses ([`GLOSSARY`] holds the definitions the outputs
+//! print, and docs/glossary.md the same words):
+//!
+//! - A request's **outcome** is one of five, disjoint ([`crate::Outcome`], counted by [`Requests`]):
+//!   **met** (finished by its deadline), **late** (not finished by its deadline and not dropped:
+//!   finished after it, or still open at the end of the run with its deadline passed), **discarded**
+//!   (dropped by its task when the scheduler told it the request would miss, `on_miss =
+//!   "discard"`), **aborted** (dropped at its deadline, `on_miss = "abort"`), **unfinished** (still
+//!   open at the end, its deadline not passed: its outcome is unknown).
+//! - **Missed** is late + discarded + aborted: every request whose deadline passed without it
+//!   finishing in time. Unfinished requests are not missed (nor met).
+//! - **Wake-up latency** is the time from a task becoming runnable to its running. Measured two
+//!   ways, named apart: `smartsim run` (its `latency_ns`, column `wake→dispatch`) counts it at the
+//!   dispatch, and from a periodic request's nominal release; a trace's analyses (here:
+//!   [`TaskSummary::wake_latency`], column `wake→run`) count it from the Wake record to the start
+//!   of the task's next stretch on a CPU. They differ twice: the Wake record of a periodic request
+//!   is at its release as it happened (later than the nominal one by its jitter and its timer's
+//!   resolution); and a trace holds no stretch of no length, so a task dispatched that blocks again
+//!   at once (it discards its request when it hears of the notification) has its wait run on to
+//!   its next real stretch, from the first wake-up: on such a task `wake→run` is the longer.
+//! - **Response time** is the time from a request's release to its finish (`smartsim run`'s
+//!   `response_ns`), met or late; a request dropped or unfinished has none.
+//! - A stretch on a CPU ends **preempted** (taken off while still runnable, for another task or by
+//!   the scheduler's decision before its slice was used up), at its **slice end** (its slice or
+//!   quantum was used up), **blocked**, **yielded**, at its **exit**, or at the **trace end**
+//!   ([`crate::EndReason`]).
 
 use std::collections::BTreeMap;
 
@@ -8,6 +35,83 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::{Header, Outcome, Record};
+
+/// The terms of the vocabulary (see the module documentation), each with its definition, in the
+/// order docs/glossary.md gives them: the HTML reports' glossary and the tables' footers print
+/// these, and a test checks that docs/glossary.md holds each definition word for word.
+pub const GLOSSARY: &[(&str, &str)] = &[
+    ("met", "a request that finished by its deadline."),
+    (
+        "late",
+        "a request not finished by its deadline and not dropped: it finished after its deadline, or was \
+         still open at the end of the run (or recording) with its deadline passed, and then has no finish.",
+    ),
+    (
+        "discarded",
+        "a request its task dropped when the scheduler told it the request would miss its deadline \
+         (on_miss = \"discard\").",
+    ),
+    ("aborted", "a request dropped at its deadline, unfinished (on_miss = \"abort\")."),
+    (
+        "unfinished",
+        "a request still open at the end of the run (or recording) with its deadline not passed: its \
+         outcome is unknown, neither met nor missed.",
+    ),
+    (
+        "missed",
+        "late + discarded + aborted: the requests whose deadline passed without their finishing by it.",
+    ),
+    ("requests", "met + missed + unfinished: every request released."),
+    (
+        "wake-up latency",
+        "the time from a task becoming runnable to its running, measured two ways, wake→dispatch and \
+         wake→run.",
+    ),
+    (
+        "wake→dispatch",
+        "wake-up latency as smartsim run measures it (JSON latency_ns): from the task becoming runnable \
+         (for a periodic task, from its request's nominal release) to its dispatch on a CPU, even a \
+         dispatch it leaves at once.",
+    ),
+    (
+        "wake→run",
+        "wake-up latency as a trace's analyses measure it (JSON wake_latency; klogger report's \
+         latency_ns): from a Wake record, the first since the task last ran, to the start of its next stretch on a CPU. A trace holds no \
+         stretch of no length, so when a task is dispatched and blocks again at once (it discards its \
+         request on hearing of the notification) the wait runs on to its next stretch: on such a task \
+         wake→run is longer than wake→dispatch.",
+    ),
+    (
+        "response time",
+        "from a request's nominal release to its finish, met or late (JSON response_ns); a request \
+         dropped or unfinished has none.",
+    ),
+    (
+        "preempted",
+        "a stretch on a CPU that ended with its task still runnable and its slice not used up: another \
+         task took the CPU, or the scheduler decided again. A kernel recording (klogger) cannot tell a \
+         slice end from a preemption and calls both preempted.",
+    ),
+    (
+        "slice end",
+        "a stretch on a CPU that ended because its slice (quantum) was used up, its task still runnable \
+         (JSON slice_end).",
+    ),
+    ("blocked", "a stretch on a CPU that ended because its task slept (for its next request, a timer, I/O)."),
+];
+
+/// The footer of a table that uses the terms `terms`: each with its definition, then where the
+/// glossary is (docs/glossary.md).
+pub fn footer(terms: &[&str]) -> String {
+    let mut out = String::new();
+    for t in terms {
+        if let Some((term, def)) = GLOSSARY.iter().find(|(k, _)| k == t) {
+            out.push_str(&format!("{term}: {def}\n"));
+        }
+    }
+    out.push_str("(every term: docs/glossary.md)\n");
+    out
+}
 
 /// Samples up to this many values are summed up exactly: nearest-rank percentiles on the sorted
 /// values and an exact mean ([`Method::Exact`]). A larger sample goes through an HDR histogram of 3
@@ -148,6 +252,73 @@ impl Sample {
     }
 }
 
+/// A task's requests by outcome (see the module documentation): the one count of outcomes every
+/// output uses, with the derived totals. Serialized with `requests` (all) and `missed` beside the
+/// five outcomes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Requests {
+    /// Finished by their deadline.
+    pub met: u64,
+    /// Not finished by their deadline and not dropped.
+    pub late: u64,
+    /// Dropped by the task when told they would miss.
+    pub discarded: u64,
+    /// Dropped at their deadline.
+    pub aborted: u64,
+    /// Still open at the end, their deadline not passed.
+    pub unfinished: u64,
+}
+
+impl Requests {
+    /// Counts one request that ended with `o`.
+    pub fn add(&mut self, o: Outcome) {
+        let n = match o {
+            Outcome::Met => &mut self.met,
+            Outcome::Late => &mut self.late,
+            Outcome::Discarded => &mut self.discarded,
+            Outcome::Aborted => &mut self.aborted,
+            Outcome::Unfinished => &mut self.unfinished,
+        };
+        *n = n.saturating_add(1);
+    }
+
+    /// Requests that ended with `o`.
+    pub fn count(&self, o: Outcome) -> u64 {
+        match o {
+            Outcome::Met => self.met,
+            Outcome::Late => self.late,
+            Outcome::Discarded => self.discarded,
+            Outcome::Aborted => self.aborted,
+            Outcome::Unfinished => self.unfinished,
+        }
+    }
+
+    /// Missed: late + discarded + aborted (unfinished ones are not).
+    pub fn missed(&self) -> u64 {
+        self.late.saturating_add(self.discarded).saturating_add(self.aborted)
+    }
+
+    /// Every request: met + missed + unfinished.
+    pub fn total(&self) -> u64 {
+        self.met.saturating_add(self.missed()).saturating_add(self.unfinished)
+    }
+}
+
+impl Serialize for Requests {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut o = s.serialize_struct("Requests", 7)?;
+        o.serialize_field("requests", &self.total())?;
+        o.serialize_field("met", &self.met)?;
+        o.serialize_field("missed", &self.missed())?;
+        o.serialize_field("late", &self.late)?;
+        o.serialize_field("discarded", &self.discarded)?;
+        o.serialize_field("aborted", &self.aborted)?;
+        o.serialize_field("unfinished", &self.unfinished)?;
+        o.end()
+    }
+}
+
 /// One task's figures.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TaskSummary {
@@ -163,10 +334,11 @@ pub struct TaskSummary {
     pub ended: BTreeMap<String, u64>,
     /// Lengths of complete stretches (the effective quanta of Etsion et al.).
     pub quantum: Percentiles,
-    /// From a wake-up to its next stretch.
+    /// Wake-up latency, `wake→run`: from a Wake record (the first since the task last ran) to the
+    /// start of its next stretch on a CPU (see the module documentation).
     pub wake_latency: Percentiles,
     /// Requests by outcome.
-    pub requests: BTreeMap<String, u64>,
+    pub requests: Requests,
     /// Notifications from the scheduler.
     pub notified: u64,
 }
@@ -245,7 +417,7 @@ pub fn summarize<E>(
             }
             Record::JobEnd { task, outcome, at, .. } => {
                 end = end.max(at);
-                *entry(&mut tasks, task).s.requests.entry(outcome_name(outcome).into()).or_default() += 1;
+                entry(&mut tasks, task).s.requests.add(outcome);
             }
             Record::Notify { task, at, .. } => {
                 end = end.max(at);
@@ -283,7 +455,7 @@ fn entry(t: &mut BTreeMap<u32, Acc>, id: u32) -> &mut Acc {
 pub fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Met => "met",
-        Outcome::Missed => "missed",
+        Outcome::Late => "late",
         Outcome::Discarded => "discarded",
         Outcome::Aborted => "aborted",
         Outcome::Unfinished => "unfinished",
@@ -371,9 +543,45 @@ mod tests {
         assert_eq!((a.quantum.count, a.quantum.max), (2, 4));
         // Woken at 0, ran at 2; woken at 12, ran at 15.
         assert_eq!((a.wake_latency.count, a.wake_latency.p50, a.wake_latency.max), (2, 2, 3));
-        assert_eq!(a.requests, BTreeMap::from([("met".into(), 1)]));
+        assert_eq!(a.requests, Requests { met: 1, ..Default::default() });
         let b = &s.tasks[1];
         assert_eq!((b.name.as_str(), b.cpu_ns, b.quantum.count), ("task 2", 14, 0));
+    }
+
+    #[test]
+    fn requests_count_five_disjoint_outcomes_and_missed_is_late_discarded_aborted() {
+        let mut r = Requests::default();
+        let outcomes = [
+            (Outcome::Met, 5),
+            (Outcome::Late, 4),
+            (Outcome::Discarded, 3),
+            (Outcome::Aborted, 2),
+            (Outcome::Unfinished, 1),
+        ];
+        for (o, n) in outcomes {
+            for _ in 0..n {
+                r.add(o);
+            }
+        }
+        for (o, n) in outcomes {
+            assert_eq!(r.count(o), n, "{o:?}");
+        }
+        assert_eq!((r.missed(), r.total()), (4 + 3 + 2, 15));
+        let v = serde_json::to_value(r).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"requests": 15, "met": 5, "missed": 9, "late": 4, "discarded": 3,
+                               "aborted": 2, "unfinished": 1})
+        );
+        // Written `late`; `missed`, as files of before wrote it, is read as late.
+        assert_eq!(serde_json::to_value(Outcome::Late).unwrap(), "late");
+        assert_eq!(serde_json::from_str::<Outcome>("\"missed\"").unwrap(), Outcome::Late);
+        assert_eq!(outcome_name(Outcome::Late), "late");
+        // Every term a footer may name is in the glossary, once.
+        for (k, (term, def)) in GLOSSARY.iter().enumerate() {
+            assert!(!def.is_empty() && GLOSSARY[k + 1..].iter().all(|(t, _)| t != term), "{term}");
+        }
+        assert!(footer(&["missed"]).starts_with("missed: late + discarded + aborted"));
     }
 
     #[test]

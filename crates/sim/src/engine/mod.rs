@@ -471,18 +471,15 @@ impl<'s> Sim<'s> {
             }
         }
         self.sync_all();
-        // Requests still open: one whose deadline has passed missed it (it is counted so, with no
+        // Requests still open: one whose deadline has passed is late (it missed it, and has no
         // finish); one whose deadline lies beyond the end is unfinished, its outcome unknown.
         let record = self.jobs.is_some() || self.trace.is_some();
         for i in 0..self.tasks.len() {
             let open: Vec<Job> = self.tasks[i].open_jobs().collect();
             for j in open {
-                let outcome = if j.planned.deadline <= self.now {
-                    self.metrics.tasks[i].missed += 1;
-                    Outcome::Missed
-                } else {
-                    Outcome::Unfinished
-                };
+                let outcome =
+                    if j.planned.deadline <= self.now { Outcome::Late } else { Outcome::Unfinished };
+                self.metrics.tasks[i].requests.add(outcome);
                 if record {
                     self.record_job(i, &j, None, outcome);
                 }
