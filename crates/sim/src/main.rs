@@ -1134,15 +1134,13 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                     for rec in r {
                         acc.add(&rec?);
                     }
+                    // A lookup per column, not a scan of the tasks.
+                    let by_id: std::collections::HashMap<u32, &str> =
+                        s.tasks.iter().map(|t| (t.task, t.name.as_str())).collect();
                     let names: Vec<String> = acc
                         .tasks()
                         .iter()
-                        .map(|id| {
-                            s.tasks
-                                .iter()
-                                .find(|t| t.task == *id)
-                                .map_or(format!("task {id}"), |t| t.name.clone())
-                        })
+                        .map(|id| by_id.get(id).map_or(format!("task {id}"), |n| n.to_string()))
                         .collect();
                     Some((names, acc.finish()))
                 }
