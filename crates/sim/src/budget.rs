@@ -139,6 +139,17 @@ fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>),
 /// CPU busy still sees other events) or whose options are refused: 1 ms.
 const FALLBACK_SLICE: Nanos = 1_000_000;
 
+/// The drawing of the run's figure (`--svg`), known before the run: per task, its measured curve
+/// (a point per timeline sample) and its dashed ideal curve; for `report::export::check_drawing`.
+pub fn figure(scn: &Scenario, e: &Estimate) -> report::export::Drawing {
+    let n = scn.tasks.len();
+    report::Figure::planned(
+        std::iter::repeat_n(e.samples, n),
+        n as u64,
+        format!("{n} tasks, each a curve of {} timeline samples and a dashed ideal curve", e.samples),
+    )
+}
+
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
