@@ -45,10 +45,11 @@ pub struct Drawing {
     pub why: String,
 }
 
-/// Most points a PNG or PDF is drawn from: parsing and rasterising take about 0.5 KB a point
-/// (measured: `smartsim run --svg f.png` of 3000 tasks, a million points, took 500 MB; 10 000 tasks
-/// passed 900 MB and failed after the run), so this keeps a conversion near 500 MB.
-pub const MAX_RASTER_POINTS: u64 = 1_000_000;
+/// Most points a PNG or PDF is drawn from: parsing and rasterising take about 0.33 KB a point
+/// (measured with `smartsim run --svg f.png`: 3000 tasks, 1.55 million points by
+/// [`crate::Figure::planned`], took 500 MB; 10 000 tasks passed 900 MB and failed after the run),
+/// so this keeps a conversion near 650 MB.
+pub const MAX_RASTER_POINTS: u64 = 2_000_000;
 /// Most points an SVG is written with (about 36 bytes a point: 360 MB of SVG).
 pub const MAX_SVG_POINTS: u64 = 10_000_000;
 /// Most bytes of a PNG's pixels (4 a pixel, at [`PNG_SCALE`]).

@@ -228,6 +228,24 @@ mod tests {
         assert!(msg.contains("of memory") && msg.contains("GB of output"), "{msg}");
     }
 
+    #[test]
+    fn the_figure_is_sized_from_the_tasks_and_the_timeline_samples() {
+        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"1us\"\nperiod = \"50ms\"\n";
+        let of = |n: usize| {
+            let tasks: String = (0..n).map(|k| task.replace('N', &k.to_string())).collect();
+            scn(&format!("[machine]\nduration = \"100ms\"\n[scheduler]\npolicy = \"edf\"\n{tasks}"))
+        };
+        let png = report::export::ImageFormat::Png;
+        let (small, big) = (of(300), of(10_000));
+        let d = figure(&small, &estimate(&small, None, Outputs::default()));
+        assert!(report::export::check_drawing(&d, png).is_ok(), "{d:?}");
+        let e = estimate(&big, None, Outputs::default());
+        let d = figure(&big, &e);
+        assert!(d.points >= 10_000 * e.samples.min(report::MAX_PLOT_POINTS as u64), "{d:?}");
+        let msg = report::export::check_drawing(&d, png).unwrap_err();
+        assert!(msg.contains("10000 tasks") && msg.contains(".svg"), "{msg}");
+    }
+
     const EEVDF_1US: &str = "[machine]\nduration = \"DUR\"\ncpus = 2\n[scheduler]\npolicy = \"eevdf\"\nbase_slice = \"1us\"\nhrtick = true\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
 
     #[test]
