@@ -3,6 +3,8 @@
 //! cumulative distribution of effective quanta (their fig. 6) and effective quantum against billed
 //! time (their fig. 4).
 
+use std::collections::{HashMap, HashSet};
+
 use trace::billing::{ticks_in, BillingRow};
 use trace::summary::Percentiles;
 use trace::timeline::{Group, TaskStats, Timeline};
@@ -91,13 +93,24 @@ pub fn map_rows(tl: &Timeline, group: Group, tasks: &[TaskStats]) -> Vec<MapRow>
         .iter()
         .map(|s| MapRow { label: format!("{} ({})", s.name, s.key), ..Default::default() })
         .collect();
+    let row_of = index_by_key(tasks);
     for q in &tl.runs {
         let k = tl.key(q.task, group);
-        if let Some(i) = tasks.iter().position(|s| s.key == k) {
+        if let Some(&i) = row_of.get(&k) {
             rows[i].blocks.push((q.start.saturating_sub(tl.start), q.end.saturating_sub(tl.start)));
         }
     }
     rows
+}
+
+/// Each task's place in `tasks` by its key (the first, if a key occurs twice): a lookup per
+/// stretch, not a scan of the tasks.
+fn index_by_key(tasks: &[TaskStats]) -> HashMap<u32, usize> {
+    let mut m = HashMap::with_capacity(tasks.len());
+    for (i, s) in tasks.iter().enumerate() {
+        m.entry(s.key).or_insert(i);
+    }
+    m
 }
 
 fn ms(ns: u64) -> String {
@@ -217,9 +230,10 @@ pub fn billing_scatter(tl: &Timeline, group: Group, tasks: &[TaskStats], hz: u32
         "billed (ms)",
     );
     let mut pts: Vec<Vec<(f64, f64)>> = vec![Vec::new(); tasks.len()];
+    let row_of = index_by_key(tasks);
     for q in tl.runs.iter().filter(|q| q.complete) {
         let k = tl.key(q.task, group);
-        if let Some(i) = tasks.iter().position(|s| s.key == k) {
+        if let Some(&i) = row_of.get(&k) {
             let billed = ticks_in(q.start, q.end, period, 0) * period;
             pts[i].push((q.len() as f64 / 1e6, billed as f64 / 1e6));
         }
@@ -252,9 +266,10 @@ pub fn trace_sections(
         Some(&task_table(&stats, 40)),
         &[],
     );
+    let kept: HashSet<u32> = stats.iter().map(|s| s.key).collect();
     let rows: Vec<BillingRow> = trace::billing::billing_table(tl, hz, 0, group)
         .into_iter()
-        .filter(|r| stats.iter().any(|s| s.key == r.pid))
+        .filter(|r| kept.contains(&r.pid))
         .collect();
     page.section(
         "Tick billing (cf. Etsion table 3)",

@@ -30,6 +30,64 @@ pub const PREFERRED_SERIF: &str = "DejaVu Serif";
 /// conversion is refused instead of allocating gigabytes.
 pub const MAX_PNG_SIDE: u32 = 16_384;
 
+/// What an image will take to draw, known before its data exists (from a scenario, when a
+/// program plans its outputs): its size in SVG user units and the points its lines, bars and marks
+/// hold. [`check_drawing`] refuses one too large for its format before any run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawing {
+    /// Width, SVG user units (pixels at scale 1).
+    pub width: f64,
+    /// Height, SVG user units.
+    pub height: f64,
+    /// Points drawn: every vertex of a line, every bar and mark (at most).
+    pub points: u64,
+    /// What makes the points many, for the refusal (e.g. "10000 tasks × 2 curves of up to 101 points").
+    pub why: String,
+}
+
+/// Most points a PNG or PDF is drawn from: parsing and rasterising take about 0.33 KB a point
+/// (measured with `smartsim run --svg f.png`: 3000 tasks, 1.55 million points by
+/// [`crate::Figure::planned`], took 500 MB; 10 000 tasks passed 900 MB and failed after the run),
+/// so this keeps a conversion near 650 MB.
+pub const MAX_RASTER_POINTS: u64 = 2_000_000;
+/// Most points an SVG is written with (about 36 bytes a point: 360 MB of SVG).
+pub const MAX_SVG_POINTS: u64 = 10_000_000;
+/// Most bytes of a PNG's pixels (4 a pixel, at [`PNG_SCALE`]).
+pub const MAX_PNG_BYTES: u64 = 512 << 20;
+
+/// Refuses a drawing too large for `format`: too many points to write or to rasterise, or a PNG
+/// whose pixels pass [`MAX_PNG_BYTES`] or whose side passes [`MAX_PNG_SIDE`]. The message says
+/// what is too large and what to change; the caller names the option and the file.
+pub fn check_drawing(d: &Drawing, format: ImageFormat) -> Result<(), String> {
+    let most = if format == ImageFormat::Svg { MAX_SVG_POINTS } else { MAX_RASTER_POINTS };
+    if d.points > most {
+        return Err(format!(
+            "the image would hold about {} points ({}), more than the {most} a{} {} is drawn from: \
+             draw fewer tasks or a shorter run{}",
+            d.points,
+            d.why,
+            if format == ImageFormat::Svg { "n" } else { "" },
+            format.extension().to_ascii_uppercase(),
+            if format == ImageFormat::Svg { "" } else { ", or write an .svg" }
+        ));
+    }
+    if format == ImageFormat::Png {
+        let scale = f64::from(PNG_SCALE);
+        let (w, h) = ((d.width * scale).ceil(), (d.height * scale).ceil());
+        let bytes = w * h * 4.0;
+        if w > f64::from(MAX_PNG_SIDE) || h > f64::from(MAX_PNG_SIDE) || bytes > MAX_PNG_BYTES as f64 {
+            return Err(format!(
+                "a PNG of {w}×{h} pixels ({:.0} MiB; {}) is beyond {MAX_PNG_SIDE} a side or {} MiB: \
+                 write an .svg or a .pdf",
+                bytes / f64::from(1u32 << 20),
+                d.why,
+                MAX_PNG_BYTES >> 20
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Why an SVG could not be exported.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -260,6 +318,26 @@ fn count_text(group: &usvg::Group) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drawing_is_refused_by_its_points_and_pixels_for_its_format() {
+        let d = |width, height, points| Drawing { width, height, points, why: "w".into() };
+        let ok = d(960.0, 600.0, MAX_RASTER_POINTS);
+        for f in ImageFormat::ALL {
+            assert!(check_drawing(&ok, f).is_ok(), "{f:?}");
+        }
+        let many = d(960.0, 600.0, MAX_RASTER_POINTS + 1);
+        assert!(check_drawing(&many, ImageFormat::Svg).is_ok());
+        let e = check_drawing(&many, ImageFormat::Png).unwrap_err();
+        assert!(e.contains(&format!("{} points (w)", MAX_RASTER_POINTS + 1)) && e.contains(".svg"), "{e}");
+        assert!(check_drawing(&many, ImageFormat::Pdf).is_err());
+        assert!(check_drawing(&d(960.0, 600.0, MAX_SVG_POINTS + 1), ImageFormat::Svg).is_err());
+        // 8192 × 2 a side is the most; 12000 × 12000 × 4 bytes is beyond the bytes.
+        assert!(check_drawing(&d(8192.0, 100.0, 1), ImageFormat::Png).is_ok());
+        assert!(check_drawing(&d(8193.0, 100.0, 1), ImageFormat::Png).unwrap_err().contains("16386×200"));
+        assert!(check_drawing(&d(6000.0, 6000.0, 1), ImageFormat::Png).unwrap_err().contains("MiB"));
+        assert!(check_drawing(&d(6000.0, 6000.0, 1), ImageFormat::Pdf).is_ok());
+    }
     use crate::{Figure, Series};
 
     fn figure(title: &str) -> Figure {

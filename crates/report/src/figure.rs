@@ -17,6 +17,11 @@ pub const MAX_PLOT_POINTS: usize = 2000;
 const WIDTH: u32 = 960;
 /// Height of a rendered figure in SVG user units (pixels).
 const HEIGHT: u32 = 600;
+/// What a series' legend entry and label draw, counted as points.
+const LEGEND_POINTS: u64 = 8;
+/// The points of a dashed series: two a dash, at most a dash every few pixels along a curve that
+/// rises across the plot (measured: 230 for the ideal curve of a run's figure).
+pub const DASHED_POINTS: u64 = 400;
 /// Font family of every text element; the viewer picks the actual face.
 const FONT: &str = "sans-serif";
 
@@ -131,6 +136,21 @@ impl Figure {
             scatter: Vec::new(),
             log_x: false,
         }
+    }
+
+    /// The drawing of a figure whose measured series will hold `points` points each (before
+    /// downsampling to [`MAX_PLOT_POINTS`]) and which has `dashed` ideal series, for
+    /// [`crate::export::check_drawing`] before the data exists: the figure's size, every series'
+    /// drawn points and its legend entry. A dashed series is drawn as its dashes, as many as its
+    /// length on the plot allows, whatever its points ([`DASHED_POINTS`]).
+    pub fn planned(
+        points: impl IntoIterator<Item = u64>,
+        dashed: u64,
+        why: String,
+    ) -> crate::export::Drawing {
+        let lines: u64 = points.into_iter().map(|p| p.min(MAX_PLOT_POINTS as u64) + LEGEND_POINTS).sum();
+        let drawn = lines.saturating_add(dashed.saturating_mul(DASHED_POINTS + LEGEND_POINTS));
+        crate::export::Drawing { width: f64::from(WIDTH), height: f64::from(HEIGHT), points: drawn, why }
     }
 
     /// Renders the figure as a standalone SVG document (960×600 user units, with a `viewBox`,

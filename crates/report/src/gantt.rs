@@ -157,6 +157,25 @@ impl Gantt {
         }
     }
 
+    /// The drawing of a chart of a run of `tasks` tasks on `cpus` CPUs, before the run, for
+    /// [`crate::export::check_drawing`]: at most [`MAX_ROWS`] task rows and as many CPU rows, and
+    /// at most [`MAX_BARS`] bars and [`MAX_MARKS`] releases and deadlines, whatever the run holds.
+    pub fn planned(tasks: usize, cpus: u32) -> crate::export::Drawing {
+        let cpu_rows = match cpus {
+            0 | 1 => 0,
+            2..=32 => cpus as usize,
+            _ => (cpus as usize).min(MAX_ROWS),
+        };
+        let n_rows = tasks.min(MAX_ROWS) + cpu_rows;
+        let row_h = (560.0 / n_rows.max(1) as f64).clamp(16.0, 32.0);
+        // The title, legend, two notes and the top axis above; the CPUs' gap and the axis below.
+        let gap = if cpu_rows > 0 { row_h * 0.5 } else { 0.0 };
+        let height = (62.0 + 2.0 * 18.0 + 16.0 + row_h * n_rows as f64 + gap + 52.0).ceil();
+        let points = (MAX_BARS + 2 * MAX_MARKS + 4 * n_rows) as u64;
+        let why = format!("{} rows of tasks and CPUs, up to {MAX_BARS} bars", n_rows);
+        crate::export::Drawing { width: WIDTH, height, points, why }
+    }
+
     /// Sets the title drawn above the chart (the window is added to it).
     pub fn set_title(&mut self, title: &str) {
         self.title = title.to_string();
@@ -834,6 +853,28 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn the_planned_drawing_bounds_the_chart_and_fits_every_format() {
+        for (tasks, cpus) in [(1, 1), (3, 2), (40, 4), (300, 64), (1000, 256)] {
+            let mut g = Gantt::new(&header(cpus), 0, 1000 * MS);
+            for t in 0..tasks {
+                g.add(&Record::Task { task: t, process: t, name: format!("t{t}") });
+                g.add(&run(t, t % cpus, u64::from(t), u64::from(t) + 1));
+            }
+            let svg = g.to_svg();
+            let doc = roxmltree::Document::parse(&svg).unwrap();
+            let height: f64 = doc.root_element().attribute("height").unwrap().parse().unwrap();
+            let planned = Gantt::planned(tasks as usize, cpus);
+            assert!(height <= planned.height, "{tasks} tasks on {cpus} CPUs: {height} > {}", planned.height);
+            assert!(doc.descendants().count() as u64 <= planned.points, "{tasks} tasks on {cpus} CPUs");
+        }
+        // Whatever the run, the chart's rows and bars are bounded: it fits as PNG, PDF and SVG.
+        let most = Gantt::planned(usize::MAX, u32::MAX);
+        for f in crate::export::ImageFormat::ALL {
+            crate::export::check_drawing(&most, f).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        }
     }
 
     #[test]

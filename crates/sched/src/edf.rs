@@ -28,7 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
 use crate::MS;
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Running, Stop, TaskId, TaskParams,
@@ -196,10 +196,17 @@ impl Policy for Edf {
 
 /// The registry's entry of `edf`.
 pub const ENTRY: Entry =
-    Entry::new("edf", "edf.rs", |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", 10 * MS)?, cpus))))
+    Entry::new("edf", "edf.rs", |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", SLICE)?, cpus))))
         .about("earliest deadline first; tasks without a time constraint round-robin below")
         .options(&[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")])
-        .linux(LinuxClass::Deadline);
+        .linux(LinuxClass::Deadline)
+        .pace(|o, _| {
+            let s = o.slice("slice", SLICE)?;
+            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None })
+        });
+
+/// The round-robin slice unless the scenario gives one.
+const SLICE: Nanos = 10 * MS;
 
 #[cfg(test)]
 mod tests {

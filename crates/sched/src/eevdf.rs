@@ -76,7 +76,7 @@
 use std::collections::BTreeSet;
 
 use crate::linux::{self, share_level, FairLevel, FairMeaning};
-use crate::registry::{opt, Entry, OptionDoc};
+use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop, TaskId,
     TaskParams, View, MS,
@@ -597,7 +597,14 @@ pub const ENTRY: Entry =
         .about("Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
-        .fair(FairMeaning::Nice { nice0_option: "nice0_share" });
+        .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
+        .pace(|o, cpus| {
+            let c = EevdfConfig::from_options(o, cpus)?;
+            // Without HRTICK a request ends at the next tick: slices are at least a tick apart.
+            let base = Slice::of(o, "base_slice", c.base_slice);
+            let slice = if c.hrtick || c.base_slice >= c.tick { base } else { Slice::of(o, "tick", c.tick) };
+            Ok(Pace { slice: Some(slice), timer: None })
+        });
 
 #[cfg(test)]
 mod tests {

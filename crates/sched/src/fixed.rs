@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::registry::{opt, Entry, LinuxClass};
+use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
 use crate::MS;
 use crate::{
     preempt_lower_rank, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running, Stop,
@@ -111,10 +111,17 @@ pub const FIFO: Entry = Entry::new("fifo", "fixed.rs", |_, _| Ok(Box::new(FixedP
 
 /// The registry's entry of `rr`.
 pub const RR: Entry =
-    Entry::new("rr", "fixed.rs", |o, _| Ok(Box::new(FixedPriority::rr(o.slice("slice", 100 * MS)?))))
+    Entry::new("rr", "fixed.rs", |o, _| Ok(Box::new(FixedPriority::rr(o.slice("slice", RR_SLICE)?))))
         .about("fixed priority, round robin within a priority (SCHED_RR)")
         .options(&[opt("slice", "100ms", "the slice after which a task goes to the back of its priority")])
-        .linux(LinuxClass::Rr);
+        .linux(LinuxClass::Rr)
+        .pace(|o, _| {
+            let s = o.slice("slice", RR_SLICE)?;
+            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None })
+        });
+
+/// The round-robin slice of `rr` unless the scenario gives one.
+const RR_SLICE: Nanos = 100 * MS;
 
 #[cfg(test)]
 mod tests {

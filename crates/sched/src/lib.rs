@@ -152,7 +152,8 @@ use std::fmt;
 
 pub use crate::core::Core;
 pub use registry::{
-    build, entry, names, Entry, LinuxClass, OptReader, OptionDoc, Partition, PolicyError, MIN_SLICE, REGISTRY,
+    build, entry, names, pace, Entry, LinuxClass, OptReader, OptionDoc, Pace, Partition, PolicyError, Slice,
+    MIN_SLICE, REGISTRY,
 };
 pub use usage::Usage;
 pub use view::{State, View};

@@ -24,7 +24,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::registry::{opt, Entry};
+use crate::registry::{opt, Entry, Pace, Slice};
 use crate::{
     preempt_lower_rank, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running,
     Stop, TaskId, TaskParams, View, MS,
@@ -33,6 +33,9 @@ use crate::{
 /// The largest compensation: a task that used 1/1000 of its quantum or less holds 1000 times its
 /// tickets until it next wins.
 const MAX_COMPENSATION: f64 = 1000.0;
+
+/// The quantum of a winner unless the scenario gives one.
+const DEFAULT_QUANTUM: Nanos = 10 * MS;
 
 /// The lottery policy.
 #[derive(Debug)]
@@ -60,7 +63,7 @@ impl Lottery {
 
     /// From scenario options: `quantum` (default 10ms), `seed` (default 1).
     pub fn from_options(o: &mut OptReader<'_>) -> Result<Self, PolicyError> {
-        let quantum = o.slice("quantum", 10 * MS)?;
+        let quantum = o.slice("quantum", DEFAULT_QUANTUM)?;
         let seed = o.int("seed", 1, 0, i64::MAX)? as u64;
         Ok(Lottery::new(quantum, seed))
     }
@@ -151,7 +154,11 @@ pub const ENTRY: Entry = Entry::new("lottery", "lottery.rs", |o, _| Ok(Box::new(
     .about(
         "lottery scheduling: a ticket drawn per quantum, tickets from the share (Waldspurger & Weihl 1994)",
     )
-    .options(&[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")]);
+    .options(&[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")])
+    .pace(|o, _| {
+        let q = o.slice("quantum", DEFAULT_QUANTUM)?;
+        Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None })
+    });
 
 #[cfg(test)]
 mod tests {

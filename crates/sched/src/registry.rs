@@ -78,10 +78,49 @@ pub struct Entry {
     pub notifies: bool,
     /// Builds it for `cpus` CPUs from its options.
     pub build: Builder,
+    /// How often it decides, from its options ([`Pace`]): what the run estimate counts before a run.
+    pub pace: Pacer,
 }
 
 /// How an entry builds its policy for a number of CPUs from its options.
 pub type Builder = fn(&mut OptReader<'_>, usize) -> Result<Box<dyn Policy>, PolicyError>;
+
+/// How an entry tells its [`Pace`] on a number of CPUs from its options (read as its builder reads
+/// them, so that the answer is the policy's own).
+pub type Pacer = fn(&mut OptReader<'_>, usize) -> Result<Pace, PolicyError>;
+
+/// The shortest time a policy lets a task run before it decides again: its slice or quantum.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// How long, at least [`MIN_SLICE`].
+    pub nanos: Nanos,
+    /// The option that set it, or `None` when it is the policy's default (or its table's).
+    pub key: Option<&'static str>,
+}
+
+impl Slice {
+    /// The slice `nanos` read from option `key`: named only when the scenario gives the key.
+    pub fn of(o: &OptReader<'_>, key: &'static str, nanos: Nanos) -> Slice {
+        Slice { nanos, key: o.opts.contains_key(key).then_some(key) }
+    }
+}
+
+/// How often a policy decides, as the run estimate (`smartsim`'s budget) counts it before a run: one
+/// decision per slice end on each busy CPU, and one per CPU each time its own periodic timer fires
+/// and reschedules every CPU. Decisions on a task's release, wake-up or completion are counted with
+/// the requests.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pace {
+    /// Its shortest slice or quantum; `None` when a task runs until it blocks or is preempted.
+    pub slice: Option<Slice>,
+    /// The period of its own timer that reschedules every CPU (`ts`'s `ts_update`), if it has one.
+    pub timer: Option<Nanos>,
+}
+
+/// The pace of a policy without slices or timers of its own.
+fn unpaced(_: &mut OptReader<'_>, _: usize) -> Result<Pace, PolicyError> {
+    Ok(Pace::default())
+}
 
 impl Entry {
     /// The entry of the policy `name`, kept in `source` and built by `build`; by default it has no
@@ -100,6 +139,7 @@ impl Entry {
             work_conserving: true,
             notifies: false,
             build,
+            pace: unpaced,
         }
     }
     /// What it is, in one line.
@@ -129,6 +169,10 @@ impl Entry {
     /// It may notify a task that its deadline will not be met.
     pub const fn notifying(self) -> Entry {
         Entry { notifies: true, ..self }
+    }
+    /// How often it decides (by default: no slice, no timer of its own).
+    pub const fn pace(self, pace: Pacer) -> Entry {
+        Entry { pace, ..self }
     }
 }
 
@@ -291,6 +335,13 @@ pub fn build(name: &str, opts: &Options, cpus: usize) -> Result<Core, PolicyErro
     };
     o.finish()?;
     Ok(core)
+}
+
+/// How often policy `name` decides on `cpus` CPUs with options `opts` (see [`Pace`]); an option
+/// the policy refuses is refused here as [`build`] refuses it.
+pub fn pace(name: &str, opts: &Options, cpus: usize) -> Result<Pace, PolicyError> {
+    let e = entry(name).ok_or_else(|| PolicyError::Unknown(name.to_string()))?;
+    (e.pace)(&mut OptReader::new(name, opts), cpus.clamp(1, MAX_CPUS))
 }
 
 /// Reads options for a policy and remembers which keys were used, so unknown keys are errors.
@@ -464,6 +515,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_policy_with_a_slice_tells_it_and_names_the_option_that_set_it() {
+        const US: Nanos = 1_000;
+        for e in REGISTRY {
+            let doc = |key: &str| e.options.iter().any(|o| o.key == key);
+            let keys: Vec<&str> = ["quantum", "slice", "base_slice"].into_iter().filter(|k| doc(k)).collect();
+            let default = pace(e.name, &Options::new(), 4).unwrap();
+            if let Some(s) = default.slice {
+                assert!(s.key.is_none() && s.nanos >= MIN_SLICE, "{}: {s:?}", e.name);
+            }
+            for key in keys {
+                let mut o = Options::new();
+                o.insert(key.into(), OptValue::Time(3 * US));
+                if e.name == "eevdf" {
+                    o.insert("hrtick".into(), OptValue::Bool(true));
+                }
+                let p = pace(e.name, &o, 4).unwrap();
+                assert_eq!(p.slice, Some(Slice { nanos: 3 * US, key: Some(key) }), "{} {key}", e.name);
+                o.insert(key.into(), OptValue::Time(1));
+                assert!(pace(e.name, &o, 4).is_err(), "{} {key} = 1 ns", e.name);
+            }
+        }
+        // Without HRTICK, eevdf's slices end on the tick: a short base slice is paced by the tick.
+        let mut o = Options::new();
+        o.insert("base_slice".into(), OptValue::Time(US));
+        assert_eq!(pace("eevdf", &o, 1).unwrap().slice, Some(Slice { nanos: crate::MS, key: None }));
+        o.insert("tick".into(), OptValue::Time(2 * US));
+        assert_eq!(pace("eevdf", &o, 1).unwrap().slice, Some(Slice { nanos: 2 * US, key: Some("tick") }));
+        assert_eq!(pace("fifo", &Options::new(), 1).unwrap(), Pace::default());
+        let ts = pace("ts", &Options::new(), 1).unwrap();
+        assert_eq!(ts.slice, Some(Slice { nanos: 20 * crate::MS, key: None }));
+        assert_eq!(ts.timer, Some(crate::ts::UPDATE));
     }
 
     #[test]

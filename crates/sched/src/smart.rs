@@ -65,7 +65,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::fair::FairQueues;
-use crate::registry::{opt, Entry, OptionDoc};
+use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Notification, OptReader, Ord64, Policy,
     PolicyError, Running, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
@@ -698,6 +698,11 @@ pub const ENTRY: Entry =
     Entry::new("smart", "smart.rs", |o, cpus| Ok(Box::new(Smart::new(SmartConfig::from_options(o)?, cpus))))
         .about("SMART: value-tuple + best-effort EDF working schedule (Nieh 1999, ch. 4)")
         .options(OPTIONS)
+        .pace(|o, _| {
+            let c = SmartConfig::from_options(o)?;
+            let q = c.table.iter().map(|l| l.quantum).min().unwrap_or(crate::MIN_SLICE);
+            Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None })
+        })
         .notifying();
 
 #[cfg(test)]

@@ -57,7 +57,7 @@
 use std::collections::VecDeque;
 
 use crate::linux::FairMeaning;
-use crate::registry::Entry;
+use crate::registry::{Entry, Pace, Slice};
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
     State, Stop, TaskId, TaskParams, View, MS,
@@ -425,7 +425,12 @@ impl Policy for TimeSharing {
 /// The registry's entry of `ts`.
 pub const ENTRY: Entry = Entry::new("ts", "ts.rs", |_, _| Ok(Box::new(TimeSharing::new())))
     .about("UNIX SVR4 time-sharing class with Solaris's default ts_dptbl (Nieh ch. 2's baseline)")
-    .fair(FairMeaning::SolarisUser);
+    .fair(FairMeaning::SolarisUser)
+    .pace(|_, _| {
+        // Its shortest quantum is its table's (20 ms at the top level); `ts_update` runs every second.
+        let q = SOLARIS.iter().map(|l| Nanos::from(l.quantum_ms) * MS).min().unwrap_or(MS);
+        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: Some(UPDATE) })
+    });
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
 use crate::fair::FairQueues;
-use crate::registry::{opt, Entry};
+use crate::registry::{opt, Entry, Pace, Slice};
 use crate::{
     least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
     TaskId, TaskParams, View, MS,
@@ -126,7 +126,8 @@ impl Policy for Wfq {
 pub const WFQ: Entry =
     Entry::new("wfq", "wfq.rs", |o, cpus| Ok(Box::new(Wfq::new(WfqConfig::from_options(o, false)?, cpus))))
         .about("weighted fair queueing, no credit for sleeping")
-        .options(&[opt("quantum", "10ms", "the quantum of every task")]);
+        .options(&[opt("quantum", "10ms", "the quantum of every task")])
+        .pace(pace);
 
 /// The registry's entry of `wfq-credit`.
 pub const WFQ_CREDIT: Entry = Entry::new("wfq-credit", "wfq.rs", |o, cpus| {
@@ -136,7 +137,14 @@ pub const WFQ_CREDIT: Entry = Entry::new("wfq-credit", "wfq.rs", |o, cpus| {
 .options(&[
     opt("quantum", "10ms", "the quantum of every task"),
     opt("credit", "100ms", "how long a blocked task stays in its queue"),
-]);
+])
+.pace(pace);
+
+/// The pace of either: a slice end per quantum.
+fn pace(o: &mut OptReader<'_>, _: usize) -> Result<Pace, PolicyError> {
+    let c = WfqConfig::from_options(o, false)?;
+    Ok(Pace { slice: Some(Slice::of(o, "quantum", c.quantum)), timer: None })
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,14 +3,17 @@
 //! (`smartsim run --force` goes past). The estimate is an upper bound of the engine's own counts:
 //!
 //! - **events**: clock ticks (`hz` × duration × CPUs, when the run simulates ticks), three per
-//!   request of a periodic or interactive task (release, dispatch, completion), and one slice end per
-//!   quantum per CPU (the scheduler's `quantum` or `slice`, else 1 ms, the shortest default);
+//!   request of a periodic or interactive task (release, dispatch, completion), one slice end per
+//!   shortest slice per CPU, and one decision per CPU each time the policy's own timer fires: the
+//!   policy tells its shortest slice and its timer from the scenario's options through the registry
+//!   ([`sched::pace`]: eevdf's `base_slice` or `tick`, ts's table, the others' `quantum` or `slice`);
 //! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), the
 //!   timeline (samples × tasks × 16 bytes), and every trace record when Perfetto is written (it is
 //!   written at the end, from memory);
 //! - **output**: the trace file (27 bytes a stretch, 17 a tick, 70 a request), Perfetto (about 150
 //!   bytes a record) and the per-job table (about 100 bytes a row).
 
+use sched::Nanos;
 use workload::{Model, Scenario};
 
 /// Memory a run may take without `--force`, bytes.
@@ -40,8 +43,10 @@ pub struct Estimate {
     pub ticks: u64,
     /// Requests of periodic and interactive tasks.
     pub requests: u64,
-    /// Slice ends (quanta expiring on busy CPUs).
+    /// Slice ends (quanta expiring on busy CPUs) and decisions on the policy's own timer.
     pub slices: u64,
+    /// The policy's shortest slice, and the `[scheduler]` key that set it (`None`: its default).
+    pub slice: (Nanos, Option<&'static str>),
     /// Timeline samples.
     pub samples: u64,
     /// Events in all.
@@ -78,10 +83,8 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
             }
         })
         .fold(0u64, u64::saturating_add);
-    // The scenario's options are its own policy's; another policy runs with its defaults.
-    let same_policy = policy.is_none_or(|p| p == scn.scheduler.policy);
-    let quantum = scn.scheduler.slice_option().filter(|_| same_policy).map_or(1_000_000, |(_, q)| q.max(1));
-    let slices = (d / quantum).saturating_mul(cpus);
+    let (slice, timer) = pace(scn, policy);
+    let slices = (d / slice.0.max(1)).saturating_add(timer.map_or(0, |t| d / t.max(1))).saturating_mul(cpus);
     let sample = m.sample.unwrap_or_else(|| crate::metrics::default_sample(d, scn.tasks.len()));
     let samples = d / sample.max(1) + 1;
     let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
@@ -112,7 +115,39 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
         let record = if out.jobs { 0 } else { 80 };
         memory = memory.saturating_add(requests.saturating_mul(record + 24 + 48 + 32));
     }
-    Estimate { ticks, requests, slices, samples, events, memory, output }
+    Estimate { ticks, requests, slices, slice, samples, events, memory, output }
+}
+
+/// The shortest slice (with the key that set it) and the timer period of the policy that runs `scn`
+/// (`policy` if it replaces the scenario's, with its defaults: the scenario's options are its own
+/// policy's). A policy or option the registry refuses is refused when the run builds it; until then
+/// it counts as slices of [`FALLBACK_SLICE`].
+fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>), Option<Nanos>) {
+    let opts = match policy {
+        Some(p) if p != scn.scheduler.policy => sched::Options::new(),
+        _ => scn.scheduler.policy_options(),
+    };
+    let name = policy.unwrap_or(&scn.scheduler.policy);
+    let cpus = scn.machine.cpus as usize;
+    match sched::pace(name, &opts, cpus) {
+        Ok(p) => (p.slice.map_or((FALLBACK_SLICE, None), |s| (s.nanos, s.key)), p.timer),
+        Err(_) => ((FALLBACK_SLICE, None), None),
+    }
+}
+
+/// The slice counted for a policy without one (it runs a task until it blocks; a run that keeps a
+/// CPU busy still sees other events) or whose options are refused: 1 ms.
+const FALLBACK_SLICE: Nanos = 1_000_000;
+
+/// The drawing of the run's figure (`--svg`), known before the run: per task, its measured curve
+/// (a point per timeline sample) and its dashed ideal curve; for `report::export::check_drawing`.
+pub fn figure(scn: &Scenario, e: &Estimate) -> report::export::Drawing {
+    let n = scn.tasks.len();
+    report::Figure::planned(
+        std::iter::repeat_n(e.samples, n),
+        n as u64,
+        format!("{n} tasks, each a curve of {} timeline samples and a dashed ideal curve", e.samples),
+    )
 }
 
 fn gib(b: u64) -> String {
@@ -131,7 +166,11 @@ pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
             parts.push(format!("{} requests (the tasks' period or count, machine.duration)", e.requests));
         }
         if e.slices > 0 {
-            parts.push(format!("{} quanta (scheduler.quantum or slice, machine.duration)", e.slices));
+            let what = match e.slice.1 {
+                Some(key) => format!("scheduler.{key} {}", workload::format_time(e.slice.0)),
+                None => format!("the policy's shortest slice {}", workload::format_time(e.slice.0)),
+            };
+            parts.push(format!("{} slice ends ({what}, machine.duration × machine.cpus)", e.slices));
         }
         over.push(format!("about {} events, over the limit of {MAX_EVENTS}: {}", e.events, parts.join(", ")));
     }
@@ -174,6 +213,7 @@ mod tests {
         assert_eq!(e.ticks, 20_000);
         assert_eq!(e.requests, 1001);
         assert_eq!(e.slices, 2000);
+        assert_eq!(e.slice, (10_000_000, Some("slice")));
         assert_eq!(e.events, 20_000 + 3 * 1001 + 2000);
         assert!(check(&e, "t.toml").is_ok());
     }
@@ -186,5 +226,45 @@ mod tests {
         assert!(msg.starts_with("t.toml: this run would take about "), "{msg}");
         assert!(msg.contains("machine.hz") && msg.contains("--force"), "{msg}");
         assert!(msg.contains("of memory") && msg.contains("GB of output"), "{msg}");
+    }
+
+    #[test]
+    fn the_figure_is_sized_from_the_tasks_and_the_timeline_samples() {
+        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"1us\"\nperiod = \"50ms\"\n";
+        let of = |n: usize| {
+            let tasks: String = (0..n).map(|k| task.replace('N', &k.to_string())).collect();
+            scn(&format!("[machine]\nduration = \"100ms\"\n[scheduler]\npolicy = \"edf\"\n{tasks}"))
+        };
+        let png = report::export::ImageFormat::Png;
+        let (small, big) = (of(300), of(10_000));
+        let d = figure(&small, &estimate(&small, None, Outputs::default()));
+        assert!(report::export::check_drawing(&d, png).is_ok(), "{d:?}");
+        let e = estimate(&big, None, Outputs::default());
+        let d = figure(&big, &e);
+        assert!(d.points >= 10_000 * e.samples.min(report::MAX_PLOT_POINTS as u64), "{d:?}");
+        let msg = report::export::check_drawing(&d, png).unwrap_err();
+        assert!(msg.contains("10000 tasks") && msg.contains(".svg"), "{msg}");
+    }
+
+    const EEVDF_1US: &str = "[machine]\nduration = \"DUR\"\ncpus = 2\n[scheduler]\npolicy = \"eevdf\"\nbase_slice = \"1us\"\nhrtick = true\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
+
+    #[test]
+    fn the_policy_tells_its_slice_eevdf_base_slice_as_a_quantum() {
+        // A 1 µs base slice makes as many slice ends as a 1 µs quantum: refused over an hour,
+        // named by its key; a second is taken.
+        let long = scn(&EEVDF_1US.replace("DUR", "1h"));
+        let e = estimate(&long, None, Outputs::default());
+        assert_eq!(e.slice, (1_000, Some("base_slice")));
+        assert_eq!(e.slices, 2 * 3_600_000_000);
+        let msg = check(&e, "t.toml").unwrap_err();
+        assert!(msg.contains("scheduler.base_slice 1us"), "{msg}");
+        let short = scn(&EEVDF_1US.replace("DUR", "1s"));
+        assert!(check(&estimate(&short, None, Outputs::default()), "t.toml").is_ok());
+        // Run under another policy, the scenario's options are not that policy's: its defaults.
+        let e = estimate(&long, Some("wfq"), Outputs::default());
+        assert_eq!(e.slice, (10_000_000, None));
+        // ts: its table's shortest quantum and a ts_update each second on each CPU.
+        let e = estimate(&long, Some("ts"), Outputs::default());
+        assert_eq!(e.slices, 2 * (3600 * 50 + 3600));
     }
 }

@@ -397,7 +397,7 @@ fn write_gantt(out: &outputs::Output, g: &report::Gantt) -> Result<()> {
             let mut w = std::io::BufWriter::new(out.create()?);
             w.write_all(g.to_svg().as_bytes()).and_then(|()| w.flush()).map_err(|e| out.write_error(e))?;
         }
-        f => report::export::write_as(&g.to_svg(), path, f)?,
+        f => report::export::write_as(&g.to_svg(), path, f).map_err(|e| image_error(path, e))?,
     }
     if let Some(msg) = g.overflow() {
         tracing::warn!("{}: {msg}; the chart says so instead of drawing them", path.display());
@@ -416,6 +416,21 @@ fn image_format(out: &outputs::Output) -> ImageFormat {
         outputs::Format::Png => ImageFormat::Png,
         outputs::Format::Pdf => ImageFormat::Pdf,
         _ => ImageFormat::Svg,
+    }
+}
+
+/// Refuses an image output too large to draw in its format (`report::export::check_drawing`),
+/// naming the scenario, the option and the file.
+fn check_image(scn: &workload::Scenario, out: &outputs::Output, d: &report::export::Drawing) -> Result<()> {
+    report::export::check_drawing(d, image_format(out))
+        .map_err(|why| anyhow::anyhow!("{}: {} {}: {why}", scn.path, out.label(), out.path().display()))
+}
+
+/// An image that could not be written, with its file named (a write error names it already).
+fn image_error(path: &Path, e: report::export::ExportError) -> anyhow::Error {
+    match e {
+        report::export::ExportError::Io { .. } => e.into(),
+        e => anyhow::anyhow!("{}: {e}", path.display()),
     }
 }
 
@@ -518,6 +533,14 @@ fn real_main() -> Result<()> {
                 figure: svg.is_some(),
             };
             within_budget(&scn, policy.as_deref(), outputs, force)?;
+            // Images are sized from the scenario and refused before the run.
+            let estimate = smartsim::budget::estimate(&scn, policy.as_deref(), outputs);
+            if let Some(o) = svg {
+                check_image(&scn, o, &smartsim::budget::figure(&scn, &estimate))?;
+            }
+            if let Some(o) = gantt {
+                check_image(&scn, o, &report::Gantt::planned(scn.tasks.len(), scn.machine.cpus))?;
+            }
             // Every option is checked before the run: a mistake found late neither wastes the run nor
             // leaves an existing file emptied.
             if svg.iter().chain(&gantt).any(|o| image_format(o) != ImageFormat::Svg) {
@@ -631,7 +654,8 @@ fn real_main() -> Result<()> {
                 drop(job_rows);
                 let ideal = smartsim::ideal::ideal_of_run(&scn, &draws);
                 let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
-                report::export::write_as(&fig.to_svg(), o.path(), image_format(o))?;
+                report::export::write_as(&fig.to_svg(), o.path(), image_format(o))
+                    .map_err(|e| image_error(o.path(), e))?;
                 o.wrote("");
             }
             // The results last, once every file is written: a reader that stops early (`| head`)
@@ -1195,15 +1219,13 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
                     for rec in r {
                         acc.add(&rec?);
                     }
+                    // A lookup per column, not a scan of the tasks.
+                    let by_id: std::collections::HashMap<u32, &str> =
+                        s.tasks.iter().map(|t| (t.task, t.name.as_str())).collect();
                     let names: Vec<String> = acc
                         .tasks()
                         .iter()
-                        .map(|id| {
-                            s.tasks
-                                .iter()
-                                .find(|t| t.task == *id)
-                                .map_or(format!("task {id}"), |t| t.name.clone())
-                        })
+                        .map(|id| by_id.get(id).map_or(format!("task {id}"), |n| n.to_string()))
                         .collect();
                     Some((names, acc.finish()))
                 }

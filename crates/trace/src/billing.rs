@@ -168,10 +168,11 @@ pub fn billing_table(trace: &Timeline, hzs: &[u32], phase_ns: u64, group: Group)
     let khz = trace.hz.filter(|_| has_ticks);
     let quanta: Vec<Stretch> = trace.runs.iter().filter(|q| trace.is_followed(q.task)).cloned().collect();
     let rows = replay(&quanta, hzs, phase_ns, khz, |task| trace.key(task, group));
+    let names = trace.names(group);
     let mut v: Vec<BillingRow> = rows
         .into_iter()
         .map(|(k, (cpu_ns, quanta, billing, observed))| BillingRow {
-            name: trace.name_of(k, group),
+            name: names.get(&k).map_or_else(|| format!("pid{k}"), |n| n.to_string()),
             pid: k,
             tgid: match group {
                 Group::Thread => trace.tasks.get(&k).map_or(0, |m| m.process),

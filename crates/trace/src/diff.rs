@@ -6,6 +6,8 @@
 //! use: `smartsim run W.toml --trace sim.trace` against a real run of W (hourglass, klogger), or two
 //! policies, or two kernels.
 
+use std::collections::{HashMap, VecDeque};
+
 use serde::Serialize;
 
 use crate::summary::{Percentiles, Requests, Summary, TaskSummary};
@@ -95,22 +97,27 @@ pub struct Diff {
 }
 
 /// Compares `a` and `b` task by task. Tasks are matched by name; where a name occurs several times
-/// in one trace (threads of one name), their figures are those of the first, and the rest count as
-/// unmatched.
+/// in one trace (threads of one name), the k-th of A is matched with the k-th of B, and the rest
+/// count as unmatched. Linear in the tasks of both (B's tasks are looked up by name in a map).
 pub fn diff(a: &Summary, b: &Summary) -> Diff {
     // Exact, then held to i64: a file's times and counts go up to 2^64 − 1.
     let d = |x: u64, y: u64| {
         (i128::from(y) - i128::from(x)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     };
+    // B's tasks of each name, in B's order, the next to match first.
+    let mut by_name: HashMap<&str, VecDeque<usize>> = HashMap::new();
+    for (i, tb) in b.tasks.iter().enumerate() {
+        by_name.entry(tb.name.as_str()).or_default().push_back(i);
+    }
     let mut used = vec![false; b.tasks.len()];
     let mut tasks = Vec::new();
     let mut only_in_a = Vec::new();
     for ta in &a.tasks {
-        let hit = b.tasks.iter().enumerate().find(|(i, tb)| !used[*i] && tb.name == ta.name);
-        let Some((i, tb)) = hit else {
+        let Some(i) = by_name.get_mut(ta.name.as_str()).and_then(VecDeque::pop_front) else {
             only_in_a.push(ta.name.clone());
             continue;
         };
+        let tb = &b.tasks[i];
         used[i] = true;
         let (sa, sb) = (Side::of(ta, a.length()), Side::of(tb, b.length()));
         let delta = Delta {

@@ -195,18 +195,40 @@ impl Timeline {
         }
     }
 
-    /// Display name of a key under a grouping.
+    /// Display name of a key under a grouping: a thread's name; a process's is its leader's (the
+    /// task whose id is the process's), else that of its task of smallest id; `pid{key}` when
+    /// unknown. For every key at once, [`Timeline::names`] (one pass, not one per key).
     pub fn name_of(&self, key: u32, group: Group) -> String {
         match group {
             Group::Thread => self.tasks.get(&key).map(|m| m.name.clone()),
-            Group::Process => self
-                .tasks
-                .get(&key)
-                .filter(|m| m.process == key)
-                .map(|m| m.name.clone())
-                .or_else(|| self.tasks.values().find(|m| m.process == key).map(|m| m.name.clone())),
+            Group::Process => {
+                self.tasks.get(&key).filter(|m| m.process == key).map(|m| m.name.clone()).or_else(|| {
+                    let members = self.tasks.iter().filter(|(_, m)| m.process == key);
+                    members.min_by_key(|(id, _)| **id).map(|(_, m)| m.name.clone())
+                })
+            }
         }
         .unwrap_or_else(|| format!("pid{key}"))
+    }
+
+    /// The display name of every key under a grouping, as [`Timeline::name_of`] gives it, in one
+    /// pass over the tasks (a key missing here is `pid{key}`).
+    pub fn names(&self, group: Group) -> HashMap<u32, &str> {
+        match group {
+            Group::Thread => self.tasks.iter().map(|(&id, m)| (id, m.name.as_str())).collect(),
+            Group::Process => {
+                // Per process: its leader if it has one, else its task of smallest id.
+                let mut best: HashMap<u32, (bool, u32, &str)> = HashMap::new();
+                for (&id, m) in &self.tasks {
+                    let cand = (id == m.process, id, m.name.as_str());
+                    let b = best.entry(m.process).or_insert(cand);
+                    if (cand.0, std::cmp::Reverse(cand.1)) > (b.0, std::cmp::Reverse(b.1)) {
+                        *b = cand;
+                    }
+                }
+                best.into_iter().map(|(k, (_, _, n))| (k, n)).collect()
+            }
+        }
     }
 
     /// Per-task statistics (followed tasks only), largest CPU time first.
@@ -245,10 +267,11 @@ impl Timeline {
             s.wakeups += m.wakeups;
             s.latencies.extend_from_slice(&m.latencies);
         }
+        let names = self.names(group);
         let mut v: Vec<TaskStats> = by
             .into_values()
             .map(|mut s| {
-                s.name = self.name_of(s.key, group);
+                s.name = names.get(&s.key).map_or_else(|| format!("pid{}", s.key), |n| n.to_string());
                 s.process = match group {
                     Group::Thread => self.tasks.get(&s.key).map_or(0, |m| m.process),
                     Group::Process => s.key,

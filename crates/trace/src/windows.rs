@@ -2,6 +2,12 @@
 //! window's share is the slope over it): each task's CPU time inside `[from, from + window)`, as a
 //! fraction of one CPU, for every window of a trace. Streaming: it keeps one number per task and
 //! window, never the records; a stretch across a window boundary is split exactly.
+//!
+//! Its work is bounded by the windows it can emit, never by the length of a stretch: a stretch
+//! covering many windows is kept as its two cut ends and one span of whole windows, which
+//! [`Windows::finish`] adds up window by window; nothing past [`MAX_WINDOWS`] windows from the start
+//! is counted or emitted (a hostile record 2^62 ns long costs what a short one does). Time:
+//! O(records + windows × tasks + spans × log spans).
 
 use std::collections::BTreeMap;
 
@@ -48,8 +54,10 @@ pub struct Windows {
     /// Task id → column, in order of first appearance.
     column: BTreeMap<u32, usize>,
     order: Vec<u32>,
-    /// Per window, CPU ns per column.
+    /// Per window, CPU ns per column (the cut ends of stretches).
     cpu: Vec<Vec<u64>>,
+    /// Spans of whole windows a column ran through: (first window, window after the last, column).
+    spans: Vec<(usize, usize, usize)>,
     end: u64,
     ended: Option<u64>,
 }
@@ -63,6 +71,7 @@ impl Windows {
             column: BTreeMap::new(),
             order: Vec::new(),
             cpu: Vec::new(),
+            spans: Vec::new(),
             end: start,
             ended: None,
         }
@@ -85,21 +94,24 @@ impl Windows {
             Record::Run { task, start, end, .. } => {
                 self.end = self.end.max(end);
                 let c = self.col(task);
-                let mut t = start.max(self.start);
-                while t < end {
-                    let k = ((t - self.start) / self.window) as usize;
-                    // A file's times go up to 2^64 − 1: the edge saturates rather than wraps.
-                    let edge = self.start.saturating_add((k as u64 + 1).saturating_mul(self.window));
-                    let upto = end.min(edge);
-                    if self.cpu.len() <= k {
-                        self.cpu.resize(k + 1, Vec::new());
-                    }
-                    let row = &mut self.cpu[k];
-                    if row.len() <= c {
-                        row.resize(c + 1, 0);
-                    }
-                    row[c] = row[c].saturating_add(upto - t); // a hostile trace may overlap runs
-                    t = upto;
+                // Only what falls in the windows that can be emitted counts.
+                let (t0, t1) = (start.max(self.start), end.min(self.edge(MAX_WINDOWS as usize)));
+                if t0 >= t1 {
+                    return;
+                }
+                let (k0, k1) = (self.index(t0), self.index(t1));
+                if k0 == k1 {
+                    self.put(k0, c, t1 - t0);
+                    return;
+                }
+                self.put(k0, c, self.edge(k0 + 1) - t0);
+                if k1 > k0 + 1 {
+                    self.spans.push((k0 + 1, k1, c));
+                }
+                // A file's times go up to 2^64 − 1: the edges saturate rather than wrap.
+                let tail = t1.saturating_sub(self.edge(k1));
+                if tail > 0 {
+                    self.put(k1, c, tail);
                 }
             }
             Record::End { at } => self.ended = Some(at),
@@ -112,24 +124,63 @@ impl Windows {
         }
     }
 
+    /// The start of window `k` (saturating at 2^64 − 1).
+    fn edge(&self, k: usize) -> u64 {
+        self.start.saturating_add((k as u64).saturating_mul(self.window))
+    }
+
+    /// The window that holds `t` (at or after the start).
+    fn index(&self, t: u64) -> usize {
+        ((t - self.start) / self.window) as usize
+    }
+
+    /// Adds `ns` to column `c` of window `k`.
+    fn put(&mut self, k: usize, c: usize, ns: u64) {
+        if self.cpu.len() <= k {
+            self.cpu.resize(k + 1, Vec::new());
+        }
+        let row = &mut self.cpu[k];
+        if row.len() <= c {
+            row.resize(c + 1, 0);
+        }
+        row[c] = row[c].saturating_add(ns); // a hostile trace may overlap runs
+    }
+
     /// The tasks, in column order (order of first appearance).
     pub fn tasks(&self) -> &[u32] {
         &self.order
     }
 
-    /// Every window from the start to the end of the trace (its End record, or the last time seen);
-    /// the last one may be shorter.
+    /// Every window from the start to the end of the trace (its End record, or the last time seen),
+    /// at most [`MAX_WINDOWS`] of them (a caller checks the window first, [`check`]); the last one may
+    /// be shorter.
     pub fn finish(&self) -> Vec<Window> {
         let end = self.ended.unwrap_or(self.end);
+        // Spans of whole windows, by their first window and by the window after their last.
+        let mut opens: Vec<(usize, usize)> = self.spans.iter().map(|&(a, _, c)| (a, c)).collect();
+        let mut closes: Vec<(usize, usize)> = self.spans.iter().map(|&(_, b, c)| (b, c)).collect();
+        opens.sort_unstable();
+        closes.sort_unstable();
+        let (mut opens, mut closes) = (opens.into_iter().peekable(), closes.into_iter().peekable());
+        let mut through = vec![0u64; self.order.len()];
         let mut out = Vec::new();
         let mut from = self.start;
         let mut k = 0;
-        while from < end {
+        while from < end && k < MAX_WINDOWS as usize {
+            while let Some((_, c)) = opens.next_if(|o| o.0 <= k) {
+                through[c] += 1;
+            }
+            while let Some((_, c)) = closes.next_if(|o| o.0 <= k) {
+                through[c] -= 1;
+            }
             let to = from.saturating_add(self.window).min(end);
             let len = (to - from) as f64;
             let row = self.cpu.get(k);
             let shares = (0..self.order.len())
-                .map(|c| row.and_then(|r| r.get(c)).copied().unwrap_or(0) as f64 / len)
+                .map(|c| {
+                    let cut = row.and_then(|r| r.get(c)).copied().unwrap_or(0);
+                    cut.saturating_add(through[c].saturating_mul(self.window)) as f64 / len
+                })
                 .collect();
             out.push(Window { from_ns: from, to_ns: to, shares });
             from = to;
