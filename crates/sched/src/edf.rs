@@ -202,7 +202,7 @@ pub const ENTRY: Entry =
         .linux(LinuxClass::Deadline)
         .pace(|o, _| {
             let s = o.slice("slice", SLICE)?;
-            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None })
+            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
         });
 
 /// The round-robin slice unless the scenario gives one.

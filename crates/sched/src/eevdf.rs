@@ -603,7 +603,7 @@ pub const ENTRY: Entry =
             // Without HRTICK a request ends at the next tick: slices are at least a tick apart.
             let base = Slice::of(o, "base_slice", c.base_slice);
             let slice = if c.hrtick || c.base_slice >= c.tick { base } else { Slice::of(o, "tick", c.tick) };
-            Ok(Pace { slice: Some(slice), timer: None })
+            Ok(Pace { slice: Some(slice), timer: None, walks_tasks: false })
         });
 
 #[cfg(test)]

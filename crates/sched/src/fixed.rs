@@ -117,7 +117,7 @@ pub const RR: Entry =
         .linux(LinuxClass::Rr)
         .pace(|o, _| {
             let s = o.slice("slice", RR_SLICE)?;
-            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None })
+            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
         });
 
 /// The round-robin slice of `rr` unless the scenario gives one.

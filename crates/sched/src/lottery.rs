@@ -157,7 +157,7 @@ pub const ENTRY: Entry = Entry::new("lottery", "lottery.rs", |o, _| Ok(Box::new(
     .options(&[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")])
     .pace(|o, _| {
         let q = o.slice("quantum", DEFAULT_QUANTUM)?;
-        Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None })
+        Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None, walks_tasks: true })
     });
 
 #[cfg(test)]

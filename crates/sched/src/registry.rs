@@ -115,6 +115,10 @@ pub struct Pace {
     pub slice: Option<Slice>,
     /// The period of its own timer that reschedules every CPU (`ts`'s `ts_update`), if it has one.
     pub timer: Option<Nanos>,
+    /// Whether each decision walks every runnable task (SMART rebuilds its working schedule from all
+    /// its candidates at every decision, ch. 4): a decision then costs in proportion to the tasks,
+    /// and the estimate counts events × tasks as well as events.
+    pub walks_tasks: bool,
 }
 
 /// The pace of a policy without slices or timers of its own.

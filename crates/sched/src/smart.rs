@@ -701,7 +701,7 @@ pub const ENTRY: Entry =
         .pace(|o, _| {
             let c = SmartConfig::from_options(o)?;
             let q = c.table.iter().map(|l| l.quantum).min().unwrap_or(crate::MIN_SLICE);
-            Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None })
+            Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None, walks_tasks: true })
         })
         .notifying();
 

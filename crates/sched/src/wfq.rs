@@ -143,7 +143,7 @@ pub const WFQ_CREDIT: Entry = Entry::new("wfq-credit", "wfq.rs", |o, cpus| {
 /// The pace of either: a slice end per quantum.
 fn pace(o: &mut OptReader<'_>, _: usize) -> Result<Pace, PolicyError> {
     let c = WfqConfig::from_options(o, false)?;
-    Ok(Pace { slice: Some(Slice::of(o, "quantum", c.quantum)), timer: None })
+    Ok(Pace { slice: Some(Slice::of(o, "quantum", c.quantum)), timer: None, walks_tasks: false })
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@
 //!   shortest slice per CPU, and one decision per CPU each time the policy's own timer fires: the
 //!   policy tells its shortest slice and its timer from the scenario's options through the registry
 //!   ([`sched::pace`]: eevdf's `base_slice` or `tick`, ts's table, the others' `quantum` or `slice`);
+//! - **tasks walked**: events × tasks for a policy whose every decision walks the runnable tasks
+//!   (smart's working schedule, lottery's draw: [`sched::Pace::walks_tasks`]), as if every task were
+//!   runnable at once (tasks released together are);
 //! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), the
 //!   timeline (samples × tasks × 16 bytes), and every trace record when Perfetto is written (it is
 //!   written at the end, from memory);
@@ -22,6 +25,11 @@ pub const MAX_MEMORY: u64 = 2 << 30;
 pub const MAX_OUTPUT: u64 = 10_000_000_000;
 /// Events a run may simulate without `--force` (the engine does some millions a second).
 pub const MAX_EVENTS: u64 = 2_000_000_000;
+/// Tasks walked by a policy whose decisions walk every runnable task ([`sched::Pace::walks_tasks`]:
+/// smart, lottery), counted as events × tasks, without `--force`: SMART walks about 2.5·10⁸ a second
+/// on this project's 2-core machine (80,000 tasks released together: 1.9·10¹⁰ in 75 s), so this is
+/// the few minutes [`MAX_EVENTS`] allows a policy that decides in constant or logarithmic time.
+pub const MAX_WALKED: u64 = 50_000_000_000;
 
 /// Which outputs a run writes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -51,6 +59,9 @@ pub struct Estimate {
     pub samples: u64,
     /// Events in all.
     pub events: u64,
+    /// Tasks walked by the policy's decisions: events × tasks when each decision walks every
+    /// runnable task (an upper bound: every task may be runnable at once), else 0.
+    pub walked: u64,
     /// Bytes held.
     pub memory: u64,
     /// Bytes written.
@@ -83,11 +94,12 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
             }
         })
         .fold(0u64, u64::saturating_add);
-    let (slice, timer) = pace(scn, policy);
+    let (slice, timer, walks_tasks) = pace(scn, policy);
     let slices = (d / slice.0.max(1)).saturating_add(timer.map_or(0, |t| d / t.max(1))).saturating_mul(cpus);
     let sample = m.sample.unwrap_or_else(|| crate::metrics::default_sample(d, scn.tasks.len()));
     let samples = d / sample.max(1) + 1;
     let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
+    let walked = if walks_tasks { events.saturating_mul(n) } else { 0 };
     // Records of the trace: a stretch per slice or request end, a tick each, a release and an end
     // per request.
     let records = slices.saturating_add(requests.saturating_mul(3)).saturating_add(ticks);
@@ -115,14 +127,15 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
         let record = if out.jobs { 0 } else { 80 };
         memory = memory.saturating_add(requests.saturating_mul(record + 24 + 48 + 32));
     }
-    Estimate { ticks, requests, slices, slice, samples, events, memory, output }
+    Estimate { ticks, requests, slices, slice, samples, events, walked, memory, output }
 }
 
-/// The shortest slice (with the key that set it) and the timer period of the policy that runs `scn`
+/// The shortest slice (with the key that set it), the timer period and whether its decisions walk
+/// every task, of the policy that runs `scn`
 /// (`policy` if it replaces the scenario's, with its defaults: the scenario's options are its own
 /// policy's). A policy or option the registry refuses is refused when the run builds it; until then
 /// it counts as slices of [`FALLBACK_SLICE`].
-fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>), Option<Nanos>) {
+fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>), Option<Nanos>, bool) {
     let opts = match policy {
         Some(p) if p != scn.scheduler.policy => sched::Options::new(),
         _ => scn.scheduler.policy_options(),
@@ -130,8 +143,8 @@ fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>),
     let name = policy.unwrap_or(&scn.scheduler.policy);
     let cpus = scn.machine.cpus as usize;
     match sched::pace(name, &opts, cpus) {
-        Ok(p) => (p.slice.map_or((FALLBACK_SLICE, None), |s| (s.nanos, s.key)), p.timer),
-        Err(_) => ((FALLBACK_SLICE, None), None),
+        Ok(p) => (p.slice.map_or((FALLBACK_SLICE, None), |s| (s.nanos, s.key)), p.timer, p.walks_tasks),
+        Err(_) => ((FALLBACK_SLICE, None), None, false),
     }
 }
 
@@ -173,6 +186,16 @@ pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
             parts.push(format!("{} slice ends ({what}, machine.duration × machine.cpus)", e.slices));
         }
         over.push(format!("about {} events, over the limit of {MAX_EVENTS}: {}", e.events, parts.join(", ")));
+    }
+    if e.walked > MAX_WALKED {
+        over.push(format!(
+            "about {} tasks walked, over the limit of {MAX_WALKED}: each decision of this policy walks every \
+             runnable task (about {} events × {} tasks; fewer [[task]] tables, a shorter machine.duration, \
+             or another scheduler.policy)",
+            e.walked,
+            e.events,
+            e.walked / e.events.max(1)
+        ));
     }
     if e.memory > MAX_MEMORY {
         over.push(format!(
@@ -247,6 +270,26 @@ mod tests {
     }
 
     const EEVDF_1US: &str = "[machine]\nduration = \"DUR\"\ncpus = 2\n[scheduler]\npolicy = \"eevdf\"\nbase_slice = \"1us\"\nhrtick = true\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
+
+    #[test]
+    fn a_policy_that_walks_every_task_is_held_to_the_tasks_it_walks() {
+        // 100,000 tasks released together: SMART walks them at every decision (about 3.3·10¹¹ task
+        // visits, hours), EDF does not; 1,000 of them are taken under both.
+        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"10us\"\nperiod = \"100ms\"\n";
+        let of = |n: usize| {
+            let tasks: String = (0..n).map(|k| task.replace('N', &k.to_string())).collect();
+            scn(&format!("[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n{tasks}"))
+        };
+        let big = of(100_000);
+        let e = estimate(&big, None, Outputs::default());
+        assert_eq!(e.walked, e.events * 100_000);
+        let msg = check(&e, "t.toml").unwrap_err();
+        assert!(msg.contains("tasks walked") && msg.contains("100000 tasks"), "{msg}");
+        assert_eq!(estimate(&big, Some("edf"), Outputs::default()).walked, 0);
+        assert!(check(&estimate(&big, Some("edf"), Outputs::default()), "t.toml").is_ok());
+        let small = of(1_000);
+        assert!(check(&estimate(&small, None, Outputs::default()), "t.toml").is_ok());
+    }
 
     #[test]
     fn the_policy_tells_its_slice_eevdf_base_slice_as_a_quantum() {
