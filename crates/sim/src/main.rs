@@ -547,7 +547,8 @@ fn real_main() -> Result<()> {
                 report::export::check_fonts()?;
             }
             if let Some(w) = window {
-                trace::windows::check(scn.machine.duration, w).map_err(anyhow::Error::msg)?;
+                trace::windows::check(scn.machine.duration, w, scn.tasks.len())
+                    .map_err(anyhow::Error::msg)?;
             }
             let gantt_window = match (&gantt, gantt_window) {
                 (None, _) => None,
@@ -1213,7 +1214,7 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             let s = summarize_file(&file)?;
             let windows = match window {
                 Some(w) => {
-                    trace::windows::check(s.length(), w).map_err(anyhow::Error::msg)?;
+                    trace::windows::check(s.length(), w, s.tasks.len()).map_err(anyhow::Error::msg)?;
                     let r = trace::Reader::open(&file)?;
                     let mut acc = trace::windows::Windows::new(r.header().start_ns, w);
                     for rec in r {

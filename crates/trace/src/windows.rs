@@ -19,9 +19,13 @@ use crate::Record;
 /// without bound).
 pub const MAX_WINDOWS: u64 = 100_000;
 
-/// Checks a user's window length against the length `len` of what it divides (ns): positive, and at
-/// most [`MAX_WINDOWS`] windows.
-pub fn check(len: u64, window: u64) -> Result<(), String> {
+/// The most windows × tasks one report gives: each is a number kept and a cell of the table
+/// (100,000 windows of 20,000 tasks once took 2 GB and aborted).
+pub const MAX_CELLS: u64 = 10_000_000;
+
+/// Checks a user's window length against the length `len` of what it divides (ns) and the `tasks`
+/// it has a column each for: positive, at most [`MAX_WINDOWS`] windows and [`MAX_CELLS`] cells.
+pub fn check(len: u64, window: u64, tasks: usize) -> Result<(), String> {
     if window == 0 {
         return Err("--window must be positive".into());
     }
@@ -29,6 +33,13 @@ pub fn check(len: u64, window: u64) -> Result<(), String> {
     if n > MAX_WINDOWS {
         return Err(format!(
             "--window {window} ns cuts {len} ns into {n} windows, more than {MAX_WINDOWS}: take a longer window"
+        ));
+    }
+    let cells = n.saturating_mul(tasks as u64);
+    if cells > MAX_CELLS {
+        return Err(format!(
+            "--window {window} ns gives {n} windows of {tasks} tasks, {cells} shares, more than {MAX_CELLS}: \
+             take a longer window"
         ));
     }
     Ok(())
@@ -197,10 +208,14 @@ mod tests {
 
     #[test]
     fn windows_too_small_for_the_run_are_refused() {
-        assert!(check(1_000, 10).is_ok());
-        assert!(check(1_000, 0).is_err());
-        assert!(check(MAX_WINDOWS * 10, 10).is_ok());
-        assert!(check(MAX_WINDOWS * 10 + 1, 10).unwrap_err().contains("100001 windows"));
+        assert!(check(1_000, 10, 1).is_ok());
+        assert!(check(1_000, 0, 1).is_err());
+        assert!(check(MAX_WINDOWS * 10, 10, 1).is_ok());
+        assert!(check(MAX_WINDOWS * 10 + 1, 10, 1).unwrap_err().contains("100001 windows"));
+        // Windows × tasks: 100,000 windows of 100 tasks pass, of 101 tasks do not.
+        assert!(check(MAX_WINDOWS * 10, 10, 100).is_ok());
+        let e = check(MAX_WINDOWS * 10, 10, 101).unwrap_err();
+        assert!(e.contains("100000 windows of 101 tasks, 10100000 shares"), "{e}");
     }
 
     #[test]
