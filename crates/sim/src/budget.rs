@@ -169,6 +169,16 @@ fn gib(b: u64) -> String {
 
 /// Refuses an estimate over a limit, with the figure and what to change.
 pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
+    let over = over(e);
+    if over.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{file}: this run would take {}; shorten it, or pass --force", over.join("; and ")))
+    }
+}
+
+/// What of an estimate is over its limit, each with its figure and the keys that make it.
+pub fn over(e: &Estimate) -> Vec<String> {
     let mut over = Vec::new();
     if e.events > MAX_EVENTS {
         let mut parts = Vec::new();
@@ -214,11 +224,7 @@ pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
             MAX_OUTPUT as f64 / 1e9
         ));
     }
-    if over.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{file}: this run would take {}; shorten it, or pass --force", over.join("; and ")))
-    }
+    over
 }
 
 #[cfg(test)]

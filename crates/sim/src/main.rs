@@ -158,8 +158,8 @@ enum Cmd {
         /// Task-set sizes on one CPU.
         #[arg(long, default_value = "10,20,100,1000", value_delimiter = ',')]
         tasks: Vec<usize>,
-        /// Machines of several CPUs, with 10 tasks per CPU at the same utilisation per CPU (none: only
-        /// the one-CPU sizes).
+        /// Machines of several CPUs, with 10 tasks per CPU at the same utilisation per CPU (1: only
+        /// the one-CPU sizes of --tasks).
         #[arg(long, default_value = "1,4,16,64", value_delimiter = ',')]
         cpus: Vec<u32>,
         /// Policies.
@@ -774,14 +774,14 @@ fn real_main() -> Result<()> {
                 for &(n, c) in &configs {
                     let scn = bench_scenario(n, c, utilisation, seconds, p);
                     let e = smartsim::budget::estimate(&scn, None, Default::default());
-                    smartsim::budget::check(&e, "bench").map_err(|_| {
-                        anyhow::anyhow!(
-                            "bench: --seconds {seconds} with {n} tasks on {c} CPU(s) ({p}) would simulate about {} \
-                             events, over the limit of {}: give fewer --seconds, --tasks or --cpus",
-                            e.events,
-                            smartsim::budget::MAX_EVENTS
-                        )
-                    })?;
+                    let over = smartsim::budget::over(&e);
+                    if !over.is_empty() {
+                        anyhow::bail!(
+                            "bench: --seconds {seconds} with {n} tasks on {c} CPU(s) ({p}) would take {}: give \
+                             fewer --seconds, --tasks or --cpus",
+                            over.join("; and ")
+                        );
+                    }
                 }
             }
             bench(&configs, &policies, seconds, utilisation, repeat, format)?
