@@ -62,7 +62,8 @@ global options:
   -t <thread number for subsequent options to affect, 0..n-1>
   -a -- subsequent per-thread options apply to all threads, until the next -t
   -e <number of records in the execution trace> (default 300000, about 7 MB,
-        or 50000 per second of run if more: VMs show thousands of short gaps a second)
+        or 50000 per second of run if more: VMs show thousands of short gaps a second;
+        at most what half the memory limit holds)
 
 per-thread options:
   -p <priority>  IDLE (SCHED_IDLE), LOW (nice 10), NORMAL (nice 0, default),
@@ -114,7 +115,11 @@ new options:
                       default: leave power management as it is
   --force             allow runs that the safety checks refuse (duration over 10m,
                       real-time with RT throttling off, never-blocking RT threads
-                      covering every CPU)
+                      covering every CPU, memory over 1 GiB: up to three quarters
+                      of the memory available)
+
+Memory: a run's buffers (the trace, CPU_SCAN arrays, every sample a thread may keep,
+stacks) are estimated before it starts and refused over 1 GiB, naming the option.
   --scenario <file>   run the tasks of a simulator scenario (TOML) as real threads:
                       read and checked as smartsim reads it, the same random draws;
                       the policy runs as the nearest Linux class (the run prints how
@@ -423,6 +428,8 @@ fn finish(argv: &[String], p: Parsing) -> Result<Command, UsageError> {
             return Err(err("-s", format!("{}: start time is after the end of the run", th.name)));
         }
     }
+    // The memory the run will hold, before anything runs: named by the option of its largest part.
+    crate::budget::check_run(&cfg).map_err(|(part, m)| err(part.option, m))?;
     Ok(Command::Run(Box::new(cfg)))
 }
 

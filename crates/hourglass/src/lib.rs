@@ -13,7 +13,8 @@
 //! text formats, JSON, Perfetto traces, histograms ([`output`]) and the analyses of §5
 //! ([`analyze`]) — works on the finished trace.
 //!
-//! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`clock`] (invariant TSC
+//! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`budget`] (the memory a
+//! run will hold, refused over a limit before it starts), [`clock`] (invariant TSC
 //! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
 //! reservations, affinity, `mlockall`, RT throttling; every `unsafe` block of the crate but one),
 //! [`run`] (thread models, gap detection, watchdog), [`output`], [`analyze`], [`bench`]
@@ -32,6 +33,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod budget;
 pub mod cli;
 pub mod clock;
 pub mod config;
