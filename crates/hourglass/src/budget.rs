@@ -165,7 +165,10 @@ pub fn estimate(cfg: &RunConfig) -> Estimate {
         if let Some(b) = t.workload.scan_bytes() {
             parts.push(Part {
                 bytes: b as u64,
-                what: format!("the array {} scans (-w {})", t.name, t.workload.describe()),
+                what: match t.workload.task() {
+                    Some(_) => format!("the array task \"{}\" scans (its working_set)", t.name),
+                    None => format!("the array {} scans (-w {})", t.name, t.workload.describe()),
+                },
                 thread: Some(i),
                 option: "-w",
             });
@@ -176,11 +179,18 @@ pub fn estimate(cfg: &RunConfig) -> Estimate {
                 Kept::of(&t.workload).bytes() + SAMPLE_COPY_BYTES + if files { SAMPLE_FILE_BYTES } else { 0 };
             parts.push(Part {
                 bytes: n.saturating_mul(each),
-                what: format!(
-                    "{n} wake-ups or requests {} may keep (-w {}, over -d)",
-                    t.name,
-                    t.workload.describe()
-                ),
+                what: match t.workload.task() {
+                    Some(task) => format!(
+                        "{n} wake-ups or requests task \"{}\" may keep (its {}, over the run's duration)",
+                        t.name,
+                        if matches!(task.model, Model::Interactive { .. }) { "think" } else { "period" }
+                    ),
+                    None => format!(
+                        "{n} wake-ups or requests {} may keep (-w {}, over -d)",
+                        t.name,
+                        t.workload.describe()
+                    ),
+                },
                 thread: Some(i),
                 option: "-w",
             });
@@ -189,7 +199,7 @@ pub fn estimate(cfg: &RunConfig) -> Estimate {
     let n = cfg.threads.len() as u64;
     parts.push(Part {
         bytes: n * STACK_BYTES,
-        what: format!("{n} thread stacks"),
+        what: format!("{n} thread stacks (a thread a task, or -n)"),
         thread: None,
         option: "-n",
     });

@@ -635,4 +635,21 @@ mod tests {
         assert_eq!(bad("-n x").option, "-n");
         assert!(matches!(parse(&args("-n 1 -d 11m --force")), Ok(Command::Run(_))));
     }
+
+    #[test]
+    fn a_run_over_the_memory_limit_is_refused_naming_the_option() {
+        let e = bad("-n 1 -d 200ms -t 0 -w CPU_SCAN 1GiB");
+        assert_eq!(e.option, "-w");
+        assert!(e.message.contains("the array thread 0 scans (-w CPU_SCAN 1048576)"), "{}", e.message);
+        assert!(e.message.contains("over the limit of 1.0 GiB"), "{}", e.message);
+        // Even forced, never beyond the machine.
+        assert_eq!(bad("-n 1 -d 200ms -t 0 -w CPU_SCAN 1TiB --force").option, "-w");
+        // A sample a nanosecond for 50 ms.
+        let e = bad("-n 1 -d 50ms -t 0 -w LAT 1ns");
+        assert_eq!(e.option, "-w");
+        assert!(e.message.contains("50000016 wake-ups"), "{}", e.message);
+        assert_eq!(bad("-n 1 -d 1s -e 100000000").option, "-e");
+        run("-n 1 -d 200ms -t 0 -w CPU_SCAN 64MiB");
+        run("-n 1 -d 1s -t 0 -w LAT 1ms");
+    }
 }

@@ -107,10 +107,13 @@ pub fn late_rule(p: &Periodic) -> LateRule {
     p.late_rule(false, true)
 }
 
-/// The array a `cpu` task with a `working_set` scans (at least 64 bytes), in bytes.
+/// The array a `cpu` task with a `working_set` scans (at least 64 bytes, at most
+/// [`crate::budget::SCAN_CAP`]: larger than any cache, so that every line is refilled after a
+/// switch, as the simulator's `min(working_set, cache)` refill has it), in bytes.
 fn scan_bytes(t: &TaskSpec) -> Option<usize> {
     let cpu = matches!(t.model, Model::Cpu { .. });
-    (cpu && t.working_set > 0).then(|| usize::try_from(t.working_set.max(64)).unwrap_or(usize::MAX))
+    let bytes = t.working_set.clamp(64, crate::budget::SCAN_CAP);
+    (cpu && t.working_set > 0).then(|| usize::try_from(bytes).unwrap_or(usize::MAX))
 }
 
 impl Workload {

@@ -382,6 +382,12 @@ fn thread_of(i: usize, t: &TaskSpec, sched: &Sched, m: &workload::Machine) -> (T
             notes.push("a request not done by its deadline is dropped there");
         }
     }
+    if matches!(t.model, Model::Cpu { .. }) && t.working_set > crate::budget::SCAN_CAP {
+        notes.push(
+            "working_set over 256MiB: it scans 256MiB, more than any cache (every line refilled after a \
+             switch, as the simulator's refill of min(working_set, cache))",
+        );
+    }
     notes.extend(sched.apply(i, t, &mut spec));
     let sched_linux = match spec.reservation {
         Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
@@ -477,7 +483,30 @@ pub fn from_scenario(
     cfg.threads = threads;
     cfg.scenario_warnings = warnings;
     cfg.scenario_mapping = mapping;
+    crate::budget::check_run(&cfg).map_err(|(part, m)| memory_refused(scn, &part, m))?;
     Ok(cfg)
+}
+
+/// The refusal of a run whose memory is over the limit ([`crate::budget`]), at the key of its largest
+/// part: a task's `working_set`, `period` or `think`; the run's duration (the trace buffer), `-e`, or
+/// the number of tasks (their stacks).
+fn memory_refused(scn: &Scenario, part: &crate::budget::Part, message: String) -> ScenarioError {
+    let Some(i) = part.thread else {
+        let field = match part.option {
+            "-d" => "machine.duration",
+            "-n" => "tasks",
+            other => other,
+        };
+        return scn.error(0, field, message);
+    };
+    let t = &scn.tasks[i];
+    let key = match (&t.model, part.what.contains("array")) {
+        (_, true) => "working_set",
+        (Model::Interactive { .. }, false) => "think",
+        _ => "period",
+    };
+    let field = format!("task[{i}].{key} (task \"{}\")", t.name);
+    scn.error(t.line, &field, message)
 }
 
 #[cfg(test)]
@@ -797,6 +826,46 @@ count = 10
         assert_eq!(c.threads[1].reservation.unwrap().amount, 4_605_170 + 230_258 + 100_000);
         assert_eq!(c.threads[2].reservation, None);
         assert_eq!(c.threads[2].priority, Priority::Normal);
+    }
+
+    #[test]
+    fn a_working_set_beyond_any_cache_is_scanned_capped_and_the_mapping_says_so() {
+        let s = "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"wfq\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nworking_set = \"4GiB\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nworking_set = \"4GiB\"\n";
+        let c = load_str(s, "w.toml", RunConfig::new(0), false).unwrap();
+        for t in &c.threads {
+            assert_eq!(t.workload.scan_bytes(), Some(crate::budget::SCAN_CAP as usize));
+        }
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.starts_with("task \"a\": cpu → CPU_SCAN 262144")
+                && l.contains("working_set over 256MiB: it scans 256MiB")),
+            "{:?}",
+            c.scenario_mapping
+        );
+    }
+
+    #[test]
+    fn a_run_over_the_memory_limit_is_refused_at_the_key_of_its_largest_part() {
+        let ws = |n: usize, size: &str| {
+            let mut s = "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"wfq\"\n".to_string();
+            for i in 0..n {
+                s += &format!("[[task]]\nname = \"t{i}\"\nmodel = \"cpu\"\nworking_set = \"{size}\"\n");
+            }
+            s
+        };
+        let e = load_str(&ws(6, "200MiB"), "w.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("w.toml:5:1: task[0].working_set (task \"t0\"): this run would hold about"),
+            "{e}"
+        );
+        assert!(e.contains("over the limit of 1.0 GiB") && e.contains("--force"), "{e}");
+        assert!(load_str(&ws(3, "200MiB"), "w.toml", RunConfig::new(0), false).is_ok());
+        // A period of a nanosecond: every request a sample, for the whole run.
+        let p = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"1ns\"\nperiod = \"1ns\"\n";
+        let e = load_str(p, "p.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:5:1: task[0].period (task \"p\"): this run would hold"), "{e}");
     }
 
     #[test]
