@@ -234,7 +234,7 @@ fn thread_option(a: &mut Args, o: &str) -> Result<Option<Op>, UsageError> {
             if amount < 1024 {
                 return Err(err(o, "SCHED_DEADLINE needs an amount of at least 1024ns"));
             }
-            Op::Reserve(Reservation { amount, period, soft: o == "-rs" })
+            Op::Reserve(Reservation { amount, deadline: period, period, soft: o == "-rs" })
         }
         "-w" => Op::Work(parse_workload(a)?),
         "-i" => {
@@ -560,7 +560,7 @@ mod tests {
         let c = run("-n 2 -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms -t 1 -w PERIODIC 17ms 33ms -rh 17.1ms 33ms");
         assert_eq!(
             c.threads[0].reservation,
-            Some(Reservation { amount: 3_100_000, period: 8_000_000, soft: false })
+            Some(Reservation { amount: 3_100_000, deadline: 8_000_000, period: 8_000_000, soft: false })
         );
     }
 

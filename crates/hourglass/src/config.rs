@@ -235,7 +235,11 @@ impl Workload {
 pub struct Reservation {
     /// Budget per period.
     pub amount: Nanos,
-    /// Period (and relative deadline).
+    /// Relative deadline: the budget is due this long after each period begins (`amount <=
+    /// deadline <= period`, as the kernel requires); the period for `-rh`/`-rs`, a scenario
+    /// task's `deadline` under a deadline policy.
+    pub deadline: Nanos,
+    /// Period.
     pub period: Nanos,
     /// Soft: `SCHED_FLAG_RECLAIM` lets the thread use idle time beyond its budget.
     pub soft: bool,
@@ -306,10 +310,15 @@ impl ThreadSpec {
     pub fn sched_describe(&self) -> String {
         match self.reservation {
             Some(r) => format!(
-                "{} {} {}",
+                "{} {} {}{}",
                 if r.soft { "-rs" } else { "-rh" },
                 format_time(r.amount),
-                format_time(r.period)
+                format_time(r.period),
+                if r.deadline == r.period {
+                    String::new()
+                } else {
+                    format!(" deadline {}", format_time(r.deadline))
+                }
             ),
             None => self.priority.name(),
         }

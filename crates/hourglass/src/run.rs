@@ -760,7 +760,7 @@ fn thread_main(
         }
     }
     let set = match spec.reservation {
-        Some(r) => sys::set_deadline(r.amount, r.period, r.soft),
+        Some(r) => sys::set_deadline(r.amount, r.deadline, r.period, r.soft),
         None => spec.priority.apply(),
     };
     if let Err(e) = set {

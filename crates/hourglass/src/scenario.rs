@@ -22,7 +22,7 @@
 //! |---|---|
 //! | `Fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
 //! | `Rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
-//! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
+//! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, within the deadline; deadline = `deadline`; period = `period`), the others `SCHED_OTHER`; a task the kernel would refuse (a `deadline` beyond its `period` or under 1024 ns, a `period` outside `sched_deadline_period_{min,max}_us`) is refused at its key |
 //! | `Fair` | fair class (EEVDF): each task's nice level or `SCHED_IDLE` by what its share and priority mean to the policy ([`sched::linux`]) |
 //!
 //! **One meaning.** In the fair class a task's `share` and `priority` mean on Linux what they mean to
@@ -240,7 +240,7 @@ impl Sched {
                 Class::Rr =>
                     "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
                 Class::Deadline => {
-                    "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
+                    "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, deadline = deadline, period = period), SCHED_OTHER for the others"
                         .to_string()
                 }
                 Class::Fair => self.rule.describe(top),
@@ -257,8 +257,10 @@ impl Sched {
             Class::Rr => spec.priority = Priority::Rr(self.levels[i]),
             Class::Deadline => {
                 if let Model::Periodic(p) = &t.model {
-                    let amount = reservation_budget(exec_bound(&p.exec), p.deadline.min(p.period));
-                    spec.reservation = Some(Reservation { amount, period: p.period, soft: false });
+                    // Beyond the period, the deadline is refused (deadline_refusals); kept within it here.
+                    let deadline = p.deadline.min(p.period);
+                    let amount = reservation_budget(exec_bound(&p.exec), deadline);
+                    spec.reservation = Some(Reservation { amount, deadline, period: p.period, soft: false });
                     if p.exec.max().is_none_or(|x| x > amount) {
                         return Some("its budget does not cover every exec draw");
                     }
@@ -273,6 +275,60 @@ impl Sched {
         }
         None
     }
+}
+
+/// Under a deadline class, the periodic tasks whose reservation the kernel would refuse, each at
+/// its key: a `deadline` beyond the `period` or below the least runtime (1024 ns), a `period`
+/// outside the range `periods` (the kernel's, [`crate::sys::deadline_periods`]). The kernel needs
+/// 1024 ns <= runtime <= deadline <= period; the runtime is derived from `exec` within the deadline.
+fn deadline_refusals(scn: &Scenario, class: Class, periods: (u64, u64)) -> Vec<Diagnostic> {
+    if class != Class::Deadline {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        let Model::Periodic(p) = &t.model else { continue };
+        let mut refuse = |key: &str, message: String| {
+            out.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].{key} (task \"{}\")", t.name),
+                message: format!("under policy \"{}\" (SCHED_DEADLINE), {message}", scn.scheduler.policy),
+            })
+        };
+        if p.deadline > p.period {
+            refuse(
+                "deadline",
+                format!(
+                    "the deadline {} is beyond the period {}: the kernel takes deadline <= period",
+                    format_time(p.deadline),
+                    format_time(p.period)
+                ),
+            );
+        } else if p.deadline < 1024 {
+            refuse(
+                "deadline",
+                format!(
+                    "the deadline {} is below the kernel's least runtime, 1024ns (runtime <= deadline)",
+                    format_time(p.deadline)
+                ),
+            );
+        }
+        if p.period < periods.0 || p.period > periods.1 {
+            refuse(
+                "period",
+                format!(
+                    "the period {} is outside what this kernel takes, {}..{} \
+                     (/proc/sys/kernel/sched_deadline_period_{{min,max}}_us)",
+                    format_time(p.period),
+                    format_time(periods.0),
+                    format_time(periods.1)
+                ),
+            );
+        }
+    }
+    out
 }
 
 /// The error for a task whose key means to the scenario's policy what Linux cannot be told.
@@ -390,6 +446,12 @@ fn thread_of(i: usize, t: &TaskSpec, sched: &Sched, m: &workload::Machine) -> (T
     }
     notes.extend(sched.apply(i, t, &mut spec));
     let sched_linux = match spec.reservation {
+        Some(r) if r.deadline != r.period => format!(
+            "SCHED_DEADLINE {}/{}, deadline {}",
+            format_time(r.amount),
+            format_time(r.period),
+            format_time(r.deadline)
+        ),
         Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
         None => spec.priority.describe(),
     };
@@ -448,6 +510,7 @@ pub fn from_scenario(
 
     let (sched, refused) = Sched::of(scn, class, rule);
     errors.extend(refused);
+    errors.extend(deadline_refusals(scn, class, crate::sys::deadline_periods()));
     let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
     if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
@@ -820,7 +883,7 @@ count = 10
         let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(
             c.threads[0].reservation,
-            Some(Reservation { amount: 2_200_000, period: 10_000_000, soft: false })
+            Some(Reservation { amount: 2_200_000, deadline: 10_000_000, period: 10_000_000, soft: false })
         );
         // 2ms + 5 % + 100us; exp(1ms): mean * ln 100 = 4.605170ms, + 5 % + 100us.
         assert_eq!(c.threads[1].reservation.unwrap().amount, 4_605_170 + 230_258 + 100_000);
@@ -862,10 +925,48 @@ count = 10
         assert!(e.contains("over the limit of 1.0 GiB") && e.contains("--force"), "{e}");
         assert!(load_str(&ws(3, "200MiB"), "w.toml", RunConfig::new(0), false).is_ok());
         // A period of a nanosecond: every request a sample, for the whole run.
-        let p = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n\
+        let p = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"wfq\"\n\
                  [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"1ns\"\nperiod = \"1ns\"\n";
         let e = load_str(p, "p.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.starts_with("p.toml:5:1: task[0].period (task \"p\"): this run would hold"), "{e}");
+    }
+
+    #[test]
+    fn a_deadline_before_the_period_is_given_to_the_kernel_and_one_it_would_refuse_is_refused() {
+        let task = |exec: &str, period: &str, deadline: &str| {
+            format!(
+                "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"{exec}\"\nperiod = \"{period}\"\ndeadline = \"{deadline}\"\n"
+            )
+        };
+        let c = load_str(&task("200us", "20ms", "1ms"), "d.toml", RunConfig::new(0), false).unwrap();
+        let r = c.threads[0].reservation.unwrap();
+        assert_eq!((r.amount, r.deadline, r.period), (310_000, 1_000_000, 20_000_000));
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.contains("SCHED_DEADLINE 310us/20ms, deadline 1ms")),
+            "{:?}",
+            c.scenario_mapping
+        );
+        assert!(c.scenario_mapping[0].contains("deadline = deadline"), "{:?}", c.scenario_mapping);
+        // The runtime stays within the deadline.
+        let c = load_str(&task("2ms", "20ms", "1ms"), "d.toml", RunConfig::new(0), false).unwrap();
+        let r = c.threads[0].reservation.unwrap();
+        assert_eq!((r.amount, r.deadline), (1_000_000, 1_000_000));
+        // Beyond the period, or below the least runtime: refused at the key.
+        let e = load_str(&task("1ms", "20ms", "30ms"), "d.toml", RunConfig::new(0), false).unwrap_err();
+        assert!(
+            e.to_string().starts_with("d.toml:5:1: task[0].deadline (task \"p\"): under policy \"edf\""),
+            "{e}"
+        );
+        assert!(e.to_string().contains("deadline <= period"), "{e}");
+        let e = load_str(&task("100ns", "20ms", "500ns"), "d.toml", RunConfig::new(0), false).unwrap_err();
+        assert!(e.to_string().contains("task[0].deadline") && e.to_string().contains("1024ns"), "{e}");
+        // A period outside the kernel's range.
+        let scn = workload::parse_str(&task("10us", "50us", "50us"), "d.toml").unwrap();
+        let refused = deadline_refusals(&scn, Class::Deadline, (100_000, 4_194_304_000));
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].field, "task[0].period (task \"p\")");
+        assert!(deadline_refusals(&scn, Class::Fair, (100_000, 4_194_304_000)).is_empty());
     }
 
     #[test]

@@ -368,3 +368,81 @@ proptest! {
         check(&c)?;
     }
 }
+
+/// A periodic task of a deadline policy: `exec`, `period` and `deadline` in ns.
+#[derive(Clone, Debug)]
+struct DlTask {
+    exec: u64,
+    period: u64,
+    deadline: u64,
+}
+
+/// A generated `edf` scenario: periodic tasks (some with a deadline before, at or beyond their
+/// period, some with periods or deadlines the kernel refuses) beside a cpu task.
+fn dl_case() -> impl Strategy<Value = Vec<DlTask>> {
+    let time = prop_oneof![3 => 1_000_000..=100_000_000u64, 1 => 1..=200_000u64, 1 => 1..=10_000_000_000u64];
+    let task = (time.clone(), time.clone(), time).prop_map(|(a, b, c)| {
+        let period = a.max(2);
+        // exec below the period (the validator's rule); the deadline anywhere.
+        DlTask { exec: (b % period).max(1), period, deadline: c }
+    });
+    proptest::collection::vec(task, 1..=4)
+}
+
+fn dl_toml(tasks: &[DlTask]) -> String {
+    let mut s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n".to_string();
+    for (i, t) in tasks.iter().enumerate() {
+        s += &format!(
+            "[[task]]\nname = \"t{i}\"\nmodel = \"periodic\"\nexec = \"{}ns\"\nperiod = \"{}ns\"\ndeadline = \"{}ns\"\n",
+            t.exec, t.period, t.deadline
+        );
+    }
+    s + "[[task]]\nname = \"bg\"\nmodel = \"cpu\"\n"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Under a deadline policy, each periodic task is given to the kernel with the scenario's own
+    /// deadline and period (1024 ns <= runtime <= deadline <= period, within the kernel's periods),
+    /// and its mapping line says so; or the scenario is refused, naming only the keys the kernel
+    /// would refuse, for a reason that holds.
+    #[test]
+    fn a_deadline_task_gets_its_own_deadline_or_is_refused_at_the_key(tasks in dl_case()) {
+        let src = dl_toml(&tasks);
+        let (lo, hi) = hourglass::sys::deadline_periods();
+        let beyond = |t: &DlTask| t.deadline > t.period || t.deadline < 1024;
+        let bad_period = |t: &DlTask| t.period < lo || t.period > hi;
+        let parsed = workload::parse_str(&src, "m.toml");
+        prop_assume!(parsed.is_ok());
+        match hourglass::scenario::load_str(&src, "m.toml", RunConfig::new(0), false) {
+            Ok(cfg) => {
+                for (i, t) in tasks.iter().enumerate() {
+                    prop_assert!(!beyond(t) && !bad_period(t), "{:?} accepted", t);
+                    let r = cfg.threads[i].reservation.expect("a reservation");
+                    prop_assert_eq!((r.deadline, r.period), (t.deadline, t.period));
+                    prop_assert!(1024 <= r.amount && r.amount <= r.deadline, "{:?}", r);
+                    let line = cfg.scenario_mapping.iter().find(|l| l.starts_with(&format!("task \"t{i}\""))).unwrap();
+                    prop_assert_eq!(
+                        line.contains(&format!(", deadline {}", workload::format_time(t.deadline))),
+                        t.deadline != t.period,
+                        "{}", line
+                    );
+                }
+                prop_assert_eq!(cfg.threads[tasks.len()].reservation, None);
+            }
+            Err(e) => {
+                prop_assert!(tasks.iter().any(|t| beyond(t) || bad_period(t)), "{}", e);
+                for d in &e.diagnostics {
+                    let (i, key) = d.field.strip_prefix("task[").and_then(|f| f.split_once("].")).expect(&d.field);
+                    let t = &tasks[i.parse::<usize>().unwrap()];
+                    match key.split(' ').next().unwrap() {
+                        "deadline" => prop_assert!(beyond(t), "{}", d),
+                        "period" => prop_assert!(bad_period(t), "{}", d),
+                        other => prop_assert!(false, "refused at {}: {}", other, d),
+                    }
+                }
+            }
+        }
+    }
+}
