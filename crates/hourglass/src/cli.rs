@@ -91,7 +91,8 @@ Times are self-describing; valid examples are: 3m, 1.5s, 1020ms, 87.0us, 500ns.
 new options:
   --duration <time>   same as -d
   --cpu <N|all>       pin every thread to CPU N (default: the last allowed CPU, the
-                      paper's uniprocessor), or 'all' to let the kernel place them.
+                      paper's uniprocessor), or 'all' to let the kernel place them;
+                      with --scenario, replaces its machine.cpus (with a warning).
                       Reserved (-rh/-rs) threads are never pinned: Linux refuses
                       SCHED_DEADLINE for tasks pinned to part of their root domain.
   --format <text|paper|json>  text: one-screen summary (default); paper: every trace
@@ -341,6 +342,7 @@ fn run_option(a: &mut Args, o: &str, base: &mut RunConfig) -> Result<(), UsageEr
         "--cpu" => {
             let s = a.value(o, "CPU number or 'all'")?;
             base.cpu = s.parse().map_err(|m: String| err(o, m))?;
+            base.cpu_given = true;
             if let CpuChoice::One(c) = base.cpu {
                 let allowed = crate::sys::allowed_cpus();
                 if !allowed.contains(&c) {

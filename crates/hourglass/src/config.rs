@@ -397,8 +397,11 @@ pub struct RunConfig {
     pub records: Option<usize>,
     /// Also print the raw trace in cycles (`-c`).
     pub raw_cycles: bool,
-    /// CPU placement (`--cpu`).
+    /// CPU placement (`--cpu`; in scenario mode, `machine.cpus` unless `--cpu` is given).
     pub cpu: CpuChoice,
+    /// True when `--cpu` was given (it then replaces a scenario's `machine.cpus`, with a warning).
+    #[serde(skip)]
+    pub cpu_given: bool,
     /// Gap threshold override (`--gap`); calibrated per thread otherwise.
     pub gap: Option<Nanos>,
     /// Clock choice (`--clock`).
@@ -451,6 +454,7 @@ impl RunConfig {
             records: None,
             raw_cycles: false,
             cpu: CpuChoice::One(default_cpu()),
+            cpu_given: false,
             gap: None,
             clock: ClockChoice::Auto,
             force: false,

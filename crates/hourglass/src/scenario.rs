@@ -42,6 +42,19 @@
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
 //! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
 //!
+//! **CPUs.** `machine.cpus = 1`, the simulator's uniprocessor, runs every thread pinned to one CPU
+//! (the last the process may use, or `--cpu N`'s); `machine.cpus` equal to the CPUs hourglass may use
+//! runs them unpinned, placed by the kernel, whose scheduling across CPUs is global as the simulator's
+//! default `partition` is. Any other count, a partitioned policy (`partition = "affinity" | "ffd"`) or
+//! a task's `cpus` naming part of several CPUs is refused at its key; `--cpu` replaces
+//! `machine.cpus`, with a warning when the two differ.
+//!
+//! **Memory.** A `cpu` task's `working_set` is scanned as an array of that size, at most 256 MiB
+//! ([`crate::budget::SCAN_CAP`], more than any cache: every line is refilled after a switch, which is
+//! what the simulator's refill of `min(working_set, cache)` models), and the mapping line says so when
+//! it is capped; the run's memory as a whole is bounded before it starts ([`crate::budget`]) and
+//! refused at the key of its largest part (a `working_set`, a `period`, a `think`).
+//!
 //! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
 //! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
 //! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → NATIVE (Linux has no
@@ -56,7 +69,7 @@
 //! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
 //! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{late_rule, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
+use crate::config::{late_rule, CpuChoice, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
@@ -414,11 +427,81 @@ fn simulated_only(scn: &Scenario) -> Vec<String> {
     warnings
 }
 
-/// The keys of task `t` a kernel has no counterpart for.
-fn ignored_keys(t: &TaskSpec) -> impl Iterator<Item = &'static str> {
+/// Where the threads run, for the simulated machine's `machine.cpus` on this one, which lets
+/// hourglass use `allowed` CPUs: one CPU (pinned, `default` or `--cpu`'s) for a uniprocessor, all of
+/// them (unpinned: Linux's scheduling is global, as the simulator's default `partition`) for as
+/// many; `--cpu` replaces it, with a warning. Returns the placement, its mapping line, and the
+/// warning; or the keys that cannot be followed here: `machine.cpus` (neither 1 nor `allowed`),
+/// `scheduler.partition` (a partitioned policy on several CPUs), a task's `cpus` (an affinity to
+/// part of several CPUs).
+fn placement(
+    scn: &Scenario,
+    base: &RunConfig,
+    allowed: usize,
+) -> Result<(CpuChoice, String, Option<String>), Vec<Diagnostic>> {
+    let n = scn.machine.cpus as usize;
+    let on = |c: CpuChoice| match c {
+        CpuChoice::One(k) => format!("every thread pinned to CPU {k}"),
+        CpuChoice::All => format!("unpinned on the {allowed} CPUs hourglass may use, placed by the kernel"),
+    };
+    if base.cpu_given {
+        let same = match base.cpu {
+            CpuChoice::One(_) => n == 1,
+            CpuChoice::All => n == allowed,
+        };
+        let line = format!("machine.cpus = {n} → {} (--cpu)", on(base.cpu));
+        let warning = (!same).then(|| {
+            format!("--cpu replaces machine.cpus = {n}: {}, where the simulator has {n} CPU(s)", on(base.cpu))
+        });
+        return Ok((base.cpu, line, warning));
+    }
+    if n == 1 {
+        let line = format!("machine.cpus = 1 → {} (the simulator's uniprocessor)", on(base.cpu));
+        return Ok((base.cpu, line, None));
+    }
+    let mut refused = Vec::new();
+    if n != allowed {
+        let message = format!(
+            "{n} CPUs: hourglass runs a scenario on one CPU (machine.cpus = 1) or on all the {allowed} CPUs it \
+             may use here (machine.cpus = {allowed}), as the simulator would; or choose with --cpu"
+        );
+        refused.extend(scn.error(0, "machine.cpus", message).diagnostics);
+    }
+    let opts = scn.scheduler.policy_options();
+    if sched::Partition::of(&opts).is_ok_and(|p| p != sched::Partition::Global) {
+        let line = scn.scheduler.key_lines.get("partition").copied().unwrap_or(scn.scheduler.line);
+        let message = format!(
+            "a partitioned policy on {n} CPUs: Linux's scheduling across the CPUs is global; run it with \
+             machine.cpus = 1, or partition = \"global\""
+        );
+        refused.extend(scn.error(line, "scheduler.partition", message).diagnostics);
+    }
+    for (i, t) in scn.tasks.iter().enumerate() {
+        if t.cpus.as_ref().is_some_and(|c| c.len() < n) {
+            refused.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].cpus (task \"{}\")", t.name),
+                message: format!(
+                    "an affinity to part of the {n} CPUs, which hourglass does not pin; leave it out, or run \
+                     on one CPU (machine.cpus = 1)"
+                ),
+            });
+        }
+    }
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    let line = format!("machine.cpus = {n} → {} (the simulator's global scheduling)", on(CpuChoice::All));
+    Ok((CpuChoice::All, line, None))
+}
+
+/// The keys of task `t` a kernel has no counterpart for (`cpus`, when `--cpu` replaced the machine's).
+fn ignored_keys(t: &TaskSpec, cpu_given: bool) -> impl Iterator<Item = &'static str> {
     [
         t.latency_tolerance.is_some().then_some("latency_tolerance"),
-        t.cpus.is_some().then_some("cpus"),
+        (cpu_given && t.cpus.is_some()).then_some("cpus"),
         (t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }))
             .then_some("working_set (of periodic and interactive tasks)"),
     ]
@@ -512,6 +595,15 @@ pub fn from_scenario(
     errors.extend(refused);
     errors.extend(deadline_refusals(scn, class, crate::sys::deadline_periods()));
     let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
+    let mut cpu_warning = None;
+    match placement(scn, &cfg, crate::sys::allowed_cpus().len()) {
+        Ok((cpu, line, warning)) => {
+            cfg.cpu = cpu;
+            mapping.push(line);
+            cpu_warning = warning;
+        }
+        Err(refused) => errors.extend(refused),
+    }
     if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
     }
@@ -522,7 +614,7 @@ pub fn from_scenario(
         if spec.start >= cfg.duration {
             errors.push(starts_too_late(scn, i, t, cfg.duration));
         }
-        ignored.extend(ignored_keys(t));
+        ignored.extend(ignored_keys(t, cfg.cpu_given));
         mapping.push(line);
         threads.push(spec);
     }
@@ -535,6 +627,7 @@ pub fn from_scenario(
         );
     }
     let mut warnings = simulated_only(scn);
+    warnings.extend(cpu_warning);
     if !ignored.is_empty() {
         let keys: Vec<&str> = ignored.into_iter().collect();
         warnings.push(format!("no kernel counterpart, ignored: {}", keys.join(", ")));
@@ -967,6 +1060,44 @@ count = 10
         assert_eq!(refused.len(), 1);
         assert_eq!(refused[0].field, "task[0].period (task \"p\")");
         assert!(deadline_refusals(&scn, Class::Fair, (100_000, 4_194_304_000)).is_empty());
+    }
+
+    #[test]
+    fn machine_cpus_is_one_pinned_cpu_or_all_of_them_or_refused_at_the_key() {
+        let scn = |cpus: u32, extra: &str, task: &str| {
+            let s = format!(
+                "[machine]\nduration = \"1s\"\ncpus = {cpus}\n[scheduler]\npolicy = \"wfq\"\n{extra}\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\n{task}"
+            );
+            workload::parse_str(&s, "c.toml").unwrap()
+        };
+        let base = RunConfig::new(0);
+        let (cpu, line, warning) = placement(&scn(1, "", ""), &base, 4).unwrap();
+        assert_eq!((cpu, warning), (base.cpu, None));
+        assert!(line.starts_with("machine.cpus = 1 → every thread pinned to CPU"), "{line}");
+        let (cpu, line, warning) = placement(&scn(4, "", ""), &base, 4).unwrap();
+        assert_eq!((cpu, warning), (CpuChoice::All, None));
+        assert!(line.contains("unpinned on the 4 CPUs"), "{line}");
+        // More or fewer than this machine has: refused, naming the key.
+        let e = placement(&scn(2, "", ""), &base, 4).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "machine.cpus");
+        assert!(e[0].to_string().starts_with("c.toml: machine.cpus: 2 CPUs: hourglass runs"), "{}", e[0]);
+        assert_eq!(placement(&scn(8, "", ""), &base, 4).unwrap_err()[0].field, "machine.cpus");
+        // A partitioned policy, an affinity to part of the CPUs: refused at their keys.
+        let e = placement(&scn(4, "partition = \"ffd\"\n", ""), &base, 4).unwrap_err();
+        assert_eq!((e.len(), e[0].field.as_str(), e[0].line), (1, "scheduler.partition", 6));
+        let e = placement(&scn(4, "", "cpus = [1, 2]\n"), &base, 4).unwrap_err();
+        assert_eq!((e.len(), e[0].field.as_str(), e[0].line), (1, "task[0].cpus (task \"a\")", 6));
+        assert!(placement(&scn(1, "partition = \"ffd\"\n", "cpus = [0]\n"), &base, 4).is_ok());
+        // --cpu replaces it, with a warning when the two differ.
+        let mut given = RunConfig::new(0);
+        given.cpu_given = true;
+        given.cpu = CpuChoice::All;
+        let (cpu, _, warning) = placement(&scn(1, "", ""), &given, 4).unwrap();
+        assert_eq!(cpu, CpuChoice::All);
+        assert!(warning.unwrap().starts_with("--cpu replaces machine.cpus = 1"));
+        assert_eq!(placement(&scn(4, "", ""), &given, 4).unwrap().2, None);
     }
 
     #[test]
