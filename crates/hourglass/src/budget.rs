@@ -203,7 +203,7 @@ pub fn estimate(cfg: &RunConfig) -> Estimate {
         thread: None,
         option: "-n",
     });
-    parts.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.bytes));
     Estimate { parts }
 }
 
