@@ -13,7 +13,7 @@
 //! - **the scanned arrays**: each `CPU_SCAN`/`CPU_SCAN_YIELD` array, each `cpu` task's working set
 //!   (capped at [`SCAN_CAP`], see [`crate::scenario`]);
 //! - **the samples**: each wake-up or request a thread may record ([`samples`]: at most one a
-//!   period, or one per half mean think time of an interactive task), in the vectors its model
+//!   period, or one per half the mean interaction of an interactive task), in the vectors its model
 //!   keeps ([`Kept`]) and the copies the outputs make ([`SAMPLE_COPY_BYTES`], [`SAMPLE_FILE_BYTES`]);
 //! - **the stacks**: [`STACK_BYTES`] a thread.
 //!
@@ -51,9 +51,11 @@ pub const SCAN_CAP: u64 = 256 << 20;
 
 /// The wake-ups and requests thread `t` may record in a run of `duration`: at most one a period
 /// (`LAT` sleeps a period from each wake-up; a periodic task releases a request a period,
-/// `CPU_PERIODIC` misses at most one a period), and for an interactive task one a think, counted
-/// at half its mean (at least 1 µs); 16 more for the edges of its window. A bound of what the
-/// thread keeps, reserved before the run.
+/// `CPU_PERIODIC` misses at most one a period), and for an interactive task one an interaction,
+/// counted at half the mean of its think and burst (an interaction takes their sum; interactions
+/// averaging less than half that over a run are vanishingly rare, and the thread's vectors grow if
+/// they happen); 16 more
+/// for the edges of its window. A bound of what the thread keeps, reserved before the run.
 pub fn samples(t: &ThreadSpec, duration: Nanos) -> u64 {
     let live = t.finish.unwrap_or(duration).min(duration).saturating_sub(t.start);
     let per = |p: Nanos| (live / p.max(1)).saturating_add(16);
@@ -65,8 +67,8 @@ pub fn samples(t: &ThreadSpec, duration: Nanos) -> u64 {
                 let k = per(p.period);
                 p.count.map_or(k, |c| c.saturating_add(16).min(k))
             }
-            Model::Interactive { think, count, .. } => {
-                let k = per((think.mean() / 2).max(1_000));
+            Model::Interactive { think, burst, count } => {
+                let k = per(think.mean().saturating_add(burst.mean()) / 2);
                 count.map_or(k, |c| c.saturating_add(16).min(k))
             }
         },
