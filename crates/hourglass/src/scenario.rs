@@ -366,6 +366,11 @@ fn class_label(class: Class) -> &'static str {
     }
 }
 
+/// The line of `[machine]`'s `key` (0, the whole file, when it is not given).
+fn machine_line(scn: &Scenario, key: &str) -> usize {
+    scn.machine.key_lines.get(key).copied().unwrap_or(0)
+}
+
 /// The scenario's limits on a real run: at most [`MAX_THREADS`] tasks, and (unless `-d` replaced
 /// it, `duration_given`) a duration within the 10-minute cap unless `force`d.
 fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> {
@@ -384,7 +389,7 @@ fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> 
             "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
             format_time(scn.machine.duration)
         );
-        errors.extend(scn.error(0, "machine.duration", message).diagnostics);
+        errors.extend(scn.error(machine_line(scn, "duration"), "machine.duration", message).diagnostics);
     }
     errors
 }
@@ -465,7 +470,7 @@ fn placement(
             "{n} CPUs: hourglass runs a scenario on one CPU (machine.cpus = 1) or on all the {allowed} CPUs it \
              may use here (machine.cpus = {allowed}), as the simulator would; or choose with --cpu"
         );
-        refused.extend(scn.error(0, "machine.cpus", message).diagnostics);
+        refused.extend(scn.error(machine_line(scn, "cpus"), "machine.cpus", message).diagnostics);
     }
     let opts = scn.scheduler.policy_options();
     if sched::Partition::of(&opts).is_ok_and(|p| p != sched::Partition::Global) {
@@ -648,12 +653,12 @@ pub fn from_scenario(
 /// the number of tasks (their stacks).
 fn memory_refused(scn: &Scenario, part: &crate::budget::Part, message: String) -> ScenarioError {
     let Some(i) = part.thread else {
-        let field = match part.option {
-            "-d" => "machine.duration",
-            "-n" => "tasks",
-            other => other,
+        let (field, line) = match part.option {
+            "-d" => ("machine.duration", machine_line(scn, "duration")),
+            "-n" => ("tasks", 0),
+            other => (other, 0),
         };
-        return scn.error(0, field, message);
+        return scn.error(line, field, message);
     };
     let t = &scn.tasks[i];
     let key = match (&t.model, part.what.contains("array")) {
@@ -1082,7 +1087,7 @@ count = 10
         let e = placement(&scn(2, "", ""), &base, 4).unwrap_err();
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "machine.cpus");
-        assert!(e[0].to_string().starts_with("c.toml: machine.cpus: 2 CPUs: hourglass runs"), "{}", e[0]);
+        assert!(e[0].to_string().starts_with("c.toml:3:1: machine.cpus: 2 CPUs: hourglass runs"), "{}", e[0]);
         assert_eq!(placement(&scn(8, "", ""), &base, 4).unwrap_err()[0].field, "machine.cpus");
         // A partitioned policy, an affinity to part of the CPUs: refused at their keys.
         let e = placement(&scn(4, "partition = \"ffd\"\n", ""), &base, 4).unwrap_err();
