@@ -864,11 +864,8 @@ fn thread_main(
 /// Makes room for `n` more values in `v`, or says that the memory is not there (rather than abort).
 fn reserve<T>(v: &mut Vec<T>, n: usize) -> Result<(), String> {
     v.try_reserve_exact(n).map_err(|_| {
-        format!(
-            "cannot hold {n} samples ({}): {}",
-            budget::size((n * std::mem::size_of::<T>()) as u64),
-            "not enough memory"
-        )
+        let bytes = (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        format!("not enough memory for {n} samples ({})", budget::size(bytes))
     })
 }
 
