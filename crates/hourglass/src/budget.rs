@@ -324,6 +324,20 @@ mod tests {
     }
 
     #[test]
+    fn the_default_trace_buffer_of_the_longest_run_fits_the_limit() {
+        let mut c = RunConfig::new(4);
+        c.duration = crate::config::MAX_DURATION;
+        assert_eq!(crate::run::trace_records(&c), 4_473_924);
+        assert!(check(&estimate(&c), MAX_MEMORY, false).is_ok());
+        c.trace_file = Some("t.trace".into());
+        assert_eq!(crate::run::trace_records(&c), 2_164_802);
+        assert!(check(&estimate(&c), MAX_MEMORY, false).is_ok());
+        // Below the cap, appendix A's 300000, or 50000 a second.
+        c.duration = 10_000_000_000;
+        assert_eq!(crate::run::trace_records(&c), 500_000);
+    }
+
+    #[test]
     fn sizes_read_as_people_read_them() {
         assert_eq!(size(512), "512 B");
         assert_eq!(size(1536), "1.5 KiB");

@@ -279,7 +279,7 @@ pub fn check_safety_on(cfg: &RunConfig, m: &Machine) -> Result<Vec<String>, RunE
 /// Trace buffer size: `-e` if given; otherwise 300000 records (appendix A), or 50000 per second
 /// of run per tracing CPU if that is more (a modern machine under a VM shows thousands of short
 /// gaps a second), at most what half the memory limit holds ([`budget::MAX_MEMORY`] /
-/// [`budget::record_bytes`]: about 4.4 million records, 2.1 million with `--trace` or `--perfetto`);
+/// [`budget::record_bytes`]: about 4.5 million records, 2.2 million with `--trace` or `--perfetto`);
 /// latency-only runs need almost none.
 pub fn trace_records(cfg: &RunConfig) -> usize {
     if let Some(e) = cfg.records {
