@@ -230,6 +230,11 @@ pub fn limit(force: bool, available: Option<u64>) -> u64 {
 
 /// A size for people: `1.5 GiB`, `256.0 MiB`, `12.0 KiB`.
 pub fn size(b: u64) -> String {
+    size_to(b, 1)
+}
+
+/// [`size`] with `decimals` decimals.
+fn size_to(b: u64, decimals: usize) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut u = 0;
@@ -240,7 +245,7 @@ pub fn size(b: u64) -> String {
     if u == 0 {
         format!("{b} B")
     } else {
-        format!("{v:.1} {}", UNITS[u])
+        format!("{v:.decimals$} {}", UNITS[u])
     }
 }
 
@@ -261,7 +266,7 @@ pub fn check(e: &Estimate, limit: u64, forced: bool) -> Result<(), String> {
     let rest = e.parts.len().saturating_sub(5);
     Err(format!(
         "this run would hold about {} of memory, over the limit of {}{}: {}{}; {}",
-        size(total),
+        size_to(total, 2),
         size(limit),
         if forced { " (three quarters of the memory available)" } else { "" },
         shown.join(", "),
@@ -342,5 +347,6 @@ mod tests {
         assert_eq!(size(512), "512 B");
         assert_eq!(size(1536), "1.5 KiB");
         assert_eq!(size(1 << 40), "1.0 TiB");
+        assert_eq!(size_to((1 << 30) + (34 << 20), 2), "1.03 GiB");
     }
 }
