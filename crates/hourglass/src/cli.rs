@@ -62,7 +62,8 @@ global options:
   -t <thread number for subsequent options to affect, 0..n-1>
   -a -- subsequent per-thread options apply to all threads, until the next -t
   -e <number of records in the execution trace> (default 300000, about 7 MB,
-        or 50000 per second of run if more: VMs show thousands of short gaps a second)
+        or 50000 per second of run if more: VMs show thousands of short gaps a second;
+        at most what half the memory limit holds)
 
 per-thread options:
   -p <priority>  IDLE (SCHED_IDLE), LOW (nice 10), NORMAL (nice 0, default),
@@ -90,7 +91,8 @@ Times are self-describing; valid examples are: 3m, 1.5s, 1020ms, 87.0us, 500ns.
 new options:
   --duration <time>   same as -d
   --cpu <N|all>       pin every thread to CPU N (default: the last allowed CPU, the
-                      paper's uniprocessor), or 'all' to let the kernel place them.
+                      paper's uniprocessor), or 'all' to let the kernel place them;
+                      with --scenario, replaces its machine.cpus (with a warning).
                       Reserved (-rh/-rs) threads are never pinned: Linux refuses
                       SCHED_DEADLINE for tasks pinned to part of their root domain.
   --format <text|paper|json>  text: one-screen summary (default); paper: every trace
@@ -114,7 +116,11 @@ new options:
                       default: leave power management as it is
   --force             allow runs that the safety checks refuse (duration over 10m,
                       real-time with RT throttling off, never-blocking RT threads
-                      covering every CPU)
+                      covering every CPU, memory over 1 GiB: up to three quarters
+                      of the memory available)
+
+Memory: a run's buffers (the trace, CPU_SCAN arrays, every sample a thread may keep,
+stacks) are estimated before it starts and refused over 1 GiB, naming the option.
   --scenario <file>   run the tasks of a simulator scenario (TOML) as real threads:
                       read and checked as smartsim reads it, the same random draws;
                       the policy runs as the nearest Linux class (the run prints how
@@ -229,7 +235,7 @@ fn thread_option(a: &mut Args, o: &str) -> Result<Option<Op>, UsageError> {
             if amount < 1024 {
                 return Err(err(o, "SCHED_DEADLINE needs an amount of at least 1024ns"));
             }
-            Op::Reserve(Reservation { amount, period, soft: o == "-rs" })
+            Op::Reserve(Reservation { amount, deadline: period, period, soft: o == "-rs" })
         }
         "-w" => Op::Work(parse_workload(a)?),
         "-i" => {
@@ -336,6 +342,7 @@ fn run_option(a: &mut Args, o: &str, base: &mut RunConfig) -> Result<(), UsageEr
         "--cpu" => {
             let s = a.value(o, "CPU number or 'all'")?;
             base.cpu = s.parse().map_err(|m: String| err(o, m))?;
+            base.cpu_given = true;
             if let CpuChoice::One(c) = base.cpu {
                 let allowed = crate::sys::allowed_cpus();
                 if !allowed.contains(&c) {
@@ -423,6 +430,8 @@ fn finish(argv: &[String], p: Parsing) -> Result<Command, UsageError> {
             return Err(err("-s", format!("{}: start time is after the end of the run", th.name)));
         }
     }
+    // The memory the run will hold, before anything runs: named by the option of its largest part.
+    crate::budget::check_run(&cfg).map_err(|(part, m)| err(part.option, m))?;
     Ok(Command::Run(Box::new(cfg)))
 }
 
@@ -553,7 +562,7 @@ mod tests {
         let c = run("-n 2 -t 0 -w PERIODIC 3ms 8ms -rh 3.1ms 8ms -t 1 -w PERIODIC 17ms 33ms -rh 17.1ms 33ms");
         assert_eq!(
             c.threads[0].reservation,
-            Some(Reservation { amount: 3_100_000, period: 8_000_000, soft: false })
+            Some(Reservation { amount: 3_100_000, deadline: 8_000_000, period: 8_000_000, soft: false })
         );
     }
 
@@ -627,5 +636,22 @@ mod tests {
         assert_eq!(bad("-n 1 -d 11m").option, "-d");
         assert_eq!(bad("-n x").option, "-n");
         assert!(matches!(parse(&args("-n 1 -d 11m --force")), Ok(Command::Run(_))));
+    }
+
+    #[test]
+    fn a_run_over_the_memory_limit_is_refused_naming_the_option() {
+        let e = bad("-n 1 -d 200ms -t 0 -w CPU_SCAN 1GiB");
+        assert_eq!(e.option, "-w");
+        assert!(e.message.contains("the array thread 0 scans (-w CPU_SCAN 1048576)"), "{}", e.message);
+        assert!(e.message.contains("over the limit of 1.0 GiB"), "{}", e.message);
+        // Even forced, never beyond the machine.
+        assert_eq!(bad("-n 1 -d 200ms -t 0 -w CPU_SCAN 1TiB --force").option, "-w");
+        // A sample a nanosecond for 50 ms.
+        let e = bad("-n 1 -d 50ms -t 0 -w LAT 1ns");
+        assert_eq!(e.option, "-w");
+        assert!(e.message.contains("50000016 wake-ups"), "{}", e.message);
+        assert_eq!(bad("-n 1 -d 1s -e 100000000").option, "-e");
+        run("-n 1 -d 200ms -t 0 -w CPU_SCAN 64MiB");
+        run("-n 1 -d 1s -t 0 -w LAT 1ms");
     }
 }

@@ -107,10 +107,13 @@ pub fn late_rule(p: &Periodic) -> LateRule {
     p.late_rule(false, true)
 }
 
-/// The array a `cpu` task with a `working_set` scans (at least 64 bytes), in bytes.
+/// The array a `cpu` task with a `working_set` scans (at least 64 bytes, at most
+/// [`crate::budget::SCAN_CAP`]: larger than any cache, so that every line is refilled after a
+/// switch, as the simulator's `min(working_set, cache)` refill has it), in bytes.
 fn scan_bytes(t: &TaskSpec) -> Option<usize> {
     let cpu = matches!(t.model, Model::Cpu { .. });
-    (cpu && t.working_set > 0).then(|| usize::try_from(t.working_set.max(64)).unwrap_or(usize::MAX))
+    let bytes = t.working_set.clamp(64, crate::budget::SCAN_CAP);
+    (cpu && t.working_set > 0).then(|| usize::try_from(bytes).unwrap_or(usize::MAX))
 }
 
 impl Workload {
@@ -232,7 +235,11 @@ impl Workload {
 pub struct Reservation {
     /// Budget per period.
     pub amount: Nanos,
-    /// Period (and relative deadline).
+    /// Relative deadline: the budget is due this long after each period begins (`amount <=
+    /// deadline <= period`, as the kernel requires); the period for `-rh`/`-rs`, a scenario
+    /// task's `deadline` under a deadline policy.
+    pub deadline: Nanos,
+    /// Period.
     pub period: Nanos,
     /// Soft: `SCHED_FLAG_RECLAIM` lets the thread use idle time beyond its budget.
     pub soft: bool,
@@ -303,10 +310,15 @@ impl ThreadSpec {
     pub fn sched_describe(&self) -> String {
         match self.reservation {
             Some(r) => format!(
-                "{} {} {}",
+                "{} {} {}{}",
                 if r.soft { "-rs" } else { "-rh" },
                 format_time(r.amount),
-                format_time(r.period)
+                format_time(r.period),
+                if r.deadline == r.period {
+                    String::new()
+                } else {
+                    format!(" deadline {}", format_time(r.deadline))
+                }
             ),
             None => self.priority.name(),
         }
@@ -385,8 +397,11 @@ pub struct RunConfig {
     pub records: Option<usize>,
     /// Also print the raw trace in cycles (`-c`).
     pub raw_cycles: bool,
-    /// CPU placement (`--cpu`).
+    /// CPU placement (`--cpu`; in scenario mode, `machine.cpus` unless `--cpu` is given).
     pub cpu: CpuChoice,
+    /// True when `--cpu` was given (it then replaces a scenario's `machine.cpus`, with a warning).
+    #[serde(skip)]
+    pub cpu_given: bool,
     /// Gap threshold override (`--gap`); calibrated per thread otherwise.
     pub gap: Option<Nanos>,
     /// Clock choice (`--clock`).
@@ -439,6 +454,7 @@ impl RunConfig {
             records: None,
             raw_cycles: false,
             cpu: CpuChoice::One(default_cpu()),
+            cpu_given: false,
             gap: None,
             clock: ClockChoice::Auto,
             force: false,

@@ -13,12 +13,20 @@
 //! text formats, JSON, Perfetto traces, histograms ([`output`]) and the analyses of §5
 //! ([`analyze`]) — works on the finished trace.
 //!
-//! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`clock`] (invariant TSC
+//! Pieces: [`cli`] (appendix A's command line), [`config`] (what a run is), [`budget`] (the memory a
+//! run will hold, refused over a limit before it starts), [`clock`] (invariant TSC
 //! or `clock_gettime`), [`timer`] (NATIVE, HR, TIMERFD, RTC), [`sys`] (priorities, `SCHED_DEADLINE`
 //! reservations, affinity, `mlockall`, RT throttling; every `unsafe` block of the crate but one),
 //! [`run`] (thread models, gap detection, watchdog), [`output`], [`analyze`], [`bench`]
 //! ([`punctuality`] among them), [`scenario`] (simulator scenarios, read by the `workload` crate
 //! and run by its job streams, as real threads), [`diag`] (warnings and `-v` chatter through `tracing`, to stderr).
+//!
+//! Memory is bounded before a run starts ([`budget`]): the trace buffer, every array a thread scans
+//! and every sample a thread may keep are estimated from the options or the scenario and refused over
+//! 1 GiB, naming the option or key (`--force` raises the limit to three quarters of the memory
+//! available, never beyond); an allocation that still fails is an error, never an abort. A scenario's
+//! `working_set`, which the simulator reads as a cache refill, is scanned as an array of at most
+//! 256 MiB, larger than any cache, and the mapping says so.
 //!
 //! Where it is weak: causes of gaps are inferred, never observed (pair it with `klogger` for
 //! that); on a VM a gap may be the hypervisor; threads pinned to one CPU reproduce the paper's
@@ -32,6 +40,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod budget;
 pub mod cli;
 pub mod clock;
 pub mod config;

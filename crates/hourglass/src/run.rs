@@ -7,6 +7,7 @@
 //! hot loop takes no lock and allocates nothing); memory is locked with `mlockall`; nothing is
 //! printed until every thread has finished.
 
+use crate::budget;
 use crate::clock::{mono_ns, Clock, ClockKind};
 use crate::config::*;
 use crate::sys;
@@ -194,6 +195,7 @@ pub struct RunError(pub String);
 /// Safety checks done before anything runs, on this machine. Returns warnings; errors are
 /// refusals.
 pub fn check_safety(cfg: &RunConfig) -> Result<Vec<String>, RunError> {
+    budget::check_run(cfg).map_err(|(_, m)| RunError(m))?;
     check_safety_on(cfg, &Machine::this())
 }
 
@@ -276,7 +278,9 @@ pub fn check_safety_on(cfg: &RunConfig, m: &Machine) -> Result<Vec<String>, RunE
 
 /// Trace buffer size: `-e` if given; otherwise 300000 records (appendix A), or 50000 per second
 /// of run per tracing CPU if that is more (a modern machine under a VM shows thousands of short
-/// gaps a second), at most 20 million; latency-only runs need almost none.
+/// gaps a second), at most what half the memory limit holds ([`budget::MAX_MEMORY`] /
+/// [`budget::record_bytes`]: about 4.5 million records, 2.2 million with `--trace` or `--perfetto`);
+/// latency-only runs need almost none.
 pub fn trace_records(cfg: &RunConfig) -> usize {
     if let Some(e) = cfg.records {
         return e;
@@ -289,8 +293,9 @@ pub fn trace_records(cfg: &RunConfig) -> usize {
         CpuChoice::One(_) => 1,
         CpuChoice::All => sys::allowed_cpus().len().min(tracing),
     } as u64;
-    let per_run = 50_000 * cpus * cfg.duration.div_ceil(1_000_000_000);
-    (per_run as usize).clamp(DEFAULT_RECORDS, 20_000_000)
+    let per_run = (50_000 * cpus).saturating_mul(cfg.duration.div_ceil(1_000_000_000));
+    let most = budget::MAX_MEMORY / 2 / budget::record_bytes(cfg);
+    per_run.clamp(DEFAULT_RECORDS as u64, most) as usize
 }
 
 /// A loop body: what the thread does between two clock readings.
@@ -318,9 +323,15 @@ struct Scan {
     passes: u64,
 }
 impl Scan {
-    fn new(bytes: usize) -> Scan {
+    /// The array of `bytes`, every line written; an error rather than an abort when the memory is
+    /// not there (the run's estimate bounds it first, [`budget`]).
+    fn new(bytes: usize) -> Result<Scan, String> {
         let n = (bytes / 8).max(8);
-        Scan { buf: (0..n as u64).collect(), i: 0, acc: 0, passes: 0 }
+        let mut buf = Vec::new();
+        reserve(&mut buf, n)
+            .map_err(|_| format!("cannot allocate the {} array it scans", budget::size(bytes as u64)))?;
+        buf.extend(0..n as u64);
+        Ok(Scan { buf, i: 0, acc: 0, passes: 0 })
     }
 }
 impl Body for Scan {
@@ -511,13 +522,16 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult, RunError> {
     }
     let (tx, rx) = mpsc::channel::<Result<i32, String>>();
     let mut handles = Vec::new();
+    // One copy of the configuration for all threads (a copy each is quadratic in threads).
+    let shared_cfg = Arc::new(cfg.clone());
     for (id, spec) in cfg.threads.iter().enumerate() {
         let spec = spec.clone();
         let shared = shared.clone();
         let tx = tx.clone();
-        let cfg2 = cfg.clone();
+        let cfg2 = shared_cfg.clone();
         let h = std::thread::Builder::new()
             .name(format!("hg-{id}"))
+            .stack_size(budget::STACK_BYTES as usize)
             .spawn(move || thread_main(id, &spec, &cfg2, &shared, tx))
             .map_err(|e| RunError(format!("cannot create thread {id}: {e}")))?;
         handles.push(h);
@@ -746,13 +760,12 @@ fn thread_main(
         }
     }
     let set = match spec.reservation {
-        Some(r) => sys::set_deadline(r.amount, r.period, r.soft),
+        Some(r) => sys::set_deadline(r.amount, r.deadline, r.period, r.soft),
         None => spec.priority.apply(),
     };
     if let Err(e) = set {
         return fail(e, res);
     }
-    let period = spec.workload.period().unwrap_or(1_000_000);
     let mut timer = match spec.workload.timer_period() {
         Some(p) => match Timer::open(spec.timer, p) {
             Ok(t) => Some(t),
@@ -774,14 +787,23 @@ fn thread_main(
         cpu_ticks: 0,
         cpu: 0,
     };
-    if timer.is_some() {
-        let cap = ((cfg.duration / period.max(1)) as usize + 16).min(50_000_000);
-        res.latencies_ns.reserve(cap);
-        res.wake_at_ns.reserve(cap);
-        res.responses_ns.reserve(cap);
-        res.miss_at_ns.reserve(cap);
+    // Room for every sample the thread may keep, bounded before the run ([`budget::samples`],
+    // within the run's memory limit), so that the loop never reallocates.
+    let cap = usize::try_from(budget::samples(spec, cfg.duration)).unwrap_or(usize::MAX);
+    let kept = budget::Kept::of(&spec.workload);
+    let n = |keep: bool| if keep { cap } else { 0 };
+    let reserved = reserve(&mut res.latencies_ns, n(kept.wakes))
+        .and_then(|()| reserve(&mut res.wake_at_ns, n(kept.wakes)))
+        .and_then(|()| reserve(&mut res.responses_ns, n(kept.responses)))
+        .and_then(|()| reserve(&mut res.miss_at_ns, n(kept.misses)))
+        .and_then(|()| reserve(&mut res.jobs, n(kept.jobs)));
+    if let Err(e) = reserved {
+        return fail(e, res);
     }
-    let mut scan = spec.workload.scan_bytes().map(Scan::new);
+    let mut scan = match spec.workload.scan_bytes().map(Scan::new).transpose() {
+        Ok(s) => s,
+        Err(e) => return fail(e, res),
+    };
     let mut bare = Bare(0);
     let (gap, med) = match &mut scan {
         Some(s) => calibrate(&clock, s),
@@ -837,6 +859,14 @@ fn thread_main(
     };
     sh.done.fetch_add(1, SeqCst);
     res
+}
+
+/// Makes room for `n` more values in `v`, or says that the memory is not there (rather than abort).
+fn reserve<T>(v: &mut Vec<T>, n: usize) -> Result<(), String> {
+    v.try_reserve_exact(n).map_err(|_| {
+        let bytes = (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        format!("not enough memory for {n} samples ({})", budget::size(bytes))
+    })
 }
 
 /// A thread's place in time, in `CLOCK_MONOTONIC` ns: when the run starts, when the thread starts

@@ -22,7 +22,7 @@
 //! |---|---|
 //! | `Fifo` | `SCHED_FIFO`, priority + 1 (1..=98; ranked when the priorities do not fit) |
 //! | `Rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
-//! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, period = `period`), the others `SCHED_OTHER` |
+//! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, within the deadline; deadline = `deadline`; period = `period`), the others `SCHED_OTHER`; a task the kernel would refuse (a `deadline` beyond its `period` or under 1024 ns, a `period` outside `sched_deadline_period_{min,max}_us`) is refused at its key |
 //! | `Fair` | fair class (EEVDF): each task's nice level or `SCHED_IDLE` by what its share and priority mean to the policy ([`sched::linux`]) |
 //!
 //! **One meaning.** In the fair class a task's `share` and `priority` mean on Linux what they mean to
@@ -42,6 +42,19 @@
 //! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
 //! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
 //!
+//! **CPUs.** `machine.cpus = 1`, the simulator's uniprocessor, runs every thread pinned to one CPU
+//! (the last the process may use, or `--cpu N`'s); `machine.cpus` equal to the CPUs hourglass may use
+//! runs them unpinned, placed by the kernel, whose scheduling across CPUs is global as the simulator's
+//! default `partition` is. Any other count, a partitioned policy (`partition = "affinity" | "ffd"`) or
+//! a task's `cpus` naming part of several CPUs is refused at its key; `--cpu` replaces
+//! `machine.cpus`, with a warning when the two differ.
+//!
+//! **Memory.** A `cpu` task's `working_set` is scanned as an array of that size, at most 256 MiB
+//! ([`crate::budget::SCAN_CAP`], more than any cache: every line is refilled after a switch, which is
+//! what the simulator's refill of `min(working_set, cache)` models), and the mapping line says so when
+//! it is capped; the run's memory as a whole is bounded before it starts ([`crate::budget`]) and
+//! refused at the key of its largest part (a `working_set`, a `period`, a `think`).
+//!
 //! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
 //! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
 //! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → NATIVE (Linux has no
@@ -56,7 +69,7 @@
 //! and machine keys that differ from their defaults); `sample`, the simulator's timeline, does
 //! not apply. An RTC timer runs at the rate hourglass picks from the period, not the scenario's.
 
-use crate::config::{late_rule, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
+use crate::config::{late_rule, CpuChoice, Reservation, RunConfig, ThreadSpec, MAX_DURATION, MAX_THREADS};
 use crate::sys::Priority;
 use crate::timer::TimerKind;
 
@@ -240,7 +253,7 @@ impl Sched {
                 Class::Rr =>
                     "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
                 Class::Deadline => {
-                    "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, period = period), SCHED_OTHER for the others"
+                    "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, deadline = deadline, period = period), SCHED_OTHER for the others"
                         .to_string()
                 }
                 Class::Fair => self.rule.describe(top),
@@ -257,8 +270,10 @@ impl Sched {
             Class::Rr => spec.priority = Priority::Rr(self.levels[i]),
             Class::Deadline => {
                 if let Model::Periodic(p) = &t.model {
-                    let amount = reservation_budget(exec_bound(&p.exec), p.deadline.min(p.period));
-                    spec.reservation = Some(Reservation { amount, period: p.period, soft: false });
+                    // Beyond the period, the deadline is refused (deadline_refusals); kept within it here.
+                    let deadline = p.deadline.min(p.period);
+                    let amount = reservation_budget(exec_bound(&p.exec), deadline);
+                    spec.reservation = Some(Reservation { amount, deadline, period: p.period, soft: false });
                     if p.exec.max().is_none_or(|x| x > amount) {
                         return Some("its budget does not cover every exec draw");
                     }
@@ -273,6 +288,60 @@ impl Sched {
         }
         None
     }
+}
+
+/// Under a deadline class, the periodic tasks whose reservation the kernel would refuse, each at
+/// its key: a `deadline` beyond the `period` or below the least runtime (1024 ns), a `period`
+/// outside the range `periods` (the kernel's, [`crate::sys::deadline_periods`]). The kernel needs
+/// 1024 ns <= runtime <= deadline <= period; the runtime is derived from `exec` within the deadline.
+fn deadline_refusals(scn: &Scenario, class: Class, periods: (u64, u64)) -> Vec<Diagnostic> {
+    if class != Class::Deadline {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        let Model::Periodic(p) = &t.model else { continue };
+        let mut refuse = |key: &str, message: String| {
+            out.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].{key} (task \"{}\")", t.name),
+                message: format!("under policy \"{}\" (SCHED_DEADLINE), {message}", scn.scheduler.policy),
+            })
+        };
+        if p.deadline > p.period {
+            refuse(
+                "deadline",
+                format!(
+                    "the deadline {} is beyond the period {}: the kernel takes deadline <= period",
+                    format_time(p.deadline),
+                    format_time(p.period)
+                ),
+            );
+        } else if p.deadline < 1024 {
+            refuse(
+                "deadline",
+                format!(
+                    "the deadline {} is below the kernel's least runtime, 1024ns (runtime <= deadline)",
+                    format_time(p.deadline)
+                ),
+            );
+        }
+        if p.period < periods.0 || p.period > periods.1 {
+            refuse(
+                "period",
+                format!(
+                    "the period {} is outside what this kernel takes, {}..{} \
+                     (/proc/sys/kernel/sched_deadline_period_{{min,max}}_us)",
+                    format_time(p.period),
+                    format_time(periods.0),
+                    format_time(periods.1)
+                ),
+            );
+        }
+    }
+    out
 }
 
 /// The error for a task whose key means to the scenario's policy what Linux cannot be told.
@@ -297,6 +366,11 @@ fn class_label(class: Class) -> &'static str {
     }
 }
 
+/// The line of `[machine]`'s `key` (0, the whole file, when it is not given).
+fn machine_line(scn: &Scenario, key: &str) -> usize {
+    scn.machine.key_lines.get(key).copied().unwrap_or(0)
+}
+
 /// The scenario's limits on a real run: at most [`MAX_THREADS`] tasks, and (unless `-d` replaced
 /// it, `duration_given`) a duration within the 10-minute cap unless `force`d.
 fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> {
@@ -315,7 +389,7 @@ fn limits(scn: &Scenario, duration_given: bool, force: bool) -> Vec<Diagnostic> 
             "{} is longer than hourglass's 10m cap for real runs: shorten it with -d, or add --force",
             format_time(scn.machine.duration)
         );
-        errors.extend(scn.error(0, "machine.duration", message).diagnostics);
+        errors.extend(scn.error(machine_line(scn, "duration"), "machine.duration", message).diagnostics);
     }
     errors
 }
@@ -358,11 +432,81 @@ fn simulated_only(scn: &Scenario) -> Vec<String> {
     warnings
 }
 
-/// The keys of task `t` a kernel has no counterpart for.
-fn ignored_keys(t: &TaskSpec) -> impl Iterator<Item = &'static str> {
+/// Where the threads run, for the simulated machine's `machine.cpus` on this one, which lets
+/// hourglass use `allowed` CPUs: one CPU (pinned, `default` or `--cpu`'s) for a uniprocessor, all of
+/// them (unpinned: Linux's scheduling is global, as the simulator's default `partition`) for as
+/// many; `--cpu` replaces it, with a warning. Returns the placement, its mapping line, and the
+/// warning; or the keys that cannot be followed here: `machine.cpus` (neither 1 nor `allowed`),
+/// `scheduler.partition` (a partitioned policy on several CPUs), a task's `cpus` (an affinity to
+/// part of several CPUs).
+fn placement(
+    scn: &Scenario,
+    base: &RunConfig,
+    allowed: usize,
+) -> Result<(CpuChoice, String, Option<String>), Vec<Diagnostic>> {
+    let n = scn.machine.cpus as usize;
+    let on = |c: CpuChoice| match c {
+        CpuChoice::One(k) => format!("every thread pinned to CPU {k}"),
+        CpuChoice::All => format!("unpinned on the {allowed} CPUs hourglass may use, placed by the kernel"),
+    };
+    if base.cpu_given {
+        let same = match base.cpu {
+            CpuChoice::One(_) => n == 1,
+            CpuChoice::All => n == allowed,
+        };
+        let line = format!("machine.cpus = {n} → {} (--cpu)", on(base.cpu));
+        let warning = (!same).then(|| {
+            format!("--cpu replaces machine.cpus = {n}: {}, where the simulator has {n} CPU(s)", on(base.cpu))
+        });
+        return Ok((base.cpu, line, warning));
+    }
+    if n == 1 {
+        let line = format!("machine.cpus = 1 → {} (the simulator's uniprocessor)", on(base.cpu));
+        return Ok((base.cpu, line, None));
+    }
+    let mut refused = Vec::new();
+    if n != allowed {
+        let message = format!(
+            "{n} CPUs: hourglass runs a scenario on one CPU (machine.cpus = 1) or on all the {allowed} CPUs it \
+             may use here (machine.cpus = {allowed}), as the simulator would; or choose with --cpu"
+        );
+        refused.extend(scn.error(machine_line(scn, "cpus"), "machine.cpus", message).diagnostics);
+    }
+    let opts = scn.scheduler.policy_options();
+    if sched::Partition::of(&opts).is_ok_and(|p| p != sched::Partition::Global) {
+        let line = scn.scheduler.key_lines.get("partition").copied().unwrap_or(scn.scheduler.line);
+        let message = format!(
+            "a partitioned policy on {n} CPUs: Linux's scheduling across the CPUs is global; run it with \
+             machine.cpus = 1, or partition = \"global\""
+        );
+        refused.extend(scn.error(line, "scheduler.partition", message).diagnostics);
+    }
+    for (i, t) in scn.tasks.iter().enumerate() {
+        if t.cpus.as_ref().is_some_and(|c| c.len() < n) {
+            refused.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].cpus (task \"{}\")", t.name),
+                message: format!(
+                    "an affinity to part of the {n} CPUs, which hourglass does not pin; leave it out, or run \
+                     on one CPU (machine.cpus = 1)"
+                ),
+            });
+        }
+    }
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    let line = format!("machine.cpus = {n} → {} (the simulator's global scheduling)", on(CpuChoice::All));
+    Ok((CpuChoice::All, line, None))
+}
+
+/// The keys of task `t` a kernel has no counterpart for (`cpus`, when `--cpu` replaced the machine's).
+fn ignored_keys(t: &TaskSpec, cpu_given: bool) -> impl Iterator<Item = &'static str> {
     [
         t.latency_tolerance.is_some().then_some("latency_tolerance"),
-        t.cpus.is_some().then_some("cpus"),
+        (cpu_given && t.cpus.is_some()).then_some("cpus"),
         (t.working_set > 0 && !matches!(t.model, Model::Cpu { .. }))
             .then_some("working_set (of periodic and interactive tasks)"),
     ]
@@ -382,8 +526,20 @@ fn thread_of(i: usize, t: &TaskSpec, sched: &Sched, m: &workload::Machine) -> (T
             notes.push("a request not done by its deadline is dropped there");
         }
     }
+    if matches!(t.model, Model::Cpu { .. }) && t.working_set > crate::budget::SCAN_CAP {
+        notes.push(
+            "working_set over 256MiB: it scans 256MiB, more than any cache (every line refilled after a \
+             switch, as the simulator's refill of min(working_set, cache))",
+        );
+    }
     notes.extend(sched.apply(i, t, &mut spec));
     let sched_linux = match spec.reservation {
+        Some(r) if r.deadline != r.period => format!(
+            "SCHED_DEADLINE {}/{}, deadline {}",
+            format_time(r.amount),
+            format_time(r.period),
+            format_time(r.deadline)
+        ),
         Some(r) => format!("SCHED_DEADLINE {}/{}", format_time(r.amount), format_time(r.period)),
         None => spec.priority.describe(),
     };
@@ -442,7 +598,17 @@ pub fn from_scenario(
 
     let (sched, refused) = Sched::of(scn, class, rule);
     errors.extend(refused);
+    errors.extend(deadline_refusals(scn, class, crate::sys::deadline_periods()));
     let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
+    let mut cpu_warning = None;
+    match placement(scn, &cfg, crate::sys::allowed_cpus().len()) {
+        Ok((cpu, line, warning)) => {
+            cfg.cpu = cpu;
+            mapping.push(line);
+            cpu_warning = warning;
+        }
+        Err(refused) => errors.extend(refused),
+    }
     if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
     }
@@ -453,7 +619,7 @@ pub fn from_scenario(
         if spec.start >= cfg.duration {
             errors.push(starts_too_late(scn, i, t, cfg.duration));
         }
-        ignored.extend(ignored_keys(t));
+        ignored.extend(ignored_keys(t, cfg.cpu_given));
         mapping.push(line);
         threads.push(spec);
     }
@@ -466,6 +632,7 @@ pub fn from_scenario(
         );
     }
     let mut warnings = simulated_only(scn);
+    warnings.extend(cpu_warning);
     if !ignored.is_empty() {
         let keys: Vec<&str> = ignored.into_iter().collect();
         warnings.push(format!("no kernel counterpart, ignored: {}", keys.join(", ")));
@@ -477,7 +644,30 @@ pub fn from_scenario(
     cfg.threads = threads;
     cfg.scenario_warnings = warnings;
     cfg.scenario_mapping = mapping;
+    crate::budget::check_run(&cfg).map_err(|(part, m)| memory_refused(scn, &part, m))?;
     Ok(cfg)
+}
+
+/// The refusal of a run whose memory is over the limit ([`crate::budget`]), at the key of its largest
+/// part: a task's `working_set`, `period` or `think`; the run's duration (the trace buffer), `-e`, or
+/// the number of tasks (their stacks).
+fn memory_refused(scn: &Scenario, part: &crate::budget::Part, message: String) -> ScenarioError {
+    let Some(i) = part.thread else {
+        let (field, line) = match part.option {
+            "-d" => ("machine.duration", machine_line(scn, "duration")),
+            "-n" => ("tasks", 0),
+            other => (other, 0),
+        };
+        return scn.error(line, field, message);
+    };
+    let t = &scn.tasks[i];
+    let key = match (&t.model, part.what.contains("array")) {
+        (_, true) => "working_set",
+        (Model::Interactive { .. }, false) => "think",
+        _ => "period",
+    };
+    let field = format!("task[{i}].{key} (task \"{}\")", t.name);
+    scn.error(t.line, &field, message)
 }
 
 #[cfg(test)]
@@ -791,12 +981,128 @@ count = 10
         let c = load_str(s, "s.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(
             c.threads[0].reservation,
-            Some(Reservation { amount: 2_200_000, period: 10_000_000, soft: false })
+            Some(Reservation { amount: 2_200_000, deadline: 10_000_000, period: 10_000_000, soft: false })
         );
         // 2ms + 5 % + 100us; exp(1ms): mean * ln 100 = 4.605170ms, + 5 % + 100us.
         assert_eq!(c.threads[1].reservation.unwrap().amount, 4_605_170 + 230_258 + 100_000);
         assert_eq!(c.threads[2].reservation, None);
         assert_eq!(c.threads[2].priority, Priority::Normal);
+    }
+
+    #[test]
+    fn a_working_set_beyond_any_cache_is_scanned_capped_and_the_mapping_says_so() {
+        let s = "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"wfq\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nworking_set = \"4GiB\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nworking_set = \"4GiB\"\n";
+        let c = load_str(s, "w.toml", RunConfig::new(0), false).unwrap();
+        for t in &c.threads {
+            assert_eq!(t.workload.scan_bytes(), Some(crate::budget::SCAN_CAP as usize));
+        }
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.starts_with("task \"a\": cpu → CPU_SCAN 262144")
+                && l.contains("working_set over 256MiB: it scans 256MiB")),
+            "{:?}",
+            c.scenario_mapping
+        );
+    }
+
+    #[test]
+    fn a_run_over_the_memory_limit_is_refused_at_the_key_of_its_largest_part() {
+        let ws = |n: usize, size: &str| {
+            let mut s = "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"wfq\"\n".to_string();
+            for i in 0..n {
+                s += &format!("[[task]]\nname = \"t{i}\"\nmodel = \"cpu\"\nworking_set = \"{size}\"\n");
+            }
+            s
+        };
+        let e = load_str(&ws(6, "200MiB"), "w.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("w.toml:5:1: task[0].working_set (task \"t0\"): this run would hold about"),
+            "{e}"
+        );
+        assert!(e.contains("over the limit of 1.0 GiB") && e.contains("--force"), "{e}");
+        assert!(load_str(&ws(3, "200MiB"), "w.toml", RunConfig::new(0), false).is_ok());
+        // A period of a nanosecond: every request a sample, for the whole run.
+        let p = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"wfq\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"1ns\"\nperiod = \"1ns\"\n";
+        let e = load_str(p, "p.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:5:1: task[0].period (task \"p\"): this run would hold"), "{e}");
+    }
+
+    #[test]
+    fn a_deadline_before_the_period_is_given_to_the_kernel_and_one_it_would_refuse_is_refused() {
+        let task = |exec: &str, period: &str, deadline: &str| {
+            format!(
+                "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"{exec}\"\nperiod = \"{period}\"\ndeadline = \"{deadline}\"\n"
+            )
+        };
+        let c = load_str(&task("200us", "20ms", "1ms"), "d.toml", RunConfig::new(0), false).unwrap();
+        let r = c.threads[0].reservation.unwrap();
+        assert_eq!((r.amount, r.deadline, r.period), (310_000, 1_000_000, 20_000_000));
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.contains("SCHED_DEADLINE 310us/20ms, deadline 1ms")),
+            "{:?}",
+            c.scenario_mapping
+        );
+        assert!(c.scenario_mapping[0].contains("deadline = deadline"), "{:?}", c.scenario_mapping);
+        // The runtime stays within the deadline.
+        let c = load_str(&task("2ms", "20ms", "1ms"), "d.toml", RunConfig::new(0), false).unwrap();
+        let r = c.threads[0].reservation.unwrap();
+        assert_eq!((r.amount, r.deadline), (1_000_000, 1_000_000));
+        // Beyond the period, or below the least runtime: refused at the key.
+        let e = load_str(&task("1ms", "20ms", "30ms"), "d.toml", RunConfig::new(0), false).unwrap_err();
+        assert!(
+            e.to_string().starts_with("d.toml:5:1: task[0].deadline (task \"p\"): under policy \"edf\""),
+            "{e}"
+        );
+        assert!(e.to_string().contains("deadline <= period"), "{e}");
+        let e = load_str(&task("100ns", "20ms", "500ns"), "d.toml", RunConfig::new(0), false).unwrap_err();
+        assert!(e.to_string().contains("task[0].deadline") && e.to_string().contains("1024ns"), "{e}");
+        // A period outside the kernel's range.
+        let scn = workload::parse_str(&task("10us", "50us", "50us"), "d.toml").unwrap();
+        let refused = deadline_refusals(&scn, Class::Deadline, (100_000, 4_194_304_000));
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].field, "task[0].period (task \"p\")");
+        assert!(deadline_refusals(&scn, Class::Fair, (100_000, 4_194_304_000)).is_empty());
+    }
+
+    #[test]
+    fn machine_cpus_is_one_pinned_cpu_or_all_of_them_or_refused_at_the_key() {
+        let scn = |cpus: u32, extra: &str, task: &str| {
+            let s = format!(
+                "[machine]\nduration = \"1s\"\ncpus = {cpus}\n[scheduler]\npolicy = \"wfq\"\n{extra}\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\n{task}"
+            );
+            workload::parse_str(&s, "c.toml").unwrap()
+        };
+        let base = RunConfig::new(0);
+        let (cpu, line, warning) = placement(&scn(1, "", ""), &base, 4).unwrap();
+        assert_eq!((cpu, warning), (base.cpu, None));
+        assert!(line.starts_with("machine.cpus = 1 → every thread pinned to CPU"), "{line}");
+        let (cpu, line, warning) = placement(&scn(4, "", ""), &base, 4).unwrap();
+        assert_eq!((cpu, warning), (CpuChoice::All, None));
+        assert!(line.contains("unpinned on the 4 CPUs"), "{line}");
+        // More or fewer than this machine has: refused, naming the key.
+        let e = placement(&scn(2, "", ""), &base, 4).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "machine.cpus");
+        assert!(e[0].to_string().starts_with("c.toml:3:1: machine.cpus: 2 CPUs: hourglass runs"), "{}", e[0]);
+        assert_eq!(placement(&scn(8, "", ""), &base, 4).unwrap_err()[0].field, "machine.cpus");
+        // A partitioned policy, an affinity to part of the CPUs: refused at their keys.
+        let e = placement(&scn(4, "partition = \"ffd\"\n", ""), &base, 4).unwrap_err();
+        assert_eq!((e.len(), e[0].field.as_str(), e[0].line), (1, "scheduler.partition", 6));
+        let e = placement(&scn(4, "", "cpus = [1, 2]\n"), &base, 4).unwrap_err();
+        assert_eq!((e.len(), e[0].field.as_str(), e[0].line), (1, "task[0].cpus (task \"a\")", 6));
+        assert!(placement(&scn(1, "partition = \"ffd\"\n", "cpus = [0]\n"), &base, 4).is_ok());
+        // --cpu replaces it, with a warning when the two differ.
+        let mut given = RunConfig::new(0);
+        given.cpu_given = true;
+        given.cpu = CpuChoice::All;
+        let (cpu, _, warning) = placement(&scn(1, "", ""), &given, 4).unwrap();
+        assert_eq!(cpu, CpuChoice::All);
+        assert!(warning.unwrap().starts_with("--cpu replaces machine.cpus = 1"));
+        assert_eq!(placement(&scn(4, "", ""), &given, 4).unwrap().2, None);
     }
 
     #[test]

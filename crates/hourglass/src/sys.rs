@@ -244,15 +244,16 @@ fn sched_setattr(tid: i32, attr: &SchedAttr) -> io::Result<()> {
     }
 }
 
-/// Makes the calling thread a `SCHED_DEADLINE` task with `runtime` every `period` (deadline =
-/// period); `soft` adds `SCHED_FLAG_RECLAIM`. This is how `-rh` / `-rs` are provided today.
-pub fn set_deadline(runtime_ns: u64, period_ns: u64, soft: bool) -> Result<(), String> {
+/// Makes the calling thread a `SCHED_DEADLINE` task with `runtime` every `period`, due `deadline`
+/// after each period begins (`runtime <= deadline <= period`); `soft` adds `SCHED_FLAG_RECLAIM`.
+/// This is how `-rh` / `-rs` (deadline = period) and a scenario's deadline tasks are provided.
+pub fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64, soft: bool) -> Result<(), String> {
     let attr = SchedAttr {
         size: std::mem::size_of::<SchedAttr>() as u32,
         sched_policy: SCHED_DEADLINE,
         sched_flags: if soft { SCHED_FLAG_RECLAIM } else { 0 },
         sched_runtime: runtime_ns,
-        sched_deadline: period_ns,
+        sched_deadline: deadline_ns,
         sched_period: period_ns,
         ..Default::default()
     };
@@ -270,15 +271,30 @@ pub fn set_deadline(runtime_ns: u64, period_ns: u64, soft: bool) -> Result<(), S
                               affinity spans its whole root domain (pinned threads are refused; \
                               use an exclusive cpuset to reserve on one CPU)"
             .to_string(),
-        Some(libc::EINVAL) => "the kernel needs 1024ns <= runtime <= period, and a period within \
-                               /proc/sys/kernel/sched_deadline_period_{min,max}_us"
+        Some(libc::EINVAL) => "the kernel needs 1024ns <= runtime <= deadline <= period, and a period \
+                               within /proc/sys/kernel/sched_deadline_period_{min,max}_us"
             .to_string(),
         _ => String::new(),
     };
     Err(format!(
-        "sched_setattr(SCHED_DEADLINE runtime {runtime_ns}ns period {period_ns}ns{}) refused: {e}; {why}",
+        "sched_setattr(SCHED_DEADLINE runtime {runtime_ns}ns deadline {deadline_ns}ns period {period_ns}ns{}) \
+         refused: {e}; {why}",
         if soft { " RECLAIM" } else { "" }
     ))
+}
+
+/// The periods `SCHED_DEADLINE` accepts here, ns
+/// (`/proc/sys/kernel/sched_deadline_period_{min,max}_us`; the kernel's defaults, 100 µs and
+/// 4.194304 s, where they cannot be read).
+pub fn deadline_periods() -> (u64, u64) {
+    let read = |f: &str, default: u64| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/sched_deadline_period_{f}_us"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .unwrap_or(default)
+            .saturating_mul(1000)
+    };
+    (read("min", 100), read("max", 1 << 22))
 }
 
 /// Pins the calling thread to `cpu`.

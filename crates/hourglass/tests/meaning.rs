@@ -368,3 +368,183 @@ proptest! {
         check(&c)?;
     }
 }
+
+/// A periodic task of a deadline policy: `exec`, `period` and `deadline` in ns.
+#[derive(Clone, Debug)]
+struct DlTask {
+    exec: u64,
+    period: u64,
+    deadline: u64,
+}
+
+/// A generated `edf` scenario: periodic tasks (some with a deadline before, at or beyond their
+/// period, some with periods or deadlines the kernel refuses) beside a cpu task.
+fn dl_case() -> impl Strategy<Value = Vec<DlTask>> {
+    let time = prop_oneof![3 => 1_000_000..=100_000_000u64, 1 => 1..=200_000u64, 1 => 1..=10_000_000_000u64];
+    let task = (time.clone(), time.clone(), time).prop_map(|(a, b, c)| {
+        let period = a.max(2);
+        // exec below the period (the validator's rule); the deadline anywhere.
+        DlTask { exec: (b % period).max(1), period, deadline: c }
+    });
+    proptest::collection::vec(task, 1..=4)
+}
+
+fn dl_toml(tasks: &[DlTask]) -> String {
+    let mut s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"edf\"\n".to_string();
+    for (i, t) in tasks.iter().enumerate() {
+        s += &format!(
+            "[[task]]\nname = \"t{i}\"\nmodel = \"periodic\"\nexec = \"{}ns\"\nperiod = \"{}ns\"\ndeadline = \"{}ns\"\n",
+            t.exec, t.period, t.deadline
+        );
+    }
+    s + "[[task]]\nname = \"bg\"\nmodel = \"cpu\"\n"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Under a deadline policy, each periodic task is given to the kernel with the scenario's own
+    /// deadline and period (1024 ns <= runtime <= deadline <= period, within the kernel's periods),
+    /// and its mapping line says so; or the scenario is refused, naming only the keys the kernel
+    /// would refuse, for a reason that holds.
+    #[test]
+    fn a_deadline_task_gets_its_own_deadline_or_is_refused_at_the_key(tasks in dl_case()) {
+        let src = dl_toml(&tasks);
+        let (lo, hi) = hourglass::sys::deadline_periods();
+        let beyond = |t: &DlTask| t.deadline > t.period || t.deadline < 1024;
+        let bad_period = |t: &DlTask| t.period < lo || t.period > hi;
+        let parsed = workload::parse_str(&src, "m.toml");
+        prop_assume!(parsed.is_ok());
+        match hourglass::scenario::load_str(&src, "m.toml", RunConfig::new(0), false) {
+            Ok(cfg) => {
+                for (i, t) in tasks.iter().enumerate() {
+                    prop_assert!(!beyond(t) && !bad_period(t), "{:?} accepted", t);
+                    let r = cfg.threads[i].reservation.expect("a reservation");
+                    prop_assert_eq!((r.deadline, r.period), (t.deadline, t.period));
+                    prop_assert!(1024 <= r.amount && r.amount <= r.deadline, "{:?}", r);
+                    let line = cfg.scenario_mapping.iter().find(|l| l.starts_with(&format!("task \"t{i}\""))).unwrap();
+                    prop_assert_eq!(
+                        line.contains(&format!(", deadline {}", workload::format_time(t.deadline))),
+                        t.deadline != t.period,
+                        "{}", line
+                    );
+                }
+                prop_assert_eq!(cfg.threads[tasks.len()].reservation, None);
+            }
+            Err(e) => {
+                prop_assert!(tasks.iter().any(|t| beyond(t) || bad_period(t)), "{}", e);
+                for d in &e.diagnostics {
+                    let (i, key) = d.field.strip_prefix("task[").and_then(|f| f.split_once("].")).expect(&d.field);
+                    let t = &tasks[i.parse::<usize>().unwrap()];
+                    match key.split(' ').next().unwrap() {
+                        "deadline" => prop_assert!(beyond(t), "{}", d),
+                        "period" => prop_assert!(bad_period(t), "{}", d),
+                        other => prop_assert!(false, "refused at {}: {}", other, d),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A generated machine: `machine.cpus`, the policy's `partition`, each cpu task's `cpus` (an
+/// affinity, as a bit set of the machine's CPUs), and `--cpu` if given.
+#[derive(Clone, Debug)]
+struct CpuCase {
+    cpus: u32,
+    partition: Option<&'static str>,
+    affinity: Vec<Option<u32>>,
+    given: Option<hourglass::config::CpuChoice>,
+}
+
+fn cpu_case() -> impl Strategy<Value = CpuCase> {
+    use hourglass::config::CpuChoice;
+    let given =
+        prop_oneof![3 => Just(None), 1 => Just(Some(CpuChoice::All)), 1 => Just(Some(CpuChoice::One(0)))];
+    let partition = prop_oneof![2 => Just(None), 1 => Just(Some("global")), 1 => Just(Some("affinity")), 1 => Just(Some("ffd"))];
+    (
+        1..=4u32,
+        partition,
+        proptest::collection::vec(proptest::option::weighted(0.3, any::<u32>()), 1..=3),
+        given,
+    )
+        .prop_map(|(cpus, partition, affinity, given)| CpuCase {
+            cpus,
+            partition,
+            affinity: affinity.into_iter().map(|a| a.map(|m| (m % ((1 << cpus) - 1)) + 1)).collect(),
+            given,
+        })
+}
+
+impl CpuCase {
+    fn toml(&self) -> String {
+        let mut s =
+            format!("[machine]\nduration = \"1s\"\ncpus = {}\n[scheduler]\npolicy = \"edf\"\n", self.cpus);
+        if let Some(p) = self.partition {
+            s += &format!("partition = \"{p}\"\n");
+        }
+        for (i, a) in self.affinity.iter().enumerate() {
+            s += &format!("[[task]]\nname = \"t{i}\"\nmodel = \"cpu\"\n");
+            if let Some(mask) = a {
+                let list: Vec<String> =
+                    (0..self.cpus).filter(|c| mask & (1 << c) != 0).map(|c| c.to_string()).collect();
+                s += &format!("cpus = [{}]\n", list.join(", "));
+            }
+        }
+        s
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// `machine.cpus` runs as the simulator's machine or is refused at a key that cannot be followed:
+    /// one CPU pinned, as many CPUs as hourglass may use unpinned (global, as Linux schedules), or
+    /// `--cpu`'s choice with a warning when it differs; otherwise the scenario names `machine.cpus`,
+    /// `scheduler.partition` or a task's `cpus`, each for a reason that holds.
+    #[test]
+    fn machine_cpus_is_followed_or_refused_naming_the_key(c in cpu_case()) {
+        use hourglass::config::CpuChoice;
+        let src = c.toml();
+        let parsed = workload::parse_str(&src, "m.toml");
+        prop_assume!(parsed.is_ok());
+        let host = hourglass::sys::allowed_cpus().len();
+        let n = c.cpus as usize;
+        let mut base = RunConfig::new(0);
+        if let Some(g) = c.given {
+            base.cpu = match g { CpuChoice::One(_) => base.cpu, all => all };
+            base.cpu_given = true;
+        }
+        let partitioned = matches!(c.partition, Some("affinity" | "ffd"));
+        let part_of = |a: &Option<u32>| a.is_some_and(|m| m.count_ones() < c.cpus);
+        match hourglass::scenario::load_str(&src, "m.toml", base.clone(), false) {
+            Ok(cfg) => {
+                let line = cfg.scenario_mapping.iter().find(|l| l.starts_with("machine.cpus = ")).unwrap();
+                if c.given.is_some() {
+                    prop_assert_eq!(cfg.cpu, base.cpu);
+                    let same = match cfg.cpu { CpuChoice::One(_) => n == 1, CpuChoice::All => n == host };
+                    prop_assert_eq!(cfg.scenario_warnings.iter().any(|w| w.starts_with("--cpu replaces machine.cpus")), !same);
+                } else if n == 1 {
+                    prop_assert!(matches!(cfg.cpu, CpuChoice::One(_)), "{}", line);
+                } else {
+                    prop_assert_eq!(cfg.cpu, CpuChoice::All);
+                    prop_assert_eq!(n, host);
+                    prop_assert!(!partitioned && !c.affinity.iter().any(part_of), "{}", src);
+                }
+            }
+            Err(e) => {
+                prop_assert!(c.given.is_none() && n > 1, "{}", e);
+                for d in &e.diagnostics {
+                    match d.field.as_str() {
+                        "machine.cpus" => prop_assert_ne!(n, host),
+                        "scheduler.partition" => prop_assert!(partitioned),
+                        f => {
+                            let i: usize = f.strip_prefix("task[").and_then(|f| f.split_once("].cpus")).expect(f).0.parse().unwrap();
+                            prop_assert!(part_of(&c.affinity[i]), "{}", d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

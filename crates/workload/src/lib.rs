@@ -205,6 +205,7 @@ impl Scenario {
                 seed,
                 overhead: Overheads::default(),
                 sample: None,
+                key_lines: BTreeMap::new(),
             },
             scheduler: SchedulerCfg {
                 policy: policy.to_string(),
@@ -250,6 +251,10 @@ pub struct Machine {
     /// Timeline sampling interval (key `sample`: at least 1us, and at most 1,000,000 samples over the
     /// run), if any.
     pub sample: Option<Nanos>,
+    /// The line of each key given in `[machine]`, for a tool's messages about it (as
+    /// [`SchedulerCfg::key_lines`]); not part of the scenario's meaning.
+    #[serde(skip)]
+    pub key_lines: BTreeMap<String, usize>,
 }
 
 /// How CPU use is charged to tasks (Etsion 2003 §4).

@@ -622,7 +622,10 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
             "missing: a cache refill cost needs a memory bandwidth, e.g. bandwidth = \"1GB/s\"",
         );
     }
-    Machine { cpus, hz, billing, timer, duration, seed, overhead, sample }
+    let key_lines = m.table.map_or_else(BTreeMap::new, |t| {
+        t.iter().map(|(k, _)| (k.get_ref().to_string(), cx.line(k.span().start))).collect()
+    });
+    Machine { cpus, hz, billing, timer, duration, seed, overhead, sample, key_lines }
 }
 
 fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {

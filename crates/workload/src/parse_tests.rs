@@ -71,6 +71,7 @@ fn mix_example_parses_to_the_expected_structure() {
             seed: 1,
             overhead: Overheads::default(),
             sample: None,
+            key_lines: s.machine.key_lines.clone(),
         },
         scheduler: SchedulerCfg {
             policy: "smart".into(),
@@ -110,7 +111,23 @@ fn every_key_example_sets_every_field() {
                 migration: 5 * US,
             },
             sample: Some(10 * MS),
+            key_lines: s.machine.key_lines.clone(),
         }
+    );
+    // Each key's line, for the tools' messages about it.
+    let lines: Vec<(&str, usize)> = s.machine.key_lines.iter().map(|(k, &l)| (k.as_str(), l)).collect();
+    assert_eq!(
+        lines,
+        [
+            ("billing", 7),
+            ("cpus", 10),
+            ("duration", 5),
+            ("hz", 6),
+            ("overhead", 13),
+            ("sample", 11),
+            ("seed", 9),
+            ("timer", 8)
+        ]
     );
     assert_eq!(s.scheduler.policy, "smart");
     assert_eq!(s.scheduler.options.get("partition"), Some(&toml::Value::String("global".into())));
