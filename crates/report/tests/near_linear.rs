@@ -14,8 +14,10 @@ use trace::{EndReason, Header, Record, Source};
 
 /// Tasks of the smaller input; the larger has ten times as many.
 const N: u32 = 10_000;
-/// Most the larger input may take over the smaller.
-const MOST: f64 = 30.0;
+/// Most the larger input may take over the smaller: between what near-linear code measures (the
+/// report's parts 3–26× in a release build on a loaded 2-core machine, the larger input
+/// outgrowing the caches) and the 100× of a quadratic report (as crates/trace/tests/near_linear.rs).
+const MOST: f64 = 55.0;
 const MS: u64 = 1_000_000;
 
 fn cpu_time() -> Duration {
