@@ -1182,10 +1182,11 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             }
         }
         TraceCmd::Diff { a, b, format } => {
-            let d = trace::diff::diff(&summarize_file(&a)?, &summarize_file(&b)?);
+            let (sa, sb) = (summarize_file(&a)?, summarize_file(&b)?);
+            let d = trace::diff::diff(&sa, &sb);
             match format {
                 Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&d)?),
-                Format::Table => diag::out!("{}", diff_table(&d, &a, &b)),
+                Format::Table => diag::out!("{}{}", diff_table(&d, &a, &b), idle_note(&[&sa, &sb])),
             }
         }
         TraceCmd::Html { file, out, hz, tasks } => {
@@ -1355,6 +1356,24 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
         }
     }
     out
+}
+
+/// What the idle task's row of `trace diff` means, if a trace has one: its CPU % is of one CPU like
+/// every row's, so the idle time of N CPUs goes up to N × 100 % (`trace report` gives it as a share
+/// of the whole machine).
+fn idle_note(traces: &[&trace::summary::Summary]) -> String {
+    let cpus: Vec<u32> = traces
+        .iter()
+        .filter(|s| s.tasks.iter().any(|t| trace::is_idle(&s.header.source, t.task, &t.name)))
+        .map(|s| s.header.cpus)
+        .collect();
+    let Some(&most) = cpus.iter().max() else { return String::new() };
+    format!(
+        "{}: the idle time of every CPU together, in % of one CPU like every row (up to {} % on {most} \
+         CPUs; trace report's share % is of the whole machine)\n",
+        trace::IDLE_NAME,
+        100 * u64::from(most)
+    )
 }
 
 fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {
