@@ -1,7 +1,7 @@
 //! Traces that contradict themselves, generated (proptest): a record shifted before the trace's
 //! start or past its end, an End record too early, two tasks on one CPU at once, a task on two CPUs
 //! at once, a CPU the header lacks, a second End record, a run of no time, a request released
-//! twice, due before its release, ending twice, before its release or never released. A trace file is refused at the first such
+//! twice, ending twice, before its release or never released. A trace file is refused at the first such
 //! record with the file and the record's byte offset; a klogger recording is read with what breaks
 //! the rules left out and counted. Whatever is read, no analysis gives an impossible figure: a task
 //! above 100 % of one CPU, more CPU time than the span × the CPUs, a window share above 1.
@@ -159,8 +159,6 @@ enum Break {
     EmptyRun(Index),
     /// A request released a second time.
     ReleasedTwice(Index),
-    /// A request due before its release.
-    DueBeforeRelease(Index, u64),
     /// A request that ends a second time.
     EndsTwice(Index),
     /// A request that ends before its release.
@@ -180,7 +178,6 @@ fn breaks() -> impl Strategy<Value = Break> {
         Just(Break::SecondEnd),
         any::<Index>().prop_map(Break::EmptyRun),
         any::<Index>().prop_map(Break::ReleasedTwice),
-        (any::<Index>(), 1u64..1 << 40).prop_map(|(i, d)| Break::DueBeforeRelease(i, d)),
         any::<Index>().prop_map(Break::EndsTwice),
         (any::<Index>(), 1u64..1 << 40).prop_map(|(i, d)| Break::EndsBeforeRelease(i, d)),
         any::<u32>().prop_map(Break::EndsUnreleased),
@@ -258,11 +255,6 @@ fn apply(b: &Break, cpus: u32, tasks: u32, recs: &mut Vec<Record>) -> bool {
             let of = if matches!(b, Break::ReleasedTwice(_)) { &releases } else { &ends };
             let k = *i.get(of);
             recs.insert(k + 1, recs[k].clone());
-        }
-        Break::DueBeforeRelease(i, d) => {
-            if let Record::Release { at, deadline, .. } = &mut recs[*i.get(&releases)] {
-                *deadline = Some(at.saturating_sub(d));
-            }
         }
         Break::EndsBeforeRelease(i, d) => {
             let Record::Release { task, job, at, .. } = recs[*i.get(&releases)] else { unreachable!() };
