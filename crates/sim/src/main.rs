@@ -490,6 +490,10 @@ fn real_main() -> Result<()> {
             // output, writable, and of the format its name says.
             let mut p = outputs::Plan::new();
             p.input("the scenario", &file);
+            p.stdout(match format {
+                Format::Json => "the run's JSON",
+                Format::Table => "the run's table",
+            });
             let svg = p.output("--svg", svg.as_deref(), outputs::Kind::IMAGE);
             let gantt = p.output("--gantt", gantt.as_deref(), outputs::Kind::IMAGE);
             let jobs = p.output_as(
