@@ -398,7 +398,11 @@ fn write_gantt(out: &outputs::Output, g: &report::Gantt) -> Result<()> {
     }
     let left_out = match g.left_out() {
         0 => String::new(),
-        n => format!("; {n} tasks left out, the chart has at most {} rows", report::MAX_ROWS),
+        n => format!(
+            "; {}{n} tasks left out, the chart has at most {} rows",
+            if g.left_out_at_least() { "at least " } else { "" },
+            report::MAX_ROWS
+        ),
     };
     out.wrote(&format!("{} stretches, {} missed deadlines drawn{left_out}", g.stretches(), g.misses()));
     Ok(())
