@@ -18,8 +18,8 @@
 //! What passes is [`Outputs`]: each output with the [`Format`] its name chose, which the tool then
 //! writes in, opening it through [`Output::create`] (an error names the file) and saying so with
 //! [`Output::wrote`], the one `wrote PATH (details)` line of every tool on stderr. An output whose
-//! reader has gone (a pipe closed: `--trace /dev/stdout | head -c 1`) ends the program quietly with
-//! status 0, as `diag` does for standard output ([`Output::write_error`]).
+//! reader has gone (a pipe closed: `smartsim trace perfetto t.trace /dev/stdout | head -c 1`) ends
+//! the program quietly with status 0, as `diag` does for standard output ([`Output::write_error`]).
 //!
 //! ## The same file
 //!

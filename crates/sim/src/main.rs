@@ -1325,6 +1325,13 @@ fn summarize_file(file: &std::path::Path) -> Result<trace::summary::Summary> {
     if r.trailing() > 0 {
         eprintln!("{}: cut short ({} bytes after the last whole record)", file.display(), r.trailing());
     }
+    if r.empty_runs() > 0 {
+        eprintln!(
+            "{}: {} runs of no time skipped (a stretch of no CPU time is no quantum)",
+            file.display(),
+            r.empty_runs()
+        );
+    }
     Ok(s)
 }
 

@@ -39,14 +39,15 @@
 //!
 //! **A trace agrees with itself.** Every time a record holds (a Run's start and end, the `at` of the
 //! others) lies in the trace's span: from the header's `start_ns` to its End record (or the last
-//! time seen, in a file cut short). A Run lasts some time (its end is after its start), so that
-//! every analysis counts the same stretches. A CPU runs one task at a time and a task runs on one
+//! time seen, in a file cut short). A CPU runs one task at a time and a task runs on one
 //! CPU at a time: the Run records of one CPU, and those of one task, follow each other in time
 //! without overlapping (a Run may begin where the last one ended); the exception is Linux's idle
 //! task, one task per CPU, which the data names: task 0 of a klogger trace whose Task record calls
 //! it [`IDLE_NAME`] (and which keeps that name). Every CPU a record names is one the header has. A
 //! trace has at most one End record. A task's requests are released once each, in the order of
-//! their numbers; a request that ends was released, ends once, and not before its release. (A
+//! their numbers; a request that ends was released, ends once, and not before its release. A Run
+//! of no time (start = end) is no stretch of CPU time: the reader checks it, counts it
+//! ([`Reader::empty_runs`]) and skips it, so that every analysis counts the same stretches. (A
 //! request may be due before its release: a timer coarser than its deadline releases it late, as
 //! the simulator's `timer = "tick"` does.) The header's tick rate, if any, is 1 to [`MAX_HZ`] Hz.
 //! [`Consistency`] states these rules and checks them; the
@@ -637,12 +638,6 @@ impl Consistency {
                 if end < start {
                     return here(format!("a run ends ({end}) before it starts ({start})"));
                 }
-                if end == start {
-                    return here(format!(
-                        "a run of task {task} on CPU {cpu} lasts no time (it starts and ends at {start} ns): \
-                         a run is a stretch of CPU time, and the project's tools write none empty"
-                    ));
-                }
                 if cpu >= self.cpus {
                     return here(format!("CPU {cpu} of a {}-CPU trace", self.cpus));
                 }
@@ -741,6 +736,8 @@ pub struct Reader<R: Read> {
     left_out: Option<klog::LeftOut>,
     /// The rules every record of a trace file is checked against.
     consistency: Consistency,
+    /// Runs of no time read and skipped (see [`Reader::empty_runs`]).
+    empty_runs: u64,
 }
 
 impl Reader<BufReader<File>> {
@@ -764,6 +761,7 @@ impl Reader<BufReader<File>> {
                 done: false,
                 converted: Some(c.records.into_iter()),
                 left_out: Some(c.left_out),
+                empty_runs: 0,
             });
         }
         Reader::new(input, path)
@@ -814,6 +812,7 @@ impl<R: Read> Reader<R> {
             done: false,
             converted: None,
             left_out: None,
+            empty_runs: 0,
         })
     }
 
@@ -834,9 +833,26 @@ impl<R: Read> Reader<R> {
         self.left_out.as_ref()
     }
 
+    /// Runs of no time (start = end) read so far, which [`Reader::next_record`] skips: a stretch of
+    /// no CPU time is no quantum, so that every analysis counts the same stretches (a source that
+    /// samples, such as hourglass, records an interval of a single reading as one).
+    pub fn empty_runs(&self) -> u64 {
+        self.empty_runs
+    }
+
     /// The next record, checked against the header and the records before it ([`Consistency`]);
-    /// `None` at the end of the file.
+    /// `None` at the end of the file. A run of no time is checked, counted ([`Reader::empty_runs`])
+    /// and skipped.
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
+        loop {
+            match self.next_checked()? {
+                Some(Record::Run { start, end, .. }) if start == end => self.empty_runs += 1,
+                r => return Ok(r),
+            }
+        }
+    }
+
+    fn next_checked(&mut self) -> Result<Option<Record>, ReadError> {
         if self.done {
             return Ok(None);
         }
@@ -1212,16 +1228,22 @@ mod tests {
     }
 
     #[test]
-    fn a_run_of_no_time_is_refused_with_its_offset() {
-        let (e, at) = refusal(&header(), &[run(0, 0, 0, 10), run(0, 0, 10, 10)]);
-        assert_eq!(
-            e,
-            format!(
-                "t.trace: byte {}: a run of task 0 on CPU 0 lasts no time (it starts and ends at 10 ns): a run \
-                 is a stretch of CPU time, and the project's tools write none empty",
-                at[1]
-            )
-        );
+    fn a_run_of_no_time_is_skipped_and_counted() {
+        let recs = [
+            run(0, 0, 0, 10),
+            run(0, 0, 10, 10),
+            run(1, 0, 10, 10),
+            run(0, 0, 10, 20),
+            Record::End { at: 20 },
+        ];
+        let bytes = write(&recs);
+        let mut r = Reader::new(&bytes[..], Path::new("t.trace")).unwrap();
+        let back: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
+        assert_eq!(back, [run(0, 0, 0, 10), run(0, 0, 10, 20), Record::End { at: 20 }]);
+        assert_eq!(r.empty_runs(), 2);
+        // Skipped after it is checked: one outside the span is refused all the same.
+        let (e, at) = refusal(&Header { start_ns: 100, ..header() }, &[run(0, 0, 50, 50)]);
+        assert!(e.starts_with(&format!("t.trace: byte {}: run starting at 50 ns lies before", at[0])), "{e}");
     }
 
     #[test]

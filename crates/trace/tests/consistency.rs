@@ -1,6 +1,6 @@
 //! Traces that contradict themselves, generated (proptest): a record shifted before the trace's
 //! start or past its end, an End record too early, two tasks on one CPU at once, a task on two CPUs
-//! at once, a CPU the header lacks, a second End record, a run of no time, a request released
+//! at once, a CPU the header lacks, a second End record, a request released
 //! twice, ending twice, before its release or never released. A trace file is refused at the first such
 //! record with the file and the record's byte offset; a klogger recording is read with what breaks
 //! the rules left out and counted. Whatever is read, no analysis gives an impossible figure: a task
@@ -155,8 +155,6 @@ enum Break {
     UnknownCpu(Index, u32),
     /// A second End record.
     SecondEnd,
-    /// A run that lasts no time.
-    EmptyRun(Index),
     /// A request released a second time.
     ReleasedTwice(Index),
     /// A request that ends a second time.
@@ -176,7 +174,6 @@ fn breaks() -> impl Strategy<Value = Break> {
         (any::<Index>(), any::<u32>()).prop_map(|(i, c)| Break::OneTaskOnTwoCpus(i, c)),
         (any::<Index>(), any::<u32>()).prop_map(|(i, c)| Break::UnknownCpu(i, c)),
         Just(Break::SecondEnd),
-        any::<Index>().prop_map(Break::EmptyRun),
         any::<Index>().prop_map(Break::ReleasedTwice),
         any::<Index>().prop_map(Break::EndsTwice),
         (any::<Index>(), 1u64..1 << 40).prop_map(|(i, d)| Break::EndsBeforeRelease(i, d)),
@@ -241,16 +238,6 @@ fn apply(b: &Break, cpus: u32, tasks: u32, recs: &mut Vec<Record>) -> bool {
             }
         }
         Break::SecondEnd => recs.push(Record::End { at: end_at }),
-        Break::EmptyRun(i) => {
-            let all: Vec<usize> =
-                (0..recs.len()).filter(|&i| matches!(recs[i], Record::Run { .. })).collect();
-            if all.is_empty() {
-                return false;
-            }
-            if let Record::Run { start, end, .. } = &mut recs[*i.get(&all)] {
-                *end = *start;
-            }
-        }
         Break::ReleasedTwice(i) | Break::EndsTwice(i) => {
             let of = if matches!(b, Break::ReleasedTwice(_)) { &releases } else { &ends };
             let k = *i.get(of);
