@@ -99,7 +99,8 @@ pub const MAX_TEXT: usize = 4096;
 /// "None" for a 32-bit field (a CPU or task not known).
 pub const NONE32: u32 = u32::MAX;
 /// Highest tick rate a header may give (Hz): the bound of a scenario's `machine.hz`
-/// (`crates/workload`), so that every analysis's tick period is a whole number of at least 1000 ns.
+/// (`workload::MAX_HZ`, which a test of `crates/sim` holds equal), so that every analysis's tick
+/// period is a whole number of at least 1000 ns.
 pub const MAX_HZ: u32 = 1_000_000;
 /// The name a trace gives the idle task (task 0 of a klogger trace, one task per CPU).
 pub const IDLE_NAME: &str = "idle";
