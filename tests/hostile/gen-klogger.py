@@ -70,9 +70,12 @@ CASES = [
     ("version 9", ["report", "${dir}/k.klog"], {"k.klog": b"KLOGGER\x00\x09\x00\x00\x00\x02\x00\x00\x00{}"}, 2, ["k.klog", "version 9"]),
     ("header that is not JSON", ["report", "${dir}/k.klog"], {"k.klog": b"KLOGGER\x00\x01\x00\x00\x00\x04\x00\x00\x00nope"}, 2, ["k.klog", "bad JSON header"]),
     ("header cut short", ["report", "${dir}/k.klog"], {"k.klog": log(hdr())[:40]}, 2, ["k.klog", "ends inside the header"]),
-    ("header of hz 0", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
-    ("billing of a header of hz 0", ["billing", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
-    ("html of a header of hz 0", ["html", "${dir}/k.klog", "-o", "${dir}/k.html"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "hz 0"]),
+    ("header of hz 0", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "byte 16", "hz: 0 is out of range"]),
+    ("billing of a header of hz 0", ["billing", "${dir}/k.klog"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "byte 16", "hz: 0 is out of range"]),
+    ("html of a header of hz 0", ["html", "${dir}/k.klog", "-o", "${dir}/k.html"], {"k.klog": log(hdr(hz=0), SW)}, 2, ["k.klog", "byte 16", "hz: 0 is out of range"]),
+    ("header of hz 2000000000 (a tick period of 0 ns)", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(hz=2000000000), SW)}, 2, ["k.klog", "byte 16", "hz: 2000000000 is out of range"]),
+    ("html of a header of hz 4294967295", ["html", "${dir}/k.klog", "-o", "${dir}/k.html"], {"k.klog": log(hdr(hz=4294967295), SW)}, 2, ["k.klog", "byte 16", "hz: 4294967295 is out of range"]),
+    ("billing of a header of hz 1000001", ["billing", "${dir}/k.klog"], {"k.klog": log(hdr(hz=1000001), SW)}, 2, ["k.klog", "byte 16", "hz: 1000001 is out of range"]),
     ("header of zero CPUs", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(cpus=0), SW)}, 2, ["k.klog", "0 CPUs"]),
     ("header of 100000 CPUs", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(cpus=100000), SW)}, 2, ["k.klog", "100000 CPUs"]),
     ("header of another format_version", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(format_version=3), SW)}, 2, ["k.klog", "format version 3"]),
@@ -151,6 +154,7 @@ CASES = [
     ("names: export --perfetto of a command name holding escape sequences", ["export", "--perfetto", "${dir}/k.klog", "-o", "${dir}/k.json"], {"k.klog": hostile(EVIL)}, 0, ["wrote"], {"absent": RAW}),
     ("names: report of a command name of 15 bytes that are not UTF-8", ["report", "${dir}/k.klog"], {"k.klog": hostile(b"\xff" * 15)}, 0, [], {"stdout": ["\ufffd" * 15 + " (5)"]}),
     ("names: report of a command name of spaces", ["report", "${dir}/k.klog"], {"k.klog": hostile(b" " * 15)}, 0, [], {"stdout": [" " * 15 + " (5)"]}),
+    ("names: report of a command name holding invisible characters", ["report", "${dir}/k.klog"], {"k.klog": hostile(b"au\xe2\x80\x8bdio\xef\xbb\xbf\xc2\xad")}, 0, [], {"stdout": ["au\\u{200b}dio\\u{feff}\\u{ad}"], "absent": ["\u200b", "\ufeff", "\u00ad"]}),
     ("names: a kernel release holding an escape sequence", ["report", "${dir}/k.klog"], {"k.klog": log(hdr(kernel="6.1\x1b[2J"), SW)}, 0, [], {"stdout": ["kernel 6.1\\x1b[2J"], "absent": ["\x1b"]}),
 ]
 

@@ -137,26 +137,57 @@ pub fn visible_lines(text: &str) -> Cow<'_, str> {
     escape_where(text, |c| c != '\n' && is_hidden(c))
 }
 
-/// Whether [`visible`] writes `c` as an escape: a control character (Unicode's category Cc:
-/// U+0000 to U+001F, U+007F to U+009F: escape sequences, line breaks, tabs, bells, backspaces); a
-/// character that reorders the text around it (the bidirectional marks, embeddings, overrides and
-/// isolates: U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069); a line or paragraph
-/// separator (U+2028, U+2029); and the noncharacters U+FFFE and U+FFFF (which XML forbids).
+/// Whether [`visible`] writes `c` as an escape: every character that shows nothing of itself, or
+/// something other than itself, so that a name holding one could pass for another (`au\u{200b}dio`
+/// for `audio`). That is each character of Unicode's general categories
+///
+/// - Cc, a control character (U+0000 to U+001F, U+007F to U+009F: escape sequences, line breaks,
+///   tabs, bells, backspaces);
+/// - Cf, a format character (the bidirectional marks, embeddings, overrides and isolates that
+///   reorder the text around them; the zero-width space, joiners, the byte order mark, the soft
+///   hyphen, tags...);
+/// - Co, a private-use character (drawn by whatever font claims it);
+/// - Cn, a code point not assigned (in the Unicode version of `unicode-properties`; the
+///   noncharacters U+FFFE and U+FFFF, which XML forbids, among them);
+/// - Zl and Zp, the line and paragraph separators (U+2028, U+2029);
+///
+/// and each default-ignorable code point ([`DEFAULT_IGNORABLE`]: those a renderer shows as nothing
+/// when it has no glyph for them, such as the combining grapheme joiner U+034F, the Hangul fillers
+/// U+115F and U+3164, and the variation selectors).
+///
+/// The general category comes from the `unicode-properties` crate (its tables follow Unicode's
+/// releases); the default-ignorable code points are not among its properties, and are the short
+/// list of Unicode's DerivedCoreProperties.txt.
 pub fn is_hidden(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{fffe}'
-                | '\u{ffff}'
-        )
+    use unicode_properties::{GeneralCategory as G, UnicodeGeneralCategory};
+    matches!(
+        c.general_category(),
+        G::Control | G::Format | G::PrivateUse | G::Unassigned | G::LineSeparator | G::ParagraphSeparator
+    ) || DEFAULT_IGNORABLE.iter().any(|r| r.contains(&c))
 }
+
+/// Unicode's default-ignorable code points (the property Default_Ignorable_Code_Point of
+/// DerivedCoreProperties.txt of Unicode 16.0), as ranges. Most are also of
+/// category Cf or Cn; [`is_hidden`] takes them all.
+pub const DEFAULT_IGNORABLE: &[std::ops::RangeInclusive<char>] = &[
+    '\u{00ad}'..='\u{00ad}',
+    '\u{034f}'..='\u{034f}',
+    '\u{061c}'..='\u{061c}',
+    '\u{115f}'..='\u{1160}',
+    '\u{17b4}'..='\u{17b5}',
+    '\u{180b}'..='\u{180f}',
+    '\u{200b}'..='\u{200f}',
+    '\u{202a}'..='\u{202e}',
+    '\u{2060}'..='\u{206f}',
+    '\u{3164}'..='\u{3164}',
+    '\u{fe00}'..='\u{fe0f}',
+    '\u{feff}'..='\u{feff}',
+    '\u{ffa0}'..='\u{ffa0}',
+    '\u{fff0}'..='\u{fff8}',
+    '\u{1bca0}'..='\u{1bca3}',
+    '\u{1d173}'..='\u{1d17a}',
+    '\u{e0000}'..='\u{e0fff}',
+];
 
 fn escape_where(text: &str, hidden: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&hidden) {
@@ -277,6 +308,34 @@ mod tests {
             }
         }
         assert_eq!(visible("\u{0}\u{7f}\u{85}\t"), "\\x00\\x7f\\u{85}\\x09");
+        // The invisible ones a look-alike name is made of: format characters, default-ignorable
+        // letters and marks, private use, tags, a musical format control, separators.
+        for c in [
+            '\u{200b}',
+            '\u{feff}',
+            '\u{ad}',
+            '\u{34f}',
+            '\u{e0001}',
+            '\u{180e}',
+            '\u{115f}',
+            '\u{3164}',
+            '\u{1d173}',
+            '\u{2060}',
+            '\u{fe0f}',
+            '\u{e000}',
+            '\u{e0100}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{fffe}',
+        ] {
+            assert!(is_hidden(c), "{c:?}");
+        }
+        assert_eq!(visible("au\u{200b}dio"), "au\\u{200b}dio");
+        // Combining marks and other scripts' letters are shown as they are.
+        assert!(matches!(
+            visible("e\u{301} \u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940} 한"),
+            Cow::Borrowed(_)
+        ));
         assert!(matches!(visible("video ✓ ünïcode"), Cow::Borrowed(_)), "no copy for ordinary text");
         assert_eq!(visible_lines("a\nb\u{1b}"), "a\nb\\x1b");
     }

@@ -840,6 +840,8 @@ mod tests {
             |task, start, end, why| trace::Record::Run { task, cpu: 0, start, end, why, complete: true };
         for r in [
             trace::Record::Task { task: 0, process: 0, name: "video".into() },
+            // A request that ends was released (the trace reader's rule).
+            trace::Record::Release { task: 0, job: 0, at: 100, deadline: Some(900) },
             run(0, 100, 400, trace::EndReason::Blocked),
             run(1, 400, 900, trace::EndReason::SliceEnd),
             trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Late },

@@ -77,6 +77,7 @@ fn plan(
     if let Some(s) = scenario {
         p.input("the scenario", s);
     }
+    p.stdout("the run's report");
     let perfetto = p.output("--perfetto", c.perfetto.as_deref(), outputs::Kind::JSON);
     let trace = p.output("--trace", c.trace_file.as_deref(), outputs::Kind::TRACE);
     let planned = p.check()?;

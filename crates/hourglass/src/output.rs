@@ -399,7 +399,9 @@ pub fn to_trace(r: &RunResult) -> (trace::Header, Vec<trace::Record>) {
         for (k, j) in t.jobs.iter().enumerate() {
             let (job, at, deadline) = (k as u32, t0 + j.release_ns, Some(t0 + j.deadline_ns));
             timed.push((at, Record::Release { task, job, at, deadline }));
-            let end = t0 + j.end_ns;
+            // A request dropped at a deadline already past when it was released (a jitter beyond
+            // its deadline) ended at its release: a request ends after it is released.
+            let end = t0 + j.end_ns.max(j.release_ns);
             timed.push((end, Record::JobEnd { task, job, at: end, outcome: j.outcome }));
         }
         if t.jobs.is_empty() {

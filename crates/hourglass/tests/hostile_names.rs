@@ -20,6 +20,7 @@ fn names() -> Vec<String> {
         "]]>&amp;\"'".into(),
         "nul\u{0}\u{fffe}\u{ffff}".into(),
         "abc\u{202e}gpj.exe".into(),
+        "au\u{200b}dio \u{feff}\u{ad}\u{34f}\u{e0001}\u{180e}\u{115f}\u{3164}\u{1d173}\u{e000}".into(),
         "   ".into(),
         "w".repeat(trace::MAX_TEXT),
     ]

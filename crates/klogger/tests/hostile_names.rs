@@ -15,11 +15,13 @@ const MS: u64 = 1_000_000;
 
 /// The command names: escape sequences, markup, quotes, a right-to-left override, only spaces,
 /// control characters, a C1 control (the 8-bit CSI), bytes that are not UTF-8, and `a`, `b`.
-const COMMS: [&[u8]; 10] = [
+const COMMS: [&[u8]; 12] = [
     b"\x1b[2J\x1b[31mred",
     b"<script>x&amp;",
     b"]]>\"'",
     b"\xe2\x80\xaegpj.exe",
+    b"au\xe2\x80\x8bdio\xef\xbb\xbf\xc2\xad",
+    b"\xcd\x8f\xf3\xa0\x80\x81\xe3\x85\xa4\xee\x80\x80",
     b"   ",
     b"\x01\x02\x07\x08\x0b\x0c\x7f",
     b"\xc2\x9b2J",

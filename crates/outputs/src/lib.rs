@@ -8,7 +8,8 @@
 //! - an output cannot be reached: its directory is missing, a part of its path is a file
 //!   ([`Refusal::Unwritable`]);
 //! - two outputs are the same file, or an output is one of the inputs ([`Refusal::SameOutput`],
-//!   [`Refusal::OutputIsInput`]);
+//!   [`Refusal::OutputIsInput`]), or an output is the tool's standard output when the tool writes
+//!   its own report there ([`Plan::stdout`], [`Refusal::IsStdout`]);
 //! - an output's name claims a format the option does not write, or disagrees with a format option
 //!   such as `--jobs-format` ([`Refusal::Extension`], [`Refusal::Disagrees`]);
 //! - an output cannot be created or written: it is a directory, the system refuses to open it for
@@ -16,7 +17,9 @@
 //!
 //! What passes is [`Outputs`]: each output with the [`Format`] its name chose, which the tool then
 //! writes in, opening it through [`Output::create`] (an error names the file) and saying so with
-//! [`Output::wrote`], the one `wrote PATH (details)` line of every tool on stderr.
+//! [`Output::wrote`], the one `wrote PATH (details)` line of every tool on stderr. An output whose
+//! reader has gone (a pipe closed: `smartsim trace perfetto t.trace /dev/stdout | head -c 1`) ends
+//! the program quietly with status 0, as `diag` does for standard output ([`Output::write_error`]).
 //!
 //! ## The same file
 //!
@@ -24,8 +27,13 @@
 //! symbolic link and its target, two hard links). A path that does not exist yet is the file its
 //! creation would make: the canonical path of its directory and its own name (after following a
 //! dangling link), so that `out/x` and `./out/../out/x` collide before either exists. Devices,
-//! pipes and sockets (`/dev/null`, `/dev/stdout`) are never the same file as anything: writing two
-//! outputs to `/dev/null` is harmless, and where `/dev/stdout` leads is the shell's business.
+//! pipes and sockets (`/dev/null`, `/dev/stdout`) are never the same file as another output or an
+//! input: writing two outputs to `/dev/null` is harmless. But when the tool writes its own report
+//! on standard output ([`Plan::stdout`]), standard output is one of the outputs, by the device and
+//! inode of descriptor 1: an output that leads there (`--trace /dev/stdout`, or `--trace f` under
+//! `> f`) would mix two contents in one stream, and is refused, whether standard output is a file,
+//! a pipe or a socket. A terminal or `/dev/null` (a character device) is where output is read by a
+//! person or dropped, not parsed, and is let through.
 //!
 //! ## Design decision
 //!
@@ -123,6 +131,14 @@ pub enum Refusal {
         /// The format the name says.
         named: Format,
     },
+    /// An output is standard output, where the tool writes its own report.
+    #[error("{output} is standard output, where {what} goes: each output needs a file of its own")]
+    IsStdout {
+        /// The output.
+        output: Named,
+        /// What the tool writes there ("the run's table or JSON").
+        what: String,
+    },
     /// The output cannot be created or written.
     #[error("{output}: cannot {} it: {why}", if *.exists { "write" } else { "create" })]
     Unwritable {
@@ -208,8 +224,13 @@ impl Output {
         self.create()?.write_all(bytes).map_err(|e| self.write_error(e))
     }
 
-    /// An error met while writing to the file, naming it.
+    /// An error met while writing to the file, naming it. A reader that has gone (the output is a
+    /// pipe, and closed) ends the program here, quietly and with status 0, as a closed standard
+    /// output does (`diag`'s doc): what was asked for was taken as far as the reader wanted.
     pub fn write_error(&self, source: io::Error) -> WriteError {
+        if reader_gone(&source) {
+            std::process::exit(0);
+        }
         WriteError::Write { path: self.path().into(), source }
     }
 
@@ -217,6 +238,12 @@ impl Output {
     pub fn wrote(&self, details: &str) {
         wrote(self.path(), details);
     }
+}
+
+/// Whether `e` (or the error it wraps) says the reader of a pipe has gone.
+fn reader_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+        || e.get_ref().and_then(|inner| inner.downcast_ref::<io::Error>()).is_some_and(reader_gone)
 }
 
 /// Prints the line every tool prints on stderr for each file it wrote: `wrote PATH`, or `wrote
@@ -268,6 +295,8 @@ pub struct Plan {
     inputs: Vec<Named>,
     outputs: Vec<Wanted>,
     directories: Vec<Named>,
+    /// What the tool writes on standard output, if anything.
+    stdout: Option<String>,
 }
 
 impl Plan {
@@ -310,6 +339,13 @@ impl Plan {
         Slot(Some(self.outputs.len() - 1))
     }
 
+    /// The tool writes `what` (e.g. `the run's table or JSON`) on standard output: no output may
+    /// lead there (module doc, "The same file").
+    pub fn stdout(&mut self, what: &str) -> &mut Plan {
+        self.stdout = Some(what.into());
+        self
+    }
+
     /// A directory the tool fills (created if missing, with its parents): it must be one, or be
     /// creatable.
     pub fn directory(&mut self, label: &str, path: &Path) -> &mut Plan {
@@ -329,6 +365,11 @@ impl Plan {
                     first: self.outputs[i].named.clone(),
                     second: self.outputs[j].named.clone(),
                 });
+            }
+        }
+        if let Some((what, out)) = self.stdout.as_ref().zip(stdout_file()) {
+            if let Some(w) = self.outputs.iter().find(|w| file_of(&w.named.path) == Some(out)) {
+                return Err(Refusal::IsStdout { output: w.named.clone(), what: what.clone() });
             }
         }
         for input in &self.inputs {
@@ -383,6 +424,21 @@ impl Identity {
     fn is_same(&self, other: &Identity) -> bool {
         !matches!(self, Identity::Special) && self == other
     }
+}
+
+/// The device and inode of standard output (descriptor 1), unless it is a character device (a
+/// terminal, `/dev/null`) or closed.
+fn stdout_file() -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let m = File::from(fd).metadata().ok()?;
+    (!m.file_type().is_char_device()).then(|| (m.dev(), m.ino()))
+}
+
+/// The device and inode of the file `path` leads to, if it exists.
+fn file_of(path: &Path) -> Option<(u64, u64)> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The identity of an output, or why it cannot be one (its directory is missing, a component of

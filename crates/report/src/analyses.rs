@@ -223,7 +223,7 @@ pub fn quantum_cdf(tasks: &[TaskStats]) -> Figure {
 /// Each complete quantum of `tasks` against the time a sampler at `hz` (phase 0) bills it (ms;
 /// cf. Etsion fig. 4), with the line billed = used.
 pub fn billing_scatter(tl: &Timeline, group: Group, tasks: &[TaskStats], hz: u32) -> Figure {
-    let period = 1_000_000_000 / hz as u64;
+    let period = trace::tick_period_ns(hz);
     let mut f = Figure::new(
         &format!("Effective quantum vs billed time at {hz} Hz (cf. Etsion fig. 4)"),
         "effective quantum (ms)",

@@ -127,8 +127,11 @@ pub struct Gantt {
     missed: BTreeSet<(u32, u32)>,
     /// CPU time in the window per task (which tasks keep a row when there are too many).
     cpu_ns: BTreeMap<u32, u64>,
-    /// Tasks with something in the window.
+    /// Tasks with something in the window, counted past the bounds on what is drawn, up to
+    /// [`MAX_NAMES`] (then `active_full`).
     active: BTreeSet<u32>,
+    /// More than [`MAX_NAMES`] tasks had something in the window: `active` holds the first.
+    active_full: bool,
     /// Latest instant of any record, relative to the trace's start.
     last_ns: u64,
 }
@@ -153,6 +156,7 @@ impl Gantt {
             missed: BTreeSet::new(),
             cpu_ns: BTreeMap::new(),
             active: BTreeSet::new(),
+            active_full: false,
             last_ns: 0,
         }
     }
@@ -184,7 +188,8 @@ impl Gantt {
     /// Takes one record of the trace into account. Records may come in any order, except that a
     /// request's end is judged only if its release came first (as every writer of traces orders them).
     pub fn add(&mut self, r: &Record) {
-        let rel = |t: u64| t.saturating_sub(self.origin);
+        let origin = self.origin;
+        let rel = |t: u64| t.saturating_sub(origin);
         let (from, to) = (self.from, self.to);
         match r {
             Record::Task { task, name, .. } => {
@@ -200,9 +205,9 @@ impl Gantt {
                 }
                 let (cs, ce) = (s.max(from), e.min(to));
                 self.stretches += 1;
+                self.note_active(*task);
                 if self.stretches as usize <= MAX_BARS {
                     *self.cpu_ns.entry(*task).or_default() += ce - cs;
-                    self.active.insert(*task);
                     self.bars.push(Bar {
                         task: *task,
                         cpu: *cpu,
@@ -218,16 +223,16 @@ impl Gantt {
                 self.last_ns = self.last_ns.max(a);
                 if (from..=to).contains(&a) {
                     self.releases_seen += 1;
+                    self.note_active(*task);
                     if self.releases_seen as usize <= MAX_MARKS {
                         self.releases.push((*task, *job, a));
-                        self.active.insert(*task);
                     }
                 }
                 if let Some(d) = deadline.map(rel).filter(|d| (from..=to).contains(d)) {
                     self.deadlines_seen += 1;
+                    self.note_active(*task);
                     if self.deadlines_seen as usize <= MAX_MARKS {
                         self.deadlines.insert((*task, *job), d);
-                        self.active.insert(*task);
                     }
                 }
             }
@@ -321,9 +326,25 @@ impl Gantt {
         (self.from, self.to)
     }
 
-    /// Tasks left out of the chart: more than [`MAX_ROWS`] had something in the window.
+    /// Tasks left out of the chart: more than [`MAX_ROWS`] had something in the window. Exact up
+    /// to [`MAX_NAMES`] tasks in the window; past that a lower bound ([`Gantt::left_out_at_least`]).
     pub fn left_out(&self) -> usize {
         self.task_rows().1
+    }
+
+    /// Whether [`Gantt::left_out`] is a lower bound: more tasks had something in the window than the
+    /// chart counts (its memory is bounded).
+    pub fn left_out_at_least(&self) -> bool {
+        self.active_full
+    }
+
+    /// Counts `task` among those with something in the window (up to [`MAX_NAMES`]).
+    fn note_active(&mut self, task: u32) {
+        if self.active.len() < MAX_NAMES || self.active.contains(&task) {
+            self.active.insert(task);
+        } else {
+            self.active_full = true;
+        }
     }
 
     /// A task's name as the chart shows it ([`visible`]: its labels are cut and measured in the
@@ -1008,6 +1029,22 @@ mod tests {
             assert!(w[1].0 - w[0].0 >= 70.0 && w[0].1.len() <= 8, "{w:?}");
         }
         assert_eq!(elements(&svg, "run").len(), 50);
+    }
+
+    #[test]
+    fn tasks_left_out_are_counted_past_the_bound_on_bars() {
+        // Each task once, many more than the bars a chart keeps: all are counted, up to MAX_NAMES.
+        for tasks in [MAX_BARS as u32 + 5_000, MAX_NAMES as u32 + 7] {
+            let mut g = Gantt::new(&header(1), 0, u64::MAX);
+            for task in 0..tasks {
+                let start = u64::from(task) * 10;
+                let why = EndReason::Preempted;
+                g.add(&Record::Run { task, cpu: 0, start, end: start + 10, why, complete: true });
+            }
+            let counted = tasks.min(MAX_NAMES as u32) as usize;
+            assert_eq!(g.left_out(), counted - MAX_ROWS, "{tasks} tasks");
+            assert_eq!(g.left_out_at_least(), tasks as usize > MAX_NAMES, "{tasks} tasks");
+        }
     }
 
     #[test]

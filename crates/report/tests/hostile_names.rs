@@ -26,6 +26,7 @@ fn hostile_names() -> Vec<String> {
         "\"double\" 'single'".into(),
         "nul\u{0}\u{8}\u{b}\u{c}\u{fffe}\u{ffff}".into(),
         "abc\u{202e}gpj.exe".into(),
+        "au\u{200b}dio \u{feff}\u{ad}\u{34f}\u{e0001}\u{180e}\u{115f}\u{3164}\u{1d173}\u{e000}".into(),
         "   ".into(),
         "x".repeat(trace::MAX_TEXT),
         "audio ✓".into(),
@@ -219,7 +220,13 @@ fn any_name() -> impl Strategy<Value = String> {
         '\u{0}', '\u{1b}', '[', '\n', '\r', '\t', '\u{7}', '\u{8}', '\u{7f}', '\u{85}', '\u{9b}', '\u{202e}',
         '\u{2028}', '\u{fffe}', ',', '"', '\'', '=', '|', ' ', '\\', 'é', '✓',
     ]);
-    prop::collection::vec(prop_oneof![3 => hostile, 1 => any::<char>()], 0..48)
+    // Characters that show nothing of themselves: a name holding one passes for another.
+    let invisible = prop::sample::select(
+        "\u{200b}\u{feff}\u{ad}\u{34f}\u{e0001}\u{180e}\u{115f}\u{3164}\u{1d173}\u{e000}\u{2060}\u{fe0f}"
+            .chars()
+            .collect::<Vec<char>>(),
+    );
+    prop::collection::vec(prop_oneof![3 => hostile, 2 => invisible, 1 => any::<char>()], 0..48)
         .prop_map(|v| v.into_iter().collect())
 }
 

@@ -404,7 +404,11 @@ fn write_gantt(out: &outputs::Output, g: &report::Gantt) -> Result<()> {
     }
     let left_out = match g.left_out() {
         0 => String::new(),
-        n => format!("; {n} tasks left out, the chart has at most {} rows", report::MAX_ROWS),
+        n => format!(
+            "; {}{n} tasks left out, the chart has at most {} rows",
+            if g.left_out_at_least() { "at least " } else { "" },
+            report::MAX_ROWS
+        ),
     };
     out.wrote(&format!("{} stretches, {} missed deadlines drawn{left_out}", g.stretches(), g.misses()));
     Ok(())
@@ -511,6 +515,10 @@ fn real_main() -> Result<()> {
             // output, writable, and of the format its name says.
             let mut p = outputs::Plan::new();
             p.input("the scenario", &file);
+            p.stdout(match format {
+                Format::Json => "the run's JSON",
+                Format::Table => "the run's table",
+            });
             let svg = p.output("--svg", svg.as_deref(), outputs::Kind::IMAGE);
             let gantt = p.output("--gantt", gantt.as_deref(), outputs::Kind::IMAGE);
             let jobs = p.output_as(
@@ -1265,10 +1273,11 @@ fn trace_cmd(cmd: TraceCmd) -> Result<()> {
             }
         }
         TraceCmd::Diff { a, b, format } => {
-            let d = trace::diff::diff(&summarize_file(&a)?, &summarize_file(&b)?);
+            let (sa, sb) = (summarize_file(&a)?, summarize_file(&b)?);
+            let d = trace::diff::diff(&sa, &sb);
             match format {
                 Format::Json => diag::outln!("{}", serde_json::to_string_pretty(&d)?),
-                Format::Table => diag::out!("{}", diff_table(&d, &a, &b)),
+                Format::Table => diag::out!("{}{}", diff_table(&d, &a, &b), idle_note(&[&sa, &sb])),
             }
         }
         TraceCmd::Html { file, out, hz, tasks } => {
@@ -1412,6 +1421,13 @@ fn summarize_file(file: &std::path::Path) -> Result<trace::summary::Summary> {
     if r.trailing() > 0 {
         eprintln!("{}: cut short ({} bytes after the last whole record)", file.display(), r.trailing());
     }
+    if r.empty_runs() > 0 {
+        eprintln!(
+            "{}: {} runs of no time skipped (a stretch of no CPU time is no quantum)",
+            file.display(),
+            r.empty_runs()
+        );
+    }
     Ok(s)
 }
 
@@ -1467,6 +1483,24 @@ fn diff_table(d: &trace::diff::Diff, a: &std::path::Path, b: &std::path::Path) -
         "unfinished",
         "wake→run",
     ])
+}
+
+/// What the idle task's row of `trace diff` means, if a trace has one: its CPU % is of one CPU like
+/// every row's, so the idle time of N CPUs goes up to N × 100 % (`trace report` gives it as a share
+/// of the whole machine).
+fn idle_note(traces: &[&trace::summary::Summary]) -> String {
+    let cpus: Vec<u32> = traces
+        .iter()
+        .filter(|s| s.tasks.iter().any(|t| trace::is_idle(&s.header.source, t.task, &t.name)))
+        .map(|s| s.header.cpus)
+        .collect();
+    let Some(&most) = cpus.iter().max() else { return String::new() };
+    format!(
+        "{}: the idle time of every CPU together, in % of one CPU like every row (up to {} % on {most} \
+         CPUs; trace report's share % is of the whole machine)\n",
+        trace::IDLE_NAME,
+        100 * u64::from(most)
+    )
 }
 
 fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String {

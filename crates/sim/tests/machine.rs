@@ -169,3 +169,10 @@ exec = "3ms"
     assert_eq!((jobs[0].finish_ns, jobs[0].preemptions), (Some(3_000_000), 0));
     assert_eq!(jobs[0].outcome, trace::Outcome::Met);
 }
+
+/// Every tick rate a scenario may give, a trace of its run may hold: the trace readers' bound is the
+/// scenario's.
+#[test]
+fn a_trace_reader_takes_every_tick_rate_a_scenario_does() {
+    assert_eq!(trace::MAX_HZ, workload::MAX_HZ);
+}

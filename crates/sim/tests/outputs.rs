@@ -208,3 +208,61 @@ fn a_full_disk_under_standard_output_is_said_in_one_line_not_a_panic() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err, "smartsim: writing standard output: No space left on device (os error 28)\n");
 }
+
+/// Runs `smartsim args` with its standard output `stdout`; its status and stderr.
+fn with_stdout(args: &[&str], stdout: Stdio) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_smartsim"))
+        .args(args)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn an_output_that_is_standard_output_is_refused_where_the_run_prints_its_results() {
+    let (dir, s) = with_scenario("stdout");
+    // A pipe, as `| xxd`: the trace and the table would interleave; the jobs and the JSON too.
+    for (args, option) in [
+        (vec!["run", p(&s), "--trace", "/dev/stdout"], "--trace /dev/stdout"),
+        (vec!["run", p(&s), "--jobs", "/dev/stdout", "--format", "json"], "--jobs /dev/stdout"),
+        (vec!["run", p(&s), "--perfetto", "/proc/self/fd/1"], "--perfetto /proc/self/fd/1"),
+    ] {
+        let (code, err) = with_stdout(&args, Stdio::piped());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(&format!("{option} is standard output, where the run's")), "{err}");
+    }
+    // A file, as `> tr.out`, named by the option as it is or through /dev/stdout.
+    let out = dir.join("tr.out");
+    for via in [p(&out), "/dev/stdout"] {
+        let f = std::fs::File::create(&out).unwrap();
+        let (code, err) = with_stdout(&["run", p(&s), "--trace", via], Stdio::from(f));
+        assert_eq!(code, 2, "{via}: {err}");
+        assert!(err.contains("is standard output, where the run's table goes"), "{err}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"", "nothing is written");
+    }
+    // Where the command writes nothing else on standard output, it may go there; and /dev/null
+    // (a character device) takes anything.
+    let t = dir.join("t.trace");
+    assert_eq!(smartsim(&["run", p(&s), "--trace", p(&t)]).0, 0);
+    let (code, err) = with_stdout(&["trace", "gantt", p(&t), "/dev/stdout"], Stdio::piped());
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = with_stdout(&["run", p(&s), "--trace", "/dev/null"], Stdio::null());
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn an_output_whose_reader_has_gone_ends_the_command_quietly() {
+    let (dir, s) = with_scenario("closed-output");
+    let t = dir.join("t.trace");
+    assert_eq!(smartsim(&["run", p(&s), "--trace", p(&t)]).0, 0);
+    for args in [
+        vec!["trace", "perfetto", p(&t), "/dev/stdout"],
+        vec!["trace", "gantt", p(&t), "/dev/stdout"],
+        vec!["trace", "html", p(&t), "/dev/stdout"],
+    ] {
+        let (status, err) = with_closed_stdout(&args);
+        assert_quiet(&args, status, &err);
+    }
+}

@@ -23,6 +23,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::tick_period_ns;
 use crate::timeline::{Group, Stretch, Timeline};
 
 /// Sampler rates one command replays at most: each costs a pass over the trace and a column (and
@@ -39,8 +40,8 @@ pub fn check_rates(hz: &[u32]) -> Result<(), String> {
         return Err(format!("--hz: {} rates given, at most {MAX_RATES}", hz.len()));
     }
     for (k, &h) in hz.iter().enumerate() {
-        if h == 0 || h > 1_000_000 {
-            return Err(format!("--hz wants rates between 1 and 1000000, got {h}"));
+        if h == 0 || h > crate::MAX_HZ {
+            return Err(format!("--hz wants rates between 1 and {}, got {h}", crate::MAX_HZ));
         }
         if hz[..k].contains(&h) {
             return Err(format!("--hz: {h} given twice"));
@@ -54,7 +55,7 @@ pub fn ticks_in(start: u64, end: u64, period: u64, phase: u64) -> u64 {
     if end <= start {
         return 0;
     }
-    let p = period as i128;
+    let p = period.max(1) as i128;
     let f = |t: u64| (t as i128 - phase as i128 - 1).div_euclid(p);
     (f(end) - f(start)) as u64
 }
@@ -125,7 +126,7 @@ pub fn replay(
             a.quanta += 1;
         }
         for (i, &hz) in hzs.iter().enumerate() {
-            let n = ticks_in(q.start, q.end, 1_000_000_000 / hz as u64, phase_ns);
+            let n = ticks_in(q.start, q.end, tick_period_ns(hz), phase_ns);
             a.ticks[i] = a.ticks[i].saturating_add(n);
             if q.complete && n == 0 {
                 a.unbilled[i] += 1;
@@ -151,12 +152,10 @@ pub fn replay(
             let b = hzs
                 .iter()
                 .enumerate()
-                .map(|(i, &hz)| {
-                    mk(hz, 1_000_000_000 / hz as u64, a.ticks[i], a.unbilled[i], a.cpu_ns, a.quanta)
-                })
+                .map(|(i, &hz)| mk(hz, tick_period_ns(hz), a.ticks[i], a.unbilled[i], a.cpu_ns, a.quanta))
                 .collect();
             let obs = kernel_hz
-                .map(|hz| mk(0, 1_000_000_000 / hz as u64, a.obs_ticks, a.obs_unbilled, a.cpu_ns, a.quanta));
+                .map(|hz| mk(0, tick_period_ns(hz), a.obs_ticks, a.obs_unbilled, a.cpu_ns, a.quanta));
             (k, (a.cpu_ns, a.quanta, b, obs))
         })
         .collect()

@@ -432,9 +432,7 @@ impl Log {
         if header.cpus == 0 || header.cpus > MAX_CPUS {
             return Err(fmt(16, format!("header says {} CPUs (1 to {MAX_CPUS})", header.cpus)));
         }
-        if header.hz == Some(0) {
-            return Err(fmt(16, "header says hz 0 (a tick rate is positive, or null when unknown)".into()));
-        }
+        crate::check_hz(header.hz).map_err(|e| fmt(16, format!("header: {e}")))?;
         // Records decoded as they are read: the body is never held as bytes besides its events.
         let first = 16 + hlen as u64;
         let mut events = Vec::new();
@@ -1129,8 +1127,10 @@ mod tests {
         assert!(e.contains(&format!("byte {at}: CPU 2147483647 in a recording of 2 CPUs")), "{e}");
         let e = err("cpus.klog", &Header { cpus: 0, ..header() }, &[]);
         assert!(e.contains("header says 0 CPUs"), "{e}");
-        let e = err("hz.klog", &Header { hz: Some(0), ..header() }, &[]);
-        assert!(e.contains("hz 0"), "{e}");
+        for hz in [0, crate::MAX_HZ + 1, u32::MAX] {
+            let e = err("hz.klog", &Header { hz: Some(hz), ..header() }, &[]);
+            assert!(e.contains(&format!("byte 16: header: hz: {hz} is out of range")), "{e}");
+        }
         // The file's version and the header's disagree.
         let p = file(dir.path(), "ver.klog", &Header { format_version: 7, ..header() }, &[]);
         let mut bytes = std::fs::read(&p).unwrap();

@@ -39,11 +39,18 @@
 //!
 //! **A trace agrees with itself.** Every time a record holds (a Run's start and end, the `at` of the
 //! others) lies in the trace's span: from the header's `start_ns` to its End record (or the last
-//! time seen, in a file cut short). A CPU runs one task at a time and a task runs on one CPU at a
-//! time: the Run records of one CPU, and those of one task, follow each other in time without
-//! overlapping (a Run may begin where the last one ended); the exception is task 0 of a klogger
-//! trace, Linux's idle task, which is one task per CPU. Every CPU a record names is one the header
-//! has. A trace has at most one End record. [`Consistency`] states these rules and checks them; the
+//! time seen, in a file cut short). A CPU runs one task at a time and a task runs on one
+//! CPU at a time: the Run records of one CPU, and those of one task, follow each other in time
+//! without overlapping (a Run may begin where the last one ended); the exception is Linux's idle
+//! task, one task per CPU, which the data names: task 0 of a klogger trace whose Task record calls
+//! it [`IDLE_NAME`] (and which keeps that name). Every CPU a record names is one the header has. A
+//! trace has at most one End record. A task's requests are released once each, in the order of
+//! their numbers; a request that ends was released, ends once, and not before its release. A Run
+//! of no time (start = end) is no stretch of CPU time: the reader checks it, counts it
+//! ([`Reader::empty_runs`]) and skips it, so that every analysis counts the same stretches. (A
+//! request may be due before its release: a timer coarser than its deadline releases it late, as
+//! the simulator's `timer = "tick"` does.) The header's tick rate, if any, is 1 to [`MAX_HZ`] Hz.
+//! [`Consistency`] states these rules and checks them; the
 //! reader applies it to every record it yields, so that every analysis reads checked input and none
 //! can give an impossible figure: a share above 100 % of a CPU, a negative duration, more CPU time
 //! than the span × the CPUs.
@@ -91,6 +98,36 @@ pub const MAX_HEADER: u32 = 1 << 20;
 pub const MAX_TEXT: usize = 4096;
 /// "None" for a 32-bit field (a CPU or task not known).
 pub const NONE32: u32 = u32::MAX;
+/// Highest tick rate a header may give (Hz): the bound of a scenario's `machine.hz`
+/// (`workload::MAX_HZ`, which a test of `crates/sim` holds equal), so that every analysis's tick
+/// period is a whole number of at least 1000 ns.
+pub const MAX_HZ: u32 = 1_000_000;
+/// The name a trace gives the idle task (task 0 of a klogger trace, one task per CPU).
+pub const IDLE_NAME: &str = "idle";
+
+/// Whether task `task` named `name` in a trace from `source` is the idle task of every CPU: task 0
+/// of a klogger trace, named [`IDLE_NAME`] (as the data says, not the header alone).
+pub fn is_idle(source: &Source, task: u32, name: &str) -> bool {
+    task == 0 && name == IDLE_NAME && matches!(source, Source::Klogger { .. })
+}
+
+/// The tick period of a rate of `hz` (ns): 10^9 / `hz`, and never zero, whatever `hz` (a reader
+/// refuses a rate outside 1..=[`MAX_HZ`], this keeps the arithmetic of any other caller defined).
+pub fn tick_period_ns(hz: u32) -> u64 {
+    (1_000_000_000 / u64::from(hz.max(1))).max(1)
+}
+
+/// Checks a header's tick rate: `None` (unknown, or tickless), or 1 to [`MAX_HZ`]; says what is
+/// wrong otherwise.
+pub fn check_hz(hz: Option<u32>) -> Result<(), String> {
+    match hz {
+        Some(h) if h == 0 || h > MAX_HZ => Err(format!(
+            "hz: {h} is out of range: expected an integer in 1..={MAX_HZ}, or null when the tick rate is \
+             unknown"
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Where a trace came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -504,8 +541,16 @@ fn opt32(v: u32) -> Option<u32> {
 pub struct Consistency {
     start: u64,
     cpus: u32,
-    /// Task 0 is the idle task of every CPU (a klogger trace): its runs on different CPUs overlap.
-    idle_per_cpu: bool,
+    /// A klogger trace, whose task 0 may be the idle task of every CPU.
+    klogger: bool,
+    /// Task 0 is named [`IDLE_NAME`] by its last Task record (so, in a klogger trace, it is the idle
+    /// task, and its runs on different CPUs may overlap).
+    zero_is_idle: bool,
+    /// The offset of a run of task 0 that overlapped another of its runs: it ran as the idle task,
+    /// and may not be renamed since.
+    ran_as_idle: Option<u64>,
+    /// Per task: its requests.
+    requests: HashMap<u32, Requests>,
     /// Per CPU: the end of its last run, and that record's offset.
     cpu_free: Vec<Option<(u64, u64)>>,
     /// Per task: the CPU and end of its last run, and that record's offset.
@@ -522,7 +567,10 @@ impl Consistency {
         Consistency {
             start: header.start_ns,
             cpus: header.cpus,
-            idle_per_cpu: matches!(header.source, Source::Klogger { .. }),
+            klogger: matches!(header.source, Source::Klogger { .. }),
+            zero_is_idle: false,
+            ran_as_idle: None,
+            requests: HashMap::new(),
             cpu_free: Vec::new(),
             task_free: HashMap::new(),
             latest: None,
@@ -538,6 +586,16 @@ impl Consistency {
         let here = |what: String| Err((offset, what));
         // What the record is, named by its first time and by its last.
         let ((what_first, first), (what, last)) = match *r {
+            Record::Task { task: 0, ref name, .. } => {
+                self.zero_is_idle = name == IDLE_NAME;
+                if let Some(at) = self.ran_as_idle.filter(|_| !self.zero_is_idle) {
+                    return here(format!(
+                        "task 0 renamed {name:?} after it ran as the idle task of several CPUs at once \
+                         (byte {at}): only the idle task does"
+                    ));
+                }
+                return Ok(());
+            }
             Record::Task { .. } => return Ok(()),
             Record::Run { start, end, .. } => (("run starting", start), ("run ending", end)),
             Record::Wake { at, .. } => (("wake-up", at), ("wake-up", at)),
@@ -599,14 +657,50 @@ impl Consistency {
                     ));
                 }
                 self.cpu_free[c] = Some((end, offset));
-                if !(self.idle_per_cpu && task == 0) {
-                    if let Some(&(other, free, f_at)) = self.task_free.get(&task).filter(|f| start < f.1) {
+                if let Some(&(other, free, f_at)) = self.task_free.get(&task).filter(|f| start < f.1) {
+                    if !(task == 0 && self.klogger && self.zero_is_idle) {
                         return here(format!(
                             "task {task} runs on CPU {cpu} from {start} ns, before its run on CPU {other} \
-                             (byte {f_at}) ends ({free} ns): a task runs on one CPU at a time"
+                             (byte {f_at}) ends ({free} ns): a task runs on one CPU at a time (only a \
+                             klogger trace's task 0 named \"{IDLE_NAME}\", the idle task, runs on several)"
                         ));
                     }
-                    self.task_free.insert(task, (cpu, end, offset));
+                    self.ran_as_idle.get_or_insert(offset);
+                }
+                let f = self.task_free.entry(task).or_insert((cpu, end, offset));
+                if end >= f.1 {
+                    *f = (cpu, end, offset);
+                }
+            }
+            Record::Release { task, job, at, .. } => {
+                let q = self.requests.entry(task).or_default();
+                if let Some((last, l_at)) = q.last.filter(|l| job <= l.0) {
+                    return here(format!(
+                        "request {job} of task {task} released after its request {last} (byte {l_at}): a \
+                         task's requests are released once each, in the order of their numbers"
+                    ));
+                }
+                q.last = Some((job, offset));
+                q.pending.insert(job, (at, offset));
+            }
+            Record::JobEnd { task, job, at, .. } => {
+                let q = self.requests.entry(task).or_default();
+                let Some((released, r_at)) = q.pending.remove(&job) else {
+                    let why = if q.last.is_some_and(|l| job <= l.0) {
+                        "it has ended already, or was never released"
+                    } else {
+                        "it was never released"
+                    };
+                    return here(format!(
+                        "request {job} of task {task} ends at {at} ns, but {why}: a request ends at most \
+                         once, after its release"
+                    ));
+                };
+                if at < released {
+                    return here(format!(
+                        "request {job} of task {task} ends at {at} ns, before its release ({released} ns, \
+                         byte {r_at})"
+                    ));
                 }
             }
             Record::Tick { cpu, .. } if cpu >= self.cpus => {
@@ -619,6 +713,16 @@ impl Consistency {
         }
         Ok(())
     }
+}
+
+/// A task's requests, as [`Consistency`] follows them: the last released, and those released and
+/// not ended (a request is released once, ends at most once, and not before its release).
+#[derive(Clone, Debug, Default)]
+struct Requests {
+    /// The number and offset of the last Release record.
+    last: Option<(u32, u64)>,
+    /// Released and not ended: release time and offset, by number.
+    pending: std::collections::BTreeMap<u32, (u64, u64)>,
 }
 
 /// Reads a trace record by record.
@@ -636,6 +740,8 @@ pub struct Reader<R: Read> {
     left_out: Option<klog::LeftOut>,
     /// The rules every record of a trace file is checked against.
     consistency: Consistency,
+    /// Runs of no time read and skipped (see [`Reader::empty_runs`]).
+    empty_runs: u64,
 }
 
 impl Reader<BufReader<File>> {
@@ -659,6 +765,7 @@ impl Reader<BufReader<File>> {
                 done: false,
                 converted: Some(c.records.into_iter()),
                 left_out: Some(c.left_out),
+                empty_runs: 0,
             });
         }
         Reader::new(input, path)
@@ -697,6 +804,7 @@ impl<R: Read> Reader<R> {
         if header.cpus == 0 || header.cpus > klog::MAX_CPUS {
             return Err(bad(format!("header says {} CPUs", header.cpus)));
         }
+        check_hz(header.hz).map_err(|e| bad(format!("header (byte 16): {e}")))?;
         let offset = 16 + len as u64;
         Ok(Reader {
             input,
@@ -708,6 +816,7 @@ impl<R: Read> Reader<R> {
             done: false,
             converted: None,
             left_out: None,
+            empty_runs: 0,
         })
     }
 
@@ -728,9 +837,26 @@ impl<R: Read> Reader<R> {
         self.left_out.as_ref()
     }
 
+    /// Runs of no time (start = end) read so far, which [`Reader::next_record`] skips: a stretch of
+    /// no CPU time is no quantum, so that every analysis counts the same stretches (a source that
+    /// samples, such as hourglass, records an interval of a single reading as one).
+    pub fn empty_runs(&self) -> u64 {
+        self.empty_runs
+    }
+
     /// The next record, checked against the header and the records before it ([`Consistency`]);
-    /// `None` at the end of the file.
+    /// `None` at the end of the file. A run of no time is checked, counted ([`Reader::empty_runs`])
+    /// and skipped.
     pub fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
+        loop {
+            match self.next_checked()? {
+                Some(Record::Run { start, end, .. }) if start == end => self.empty_runs += 1,
+                r => return Ok(r),
+            }
+        }
+    }
+
+    fn next_checked(&mut self) -> Result<Option<Record>, ReadError> {
         if self.done {
             return Ok(None);
         }
@@ -1060,7 +1186,8 @@ mod tests {
             e,
             format!(
                 "t.trace: byte {}: task 3 runs on CPU 1 from 99 ns, before its run on CPU 0 (byte {}) ends \
-                 (100 ns): a task runs on one CPU at a time",
+                 (100 ns): a task runs on one CPU at a time (only a klogger trace's task 0 named \"idle\", \
+                 the idle task, runs on several)",
                 at[1], at[0]
             )
         );
@@ -1070,7 +1197,8 @@ mod tests {
         assert_eq!(back, fine);
         let kh =
             Header { source: Source::Klogger { kernel: "k".into(), target: "system".into() }, ..header() };
-        let idle = [run(0, 0, 0, 100), run(0, 1, 0, 100), Record::End { at: 100 }];
+        let named = |name: &str| Record::Task { task: 0, process: 0, name: name.into() };
+        let idle = [named("idle"), run(0, 0, 0, 100), run(0, 1, 0, 100), Record::End { at: 100 }];
         let mut w = Writer::new(Vec::new(), &kh).unwrap();
         idle.iter().for_each(|r| w.write(r).unwrap());
         let bytes = w.finish().unwrap();
@@ -1079,6 +1207,97 @@ mod tests {
         assert_eq!(back, idle);
         let (e, _) = refusal(&kh, &[run(5, 0, 0, 100), run(5, 1, 0, 100)]);
         assert!(e.contains("task 5 runs on CPU 1 from 0 ns, before its run on CPU 0"), "{e}");
+        // The idle task is the one the data names so, not whatever task 0 a header's "klogger" covers:
+        // unnamed, named otherwise, renamed after it ran as the idle task, or in another tool's trace.
+        for (h, first) in [(&kh, None), (&kh, Some(named("audio"))), (&header(), Some(named("idle")))] {
+            let recs: Vec<Record> = first.into_iter().chain([run(0, 0, 0, 100), run(0, 1, 0, 100)]).collect();
+            let (e, at) = refusal(h, &recs);
+            assert!(
+                e.starts_with(&format!(
+                    "t.trace: byte {}: task 0 runs on CPU 1 from 0 ns",
+                    at[recs.len() - 1]
+                )),
+                "{e}"
+            );
+        }
+        let (e, at) = refusal(&kh, &[named("idle"), run(0, 0, 0, 100), run(0, 1, 0, 100), named("audio")]);
+        assert_eq!(
+            e,
+            format!(
+                "t.trace: byte {}: task 0 renamed \"audio\" after it ran as the idle task of several CPUs at \
+                 once (byte {}): only the idle task does",
+                at[3], at[2]
+            )
+        );
+    }
+
+    #[test]
+    fn a_run_of_no_time_is_skipped_and_counted() {
+        let recs = [
+            run(0, 0, 0, 10),
+            run(0, 0, 10, 10),
+            run(1, 0, 10, 10),
+            run(0, 0, 10, 20),
+            Record::End { at: 20 },
+        ];
+        let bytes = write(&recs);
+        let mut r = Reader::new(&bytes[..], Path::new("t.trace")).unwrap();
+        let back: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
+        assert_eq!(back, [run(0, 0, 0, 10), run(0, 0, 10, 20), Record::End { at: 20 }]);
+        assert_eq!(r.empty_runs(), 2);
+        // Skipped after it is checked: one outside the span is refused all the same.
+        let (e, at) = refusal(&Header { start_ns: 100, ..header() }, &[run(0, 0, 50, 50)]);
+        assert!(e.starts_with(&format!("t.trace: byte {}: run starting at 50 ns lies before", at[0])), "{e}");
+    }
+
+    #[test]
+    fn requests_that_contradict_each_other_are_refused_with_their_offsets() {
+        let rel = |job, at, deadline| Record::Release { task: 0, job, at, deadline };
+        let end = |job, at| Record::JobEnd { task: 0, job, at, outcome: Outcome::Met };
+        let cases: Vec<(Vec<Record>, String)> = vec![
+            (vec![rel(0, 500, Some(600)), end(0, 200)], "request 0 of task 0 ends at 200 ns, before its release (500 ns, byte {0})".into()),
+            (vec![rel(0, 500, Some(600)), end(0, 600), end(0, 700)], "request 0 of task 0 ends at 700 ns, but it has ended already, or was never released: a request ends at most once, after its release".into()),
+            (vec![rel(0, 500, Some(600)), end(7, 800)], "request 7 of task 0 ends at 800 ns, but it was never released: a request ends at most once, after its release".into()),
+            (vec![end(0, 800)], "request 0 of task 0 ends at 800 ns, but it was never released: a request ends at most once, after its release".into()),
+            (vec![rel(1, 900, None), rel(1, 950, Some(960))], "request 1 of task 0 released after its request 1 (byte {0}): a task's requests are released once each, in the order of their numbers".into()),
+            (vec![rel(2, 900, None), rel(1, 950, None)], "request 1 of task 0 released after its request 2 (byte {0})".into()),
+        ];
+        for (recs, want) in cases {
+            let (e, at) = refusal(&header(), &recs);
+            let want =
+                format!("t.trace: byte {}: {}", at[recs.len() - 1], want.replace("{0}", &at[0].to_string()));
+            assert!(e.starts_with(&want), "{e}\nwanted {want}");
+        }
+        // Requests of different tasks are apart; a request ending at its release is kept, and so is
+        // one due before its release (a coarse timer released it late).
+        let fine = [
+            rel(0, 10, Some(5)),
+            Record::Release { task: 1, job: 0, at: 10, deadline: None },
+            end(0, 10),
+            Record::JobEnd { task: 1, job: 0, at: 20, outcome: Outcome::Unfinished },
+            rel(3, 30, None),
+        ];
+        let (_, back, _) = read(&write(&fine));
+        assert_eq!(back, fine);
+    }
+
+    #[test]
+    fn a_tick_rate_out_of_range_is_refused_and_no_tick_period_is_zero() {
+        for hz in [0, MAX_HZ + 1, 2_000_000_000, u32::MAX] {
+            let bytes =
+                Writer::new(Vec::new(), &Header { hz: Some(hz), ..header() }).unwrap().finish().unwrap();
+            let e = Reader::new(&bytes[..], Path::new("h.trace")).err().expect("refused").to_string();
+            assert!(e.starts_with(&format!("h.trace: header (byte 16): hz: {hz} is out of range")), "{e}");
+        }
+        for hz in [1, 1000, MAX_HZ] {
+            let bytes =
+                Writer::new(Vec::new(), &Header { hz: Some(hz), ..header() }).unwrap().finish().unwrap();
+            assert!(Reader::new(&bytes[..], Path::new("h.trace")).is_ok());
+        }
+        for hz in [0, 1, MAX_HZ, u32::MAX] {
+            assert!(tick_period_ns(hz) >= 1);
+        }
+        assert_eq!(tick_period_ns(1000), 1_000_000);
     }
 
     #[test]

@@ -290,7 +290,7 @@ impl Timeline {
 
     /// Median phase of the trace's ticks modulo the tick period (ns), if it has ticks.
     pub fn observed_tick_phase(&self, hz: u32) -> Option<u64> {
-        let p = 1_000_000_000 / hz as u64;
+        let p = crate::tick_period_ns(hz);
         let mut ph: Vec<u64> = self.ticks.iter().flatten().map(|t| t % p).collect();
         if ph.is_empty() {
             return None;

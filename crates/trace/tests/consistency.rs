@@ -1,6 +1,7 @@
 //! Traces that contradict themselves, generated (proptest): a record shifted before the trace's
 //! start or past its end, an End record too early, two tasks on one CPU at once, a task on two CPUs
-//! at once, a CPU the header lacks, a second End record. A trace file is refused at the first such
+//! at once, a CPU the header lacks, a second End record, a request released
+//! twice, ending twice, before its release or never released. A trace file is refused at the first such
 //! record with the file and the record's byte offset; a klogger recording is read with what breaks
 //! the rules left out and counted. Whatever is read, no analysis gives an impossible figure: a task
 //! above 100 % of one CPU, more CPU time than the span × the CPUs, a window share above 1.
@@ -154,6 +155,14 @@ enum Break {
     UnknownCpu(Index, u32),
     /// A second End record.
     SecondEnd,
+    /// A request released a second time.
+    ReleasedTwice(Index),
+    /// A request that ends a second time.
+    EndsTwice(Index),
+    /// A request that ends before its release.
+    EndsBeforeRelease(Index, u64),
+    /// A request that ends and was never released.
+    EndsUnreleased(u32),
 }
 
 fn breaks() -> impl Strategy<Value = Break> {
@@ -165,6 +174,10 @@ fn breaks() -> impl Strategy<Value = Break> {
         (any::<Index>(), any::<u32>()).prop_map(|(i, c)| Break::OneTaskOnTwoCpus(i, c)),
         (any::<Index>(), any::<u32>()).prop_map(|(i, c)| Break::UnknownCpu(i, c)),
         Just(Break::SecondEnd),
+        any::<Index>().prop_map(Break::ReleasedTwice),
+        any::<Index>().prop_map(Break::EndsTwice),
+        (any::<Index>(), 1u64..1 << 40).prop_map(|(i, d)| Break::EndsBeforeRelease(i, d)),
+        any::<u32>().prop_map(Break::EndsUnreleased),
     ]
 }
 
@@ -177,6 +190,9 @@ fn apply(b: &Break, cpus: u32, tasks: u32, recs: &mut Vec<Record>) -> bool {
     let runs: Vec<usize> = (0..recs.len())
         .filter(|&i| matches!(recs[i], Record::Run { start, end, .. } if end - start >= 2))
         .collect();
+    let releases: Vec<usize> =
+        (0..recs.len()).filter(|&i| matches!(recs[i], Record::Release { .. })).collect();
+    let ends: Vec<usize> = (0..recs.len()).filter(|&i| matches!(recs[i], Record::JobEnd { .. })).collect();
     match *b {
         Break::BeforeStart(i, d) => shift(&mut recs[*i.get(&timed)], START - d, true),
         Break::AfterEnd(i, d) => {
@@ -222,6 +238,24 @@ fn apply(b: &Break, cpus: u32, tasks: u32, recs: &mut Vec<Record>) -> bool {
             }
         }
         Break::SecondEnd => recs.push(Record::End { at: end_at }),
+        Break::ReleasedTwice(i) | Break::EndsTwice(i) => {
+            let of = if matches!(b, Break::ReleasedTwice(_)) { &releases } else { &ends };
+            let k = *i.get(of);
+            recs.insert(k + 1, recs[k].clone());
+        }
+        Break::EndsBeforeRelease(i, d) => {
+            let Record::Release { task, job, at, .. } = recs[*i.get(&releases)] else { unreachable!() };
+            let Some(k) = ends.iter().copied().find(
+                |&k| matches!(recs[k], Record::JobEnd { task: t, job: j, .. } if (t, j) == (task, job)),
+            ) else {
+                return false; // the request's end moved by another break
+            };
+            shift(&mut recs[k], at.saturating_sub(d), true);
+        }
+        Break::EndsUnreleased(job) => {
+            let job = job.max(1 << 20);
+            recs.insert(end, Record::JobEnd { task: 0, job, at: end_at, outcome: Outcome::Aborted });
+        }
     }
     true
 }

@@ -152,7 +152,7 @@ mod time;
 
 pub use error::{Diagnostic, ScenarioError};
 pub use exec::{task_rng, Exec};
-pub use parse::{COMMON_TASK_KEYS, MACHINE_KEYS, MODELS, OVERHEAD_KEYS, TOP_KEYS};
+pub use parse::{COMMON_TASK_KEYS, MACHINE_KEYS, MAX_HZ, MODELS, OVERHEAD_KEYS, TOP_KEYS};
 /// The `rand` this crate samples with; use it (not another version) for [`Exec::sample`].
 pub use rand;
 /// The `rand_pcg` of [`task_rng`].

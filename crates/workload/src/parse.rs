@@ -63,7 +63,9 @@ pub const MODELS: &[(&str, &[&str])] = &[
     ),
     ("interactive", &["think", "burst", "count"]),
 ];
-const MAX_HZ: u32 = 1_000_000;
+/// Highest `machine.hz`: a tick period of at least 1 µs. Every trace reader takes the same bound
+/// (`trace::MAX_HZ`).
+pub const MAX_HZ: u32 = 1_000_000;
 /// Shortest timeline sampling period (`machine.sample`).
 pub const MIN_SAMPLE: Nanos = 1_000;
 /// Most timeline samples a run takes (each holds every task's CPU time and deadlines met).
