@@ -846,6 +846,7 @@ mod tests {
             run(1, 400, 900, trace::EndReason::SliceEnd),
             trace::Record::JobEnd { task: 0, job: 0, at: 950, outcome: trace::Outcome::Late },
             // Open at the end, its deadline beyond it: not missed, not drawn.
+            trace::Record::Release { task: 0, job: 1, at: 1000, deadline: Some(1200) },
             trace::Record::JobEnd { task: 0, job: 1, at: 1100, outcome: trace::Outcome::Unfinished },
             trace::Record::End { at: 1100 },
         ] {
