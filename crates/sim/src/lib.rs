@@ -12,8 +12,8 @@
 //!
 //! **The output contract's words** (issue 33, "One vocabulary"; this supersedes DESIGN.md's
 //! `--jobs` outcome list `met | missed | discarded | aborted`): a request ends met, late, discarded,
-//! aborted or unfinished, counted once by `trace::summary::Requests`; `missed` is late + discarded
-//! + aborted wherever it is printed (the run JSON's `deadlines.missed` keeps its meaning and gains
+//! aborted or unfinished, counted once by `trace::summary::Requests`; `missed` is late, discarded
+//! and aborted together wherever it is printed (the run JSON's `deadlines.missed` keeps its meaning and gains
 //! `requests`, `late` and `unfinished`); `--jobs` writes `late` where it wrote `missed`, and readers
 //! take both. The two latencies are named apart: `wake→dispatch` (a run's, from the nominal
 //! release) and `wake→run` (a trace's, from its Wake record). docs/glossary.md defines each word.
