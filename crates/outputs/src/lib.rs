@@ -9,7 +9,8 @@
 //!   ([`Refusal::Unwritable`]);
 //! - two outputs are the same file, or an output is one of the inputs ([`Refusal::SameOutput`],
 //!   [`Refusal::OutputIsInput`]), or an output is the tool's standard output when the tool writes
-//!   its own report there ([`Plan::stdout`], [`Refusal::IsStdout`]);
+//!   its own report there ([`Plan::stdout`], [`Refusal::IsStdout`]), or is standard error, where
+//!   every tool writes its messages ([`Refusal::IsStderr`]);
 //! - an output's name claims a format the option does not write, or disagrees with a format option
 //!   such as `--jobs-format` ([`Refusal::Extension`], [`Refusal::Disagrees`]);
 //! - an output cannot be created or written: it is a directory, the system refuses to open it for
@@ -64,6 +65,7 @@ mod format;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -138,6 +140,15 @@ pub enum Refusal {
         output: Named,
         /// What the tool writes there ("the run's table or JSON").
         what: String,
+    },
+    /// An output is standard error, where every tool writes its diagnostics and `wrote` lines.
+    #[error(
+        "{output} is standard error, where this tool's messages go (`wrote`, warnings): each output needs a \
+         file of its own"
+    )]
+    IsStderr {
+        /// The output.
+        output: Named,
     },
     /// The output cannot be created or written.
     #[error("{output}: cannot {} it: {why}", if *.exists { "write" } else { "create" })]
@@ -367,9 +378,15 @@ impl Plan {
                 });
             }
         }
-        if let Some((what, out)) = self.stdout.as_ref().zip(stdout_file()) {
+        if let Some((what, out)) = self.stdout.as_ref().zip(stream_file(io::stdout().as_fd())) {
             if let Some(w) = self.outputs.iter().find(|w| file_of(&w.named.path) == Some(out)) {
                 return Err(Refusal::IsStdout { output: w.named.clone(), what: what.clone() });
+            }
+        }
+        // Every tool writes its messages on standard error, whatever it writes on standard output.
+        if let Some(err) = stream_file(io::stderr().as_fd()) {
+            if let Some(w) = self.outputs.iter().find(|w| file_of(&w.named.path) == Some(err)) {
+                return Err(Refusal::IsStderr { output: w.named.clone() });
             }
         }
         for input in &self.inputs {
@@ -426,12 +443,11 @@ impl Identity {
     }
 }
 
-/// The device and inode of standard output (descriptor 1), unless it is a character device (a
-/// terminal, `/dev/null`) or closed.
-fn stdout_file() -> Option<(u64, u64)> {
-    use std::os::fd::AsFd;
+/// The device and inode of a standard stream (descriptor 1 or 2), unless it is a character device
+/// (a terminal, `/dev/null`) or closed.
+fn stream_file(fd: std::os::fd::BorrowedFd<'_>) -> Option<(u64, u64)> {
     use std::os::unix::fs::FileTypeExt;
-    let fd = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let fd = fd.try_clone_to_owned().ok()?;
     let m = File::from(fd).metadata().ok()?;
     (!m.file_type().is_char_device()).then(|| (m.dev(), m.ino()))
 }

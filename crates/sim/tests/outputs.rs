@@ -253,6 +253,35 @@ fn an_output_that_is_standard_output_is_refused_where_the_run_prints_its_results
 }
 
 #[test]
+fn an_output_that_is_standard_error_is_refused_in_every_command() {
+    // Every command writes its messages on standard error (`wrote`, warnings): `2> f` with an output
+    // f would put them in the output's first bytes.
+    let (dir, s) = with_scenario("stderr");
+    let t = dir.join("t.trace");
+    assert_eq!(smartsim(&["run", p(&s), "--trace", p(&t)]).0, 0);
+    let err_file = dir.join("err.out");
+    for (args, option) in [
+        (vec!["run", p(&s), "--trace", p(&err_file)], "--trace"),
+        (vec!["run", p(&s), "--gantt", "/dev/stderr"], "--gantt /dev/stderr"),
+        (vec!["trace", "perfetto", p(&t), p(&err_file)], "err.out"),
+    ] {
+        let f = std::fs::File::create(&err_file).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_smartsim"))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(f))
+            .output()
+            .expect("runs");
+        let err = std::fs::read_to_string(&err_file).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(option) && err.contains("is standard error, where this tool's messages go"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn an_output_whose_reader_has_gone_ends_the_command_quietly() {
     let (dir, s) = with_scenario("closed-output");
     let t = dir.join("t.trace");
