@@ -96,7 +96,7 @@ CASES = [
     ("unknown group", ["report", "${dir}/k.klog", "--group", "planet"], {"k.klog": OK}, 2, ["planet"]),
     ("record with a negative duration", ["record", "--duration", "-5s", "-o", "${dir}/r.klog"], {}, 2, ["-5"]),
     ("record with a duration of zero", ["record", "--duration", "0s", "-o", "${dir}/r.klog"], {}, 2, ["duration"]),
-    ("record of 1 GiB (more than a recording is read with), refused before recording", ["record", "--duration", "1s", "--max-size", "1GiB", "-o", "${dir}/r.klog"], {}, 2, ["--max-size 1073741824", "320 MiB a recording is read with"]),
+    ("record of 1 GiB (more than a recording is read with), refused before recording", ["record", "--duration", "1s", "--max-size", "1GiB", "-o", "${dir}/r.klog"], {}, 2, ["--max-size 1073741824", "256 MiB a recording is read with"]),
     ("record with a duration without a unit", ["record", "--duration", "soon", "-o", "${dir}/r.klog"], {}, 2, ["soon"]),
     ("record with a buffer of 4M (units are written out: 4MiB)", ["record", "--buffer", "4M", "-o", "${dir}/r.klog"], {}, 2, ["--buffer", "unknown size unit \"M\"", "MiB"]),
     ("record with a buffer of half a byte", ["record", "--buffer", "0.5", "-o", "${dir}/r.klog"], {}, 2, ["--buffer", "whole number of bytes"]),

@@ -63,10 +63,10 @@ enum Cmd {
         /// number is bytes; KB = 1000 bytes, KiB = 1024).
         #[arg(long, default_value = "4MiB", value_parser = parse_size)]
         buffer: u64,
-        /// Stop when the file reaches this size (e.g. 256MiB, 100MB; a bare number is bytes). With
-        /// one drain of every CPU's ring buffer (--buffer × CPUs) it must stay within the 320 MiB a
+        /// Stop when the file reaches this size (e.g. 192MiB, 100MB; a bare number is bytes). With
+        /// one drain of every CPU's ring buffer (--buffer × CPUs) it must stay within the 256 MiB a
         /// recording is read with (its analyses keep it within 1 GiB of memory).
-        #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+        #[arg(long, default_value = "192MiB", value_parser = parse_size)]
         max_size: u64,
         /// The command to start and follow.
         #[arg(last = true)]
@@ -215,12 +215,13 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Record { output, duration, pid, buffer, max_size, command } => {
             // The file passes --max-size by at most one drain of the ring buffers; what it may reach
             // must be readable.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+            // Ring buffers are made for every possible CPU, not only those this process may run on.
+            let cpus = libbpf_rs::num_possible_cpus().map_or(1, |n| n.max(1)) as u64;
             let readable = trace::klog::MAX_RECORDS * trace::klog::RECORD_SIZE as u64;
             if max_size.saturating_add(buffer.saturating_mul(cpus)) > readable {
                 bail!(
                     "--max-size {max_size} with a --buffer of {buffer} bytes on each of {cpus} CPUs could pass \
-                     the {} MiB a recording is read with: take a smaller --max-size",
+                     the {} MiB a recording is read with: take a smaller --max-size or --buffer",
                     readable.div_ceil(1 << 20)
                 );
             }

@@ -71,10 +71,11 @@ pub const OLDEST_FORMAT_VERSION: u32 = 1;
 pub const RECORD_SIZE: usize = 72;
 /// Most CPUs a recording may say it has (the trace's own limit).
 pub const MAX_CPUS: u32 = 1 << 16;
-/// The most records a recording may hold to be read: its analyses keep about 2.4 bytes per byte of
-/// records (a 216 MB recording of 3·10⁶ switches: 526 MB), so 320 MiB of records stays within 1 GiB
-/// of memory. `klogger record --max-size` stops a recording within it.
-pub const MAX_RECORDS: u64 = (320 << 20) / RECORD_SIZE as u64;
+/// The most records a recording may hold to be read: its analyses keep up to about 3.6 bytes per
+/// byte of records (a recording of 320 MiB of switches among 50,000 tasks: `trace html` 1.09 GB,
+/// `klogger export --perfetto` 1.16 GB; a report 2.4), so 256 MiB of records stays within 1 GiB of
+/// memory. `klogger record --max-size` stops a recording within it.
+pub const MAX_RECORDS: u64 = (256 << 20) / RECORD_SIZE as u64;
 
 /// Why a recording past [`MAX_RECORDS`] is refused.
 fn too_long() -> String {
