@@ -10,6 +10,8 @@
 //! - **tasks walked**: events × tasks for a policy whose every decision walks the runnable tasks
 //!   (smart's working schedule, lottery's draw: [`sched::Pace::walks_tasks`]), as if every task were
 //!   runnable at once (tasks released together are);
+//! - **CPUs looked at**: events × CPUs on several CPUs (a woken task is offered the idle CPUs, and
+//!   the running ones may be asked about), held to a bound of its own ([`MAX_CPU_VISITS`]);
 //! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), the
 //!   timeline (samples × tasks × 16 bytes), and every trace record when Perfetto is written (it is
 //!   written at the end, from memory);
@@ -30,6 +32,10 @@ pub const MAX_EVENTS: u64 = 2_000_000_000;
 /// on this project's 2-core machine (80,000 tasks released together: 1.9·10¹⁰ in 75 s), so this is
 /// the few minutes [`MAX_EVENTS`] allows a policy that decides in constant or logarithmic time.
 pub const MAX_WALKED: u64 = 50_000_000_000;
+/// CPUs looked at (events × CPUs on several CPUs) without `--force`: wfq on 256 CPUs looks at about
+/// 3·10⁷ a second on this project's 2-core machine (3.2·10⁸ in 11 s; 6·10⁷ a second on 64 CPUs), so
+/// this too is a few minutes.
+pub const MAX_CPU_VISITS: u64 = 5_000_000_000;
 
 /// Which outputs a run writes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,6 +68,9 @@ pub struct Estimate {
     /// Tasks walked by the policy's decisions: events × tasks when each decision walks every
     /// runnable task (an upper bound: every task may be runnable at once), else 0.
     pub walked: u64,
+    /// CPUs looked at: events × CPUs on several CPUs (the core offers a woken task the idle CPUs
+    /// and may ask about every running one), else 0; held to [`MAX_CPU_VISITS`].
+    pub cpu_visits: u64,
     /// Bytes held.
     pub memory: u64,
     /// Bytes written.
@@ -100,6 +109,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     let samples = d / sample.max(1) + 1;
     let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
     let walked = if walks_tasks { events.saturating_mul(n) } else { 0 };
+    let cpu_visits = if cpus > 1 { events.saturating_mul(cpus) } else { 0 };
     // Records of the trace: a stretch per slice or request end, a tick each, a release and an end
     // per request.
     let records = slices.saturating_add(requests.saturating_mul(3)).saturating_add(ticks);
@@ -127,7 +137,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
         let record = if out.jobs { 0 } else { 80 };
         memory = memory.saturating_add(requests.saturating_mul(record + 24 + 48 + 32));
     }
-    Estimate { ticks, requests, slices, slice, samples, events, walked, memory, output }
+    Estimate { ticks, requests, slices, slice, samples, events, walked, cpu_visits, memory, output }
 }
 
 /// The shortest slice (with the key that set it), the timer period and whether its decisions walk
@@ -205,6 +215,16 @@ pub fn over(e: &Estimate) -> Vec<String> {
             e.walked,
             e.events,
             e.walked / e.events.max(1)
+        ));
+    }
+    if e.cpu_visits > MAX_CPU_VISITS {
+        over.push(format!(
+            "about {} CPUs looked at, over the limit of {MAX_CPU_VISITS}: on several CPUs an event may look at \
+             every CPU (about {} events × {} CPUs; fewer machine.cpus, a shorter machine.duration, or a \
+             longer slice)",
+            e.cpu_visits,
+            e.events,
+            e.cpu_visits / e.events.max(1)
         ));
     }
     if e.memory > MAX_MEMORY {
@@ -295,6 +315,28 @@ mod tests {
         assert!(check(&estimate(&big, Some("edf"), Outputs::default()), "t.toml").is_ok());
         let small = of(1_000);
         assert!(check(&estimate(&small, None, Outputs::default()), "t.toml").is_ok());
+    }
+
+    #[test]
+    fn on_many_cpus_the_cpus_looked_at_are_held_too() {
+        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"50us\"\nperiod = \"1ms\"\n";
+        let of = |cpus: u32| {
+            let tasks: String = (0..4 * cpus).map(|k| task.replace('N', &k.to_string())).collect();
+            scn(&format!(
+                "[machine]\nduration = \"1s\"\ncpus = {cpus}\n[scheduler]\npolicy = \"wfq\"\n{tasks}"
+            ))
+        };
+        // 4 tasks a CPU, a request a millisecond each: on 1,024 CPUs, 1.2·10¹⁰ CPUs looked at
+        // (minutes); on 64, 5·10⁷ (a second); on one, none.
+        let e = estimate(&of(1024), None, Outputs::default());
+        assert_eq!(e.cpu_visits, e.events * 1024);
+        let msg = check(&e, "t.toml").unwrap_err();
+        assert!(
+            msg.contains("CPUs looked at") && msg.contains("1024 CPUs") && msg.contains("machine.cpus"),
+            "{msg}"
+        );
+        assert!(check(&estimate(&of(64), None, Outputs::default()), "t.toml").is_ok());
+        assert_eq!(estimate(&of(1), None, Outputs::default()).cpu_visits, 0);
     }
 
     #[test]

@@ -824,6 +824,14 @@ fn within_budget(
     force: bool,
 ) -> Result<()> {
     let e = smartsim::budget::estimate(scn, policy, out);
+    tracing::debug!(
+        "estimate: {} events, {} tasks walked, {} CPUs looked at, {:.1} MiB held, {} bytes written",
+        e.events,
+        e.walked,
+        e.cpu_visits,
+        e.memory as f64 / (1u64 << 20) as f64,
+        e.output
+    );
     match smartsim::budget::check(&e, &scn.path) {
         Ok(()) => Ok(()),
         Err(msg) if force => {
