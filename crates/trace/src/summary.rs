@@ -371,6 +371,9 @@ struct Acc {
     quantum: Sample,
     latency: Sample,
     woke: Option<u64>,
+    /// Requests released and not ended yet: job → deadline. What is left at the end is counted as
+    /// the simulator counts it: late if its deadline has come, else unfinished.
+    open: BTreeMap<u32, Option<u64>>,
 }
 
 fn hist() -> Histogram<u64> {
@@ -415,17 +418,21 @@ pub fn summarize<E>(
                 let a = entry(&mut tasks, task);
                 a.woke.get_or_insert(at);
             }
-            Record::JobEnd { task, outcome, at, .. } => {
+            Record::JobEnd { task, job, outcome, at } => {
                 end = end.max(at);
-                entry(&mut tasks, task).s.requests.add(outcome);
+                let a = entry(&mut tasks, task);
+                a.open.remove(&job);
+                a.s.requests.add(outcome);
+            }
+            Record::Release { task, job, at, deadline } => {
+                end = end.max(at);
+                entry(&mut tasks, task).open.insert(job, deadline);
             }
             Record::Notify { task, at, .. } => {
                 end = end.max(at);
                 entry(&mut tasks, task).s.notified += 1;
             }
-            Record::Release { at, .. } | Record::Tick { at, .. } | Record::Mark { at, .. } => {
-                end = end.max(at)
-            }
+            Record::Tick { at, .. } | Record::Mark { at, .. } => end = end.max(at),
             Record::End { at } => ended = Some(at),
         }
     }
@@ -438,6 +445,14 @@ pub fn summarize<E>(
                 a.s.name = format!("task {}", a.s.task);
             }
             a.s.share = a.s.cpu_ns as f64 / capacity;
+            // A request the trace leaves open ends with it.
+            for d in a.open.values() {
+                a.s.requests.add(if d.is_some_and(|d| d <= end) {
+                    Outcome::Late
+                } else {
+                    Outcome::Unfinished
+                });
+            }
             a.s.quantum = a.quantum.percentiles();
             a.s.wake_latency = a.latency.percentiles();
             a.s
@@ -466,6 +481,26 @@ pub fn outcome_name(o: Outcome) -> &'static str {
 mod tests {
     use super::*;
     use crate::{EndReason, Source};
+
+    #[test]
+    fn a_request_left_open_by_the_trace_ends_with_it() {
+        // Released, never ended: late if its deadline came by the end, else unfinished; a task
+        // known only by its request is still a row.
+        let h = Header::new(Source::Hourglass { kernel: "k".into() }, 1, "c", 0, None);
+        let recs = [
+            Record::Release { task: 0, job: 0, at: 0, deadline: Some(20) },
+            Record::Release { task: 0, job: 1, at: 10, deadline: Some(40) },
+            Record::Release { task: 7, job: 0, at: 10, deadline: None },
+            Record::Release { task: 0, job: 2, at: 20, deadline: Some(100) },
+            Record::JobEnd { task: 0, job: 2, at: 30, outcome: Outcome::Met },
+            Record::End { at: 40 },
+        ];
+        let s = summarize(&h, recs.into_iter().map(Ok::<_, ()>)).unwrap();
+        let r = &s.tasks[0].requests;
+        assert_eq!((r.met, r.late, r.unfinished, r.total()), (1, 2, 0, 3));
+        assert_eq!(s.tasks[1].task, 7);
+        assert_eq!((s.tasks[1].requests.unfinished, s.tasks[1].requests.total()), (1, 1));
+    }
 
     #[test]
     fn nearest_rank_is_counted_in_integers() {
