@@ -692,6 +692,10 @@ fn real_main() -> Result<()> {
             if let Some(k) = (1..policies.len()).find(|&k| policies[..k].contains(&policies[k])) {
                 anyhow::bail!("--policies: {} given twice", diag::visible(policies[k]));
             }
+            if let Some(p) = policies.iter().find(|p| sched::registry::entry(p).is_none()) {
+                let known: Vec<&str> = sched::registry::names().collect();
+                anyhow::bail!("--policies: unknown policy `{}` (known: {})", diag::visible(p), known.join(", "));
+            }
             for p in &policies {
                 within_budget(&scn, Some(p), Default::default(), force)?;
             }
@@ -897,13 +901,15 @@ fn result_table(r: &SimResult) -> String {
     }
     let s = &r.system;
     format!(
-        "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %  switches {}  decisions {}  notifications {}\n{}",
+        "scenario {}  policy {}  {:.3} s simulated  seed {}\n{}idle {:.1} %{}  switches {}  decisions {}  notifications {}\n{}",
         report::escape::visible(&r.scenario),
         report::escape::visible(&r.policy),
         r.duration_ns as f64 / 1e9,
         r.seed,
         t.render(),
-        100.0 * s.idle_ns as f64 / r.duration_ns.max(1) as f64,
+        // Of the whole machine: every CPU's idle time over the CPU time it had.
+        100.0 * s.idle_ns as f64 / (r.duration_ns.max(1) as f64 * f64::from(r.cpus.max(1))),
+        if r.cpus > 1 { format!(" of {} CPUs", r.cpus) } else { String::new() },
         s.switches,
         s.decisions,
         s.notifications,
