@@ -694,7 +694,11 @@ fn real_main() -> Result<()> {
             }
             if let Some(p) = policies.iter().find(|p| sched::registry::entry(p).is_none()) {
                 let known: Vec<&str> = sched::registry::names().collect();
-                anyhow::bail!("--policies: unknown policy `{}` (known: {})", diag::visible(p), known.join(", "));
+                anyhow::bail!(
+                    "--policies: unknown policy `{}` (known: {})",
+                    diag::visible(p),
+                    known.join(", ")
+                );
             }
             for p in &policies {
                 within_budget(&scn, Some(p), Default::default(), force)?;
