@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use trace::summary::Requests;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -864,23 +865,13 @@ fn ms(ns: u64) -> String {
 }
 
 fn result_table(r: &SimResult) -> String {
-    let mut t = Table::new(&[
-        "task",
-        "cpu s",
-        "share %",
-        "finish s",
-        "requests",
-        "met",
-        "missed",
-        "late",
-        "discarded",
-        "aborted",
-        "unfinished",
-        "notified",
-        "wake→dispatch p50 ms",
-        "wake→dispatch p99 ms",
-        "wake→dispatch max ms",
-    ]);
+    let mut t = Table::new(
+        &["task", "cpu s", "share %", "finish s"]
+            .into_iter()
+            .chain(Requests::COLUMNS)
+            .chain(["notified", "wake→dispatch p50 ms", "wake→dispatch p99 ms", "wake→dispatch max ms"])
+            .collect::<Vec<_>>(),
+    );
     for x in &r.tasks {
         let d = x.deadlines.as_ref();
         let l = x.latency_ns.as_ref();
@@ -917,16 +908,7 @@ fn result_table(r: &SimResult) -> String {
         s.switches,
         s.decisions,
         s.notifications,
-        trace::summary::footer(&[
-            "requests",
-            "met",
-            "missed",
-            "late",
-            "discarded",
-            "aborted",
-            "unfinished",
-            "wake→dispatch"
-        ])
+        trace::summary::footer(&[&Requests::COLUMNS[..], &["wake→dispatch"]].concat())
     )
 }
 
@@ -1531,20 +1513,9 @@ fn billing_table_text(rows: &[trace::billing::BillingRow], hz: &[u32]) -> String
 
 /// Per task with requests: its requests by outcome (the HTML report's "Requests").
 fn requests_table(s: &trace::summary::Summary) -> Table {
-    let mut t =
-        Table::new(&["task", "requests", "met", "missed", "late", "discarded", "aborted", "unfinished"]);
+    let mut t = Table::new(&[&["task"][..], &Requests::COLUMNS].concat());
     for k in s.tasks.iter().filter(|k| k.requests.total() > 0) {
-        let r = &k.requests;
-        t.row(vec![
-            k.name.clone(),
-            r.total().to_string(),
-            r.met.to_string(),
-            r.missed().to_string(),
-            r.late.to_string(),
-            r.discarded.to_string(),
-            r.aborted.to_string(),
-            r.unfinished.to_string(),
-        ]);
+        t.row(std::iter::once(k.name.clone()).chain(k.requests.cells().map(|c| c.to_string())).collect());
     }
     t
 }
@@ -1560,54 +1531,50 @@ fn glossary_table() -> Table {
 
 fn summary_table(s: &trace::summary::Summary) -> String {
     let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
-    let mut t = Table::new(&[
-        "task",
-        "cpu ms",
-        "share %",
-        "stretches",
-        "blocked",
-        "preempted",
-        "slice end",
-        "quantum p50 ms",
-        "quantum max ms",
-        "wake→run p50 ms",
-        "wake→run p99 ms",
-        "wake→run max ms",
-        "requests",
-        "met",
-        "missed",
-        "late",
-        "discarded",
-        "aborted",
-        "unfinished",
-        "notified",
-    ]);
+    let mut t = Table::new(
+        &[
+            "task",
+            "cpu ms",
+            "share %",
+            "stretches",
+            "blocked",
+            "preempted",
+            "slice end",
+            "quantum p50 ms",
+            "quantum max ms",
+            "wake→run p50 ms",
+            "wake→run p99 ms",
+            "wake→run max ms",
+        ]
+        .into_iter()
+        .chain(Requests::COLUMNS)
+        .chain(["notified"])
+        .collect::<Vec<_>>(),
+    );
     for k in &s.tasks {
         let n = |m: &std::collections::BTreeMap<String, u64>, key: &str| {
             m.get(key).copied().unwrap_or(0).to_string()
         };
-        t.row(vec![
-            k.name.clone(),
-            ms(k.cpu_ns),
-            format!("{:.2}", 100.0 * k.share),
-            k.quantum.count.to_string(),
-            n(&k.ended, "blocked"),
-            n(&k.ended, "preempted"),
-            n(&k.ended, "slice_end"),
-            ms(k.quantum.p50),
-            ms(k.quantum.max),
-            ms(k.wake_latency.p50),
-            ms(k.wake_latency.p99),
-            ms(k.wake_latency.max),
-            k.requests.total().to_string(),
-            k.requests.met.to_string(),
-            k.requests.missed().to_string(),
-            k.requests.late.to_string(),
-            k.requests.discarded.to_string(),
-            k.requests.aborted.to_string(),
-            k.requests.unfinished.to_string(),
-            k.notified.to_string(),
-        ]);
+        t.row(
+            vec![
+                k.name.clone(),
+                ms(k.cpu_ns),
+                format!("{:.2}", 100.0 * k.share),
+                k.quantum.count.to_string(),
+                n(&k.ended, "blocked"),
+                n(&k.ended, "preempted"),
+                n(&k.ended, "slice_end"),
+                ms(k.quantum.p50),
+                ms(k.quantum.max),
+                ms(k.wake_latency.p50),
+                ms(k.wake_latency.p99),
+                ms(k.wake_latency.max),
+            ]
+            .into_iter()
+            .chain(k.requests.cells().map(|c| c.to_string()))
+            .chain([k.notified.to_string()])
+            .collect(),
+        );
     }
     format!(
         "trace from {}  {} CPUs  {:.3} s  {} records\n{}{}",
@@ -1616,18 +1583,8 @@ fn summary_table(s: &trace::summary::Summary) -> String {
         s.length() as f64 / 1e9,
         s.records,
         t.render(),
-        trace::summary::footer(&[
-            "blocked",
-            "preempted",
-            "slice end",
-            "wake→run",
-            "requests",
-            "met",
-            "missed",
-            "late",
-            "discarded",
-            "aborted",
-            "unfinished"
-        ])
+        trace::summary::footer(
+            &[&["blocked", "preempted", "slice end", "wake→run"][..], &Requests::COLUMNS].concat()
+        )
     )
 }

@@ -302,6 +302,15 @@ impl Requests {
     pub fn total(&self) -> u64 {
         self.met.saturating_add(self.missed()).saturating_add(self.unfinished)
     }
+
+    /// The columns of requests every table shows, in this order (terms of [`GLOSSARY`]).
+    pub const COLUMNS: [&'static str; 7] =
+        ["requests", "met", "missed", "late", "discarded", "aborted", "unfinished"];
+
+    /// The counts under [`Requests::COLUMNS`], in its order.
+    pub fn cells(&self) -> [u64; 7] {
+        [self.total(), self.met, self.missed(), self.late, self.discarded, self.aborted, self.unfinished]
+    }
 }
 
 impl Serialize for Requests {
