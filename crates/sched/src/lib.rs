@@ -230,12 +230,44 @@ pub struct TaskParams {
     pub latency_tolerance: Option<Nanos>,
     /// The CPUs the task may run on, ascending (its affinity); `None` = any.
     pub cpus: Option<Vec<CpuId>>,
+    /// Its nice level, −20..=19 (scenario key `nice`), for the policies that have one (`svr4-ts`,
+    /// `linux-2.4`, `cfs`, `eevdf`); `None` = the policy's own default (`eevdf`: the level of its
+    /// share, [`linux::share_level`]; the others: 0).
+    pub nice: Option<i8>,
+    /// The class of a class stack it runs in (scenario key `class`, the `stack` policy): the name of one of
+    /// the stack's policies or of a class that policy serves (`fifo` and `rr` in Linux's `rt`);
+    /// `None` = the stack's lowest class. A policy built alone may read it to tell its own kinds
+    /// of task apart (`rt`: SCHED_FIFO or SCHED_RR).
+    pub class: Option<String>,
+    /// A SCHED_DEADLINE reservation (scenario keys `runtime`, `dl_deadline`, `dl_period`), for `cbs`.
+    pub reservation: Option<Reservation>,
 }
 
 impl Default for TaskParams {
     fn default() -> Self {
-        TaskParams { priority: 0, share: 1, latency_tolerance: None, cpus: None }
+        TaskParams {
+            priority: 0,
+            share: 1,
+            latency_tolerance: None,
+            cpus: None,
+            nice: None,
+            class: None,
+            reservation: None,
+        }
     }
+}
+
+/// A CPU reservation as SCHED_DEADLINE takes it (`sched_attr`'s `sched_runtime`, `sched_deadline`,
+/// `sched_period`): `runtime` of CPU in every `period`, within `deadline` of the period's start.
+/// Valid ones have `0 < runtime ≤ deadline ≤ period`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reservation {
+    /// The CPU time granted per period.
+    pub runtime: Nanos,
+    /// The relative deadline by which it is granted.
+    pub deadline: Nanos,
+    /// The period.
+    pub period: Nanos,
 }
 
 impl TaskParams {

@@ -211,6 +211,7 @@ impl World {
             share: if self.rng.chance(10) { 0 } else { 1 + self.rng.below(4) as u32 },
             latency_tolerance: self.rng.chance(30).then(|| (1 + self.rng.below(50)) * MS),
             cpus: affinity,
+            ..TaskParams::default()
         }
     }
 

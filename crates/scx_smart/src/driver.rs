@@ -344,6 +344,7 @@ impl Driver {
             share: share_of(weight, share),
             latency_tolerance: None,
             cpus: old.cpus.clone(),
+            ..TaskParams::default()
         };
         if params != *old {
             self.core.set_params(t, &params, now);

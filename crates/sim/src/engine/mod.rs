@@ -98,6 +98,7 @@ impl<'s> Sim<'s> {
                 share: spec.share,
                 latency_tolerance: spec.latency_tolerance,
                 cpus: placement.map(|p| vec![p[i]]).or_else(|| spec.cpus.clone()),
+                ..TaskParams::default()
             })
             .collect();
         if params.iter().any(|p| p.cpus.is_some()) {
