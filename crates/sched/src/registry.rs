@@ -80,6 +80,10 @@ pub struct Entry {
     pub build: Builder,
     /// How often it decides, from its options ([`Pace`]): what the run estimate counts before a run.
     pub pace: Pacer,
+    /// The names of the kinds of task it tells apart by [`crate::TaskParams::class`] besides its own
+    /// name (`rt`: `fifo` and `rr`), which a task's `class` may give; under a class stack, the names by
+    /// which a task joins this policy's class ([`classes`]).
+    pub classes: &'static [&'static str],
 }
 
 /// How an entry builds its policy for a number of CPUs from its options.
@@ -144,6 +148,7 @@ impl Entry {
             notifies: false,
             build,
             pace: unpaced,
+            classes: &[],
         }
     }
     /// What it is, in one line.
@@ -177,6 +182,10 @@ impl Entry {
     /// How often it decides (by default: no slice, no timer of its own).
     pub const fn pace(self, pace: Pacer) -> Entry {
         Entry { pace, ..self }
+    }
+    /// The kinds of task it tells apart by their `class`, besides its own name.
+    pub const fn classes(self, classes: &'static [&'static str]) -> Entry {
+        Entry { classes, ..self }
     }
 }
 
@@ -242,6 +251,13 @@ pub fn entry(name: &str) -> Option<&'static Entry> {
 /// The names of every policy, in registry order.
 pub fn names() -> impl Iterator<Item = &'static str> {
     REGISTRY.iter().map(|e| e.name)
+}
+
+/// The class names a task's `class` may give under policy `name` with options `opts`: the policy's
+/// own name and the kinds it tells apart ([`Entry::classes`]).
+pub fn classes(name: &str, _opts: &Options) -> Result<Vec<&'static str>, PolicyError> {
+    let e = entry(name).ok_or_else(|| PolicyError::Unknown(name.to_string()))?;
+    Ok(std::iter::once(e.name).chain(e.classes.iter().copied()).collect())
 }
 
 /// What goes wrong when a policy is built.

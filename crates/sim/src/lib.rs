@@ -48,6 +48,7 @@ pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimR
 /// scenario asks for `partition = "ffd"`, and the scenario checked against what the policy can do.
 pub fn simulator<'s>(scn: &'s Scenario, policy: Option<&str>) -> anyhow::Result<Sim<'s>> {
     let p = make_policy(scn, policy)?;
+    check_classes(scn, policy)?;
     let placement = placement(scn, policy)?;
     check_late_rules(scn, &p)?;
     Ok(Sim::with_placement(scn, p, placement.as_deref()))
@@ -82,6 +83,30 @@ pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<sched
         }
     })?;
     Ok(p)
+}
+
+/// Every task's `class` names a class of the policy (or of its class stack), or the run is refused
+/// naming the task.
+pub fn check_classes(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<()> {
+    let (name, opts) = options(scn, policy);
+    let known = sched::registry::classes(&name, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for t in &scn.tasks {
+        if let Some(c) = t.class.as_deref().filter(|c| !known.contains(c)) {
+            return Err(anyhow::anyhow!(
+                "{}",
+                scn.error(
+                    t.line,
+                    &format!("task \"{}\".class", t.name),
+                    format!(
+                        "`{c}` is not a class of policy `{name}` (its classes: {}); a scenario stacks classes \
+                         with [scheduler] classes = \"linux\", \"svr4\", \"solaris\" or a list of policies",
+                        known.join(", ")
+                    )
+                )
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// With `partition = "ffd"`, each task's CPU: first fit by decreasing utilisation (mean exec over

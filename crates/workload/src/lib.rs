@@ -377,6 +377,35 @@ pub struct TaskSpec {
     /// Key `cpus`: the CPUs it may run on, ascending, without repeats, each below `machine.cpus`
     /// (its affinity); `None` = any.
     pub cpus: Option<Vec<u32>>,
+    /// Key `nice`: its nice level, −20..=19, for the policies that have one (`sched::TaskParams::nice`);
+    /// `None` = the policy's default.
+    pub nice: Option<i8>,
+    /// Key `class`: the class it runs in, under a class stack (`[scheduler] classes`) or a policy that
+    /// tells kinds of task apart (`rt`: `"fifo"` or `"rr"`); checked against the policy by the tool that
+    /// builds it (`sched::registry::check_class`). `None` = the stack's lowest class.
+    pub class: Option<String>,
+    /// Keys `runtime`, `dl_deadline` (default `dl_period`) and `dl_period`: a SCHED_DEADLINE
+    /// reservation, `1us ≤ runtime ≤ dl_deadline ≤ dl_period`.
+    #[serde(serialize_with = "serialize_reservation")]
+    pub reservation: Option<sched::Reservation>,
+}
+
+/// A reservation as `{ "runtime": ns, "deadline": ns, "period": ns }` (`sched` has no serde).
+fn serialize_reservation<S: serde::Serializer>(
+    r: &Option<sched::Reservation>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    match r {
+        None => s.serialize_none(),
+        Some(r) => {
+            let mut st = s.serialize_struct("Reservation", 3)?;
+            st.serialize_field("runtime", &r.runtime)?;
+            st.serialize_field("deadline", &r.deadline)?;
+            st.serialize_field("period", &r.period)?;
+            st.end()
+        }
+    }
 }
 
 impl TaskSpec {
@@ -401,6 +430,9 @@ impl TaskSpec {
             jitter: None,
             timer: None,
             working_set: 0,
+            nice: None,
+            class: None,
+            reservation: None,
             cpus: None,
         }
     }

@@ -42,6 +42,11 @@ pub const COMMON_TASK_KEYS: &[&str] = &[
     "timer",
     "working_set",
     "cpus",
+    "nice",
+    "class",
+    "runtime",
+    "dl_deadline",
+    "dl_period",
 ];
 /// Each task model and its own keys (besides [`COMMON_TASK_KEYS`]).
 pub const MODELS: &[(&str, &[&str])] = &[
@@ -808,6 +813,16 @@ fn task(
     let timer = t.timer(cx, "timer");
     let working_set = t.size(cx, "working_set", parse_size).unwrap_or(0);
     let cpus = affinity(cx, &t, machine.cpus);
+    let nice = t.int(cx, "nice", -20, 19).map(|n| n as i8);
+    let class = t.string(cx, "class").map(str::to_string);
+    if class.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        cx.err(
+            t.at_value("class"),
+            &t.field("class"),
+            "must not be empty: the name of a class, e.g. \"fifo\"",
+        );
+    }
+    let reservation = reservation(cx, &t);
     if by_affinity && t.get("cpus").is_some_and(|_| cpus.as_ref().is_some_and(|c| c.len() != 1)) {
         cx.err(
             t.at_value("cpus"),
@@ -872,7 +887,92 @@ fn task(
         timer,
         working_set,
         cpus,
+        nice,
+        class,
+        reservation,
     })
+}
+
+/// Keys `runtime`, `dl_deadline` and `dl_period` of a task: a SCHED_DEADLINE reservation, with
+/// `1us <= runtime <= dl_deadline <= dl_period` (`dl_deadline` defaults to `dl_period`), as the kernel's
+/// `sched_setattr` requires; `runtime` and `dl_period` come together.
+fn reservation(cx: &mut Ctx, t: &Tbl) -> Option<sched::Reservation> {
+    let runtime = t.time(cx, "runtime");
+    let period = t.time(cx, "dl_period");
+    let deadline = t.time(cx, "dl_deadline");
+    let (runtime, period) = match (runtime, period) {
+        (Some(r), Some(p)) => (r, p),
+        (None, None) => {
+            if t.get("dl_deadline").is_some() {
+                cx.err(
+                    t.at_value("dl_deadline"),
+                    &t.field("dl_deadline"),
+                    "a reservation needs runtime and dl_period too, e.g. runtime = \"2ms\", dl_period = \"10ms\"",
+                );
+            }
+            return None;
+        }
+        (Some(_), None) => {
+            if t.get("dl_period").is_none() {
+                cx.err(
+                    t.at_value("runtime"),
+                    &t.field("dl_period"),
+                    "missing: a reservation (runtime) needs its dl_period, e.g. dl_period = \"10ms\"",
+                );
+            }
+            return None;
+        }
+        (None, Some(_)) => {
+            if t.get("runtime").is_none() {
+                cx.err(
+                    t.at_value("dl_period"),
+                    &t.field("runtime"),
+                    "missing: a reservation (dl_period) needs its runtime, e.g. runtime = \"2ms\"",
+                );
+            }
+            return None;
+        }
+    };
+    let deadline = match (deadline, t.get("dl_deadline")) {
+        (Some(d), _) => d,
+        (None, Some(_)) => return None, // reported by the reader
+        (None, None) => period,
+    };
+    let mut ok = true;
+    if runtime < 1_000 {
+        cx.err(
+            t.at_value("runtime"),
+            &t.field("runtime"),
+            format!("{}: a runtime is at least 1us", format_time(runtime)),
+        );
+        ok = false;
+    }
+    if runtime > deadline {
+        let key = if t.get("dl_deadline").is_some() { "dl_deadline" } else { "dl_period" };
+        cx.err(
+            t.at_value("runtime"),
+            &t.field("runtime"),
+            format!(
+                "runtime {} is longer than {key} {}: a reservation gives at most its deadline",
+                format_time(runtime),
+                format_time(deadline)
+            ),
+        );
+        ok = false;
+    }
+    if deadline > period {
+        cx.err(
+            t.at_value("dl_deadline"),
+            &t.field("dl_deadline"),
+            format!(
+                "dl_deadline {} is longer than dl_period {} (SCHED_DEADLINE needs deadline <= period)",
+                format_time(deadline),
+                format_time(period)
+            ),
+        );
+        ok = false;
+    }
+    ok.then_some(sched::Reservation { runtime, deadline, period })
 }
 
 /// Key `cpus` of a task: a non-empty array of distinct CPU numbers below `machine.cpus`, sorted.

@@ -161,6 +161,8 @@ fn every_key_example_sets_every_field() {
             start: S,
             stop: Some(9 * S),
             working_set: 256 * 1024,
+            nice: Some(5),
+            reservation: Some(sched::Reservation { runtime: 2 * MS, deadline: 8 * MS, period: 10 * MS }),
             ..default_task("batch", s.tasks[1].line, Model::Cpu { work: Some(4 * S) })
         }
     );
@@ -498,7 +500,7 @@ fn unknown_keys_suggest_the_closest_valid_one() {
     );
     assert_eq!(
         error(&with("", "colour = \"red\"")),
-        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, cpus, work"
+        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, cpus, nice, class, runtime, dl_deadline, dl_period, work"
     );
     assert_eq!(
         errors(&with("", "").replace("[machine]", "[machin]")),
@@ -875,4 +877,49 @@ fn no_release_or_deadline_an_accepted_scenario_allows_passes_the_horizon() {
         n += 1;
     }
     assert_eq!(n, 1);
+}
+
+#[test]
+fn nice_class_and_reservation_keys() {
+    let s = ok(&with("", "nice = -20\nclass = \"fifo\"\nruntime = \"3ms\"\ndl_period = \"10ms\""));
+    let t = &s.tasks[0];
+    assert_eq!((t.nice, t.class.as_deref()), (Some(-20), Some("fifo")));
+    assert_eq!(
+        t.reservation,
+        Some(sched::Reservation { runtime: 3 * MS, deadline: 10 * MS, period: 10 * MS })
+    );
+    assert_eq!(
+        error(&with("", "nice = 20")),
+        "t.toml:8:8: task[0].nice (task \"T\"): 20 is out of range: expected an integer in -20..=19"
+    );
+    for (keys, want) in [
+        (
+            "runtime = \"3ms\"",
+            "task[0].dl_period (task \"T\"): missing: a reservation (runtime) needs its dl_period",
+        ),
+        (
+            "dl_period = \"3ms\"",
+            "task[0].runtime (task \"T\"): missing: a reservation (dl_period) needs its runtime",
+        ),
+        (
+            "dl_deadline = \"3ms\"",
+            "task[0].dl_deadline (task \"T\"): a reservation needs runtime and dl_period too",
+        ),
+        (
+            "runtime = \"3ms\"\ndl_period = \"2ms\"",
+            "task[0].runtime (task \"T\"): runtime 3ms is longer than dl_period 2ms",
+        ),
+        (
+            "runtime = \"1ms\"\ndl_deadline = \"3ms\"\ndl_period = \"2ms\"",
+            "task[0].dl_deadline (task \"T\"): dl_deadline 3ms is longer than dl_period 2ms",
+        ),
+        (
+            "runtime = \"500ns\"\ndl_period = \"2ms\"",
+            "task[0].runtime (task \"T\"): 500ns: a runtime is at least 1us",
+        ),
+        ("class = \" \"", "task[0].class (task \"T\"): must not be empty"),
+    ] {
+        let e = error(&with("", keys));
+        assert!(e.contains(want), "{keys}: {e}");
+    }
 }

@@ -98,7 +98,9 @@ impl<'s> Sim<'s> {
                 share: spec.share,
                 latency_tolerance: spec.latency_tolerance,
                 cpus: placement.map(|p| vec![p[i]]).or_else(|| spec.cpus.clone()),
-                ..TaskParams::default()
+                nice: spec.nice,
+                class: spec.class.clone(),
+                reservation: spec.reservation,
             })
             .collect();
         if params.iter().any(|p| p.cpus.is_some()) {
