@@ -10,7 +10,9 @@
 //! `uts/i386/master.d/rt/space.c` (`@(#)master:rt/space.c 1.3.2.2`) and its rules in `rt.c`
 //! (`rt_tick`, `rt_preempt`, `rt_wakeup`, `rt_parmsset`); the same default table as the
 //! `rt_dptbl(4)` page and Solaris's `rt_dptbl.c`. SYS: `MAXCLSYSPRI` 99 in `master.d/mtune` and the
-//! class's rules as Solaris's `sys.c` keeps them (no `tick`, `preempt` to the front).
+//! class's rules as Solaris's `sys.c` keeps them (no `tick`, `preempt` to the front). The 386 master
+//! file starts RT at global 105 (`RTGPPRIO0`, room for a VC class), Solaris's and Nieh's (ch. 5) at 100;
+//! only the order matters here.
 //!
 //! **`svr4-rt`.** 60 fixed priorities, the task's [`TaskParams::priority`] clamped to 0..=59 (where
 //! `rt_parmsin` refuses values beyond). Each has its own quantum ([`RT_QUANTA`], `rt_dptbl`, ticks

@@ -13,7 +13,10 @@
 //! `HZ` = 100 written here in ms: levels 0-9 1000 ms, 10-19 800, 20-29 600, 30-39 400, 40-49 200,
 //! 50-59 100; `ts_tqexp` = `⌊level/2⌋` below 20 and `level − 10` from 20; `ts_slpret` =
 //! `ts_lwait` = `level + 10` below 40, then `50 + ⌊(level − 40)/2⌋` (40, 41 → 50; … 58, 59 → 59);
-//! `ts_maxwait` 5 s at every level.
+//! `ts_maxwait` 5 s at every level. Sun's own SPARC master file of Solaris 2.2, the one Nieh ran, was
+//! not found: this is USL's, which Solaris 2.2 is assumed to share (its `ts_dptbl(4)` page was not found
+//! either). The 386 file puts the user levels at global priorities 3..62 (`TSGPUP0` 3); only their
+//! order matters here.
 //!
 //! **State per task.** `cpupri` (0..=59, starts at `ts_maxumdpri >> 1` = 29), the user priority
 //! `upri` (−20..=20, `TSMAXUPRI`), the level `umdpri = clamp(cpupri + upri, 0, 59)`, the quantum
