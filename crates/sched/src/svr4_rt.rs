@@ -221,6 +221,7 @@ pub const RT: Entry = Entry::new("svr4-rt", "svr4_rt.rs", |_, _| Ok(Box::new(Svr
         "UNIX SVR4 real-time class: fixed priorities 0..59, round robin with rt_dptbl's quantum per priority",
     )
     .linux(LinuxClass::Rr)
+    .classes(&["rt"])
     .pace(|_, _| {
         // Its shortest quantum is the table's (100 ms at priorities 50-59).
         let q = RT_QUANTA.iter().map(|&ms| Nanos::from(ms) * MS).min().unwrap_or(MS);

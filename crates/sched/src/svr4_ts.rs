@@ -442,6 +442,7 @@ impl Policy for Svr4TimeSharing {
 /// The registry's entry of `svr4-ts`.
 pub const ENTRY: Entry = Entry::new("svr4-ts", "svr4_ts.rs", |_, _| Ok(Box::new(Svr4TimeSharing::new())))
     .about("UNIX SVR4 time-sharing class with its original ts_dptbl (the class Nieh ch. 2 measured)")
+    .classes(&["ts"])
     .pace(|_, _| {
         // Its shortest quantum is its table's (100 ms at levels 50-59); `ts_update` runs every second.
         let q = SVR4.iter().map(|l| Nanos::from(l.quantum_ms) * MS).min().unwrap_or(MS);
