@@ -112,6 +112,34 @@ pub fn default_base_slice(cpus: usize) -> Nanos {
     BASE_SLICE * Nanos::from(1 + n.ilog2())
 }
 
+/// The kernel release whose rules the policy follows (option `version`; see "Versions" above).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
+    /// 6.12 (6.13 decides the same way here).
+    V6_12,
+    /// 6.14: a queued task given a new weight is placed again (6.15 and 6.16 decide the same way).
+    V6_14,
+    /// 6.17: without `RUN_TO_PARITY`, a picked task is still protected for a minimum quantum; 6.18
+    /// decides the same way here.
+    V6_17,
+}
+
+/// The values `version` takes: each release whose rules differ here, and 6.18 (this machine's
+/// kernel, the rules of 6.17).
+pub const VERSIONS: &[&str] = &["6.12", "6.14", "6.17", "6.18"];
+
+impl Version {
+    /// The rules of release `name` (one of [`VERSIONS`]).
+    pub fn of(name: &str) -> Option<Version> {
+        match name {
+            "6.12" => Some(Version::V6_12),
+            "6.14" => Some(Version::V6_14),
+            "6.17" | "6.18" => Some(Version::V6_17),
+            _ => None,
+        }
+    }
+}
+
 /// Configuration of [`Eevdf`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EevdfConfig {
@@ -130,6 +158,8 @@ pub struct EevdfConfig {
     pub delay_dequeue: bool,
     /// The share of a nice-0 task.
     pub nice0_share: u32,
+    /// The kernel release whose rules apply.
+    pub version: Version,
 }
 
 impl EevdfConfig {
@@ -143,11 +173,12 @@ impl EevdfConfig {
             place_lag: true,
             delay_dequeue: true,
             nice0_share: 1,
+            version: Version::V6_12,
         }
     }
 
     /// From scenario options: `base_slice`, `tick`, `hrtick`, `run_to_parity`, `place_lag`,
-    /// `delay_dequeue`, `nice0_share`.
+    /// `delay_dequeue`, `nice0_share`, `version`.
     pub fn from_options(o: &mut OptReader<'_>, cpus: usize) -> Result<Self, PolicyError> {
         let d = EevdfConfig::linux(cpus);
         Ok(EevdfConfig {
@@ -158,6 +189,7 @@ impl EevdfConfig {
             place_lag: o.bool("place_lag", d.place_lag)?,
             delay_dequeue: o.bool("delay_dequeue", d.delay_dequeue)?,
             nice0_share: linux::nice0(o, "nice0_share")?,
+            version: Version::of(o.choice("version", "6.12", VERSIONS)?).unwrap_or(d.version),
         })
     }
 }
@@ -191,6 +223,11 @@ struct Ent {
     fresh: bool,
     /// A new weight given while it ran.
     pending: Option<(u64, bool)>,
+    /// While it runs: the virtual runtime up to which a wake-up does not preempt it, if it is
+    /// protected at all (`vprot`, or 6.12's deadline stashed in `vlag`).
+    vprot: Option<i64>,
+    /// While it runs: its slice ends where its protection does, before its request ends.
+    cut: bool,
 }
 
 /// The EEVDF policy.
@@ -349,6 +386,21 @@ impl Eevdf {
                 e.vlag = scale(e.vlag);
                 (e.w, e.idle) = to;
             }
+            State::Queued | State::Delayed if self.cfg.version >= Version::V6_14 => {
+                // 6.14: its lag (clamped) and the rest of its request are scaled, and it is placed
+                // again as a task joining with that lag; the request keeps its length from `v`.
+                let avg = self.avg(self.totals(view));
+                let (v, d) = (e.v, e.deadline);
+                let (lag, rest) = (scale(self.lag(avg, v, old)), scale(d.saturating_sub(v)));
+                self.remove(t);
+                let e = &mut self.ents[t.idx()];
+                e.vlag = lag;
+                (e.w, e.idle) = to;
+                self.place(t, view, false);
+                let e = &mut self.ents[t.idx()];
+                e.deadline = e.v.saturating_add(rest);
+                self.insert(t);
+            }
             State::Queued | State::Delayed => {
                 let avg = self.avg(self.totals(view));
                 self.remove(t);
@@ -395,16 +447,49 @@ impl Eevdf {
         (None, first)
     }
 
-    /// The slice for a task picked at `now`: until its request ends, on the tick grid without `hrtick`.
-    fn slice_for(&self, t: TaskId, now: Nanos) -> Nanos {
+    /// The slice for a task picked at `now`: until its request ends, on the tick grid without
+    /// `hrtick`; from 6.17, until its protection ends if that comes first (the tick that finds it
+    /// unprotected reschedules it). Marks the task `cut` when its protection ends it.
+    fn slice_for(&mut self, t: TaskId, now: Nanos) -> Nanos {
         let e = &self.ents[t.idx()];
-        let real = real_of(e.deadline.saturating_sub(e.v), e.w).max(1);
+        let request = self.until(now, real_of(e.deadline.saturating_sub(e.v), e.w).max(1));
+        let quantum = match e.vprot {
+            Some(p) if p < e.deadline => self.until(now, real_of(p.saturating_sub(e.v), e.w).max(1)),
+            _ => request,
+        };
+        self.ents[t.idx()].cut = quantum < request;
+        quantum.min(request)
+    }
+
+    /// How long a task picked at `now` runs to reach `real` more of its time: exactly with
+    /// `hrtick`, else to the first tick at or after it.
+    fn until(&self, now: Nanos, real: Nanos) -> Nanos {
         if self.cfg.hrtick {
             return real;
         }
         let end = now.saturating_add(real);
         let tick = self.cfg.tick;
         end.div_ceil(tick).saturating_mul(tick).saturating_sub(now).max(1)
+    }
+
+    /// `set_protect_slice` for task `t` as it is picked: 6.12 protects it until its request ends
+    /// with `RUN_TO_PARITY`, not at all without; 6.17 until its request ends or, without
+    /// `RUN_TO_PARITY`, for a quantum of `min(0.7 ms, base_slice)` if that is shorter (the
+    /// shortest slice of the queue, the other bound, is every task's here).
+    fn protect(&mut self, t: TaskId) {
+        let (parity, base) = (self.cfg.run_to_parity, self.cfg.base_slice);
+        let e = &mut self.ents[t.idx()];
+        e.vprot = match self.cfg.version {
+            Version::V6_12 | Version::V6_14 => parity.then_some(e.deadline),
+            Version::V6_17 => {
+                let quantum = if parity { base } else { BASE_SLICE.min(base) };
+                if quantum == base {
+                    Some(e.deadline)
+                } else {
+                    Some(e.deadline.min(e.v.saturating_add(vdelta(quantum, e.w))))
+                }
+            }
+        };
     }
 }
 
@@ -454,10 +539,12 @@ impl Policy for Eevdf {
         let vs = self.vslice(self.ents[t.idx()].w);
         let e = &mut self.ents[t.idx()];
         e.v = e.v.saturating_add(vdelta(charged, e.w));
-        if why == Stop::SliceEnd && e.v < e.deadline {
-            // The slice ran to its end: its request is used up, whatever tick billing charged.
+        if why == Stop::SliceEnd && e.v < e.deadline && !e.cut {
+            // The slice ran to its end: its request is used up, whatever tick billing charged
+            // (unless the slice was its protection, which ends before the request).
             e.v = e.deadline;
         }
+        (e.vprot, e.cut) = (None, false);
         if e.v >= e.deadline {
             e.deadline = e.v.saturating_add(vs); // update_deadline
         }
@@ -516,8 +603,9 @@ impl Policy for Eevdf {
             }
             let curr_eligible = Self::eligible(tot, vt);
             // RUN_TO_PARITY: a running task's request is renewed only when it stops, so it is
-            // protected for as long as it runs.
-            if self.cfg.run_to_parity && curr_eligible {
+            // protected for as long as it runs (its protection is its deadline); from 6.17 also
+            // without it, for its quantum.
+            if curr_eligible && ce.vprot.is_some_and(|p| vt < p) {
                 continue;
             }
             if self.best_for(cpu, tot, v).0 != Some(woken) {
@@ -551,6 +639,7 @@ impl Policy for Eevdf {
             }
             self.remove(t);
             self.ents[t.idx()].state = State::Running;
+            self.protect(t);
             return Some(Dispatch { task: t, slice: Some(self.slice_for(t, now)) });
         }
     }
@@ -589,12 +678,13 @@ const OPTIONS: &[OptionDoc] = &[
     opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
     opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
     opt("nice0_share", "1", "the share of a nice-0 task"),
+    opt("version", "\"6.12\"", "the kernel release whose rules apply: 6.12, 6.14, 6.17 or 6.18"),
 ];
 
 /// The registry's entry of `eevdf`.
 pub const ENTRY: Entry =
     Entry::new("eevdf", "eevdf.rs", |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))))
-        .about("Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share")
+        .about("Linux's fair class, 6.12 to 6.18 (`version`): earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
         .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
@@ -831,6 +921,112 @@ mod tests {
         assert_eq!(e.w, 3121);
         assert_eq!(e.v, avg - (avg - v) * 1024 / 3121);
         assert_eq!(e.deadline, avg + (d - avg) * 1024 / 3121);
+    }
+
+    #[test]
+    fn from_6_14_a_new_weight_places_a_queued_task_again() {
+        for version in [Version::V6_12, Version::V6_14] {
+            let mut p = eevdf(&[1, 1], EevdfConfig { version, ..hr() });
+            let (a, b) = (TaskId(0), TaskId(1));
+            p.wake(a, 0);
+            p.wake(b, 0);
+            // a runs 10 ms in one go: v_a = 10 ms, d_a = 10.7 ms; b waits at v 0, d 0.35 ms (half a
+            // request). V = 5 ms: b is owed 5 ms, clamped to max(2 · 0.7 ms, 1 ms) = 1.4 ms.
+            assert_eq!(p.pick(0, 0).unwrap().task, a);
+            p.stop(a, 10 * MS, Stop::Preempted, 10 * MS);
+            p.set_params(b, &TaskParams { share: 3, ..Default::default() }, 10 * MS);
+            let e = p.policy().ents[b.idx()].clone();
+            let lag = 1_400_000 * 1024 / 3121; // 459_339, the clamped lag at the new weight
+            let d = p.pick(0, 10 * MS).unwrap();
+            assert_eq!(d.task, b, "b is eligible with the earlier deadline");
+            if version == Version::V6_12 {
+                // reweight_eevdf: v and d scaled around V = 5 ms, so d falls before v (the clamp
+                // moved v and not d): the request is already used, a 1 ns slice.
+                assert_eq!((e.v, e.deadline), (5_000_000 - lag, 5_000_000 - 4_650_000 * 1024 / 3121));
+                assert_eq!((e.v, e.deadline), (4_540_661, 3_474_336));
+                assert_eq!(d.slice, Some(1));
+            } else {
+                // place_entity beside a alone (V = 10 ms, W = 1024): v = V − lag · (1024 + 3121) /
+                // 1024, and d = v + the rest of the request scaled, 0.35 ms · 1024 / 3121.
+                let rest = 350_000 * 1024 / 3121; // 114_834
+                assert_eq!(
+                    (e.v, e.deadline),
+                    (10_000_000 - lag * 4145 / 1024, 10_000_000 - lag * 4145 / 1024 + rest)
+                );
+                assert_eq!((e.v, e.deadline), (8_140_664, 8_255_498));
+                // The rest of the request in real time at weight 3121: ⌈114_834 · 3121 / 1024⌉.
+                assert_eq!(d.slice, Some(349_997));
+            }
+        }
+    }
+
+    #[test]
+    fn from_6_17_no_run_to_parity_still_protects_a_quantum() {
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        for version in [Version::V6_12, Version::V6_17] {
+            // A base slice of 1.4 ms (two CPUs' default) on one CPU: 6.17's quantum is 0.7 ms.
+            let cfg = EevdfConfig { run_to_parity: false, base_slice: 1_400_000, version, ..hr() };
+            let mut p = eevdf(&[1, 1, 1], cfg);
+            p.wake(a, 0);
+            p.wake(b, 0);
+            let mut now = 0;
+            // Half requests first (0.7 ms: no shorter quantum), a then b; both end at v 0.7 ms, d 2.1 ms.
+            assert_eq!(run_slice(&mut p, &mut now), (a, 700_000));
+            assert_eq!(run_slice(&mut p, &mut now), (b, 700_000));
+            let d = p.pick(0, now).unwrap();
+            assert_eq!(d.task, a);
+            // c wakes at V = 0.7 ms with half a request: d 1.4 ms, earlier than a's 2.1 ms.
+            p.wake(c, now);
+            let victim = p.policy().preempt_for(c, Some(0), &[(0, a)], p.view());
+            if version == Version::V6_12 {
+                // No protection: a runs to its deadline unless preempted, and c preempts at once.
+                assert_eq!(d.slice, Some(1_400_000));
+                assert_eq!(victim, Some(0));
+                continue;
+            }
+            // 6.17: vprot = min(d, v + 0.7 ms) = 1.4 ms: a is protected for 0.7 ms, and the CPU
+            // decides again then.
+            assert_eq!(p.policy().ents[a.idx()].vprot, Some(1_400_000));
+            assert_eq!(d.slice, Some(700_000));
+            assert_eq!(victim, None, "a is eligible and within its quantum");
+            now += 700_000;
+            p.advance_to(now);
+            assert_eq!(p.policy().preempt_for(c, Some(0), &[(0, a)], p.view()), Some(0));
+            // The quantum was not its request: a keeps its deadline, and c (earliest) runs next.
+            p.stop(a, 700_000, Stop::SliceEnd, now);
+            let e = &p.policy().ents[a.idx()];
+            assert_eq!((e.v, e.deadline), (1_400_000, 2_100_000));
+            assert_eq!(p.pick(0, now).unwrap().task, c);
+        }
+        // With RUN_TO_PARITY, 6.17 protects to the shortest slice of the queue, which is every
+        // task's here: the whole request, as 6.12 does.
+        let cfg = EevdfConfig { base_slice: 1_400_000, version: Version::V6_17, ..hr() };
+        let mut p = eevdf(&[1, 1, 1], cfg);
+        p.wake(a, 0);
+        p.wake(b, 0);
+        let mut now = 0;
+        run_slice(&mut p, &mut now);
+        run_slice(&mut p, &mut now);
+        let d = p.pick(0, now).unwrap();
+        assert_eq!((d.task, d.slice), (a, Some(1_400_000)));
+        p.wake(c, now);
+        assert_eq!(p.policy().preempt_for(c, Some(0), &[(0, a)], p.view()), None);
+    }
+
+    #[test]
+    fn the_version_option_names_a_release() {
+        let cfg = |v: &str| {
+            let mut opts = crate::Options::new();
+            opts.insert("version".into(), crate::OptValue::Str(v.into()));
+            EevdfConfig::from_options(&mut OptReader::new("eevdf", &opts), 1).map(|c| c.version)
+        };
+        assert_eq!(EevdfConfig::linux(4).version, Version::V6_12);
+        assert_eq!(cfg("6.12"), Ok(Version::V6_12));
+        assert_eq!(cfg("6.14"), Ok(Version::V6_14));
+        assert_eq!(cfg("6.17"), Ok(Version::V6_17));
+        assert_eq!(cfg("6.18"), Ok(Version::V6_17), "6.18 decides as 6.17 here");
+        assert!(cfg("6.13").unwrap_err().to_string().contains("not one of 6.12, 6.14, 6.17, 6.18"));
+        assert!(VERSIONS.iter().all(|v| Version::of(v).is_some()));
     }
 
     #[test]
