@@ -1,11 +1,16 @@
-//! Linux's fair class as of 6.12: EEVDF, Earliest Eligible Virtual Deadline First (Stoica and
-//! Abdel-Wahab, "Earliest Eligible Virtual Deadline First: A Flexible and Accurate Mechanism for
-//! Proportional Share Resource Allocation", 1995; in Linux since 6.6), global on N CPUs.
+//! Linux's fair class as of 6.12, and with `version` the rule changes of later releases up to 6.18:
+//! EEVDF, Earliest Eligible Virtual Deadline First (Stoica and Abdel-Wahab, "Earliest Eligible
+//! Virtual Deadline First: A Flexible and Accurate Mechanism for Proportional Share Resource
+//! Allocation", 1995; in Linux since 6.6), global on N CPUs.
 //!
 //! **Specification.** `kernel/sched/fair.c` and `features.h` of Linux 6.12 (Debian's linux-source
-//! 6.12, the kernel our guest runs; read to learn the rules, nothing is copied), with its default
-//! features: `PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `RUN_TO_PARITY`, `DELAY_DEQUEUE`, `DELAY_ZERO`,
-//! `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off.
+//! 6.12, 6.12.117, the kernel our guest runs; read to learn the rules, nothing is copied), with its
+//! default features: `PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `RUN_TO_PARITY`, `DELAY_DEQUEUE`,
+//! `DELAY_ZERO`, `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off. That stable kernel carries
+//! fixes back-ported from later releases, which are therefore 6.12's rules here: the 0.7 ms base
+//! slice of 6.15 ("sched: Reduce the default slice to avoid tasks getting an extra tick"; 6.12.0
+//! had 0.75 ms), 6.15's "sched: Cancel the slice protection of the idle entity", and `zero_vruntime`
+//! ("sched/eevdf: Fix min_vruntime vs avg_vruntime", also in 6.18.y).
 //!
 //! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
 //! ([`share_level`], the one rule of both: share 1 is nice 0, each factor 1.25 one level;
@@ -52,13 +57,51 @@
 //!   A running task is reweighted when it stops.
 //! * When nothing is queued or running, `V` stays where it last was (`zero_vruntime`).
 //!
+//! **Versions.** `version` names the release whose rules apply (`"6.12"` by default; for a release
+//! not listed, give the latest listed one before it: 6.13 is `"6.12"`, 6.15 and 6.16 `"6.14"`). Only 6.12's source was read whole; the later
+//! rules come from the scheduler merge requests of 6.13 to 6.18 and the commits and patches they
+//! list, as sent to the kernel's mailing lists. The changes that reach what is modelled:
+//! * `"6.14"`: "sched/fair: Fix EEVDF entity placement bug causing scheduling lag" (6d71a9c61604),
+//!   with 6.16's "sched/fair: Adhere to place_entity() constraints". A queued task given a new
+//!   weight no longer has `v` and `d` scaled around `V` (`reweight_eevdf`, gone): its lag, clamped,
+//!   and the rest of its request `d − v` are scaled by `w_old / w_new`, and it is placed again as a
+//!   task joining with that lag (`place_entity`: inflated by `(W + w)/W` over the others' weight
+//!   `W`, lag 0 when alone) with `d = v + rest`. The two agree unless the lag was clamped.
+//! * `"6.17"`: "sched/fair: Fix NO_RUN_TO_PARITY case", "sched/fair: Limit run to parity to the
+//!   min slice of enqueued entities" and "sched/fair: Always trigger resched at the end of a
+//!   protected period" (with "sched/fair: Use protect_slice() instead of direct comparison",
+//!   "sched/fair: Remove spurious shorter slice preemption" and "sched/fair: Fix entity's lag with
+//!   run to parity", which only change anything for tasks of different slices). 6.12's protection
+//!   (the deadline at the pick, stashed in `vlag`: the request) becomes `vprot`, set when a task is
+//!   picked (`set_protect_slice`) to `min(d, v + q·1024/w)`, `q` being the smallest slice of the
+//!   queue with `RUN_TO_PARITY`, else `min(0.7 ms, its slice)` (`normalized_sysctl_sched_base_slice`),
+//!   and `d` itself when `q` is its own slice. A wake-up does not preempt an eligible task short of
+//!   its `vprot`, with or without `RUN_TO_PARITY`, and the tick that finds it past `vprot`
+//!   reschedules it. Every task has the base slice here, so with `RUN_TO_PARITY` the protection is
+//!   the whole request, as in 6.12; without it a task is now protected for `min(0.7 ms,
+//!   base_slice)` and its CPU decides again then (on the tick without `hrtick`), where 6.12
+//!   protected nothing and ran it to its deadline. A slice cut there does not use up the request.
+//! * `"6.18"`: nothing that reaches these rules (its scheduler merge reworks control-group
+//!   bandwidth throttling and topology): 6.17's rules.
+//!
+//! Looked at and unchanged here: 6.13's `PLACE_LAG` shortcut for zero lag, removal of `DOUBLE_TICK`
+//! (off) and lazy preemption (not used by a `PREEMPT_NONE` kernel such as this machine's);
+//! `PLACE_REL_DEADLINE`, already in 6.12, which keeps a relative deadline across a migration (one
+//! queue never migrates); `PREEMPT_SHORT` and 6.15's min-slice propagation (custom slices only);
+//! the delayed-dequeue fixes of 6.13 to 6.16 (PELT, util_est, `wake_up_sync`, `wait_task_inactive`,
+//! not migrating a delayed task: none changes a pick here). No `sched_feat` default changes in the
+//! merges read. "sched/fair: Increase max lag clamping" (lag bounded by the largest slice of the
+//! queue plus a tick) was not merged in 6.17; as "sched/fair: Fix lag clamp" it went into 7.0
+//! (February 2026) marked for stable kernels, so a 6.18.y kernel may have it: not modelled.
+//!
 //! **Tie-break.** Equal virtual deadlines go in the order the tasks joined the queue (the kernel's
 //! red-black tree puts an equal key to the right): a task that stops joins behind its equals, so
 //! the kernel's rule that the running task is kept only when strictly earlier holds.
 //!
 //! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
 //! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
-//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1).
+//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1), `version`
+//! (`"6.12"`; `"6.14"`, `"6.17"`, `"6.18"`).
 //!
 //! **Left out.** The kernel keeps a run queue per CPU and balances them (wake-up placement,
 //! periodic and idle balancing, NUMA); this policy keeps one queue for all CPUs (`partition =
@@ -71,7 +114,10 @@
 //! what counts once it stops is what the driver billed. The search for the eligible task with the
 //! earliest deadline walks the queue in deadline order (the kernel's augmented tree prunes it in
 //! O(log n)). With affinity, a CPU whose allowed tasks are all ineligible runs the one with the
-//! earliest deadline rather than idle.
+//! earliest deadline rather than idle. Every pick protects the picked task anew; the kernel does
+//! not when a CPU picks again the task it was running (its request renewed, nothing better
+//! queued: `pick_next_task_fair` skips `set_next_entity`), so there the renewed request is not
+//! protected (6.12: the stashed deadline no longer matches; 6.17: `vprot` is behind it).
 
 use std::collections::BTreeSet;
 
