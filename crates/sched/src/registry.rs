@@ -198,6 +198,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::ts::ENTRY,
     crate::eevdf::ENTRY,
     crate::lottery::ENTRY,
+    crate::linux24::ENTRY,
 ];
 
 impl LinuxClass {
