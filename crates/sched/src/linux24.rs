@@ -4,8 +4,11 @@
 //! **Specification.** `kernel/sched.c` of Linux 2.4.17/2.4.18 (`schedule()`, `goodness()`,
 //! `preemption_goodness()`, `reschedule_idle()`, `sys_sched_yield()`, `setscheduler()`, the
 //! `NICE_TO_TICKS` macro) and `update_process_times()` of `kernel/timer.c`, read in a 2.4.17 tree
-//! to learn the rules (the scheduler did not change in 2.4.18; nothing is copied). The run queue
-//! order is 2.4.19's and earlier: 2.4.20 added woken tasks at the tail instead.
+//! to learn the rules (nothing is copied). B. Davda's patch against 2.4.19 (posted for 2.4.20)
+//! shows the same run queue order, `setscheduler` and tick as 2.4.17, so 2.4.18, between them, has
+//! them too; later 2.4 releases took that patch (a woken task at the tail of the queue, no
+//! reschedule of `SCHED_FIFO` at the tick). (Early 2.4, as 2.4.0, preempted only when `preemption_goodness > 1`; 2.4.17 when it
+//! is above 0.)
 //!
 //! **Ticks.** `HZ` is the option `hz` (default 100), a tick lasts 1/`hz` s (10 ms at 100 Hz), and
 //! a time slice in ticks is `NICE_TO_TICKS(nice) = TICK_SCALE(20 − nice) + 1`, where `TICK_SCALE`
@@ -38,7 +41,7 @@
 //!   reschedules it at every tick). The timer tick takes one from the running task's `counter` and
 //!   asks for a decision when it reaches 0 (`update_process_times`), for every policy: 2.4.18 also
 //!   reschedules a `SCHED_FIFO` task then, so that an equal-priority `SCHED_FIFO` task ahead of it
-//!   in the queue takes the CPU (2.4.20 removed this).
+//!   in the queue takes the CPU (Davda's patch removed this).
 //! * A `SCHED_RR` task whose `counter` is 0 when it leaves its CPU gets `NICE_TO_TICKS(nice)` and
 //!   goes to the tail of the queue. A `SCHED_FIFO` or `SCHED_RR` task runs whatever the others'
 //!   counters; the real-time tasks are chosen by priority, then queue order.
