@@ -85,6 +85,11 @@
 //! tail; a preempted task or one at the end of its slice keeps its place (the kernel never takes
 //! a running task off the queue). So among equals the most recently woken task runs first.
 //!
+//! **On Linux.** hourglass runs its tasks in today's fair class ([`crate::LinuxClass::Fair`]) with
+//! the default meaning of shares and priorities ([`FairMeaning::Shares`]): none of the meanings of
+//! [`crate::linux`] reads a task's `nice` or `class`, which are what this policy schedules by (one
+//! that does, nice from `nice` and `SCHED_FIFO`/`SCHED_RR` from `class`, would belong there).
+//!
 //! **Left out.** `fork()`'s split of the parent's counter with the child (a task here has no parent:
 //! it starts with a full `NICE_TO_TICKS`); the i386 hyper-threading sibling test of
 //! `reschedule_idle`; synchronous wake-ups (`wake_up_sync`, which skip `reschedule_idle`); the
