@@ -308,7 +308,7 @@ impl Cbs {
 
     /// `dl_next_period`: the start of the current period plus a period.
     fn next_period(d: Nanos, r: &Reservation) -> Nanos {
-        (d + r.period).saturating_sub(r.deadline)
+        d.saturating_add(r.period).saturating_sub(r.deadline)
     }
 
     /// Its runtime is used up (or given up): throttled until its next period (`start_dl_timer`),
@@ -595,7 +595,12 @@ impl Policy for Cbs {
                 let alloc = 100.0 * r.runtime as f64 / r.period as f64;
                 Availability { consumption_rate: 100.0 * v.usage(t), allocation_rate: alloc }
             }
-            None => v.availability_by_rank(t, |_| 0, 1, v.live_count() as u64),
+            None => {
+                // Equal shares of what the reserved tasks leave.
+                let reserved = |o: TaskId| self.tasks.get(o.idx()).is_some_and(|s| s.res.is_some());
+                let below = v.live().filter(|&o| !reserved(o)).count() as u64;
+                v.availability_by_rank(t, reserved, 1, below)
+            }
         }
     }
 
@@ -915,6 +920,93 @@ mod tests {
         e.wake(TaskId(5), 3);
         e.stop(T3, 3, Stop::Preempted, 3);
         assert_eq!(e.pick(0, 3).unwrap().task, T1);
+    }
+
+    #[test]
+    fn an_overrun_is_paid_back_period_by_period() {
+        // A 2/10 task billed 5 ms in one stint (tick billing can bill past the slice): runtime
+        // −3 ms. Throttled until 10 ms, then replenished until positive: twice, runtime −3 + 2 + 2
+        // = 1 ms and deadline 10 + 2 · 10 = 30 ms.
+        let mut e = test_core(Cbs::new(1, 95, false), 1);
+        e.admit(T0, &res(2 * MS, 10 * MS, 10 * MS), 0);
+        e.wake(T0, 0);
+        assert_eq!(e.pick(0, 0), d(T0, Some(2 * MS)));
+        e.stop(T0, 5 * MS, Stop::Preempted, 5 * MS);
+        assert_eq!(e.next_timer(), Some(10 * MS));
+        assert!(e.timer(10 * MS));
+        assert_eq!(e.policy().tasks[0].deadline, 30 * MS);
+        assert_eq!(e.pick(0, 10 * MS), d(T0, Some(MS)));
+        assert_eq!((counter(&e, "throttled"), counter(&e, "replenished")), (1, 1));
+    }
+
+    #[test]
+    fn new_parameters_are_admitted_against_the_others_and_refused_ones_change_nothing() {
+        // 50 % and 40 % on one CPU; task 1 asks for 50 %: 50 + 50 > 95, refused, it keeps 40 %.
+        let mut e = test_core(Cbs::new(1, 95, false), 1);
+        e.admit(T0, &res(5 * MS, 10 * MS, 10 * MS), 0);
+        e.admit(T1, &res(4 * MS, 10 * MS, 10 * MS), 0);
+        e.set_params(T1, &res(5 * MS, 10 * MS, 10 * MS), 0);
+        assert_eq!(counter(&e, "refused"), 1);
+        assert_eq!(
+            e.policy().tasks[1].res,
+            Some(Reservation { runtime: 4 * MS, deadline: 10 * MS, period: 10 * MS })
+        );
+        // 45 % fits (its own 40 % given back first): 50 + 45 = 95.
+        e.set_params(T1, &res(45 * MS, 100 * MS, 100 * MS), 0);
+        assert_eq!(counter(&e, "refused"), 1);
+        assert_eq!(e.policy().total_bw, 524_288 + 471_859);
+        // A task that gives up its reservation runs in the background from then on.
+        e.set_params(T0, &TaskParams::default(), 0);
+        e.wake(T0, 0);
+        e.wake(T1, 0);
+        assert_eq!(e.pick(0, 0), d(T1, Some(45 * MS)));
+        e.stop(T1, MS, Stop::Blocked, MS);
+        assert_eq!(e.pick(0, MS), d(T0, None));
+    }
+
+    /// Runs a lone CPU hog with a 2/10 reservation for one second through the core as a driver
+    /// would (slice ends, the policy's timer, a tick each millisecond): the CPU time it gets.
+    fn lone_hog_for_a_second(reclaim: bool) -> Nanos {
+        let mut e = test_core(Cbs::new(1, 95, reclaim), 1);
+        e.admit(T0, &res(2 * MS, 10 * MS, 10 * MS), 0);
+        e.wake(T0, 0);
+        let (mut now, mut ran) = (0, 0);
+        let mut on: Option<(Nanos, Nanos)> = None; // (since, slice)
+        let end = 1_000 * MS;
+        while now < end {
+            while let Some(c) = e.next_decision() {
+                if let Some((since, _)) = on.take() {
+                    e.stop(T0, now - since, Stop::Preempted, now);
+                    ran += now - since;
+                }
+                if let Some(got) = e.pick(c, now) {
+                    on = Some((now, got.slice.unwrap()));
+                }
+            }
+            let tick = (now / MS + 1) * MS;
+            let slice_end = on.map_or(Nanos::MAX, |(since, slice)| since + slice);
+            now = tick.min(slice_end).min(e.next_timer().unwrap_or(Nanos::MAX)).min(end);
+            if let Some((since, _)) = on.filter(|_| slice_end <= now) {
+                e.stop(T0, now - since, Stop::SliceEnd, now);
+                ran += now - since;
+                on = None;
+            }
+            if e.next_timer().is_some_and(|t| t <= now) {
+                e.timer(now);
+            }
+            if now % MS == 0 {
+                e.tick(0, now);
+            }
+        }
+        ran + on.map_or(0, |(since, _)| now - since)
+    }
+
+    #[test]
+    fn over_a_second_a_lone_hog_gets_its_bandwidth_or_with_grub_95_percent() {
+        // Each period: 2 ms; with GRUB 9,500,008 ns (2 ms · 996147/209715, rounded up), replenished
+        // at each 10 ms and picked up at that instant's tick. 100 periods.
+        assert_eq!(lone_hog_for_a_second(false), 100 * 2 * MS);
+        assert_eq!(lone_hog_for_a_second(true), 100 * 9_500_008);
     }
 
     /// A reservation for some of the random world's tasks (by id and a draw), to drive `cbs`'s own
