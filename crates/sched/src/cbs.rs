@@ -48,9 +48,10 @@
 //!   joins the queue and every busy CPU decides again (the kernel's `wakeup_preempt_dl` and
 //!   `__push_dl_task`); asleep, it keeps its new `d` and `q` for its wake-up.
 //! * *Wake-up, the CBS rule* (`update_dl_entity`, `dl_entity_overflow`). A task that was never run
-//!   starts a period: `d = now + dl_deadline, q = dl_runtime`. Otherwise, if `d < now` or `q/(d − now) > dl_runtime/dl_deadline` (exact, in 128-bit integers, where the
-//!   kernel drops 10 bits of each factor, `DL_SCALE`), it gets `d = now + dl_deadline, q =
-//!   dl_runtime`; else it keeps `d` and `q`. A throttled task that wakes stays throttled until its
+//!   starts a period: `d = now + dl_deadline, q = dl_runtime`. Otherwise, if `d < now` or
+//!   `q/(d − now) > dl_runtime/dl_deadline` (exact, in 128-bit integers, where the kernel drops 10
+//!   bits of each factor, `DL_SCALE`), it gets `d = now + dl_deadline, q = dl_runtime`; else it
+//!   keeps `d` and `q`. A throttled task that wakes stays throttled until its
 //!   timer (`enqueue_dl_entity`).
 //! * *Constrained deadlines* (`dl_deadline < dl_period`). Woken after `d` but before its next period
 //!   it is throttled until `d − dl_deadline + dl_period` with `q = min(q, 0)`
@@ -69,7 +70,9 @@
 //!   dt` (on one CPU exactly the kernel's). The rate is taken when the task is dispatched and
 //!   applied to that whole stint (the kernel recomputes it at every `update_curr_dl`: each tick and
 //!   each change on its run queue), and divided exactly by `Umax` (the kernel multiplies by its
-//!   8-bit `bw_ratio`). A lone 2 ms / 10 ms task thus runs 2 ms · 0.95/0.2 ≈ 9.5 ms of each period.
+//!   8-bit `bw_ratio`); the slice is rounded up and what a stint uses rounded down, so that a
+//!   stint of exactly the slice uses exactly the runtime left. A lone 2 ms / 10 ms task thus runs
+//!   2 ms · 0.95/0.2 ≈ 9.5 ms of each period (9,500,008 ns with the fixed-point `u`).
 //! * *Tasks without a reservation* (none, or refused) run below every reserved task in one
 //!   background queue, first come first served: woken or yielding at the back, preempted at the
 //!   front, each running until it blocks or a reserved task takes its CPU. So `cbs` alone serves
@@ -78,20 +81,26 @@
 //!
 //! **Tie-break.** Equal deadlines go in the order the tasks joined the queue (the kernel's
 //! red-black tree, ordered by `dl_time_before`, puts an equal key to the right); a preempted task
-//! joins again behind its equals. Among victims of a preemption with equally late deadlines, the
-//! woken task's previous CPU, then the lowest number ([`least_important`]).
+//! keeps its place among them (the kernel leaves the running task in its tree, and a woken task
+//! preempts only with a strictly earlier deadline, `dl_entity_preempt`). Among victims of a
+//! preemption with equally late deadlines, the woken task's previous CPU, then the lowest number
+//! ([`least_important`]).
 //!
 //! **Idle CPUs at a replenishment.** The driver core reschedules only busy CPUs when a timer asks
 //! ([`crate::Core::timer`]); a CPU left idle when every task was throttled would not look again.
 //! So `cbs` takes ticks ([`Policy::uses_tick`]): an idle CPU's tick asks it to decide when a
 //! replenished task waits for it, which is up to one tick later than the kernel's `resched_curr`.
+//! (The clean fix is in the core: a timer that asks for a reschedule would let idle CPUs look
+//! again too; the ticks can then go.)
 //!
 //! **Left out.** Priority inheritance (deadline boosting), `SCHED_FLAG_DL_OVERRUN` signals,
 //! deferred servers (the fair server of 6.12: in a class stack, that is the stack's business),
 //! the refusal of a reservation with a reduced affinity (`-EPERM`), frequency and capacity scaling
 //! (`dl_scaled_delta_exec` without GRUB), root domains (one for all CPUs, or one per CPU when
-//! partitioned), the minimum runtime and deadline of `__checkparam_dl`, and the 0-lag wait before
-//! an exiting task's bandwidth is released.
+//! partitioned: each CPU's copy admits against its own `bound`), the minimum runtime and deadline of
+//! `__checkparam_dl`, and the 0-lag wait before an exiting task's bandwidth is released. A running
+//! task given a reservation by new parameters keeps the slice it was dispatched with (none, as a
+//! background task) until it stops; its runtime is charged from then on.
 //!
 //! **Options.** `bound` (the admission bound in percent of each CPU, default 95:
 //! `sched_rt_runtime_us`/`sched_rt_period_us`), `reclaim` (GRUB, default false).
@@ -144,8 +153,10 @@ struct CbsTask {
     /// Active in GRUB's sense (its bandwidth counts in `active_bw`).
     active: bool,
     runnable: bool,
-    /// Its key in the deadline queue while it is there.
+    /// Its key in the deadline queue while it is there, and its arrival number (kept while it
+    /// runs).
     queued: Option<(Nanos, u64)>,
+    seq: u64,
     /// The depletion rate of its current stint (GRUB): runtime = billed · num / den.
     rate: (u128, u128),
 }
@@ -231,9 +242,14 @@ impl Cbs {
                 self.background.push_back(t);
             }
         } else if !st.throttled && st.queued.is_none() {
-            self.seq += 1;
-            st.queued = Some((st.deadline, self.seq));
-            self.ready.insert((st.deadline, self.seq, t.0));
+            // A preempted task keeps its arrival number: the kernel leaves a running task in its
+            // tree, where it stays ahead of the equal deadlines that came after it.
+            if !front {
+                self.seq += 1;
+                st.seq = self.seq;
+            }
+            st.queued = Some((st.deadline, st.seq));
+            self.ready.insert((st.deadline, st.seq, t.0));
         }
     }
 
@@ -496,8 +512,8 @@ impl Policy for Cbs {
             self.tasks[t.idx()].runnable = false;
             self.non_contend(t, now);
         } else {
-            // A preempted task joins behind its equals (the red-black tree's order).
-            self.enqueue(t, false);
+            // Preempted: back in its place among its equals.
+            self.enqueue(t, why == Stop::Preempted);
         }
     }
 
@@ -740,6 +756,26 @@ mod tests {
         assert_eq!(e.pick(0, 7 * MS + MS / 2), d(T1, Some(MS)));
         e.stop(T1, MS / 2, Stop::Blocked, 8 * MS);
         assert_eq!(e.pick(0, 8 * MS), d(T0, Some(MS / 2)));
+    }
+
+    #[test]
+    fn a_preempted_task_keeps_its_place_among_equal_deadlines() {
+        // Task 0 (deadline 50 ms) runs; task 1 (50 ms) arrives; task 2 (10 ms) preempts task 0:
+        // once task 2 is done, task 0, in the tree first, runs before task 1.
+        let mut e = test_core(Cbs::new(1, 95, false), 1);
+        e.admit(T0, &res(MS, 50 * MS, 50 * MS), 0);
+        e.admit(T1, &res(MS, 50 * MS, 50 * MS), 0);
+        e.admit(T2, &res(MS, 10 * MS, 10 * MS), 0);
+        e.wake(T0, 0);
+        e.wake(T1, 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, T0);
+        assert_eq!(e.policy().preempt_for(T1, None, &[(0, T0)], e.view()), None, "equal: no preemption");
+        e.wake(T2, 0);
+        assert_eq!(e.policy().preempt_for(T2, None, &[(0, T0)], e.view()), Some(0));
+        e.stop(T0, 0, Stop::Preempted, 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, T2);
+        e.stop(T2, 0, Stop::Blocked, 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, T0);
     }
 
     #[test]
