@@ -1045,6 +1045,34 @@ mod tests {
         assert_eq!(lone_hog_for_a_second(true), 100 * 9_500_008);
     }
 
+    #[test]
+    fn partitioned_each_cpu_throttles_and_replenishes_its_own_tasks() {
+        // partition = "affinity": a 2/10 task bound to CPU 1 of two, alone there.
+        let mut o = crate::Options::new();
+        o.insert("partition".into(), crate::OptValue::Str("affinity".into()));
+        let mut e = crate::build("cbs", &o, 2).unwrap();
+        // Every decision the core asks for at `now` (no CPU runs anything when it asks here).
+        let settle = |e: &mut crate::Core, now| {
+            let mut got = Vec::new();
+            while let Some(c) = e.next_decision() {
+                got.push((c, e.pick(c, now)));
+            }
+            got
+        };
+        e.admit(T0, &TaskParams { cpus: Some(vec![1]), ..res(2 * MS, 10 * MS, 10 * MS) }, 0);
+        e.wake(T0, 0);
+        assert!(settle(&mut e, 0).contains(&(1, d(T0, Some(2 * MS)))));
+        e.stop(T0, 2 * MS, Stop::SliceEnd, 2 * MS);
+        assert!(settle(&mut e, 2 * MS).iter().all(|(_, p)| p.is_none()), "throttled");
+        assert_eq!(e.next_timer(), Some(10 * MS));
+        e.timer(10 * MS);
+        assert_eq!(settle(&mut e, 10 * MS), [], "the core asks no idle CPU at a timer");
+        e.tick(0, 10 * MS);
+        assert_eq!(settle(&mut e, 10 * MS), [], "CPU 0 has nothing");
+        e.tick(1, 10 * MS);
+        assert_eq!(settle(&mut e, 10 * MS), [(1, d(T0, Some(2 * MS)))]);
+    }
+
     /// A reservation for some of the random world's tasks (by id and a draw), to drive `cbs`'s own
     /// rules through the core, which checks the protocol on every call (the conformance suite's
     /// world gives no task a reservation).
