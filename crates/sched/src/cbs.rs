@@ -102,6 +102,9 @@
 //! task given a reservation by new parameters keeps the slice it was dispatched with (none, as a
 //! background task) until it stops; its runtime is charged from then on.
 //!
+//! **Class.** A task's `class` may name it `cbs` or `deadline` (Linux's `dl_sched_class`); alone,
+//! `cbs` tells its tasks apart by their reservation only.
+//!
 //! **Options.** `bound` (the admission bound in percent of each CPU, default 95:
 //! `sched_rt_runtime_us`/`sched_rt_period_us`), `reclaim` (GRUB, default false).
 //!
@@ -664,6 +667,7 @@ pub const ENTRY: Entry = Entry::new("cbs", "cbs.rs", |o, cpus| {
     opt("reclaim", "false", "GRUB reclaiming (SCHED_FLAG_RECLAIM) for every reserved task"),
 ])
 .linux(LinuxClass::Deadline)
+.classes(&["deadline"])
 .not_work_conserving();
 
 #[cfg(test)]
