@@ -3,13 +3,22 @@
 //! **State.** Tasks with a time constraint, ordered by absolute deadline; tasks without one, in a
 //! round-robin queue below them.
 //!
-//! **Tie-break.** Equal deadlines are served first come, first served by release, as SimSo's ready
-//! list (kept in activation order) serves them: the key is the request's release
+//! **Tie-break** (option `ties`). `"release"` (the default): equal deadlines are served first come,
+//! first served by release, as SimSo's `EDF_mono` ready list (kept in activation order) serves them:
+//! the key is the request's release
 //! ([`TimeConstraint::release`], or when the constraint was set if the caller gave none, or when the
 //! task woke), kept when the request is preempted, so a preempted job goes back ahead of later jobs
 //! with its deadline; a job that waited behind its late predecessor keeps its own release, not the
 //! time its turn came. Equal releases: lower task number first. A task that yields goes behind
-//! the requests that arrived meanwhile (its key becomes the time of the yield). One queue for all CPUs. The deadline queue is a binary heap
+//! the requests that arrived meanwhile (its key becomes the time of the yield). `"task"`: equal
+//! deadlines go by task number alone, lower first, whenever the requests were released and whatever
+//! preempted or yielded, as SimSo's global `EDF` (simso 0.8.5, `simso/schedulers/EDF.py`) orders them:
+//! its `schedule` builds `ready_jobs = [t.job for t in self.task_list if ...]` in task-list order (the
+//! order the tasks were configured, `Model`'s `task_list`; `t.job` is each task's oldest unfinished
+//! job, so one per task) and takes `min(ready_jobs, key=absolute_deadline)`, which is the first of the
+//! earliest deadlines in that order; it preempts only for a strictly earlier deadline, as we do.
+//! Tasks without a constraint round-robin the same under both. One queue for all CPUs. The deadline
+//! queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
 //! leaves its entry behind, recognised as stale by its sequence number when it reaches the top.
 //!
@@ -28,6 +37,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::fixed::{Ties, TIES_OPT};
 use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
 use crate::MS;
 use crate::{
@@ -45,13 +55,15 @@ struct EdfTask {
     seq: u64,
 }
 
-/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
+/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first
+/// (`ready_at` is 0 for all under `ties = "task"`).
 type HeapEntry = Reverse<(Nanos, Nanos, u32, u64)>;
 
 /// The EDF policy.
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
+    ties: Ties,
     tasks: Vec<EdfTask>,
     rt: BinaryHeap<HeapEntry>,
     /// Live entries in `rt`, and a sequence number for the next entry.
@@ -69,6 +81,11 @@ impl Edf {
         Edf { slice: slice.max(1), ..Default::default() }
     }
 
+    /// The same with ties broken by `ties`.
+    pub fn with_ties(self, ties: Ties) -> Self {
+        Edf { ties, ..self }
+    }
+
     fn enqueue(&mut self, t: TaskId, front: bool) {
         let st = &mut self.tasks[t.idx()];
         st.runnable = true;
@@ -76,7 +93,8 @@ impl Edf {
             Some(d) => {
                 self.seq += 1;
                 st.seq = self.seq;
-                self.rt.push(Reverse((d, st.ready_at, t.0, self.seq)));
+                let tie = if self.ties == Ties::Task { 0 } else { st.ready_at };
+                self.rt.push(Reverse((d, tie, t.0, self.seq)));
                 self.live += 1;
             }
             None if front => self.rr.push_front(t),
@@ -195,15 +213,20 @@ impl Policy for Edf {
 }
 
 /// The registry's entry of `edf`.
-pub const ENTRY: Entry =
-    Entry::new("edf", "edf.rs", |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", SLICE)?, cpus))))
-        .about("earliest deadline first; tasks without a time constraint round-robin below")
-        .options(&[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")])
-        .linux(LinuxClass::Deadline)
-        .pace(|o, _| {
-            let s = o.slice("slice", SLICE)?;
-            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
-        });
+pub const ENTRY: Entry = Entry::new("edf", "edf.rs", |o, cpus| {
+    let slice = o.slice("slice", SLICE)?;
+    Ok(Box::new(Edf::new(slice, cpus).with_ties(Ties::read(o)?)))
+})
+.about("earliest deadline first; tasks without a time constraint round-robin below")
+.options(&[
+    opt("slice", "10ms", "the round-robin slice of tasks without a time constraint"),
+    opt("ties", "\"release\"", TIES_OPT),
+])
+.linux(LinuxClass::Deadline)
+.pace(|o, _| {
+    let s = o.slice("slice", SLICE)?;
+    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
+});
 
 /// The round-robin slice unless the scenario gives one.
 const SLICE: Nanos = 10 * MS;
@@ -327,5 +350,64 @@ mod tests {
             })
             .collect();
         assert_eq!(order, [0, 1, 2]);
+    }
+
+    /// 1 CPU: task 2 (deadline 10) runs; task 1 (deadline 50) is released at 1, task 0 (deadline 50)
+    /// at 2; task 2 blocks at 3: the order in which 1 and 0 then run.
+    fn equal_deadlines_released_apart(ties: Ties) -> [TaskId; 2] {
+        let mut e = test_core(Edf::new(10, 1).with_ties(ties), 1);
+        let c = |d, r| Some(TimeConstraint { release: Some(r), ..TimeConstraint::deadline(d) });
+        for i in 0..3 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(2), c(10, 0), 0);
+        e.wake(TaskId(2), 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(2));
+        for (t, at) in [(1, 1), (0, 2)] {
+            e.set_time_constraint(TaskId(t), c(50, at), at);
+            e.wake(TaskId(t), at);
+            assert_eq!(e.policy().preempt_for(TaskId(t), None, &[(0, TaskId(2))], e.view()), None);
+        }
+        e.stop(TaskId(2), 3, Stop::Blocked, 3);
+        let first = e.pick(0, 3).unwrap().task;
+        e.stop(first, 1, Stop::Blocked, 4);
+        [first, e.pick(0, 4).unwrap().task]
+    }
+
+    #[test]
+    fn ties_release_serves_equal_deadlines_by_release_ties_task_by_task_number() {
+        assert_eq!(equal_deadlines_released_apart(Ties::Release), [TaskId(1), TaskId(0)]);
+        // SimSo's EDF: min over its task list in task order.
+        assert_eq!(equal_deadlines_released_apart(Ties::Task), [TaskId(0), TaskId(1)]);
+    }
+
+    #[test]
+    fn ties_task_a_preempted_request_gives_way_to_an_equal_deadline_of_a_lower_task() {
+        // Task 1 (deadline 50) runs; task 0 (deadline 50) arrives and does not preempt it (not
+        // earlier); task 2 (deadline 10) preempts it. Once 2 blocks: under "release", 1 (came
+        // first) resumes; under "task", 0 (lower number) runs.
+        for (ties, next) in [(Ties::Release, 1), (Ties::Task, 0)] {
+            let mut e = test_core(Edf::new(10, 1).with_ties(ties), 1);
+            let c = |d| Some(TimeConstraint::deadline(d));
+            for i in 0..3 {
+                e.admit(TaskId(i), &TaskParams::default(), 0);
+            }
+            e.set_time_constraint(TaskId(1), c(50), 0);
+            e.wake(TaskId(1), 0);
+            assert_eq!(e.pick(0, 0).unwrap().task, TaskId(1));
+            e.set_time_constraint(TaskId(0), c(50), 1);
+            e.wake(TaskId(0), 1);
+            assert_eq!(
+                e.policy().preempt_for(TaskId(0), None, &[(0, TaskId(1))], e.view()),
+                None,
+                "{ties:?}"
+            );
+            e.set_time_constraint(TaskId(2), c(10), 2);
+            e.wake(TaskId(2), 2);
+            e.stop(TaskId(1), 2, Stop::Preempted, 2);
+            assert_eq!(e.pick(0, 2).unwrap().task, TaskId(2));
+            e.stop(TaskId(2), 1, Stop::Blocked, 3);
+            assert_eq!(e.pick(0, 3).unwrap().task, TaskId(next), "{ties:?}");
+        }
     }
 }

@@ -195,6 +195,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::edf::ENTRY,
     crate::fixed::FIFO,
     crate::fixed::RR,
+    crate::fixed::RT,
     crate::ts::ENTRY,
     crate::eevdf::ENTRY,
     crate::lottery::ENTRY,
@@ -419,6 +420,31 @@ impl<'a> OptReader<'a> {
             None => Ok(default),
             Some(OptValue::Bool(b)) => Ok(*b),
             Some(_) => Err(self.bad(key, "expected true or false")),
+        }
+    }
+    /// A string option that must be one of `allowed`, or its default (refused otherwise, naming the
+    /// allowed values; a value that is not a string is refused too).
+    pub fn choice(
+        &mut self,
+        key: &'static str,
+        default: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<&'static str, PolicyError> {
+        let names = || {
+            let quoted: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+            match quoted.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            }
+        };
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Str(s)) => match allowed.iter().find(|a| **a == s.as_str()) {
+                Some(a) => Ok(a),
+                None => Err(self.bad(key, &format!("\"{s}\": expected {}", names()))),
+            },
+            Some(_) => Err(self.bad(key, &format!("expected {}", names()))),
         }
     }
     fn finish(self) -> Result<(), PolicyError> {
