@@ -16,7 +16,13 @@
 //! its `schedule` builds `ready_jobs = [t.job for t in self.task_list if ...]` in task-list order (the
 //! order the tasks were configured, `Model`'s `task_list`; `t.job` is each task's oldest unfinished
 //! job, so one per task) and takes `min(ready_jobs, key=absolute_deadline)`, which is the first of the
-//! earliest deadlines in that order; it preempts only for a strictly earlier deadline, as we do.
+//! earliest deadlines in that order; it replaces a running job only for a strictly earlier deadline,
+//! so a CPU decided again while its task could go on (the core stops it as `Preempted` and asks)
+//! keeps that task unless a strictly earlier deadline waits, and a task whose late request ended
+//! with the next already released decides afresh (SimSo activates that job only then). Not modelled:
+//! on N ≥ 2 CPUs, which of several running jobs with equal deadlines SimSo preempts depends on which
+//! CPU each runs on and on the order SimPy delivers the releases of one instant, so some jobs still
+//! differ there (docs/measurements.md).
 //! Tasks without a constraint round-robin the same under both. One queue for all CPUs. The deadline
 //! queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
@@ -53,6 +59,8 @@ struct EdfTask {
     ready_at: Nanos,
     /// The sequence number of its live entry in the deadline queue (entries with another are stale).
     seq: u64,
+    /// `ties = "task"`: its running request ended and the next one was handed to it on its CPU.
+    handover: bool,
 }
 
 /// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first
@@ -72,6 +80,9 @@ pub struct Edf {
     /// Scratch: live entries set aside while looking for one allowed on a CPU.
     skipped: Vec<HeapEntry>,
     rr: VecDeque<TaskId>,
+    /// `ties = "task"`: per CPU, the task just stopped there as `Preempted` (not a handover), which
+    /// keeps the CPU unless a strictly earlier deadline waits.
+    held: Vec<Option<TaskId>>,
 }
 
 impl Edf {
@@ -151,6 +162,29 @@ impl Edf {
     }
 }
 
+impl Edf {
+    /// `ties = "task"`: on a CPU decided again while its task, just stopped, had a deadline, that
+    /// task keeps the CPU unless a strictly earlier deadline waits (SimSo's `EDF` replaces a running
+    /// job only for one: `cpu_min.running.absolute_deadline > job.absolute_deadline`), although an
+    /// equal deadline of a lower task would come first among waiting requests.
+    fn keep_held(&mut self, cpu: CpuId, best: TaskId) -> TaskId {
+        let Some(h) = self.held.get_mut(cpu as usize).and_then(Option::take) else { return best };
+        if h == best || !self.tasks[h.idx()].runnable {
+            return best;
+        }
+        let (Some(dh), Some(db)) = (self.tasks[h.idx()].deadline, self.tasks[best.idx()].deadline) else {
+            return best;
+        };
+        if db < dh {
+            return best;
+        }
+        // `best` goes back in the queue (its key has no release under "task"), `h` runs.
+        self.enqueue(best, false);
+        self.dequeue(h);
+        h
+    }
+}
+
 impl Policy for Edf {
     fn admit(&mut self, t: TaskId, _p: &TaskParams, _v: &View) {
         *slot(&mut self.tasks, t) = EdfTask::default();
@@ -165,7 +199,18 @@ impl Policy for Edf {
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
+    fn stop(&mut self, t: TaskId, cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
+        if self.ties == Ties::Task {
+            let st = &mut self.tasks[t.idx()];
+            if why == Stop::Preempted && st.deadline.is_some() && !st.handover {
+                let c = cpu as usize;
+                if self.held.len() <= c {
+                    self.held.resize(c + 1, None);
+                }
+                self.held[c] = Some(t);
+            }
+            st.handover = false;
+        }
         if let Some(front) = why.requeue_front() {
             if !front {
                 // Yielded or its slice ended: behind the requests that arrived meanwhile.
@@ -183,8 +228,14 @@ impl Policy for Edf {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        if let Some(t) = self.pop_earliest(cpu, v) {
+        if let Some(mut t) = self.pop_earliest(cpu, v) {
+            if self.ties == Ties::Task {
+                t = self.keep_held(cpu, t);
+            }
             return Some(Dispatch { task: t, slice: None });
+        }
+        if let Some(h) = self.held.get_mut(cpu as usize) {
+            *h = None;
         }
         let t = *self.rr.iter().find(|&&t| v.allows(t, cpu))?;
         self.dequeue(t);
@@ -193,6 +244,10 @@ impl Policy for Edf {
 
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
         let now = v.now();
+        if self.ties == Ties::Task && matches!(v.state(t), crate::State::Running(_)) {
+            // SimSo activates the next job only when its predecessor ends, and decides afresh.
+            self.tasks[t.idx()].handover = true;
+        }
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
@@ -409,5 +464,28 @@ mod tests {
             e.stop(TaskId(2), 1, Stop::Blocked, 3);
             assert_eq!(e.pick(0, 3).unwrap().task, TaskId(next), "{ties:?}");
         }
+    }
+
+    #[test]
+    fn ties_task_a_cpu_decided_again_keeps_its_task_against_an_equal_deadline_of_a_lower_task() {
+        // Task 1 (deadline 50) runs; task 0 (deadline 50) waits. The CPU decides again (stop as
+        // `Preempted`, then pick) with nothing earlier waiting: task 1 keeps it, as SimSo replaces a
+        // running job only for a strictly earlier deadline. A handed-over request (task 1's next,
+        // deadline 50, given while it ran) decides afresh: task 0, the lower, runs.
+        let mut e = test_core(Edf::new(10, 1).with_ties(Ties::Task), 1);
+        let c = |d| Some(TimeConstraint::deadline(d));
+        for i in 0..2 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(1), c(50), 0);
+        e.wake(TaskId(1), 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(1));
+        e.set_time_constraint(TaskId(0), c(50), 1);
+        e.wake(TaskId(0), 1);
+        e.stop(TaskId(1), 2, Stop::Preempted, 2);
+        assert_eq!(e.pick(0, 2).unwrap().task, TaskId(1), "kept");
+        e.set_time_constraint(TaskId(1), c(50), 3);
+        e.stop(TaskId(1), 1, Stop::Preempted, 3);
+        assert_eq!(e.pick(0, 3).unwrap().task, TaskId(0), "handover: decided afresh");
     }
 }

@@ -22,9 +22,14 @@
 //! within a priority, a woken task at the back, a preempted task at the back too (behind the equals
 //! that were waiting), and a task whose late job ends with its next already released at the back
 //! (SimSo activates that next job, and appends it, only when its predecessor ends: `Task.end_job`).
-//! Jobs released at the same instant reach the list in task order (SimPy runs the tasks' release
-//! processes of one instant in the order they were scheduled, which for equal periods is task order),
-//! as our wakes of one instant do.
+//! A CPU decided again while its task could go on (the core stops it as `Preempted` and asks) keeps
+//! that task unless a strictly more important one waits, as SimSo's `RM` replaces a running job only
+//! for a shorter period (`cpu_min.running.period > job.period`). Jobs of equal periods released at one
+//! instant reach the list in task order (SimPy runs the release processes of one instant in the order
+//! they were scheduled), as our wakes of one instant do. Not modelled: on N ≥ 2 CPUs, which of several
+//! equally important running jobs SimSo preempts depends on which CPU each runs on and on the order in
+//! which SimPy delivers the releases of one instant (by when each was scheduled), so some jobs still
+//! differ there (docs/measurements.md).
 //!
 //! **`rt`: Linux's real-time class** (kernel/sched/rt.c, Linux 6.12). SCHED_FIFO and SCHED_RR tasks
 //! share one queue per priority (`struct rt_prio_array`): a task whose `class` is `"rr"` is SCHED_RR,
@@ -46,7 +51,7 @@ use crate::registry::{opt, Entry, LinuxClass, OptReader, Pace, PolicyError, Slic
 use crate::MS;
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
-    Stop, TaskId, TaskParams, View,
+    Stop, TaskId, TaskParams, TimeConstraint, View,
 };
 
 /// How tasks with equal keys are ordered (option `ties` of `edf`, `fifo` and `rr`).
@@ -93,6 +98,11 @@ pub struct FixedPriority {
     queues: BTreeMap<i32, VecDeque<TaskId>>,
     /// `rt`: per task, the slice it has left if it is SCHED_RR, `None` if SCHED_FIFO.
     left: Vec<Option<Nanos>>,
+    /// `ties = "task"`: per task, whether its running job ended and the next was handed to it.
+    handover: Vec<bool>,
+    /// `ties = "task"`: per CPU, the task just stopped there as `Preempted` (not a handover), which
+    /// keeps the CPU unless a strictly more important task waits.
+    held: Vec<Option<TaskId>>,
 }
 
 impl FixedPriority {
@@ -133,6 +143,20 @@ impl FixedPriority {
         true
     }
 
+    /// `ties = "task"`: on a CPU decided again while its task, just stopped, waits at the back of its
+    /// queue, that task keeps the CPU unless a strictly more important task waits (SimSo's `RM`
+    /// replaces a running job only for a shorter period: `cpu_min.running.period > job.period`).
+    fn keep_held(&mut self, cpu: CpuId, best: TaskId, v: &View) -> TaskId {
+        let Some(h) = self.held.get_mut(cpu as usize).and_then(Option::take) else { return best };
+        let (ph, pb) = (v.params(h).priority, v.params(best).priority);
+        if h == best || pb > ph || !self.remove(h, ph) {
+            return best;
+        }
+        // `best` was the first of its queue allowed here: it goes back in front.
+        self.enqueue(best, pb, true);
+        h
+    }
+
     /// `rt`: whether `p` makes a SCHED_RR task.
     fn is_rr(p: &TaskParams) -> bool {
         p.class.as_deref() == Some("rr")
@@ -154,7 +178,7 @@ impl Policy for FixedPriority {
         self.enqueue(t, v.params(t).priority, false);
     }
 
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
+    fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
         let mut front = why.requeue_front();
         if let Slices::RrClass(full) = self.slices {
             if let Some(left) = &mut self.left[t.idx()] {
@@ -170,6 +194,14 @@ impl Policy for FixedPriority {
         if self.ties == Ties::Task {
             // SimSo's RM appends the job it preempts to its ready list.
             front = front.map(|_| false);
+            let handover = self.handover.get_mut(t.idx()).is_some_and(std::mem::take);
+            if why == Stop::Preempted && !handover {
+                let c = cpu as usize;
+                if self.held.len() <= c {
+                    self.held.resize(c + 1, None);
+                }
+                self.held[c] = Some(t);
+            }
         }
         if let Some(front) = front {
             self.enqueue(t, v.params(t).priority, front);
@@ -181,13 +213,30 @@ impl Policy for FixedPriority {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        let t = take_first_allowed(self.queues.values_mut(), v, cpu)?;
+        let taken = take_first_allowed(self.queues.values_mut(), v, cpu);
+        let t = match taken {
+            Some(t) if self.ties == Ties::Task => self.keep_held(cpu, t, v),
+            Some(t) => t,
+            None => {
+                if let Some(h) = self.held.get_mut(cpu as usize) {
+                    *h = None;
+                }
+                return None;
+            }
+        };
         let slice = match self.slices {
             Slices::None => None,
             Slices::All(s) => Some(s),
             Slices::RrClass(_) => self.left[t.idx()],
         };
         Some(Dispatch { task: t, slice })
+    }
+
+    fn set_time_constraint(&mut self, t: TaskId, _c: Option<TimeConstraint>, v: &View) {
+        if self.ties == Ties::Task && matches!(v.state(t), crate::State::Running(_)) {
+            // SimSo activates the next job only when its predecessor ends, at the back of its list.
+            *slot(&mut self.handover, t) = true;
+        }
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
@@ -337,6 +386,7 @@ mod tests {
                 f.wake(TaskId(i), 0);
             }
             assert_eq!(f.pick(0, 0).unwrap().task, TaskId(0));
+            f.set_time_constraint(TaskId(0), Some(TimeConstraint::deadline(30)), 12);
             f.stop(TaskId(0), 12, Stop::Preempted, 12);
             assert_eq!(f.pick(0, 12).unwrap().task, TaskId(next), "{ties:?}");
         }
@@ -423,5 +473,26 @@ mod tests {
         // The FIFO 3 task, once the RR one blocks, is not given a slice.
         f.stop(TaskId(0), 1, Stop::Blocked, 9);
         assert_eq!(f.pick(0, 9).unwrap(), Dispatch { task: TaskId(1), slice: None });
+    }
+
+    #[test]
+    fn ties_task_a_cpu_decided_again_keeps_its_task_unless_a_more_important_one_waits() {
+        // Tasks 0 and 1 at priority 5, 0 running: the CPU decides again with 1 waiting: 0 keeps it
+        // (SimSo's RM replaces a running job only for a shorter period). Then task 2 at priority 9
+        // waits: 0 goes, behind 1.
+        let mut f = test_core(FixedPriority::fifo().with_ties(Ties::Task), 1);
+        for (i, p) in [(0, 5), (1, 5), (2, 9)] {
+            f.admit(TaskId(i), &TaskParams { priority: p, ..Default::default() }, 0);
+        }
+        f.wake(TaskId(0), 0);
+        f.wake(TaskId(1), 0);
+        assert_eq!(f.pick(0, 0).unwrap().task, TaskId(0));
+        f.stop(TaskId(0), 1, Stop::Preempted, 1);
+        assert_eq!(f.pick(0, 1).unwrap().task, TaskId(0), "kept");
+        f.wake(TaskId(2), 2);
+        f.stop(TaskId(0), 1, Stop::Preempted, 2);
+        assert_eq!(f.pick(0, 2).unwrap().task, TaskId(2));
+        f.stop(TaskId(2), 1, Stop::Blocked, 3);
+        assert_eq!(f.pick(0, 3).unwrap().task, TaskId(1));
     }
 }
