@@ -22,7 +22,7 @@
 //! with the next already released decides afresh (SimSo activates that job only then). Not modelled:
 //! on N ≥ 2 CPUs, which of several running jobs with equal deadlines SimSo preempts depends on which
 //! CPU each runs on and on the order SimPy delivers the releases of one instant, so some jobs still
-//! differ there (docs/measurements.md).
+//! differ there (`scripts/simso-check --periods ms` counts them).
 //! Tasks without a constraint round-robin the same under both. One queue for all CPUs. The deadline
 //! queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)

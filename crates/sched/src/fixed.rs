@@ -29,7 +29,7 @@
 //! they were scheduled), as our wakes of one instant do. Not modelled: on N ≥ 2 CPUs, which of several
 //! equally important running jobs SimSo preempts depends on which CPU each runs on and on the order in
 //! which SimPy delivers the releases of one instant (by when each was scheduled), so some jobs still
-//! differ there (docs/measurements.md).
+//! differ there (`scripts/simso-check --periods ms` counts them).
 //!
 //! **`rt`: Linux's real-time class** (kernel/sched/rt.c, Linux 6.12). SCHED_FIFO and SCHED_RR tasks
 //! share one queue per priority (`struct rt_prio_array`): a task whose `class` is `"rr"` is SCHED_RR,
