@@ -297,8 +297,10 @@ impl Cfs {
         self.sched_slice(e.w, e.idle, n, w, all_idle)
     }
 
-    /// `update_min_vruntime`, with `also` (a task just off its CPU, still the kernel's `curr`) counted.
-    fn update_min_vruntime(&mut self, v: &View, also: Option<i64>) {
+    /// `min_vruntime` as `update_min_vruntime` would leave it now, with `also` (a task just off its
+    /// CPU, still the kernel's `curr`) counted: the smallest `v` of the running tasks and the
+    /// leftmost, but never less than before.
+    fn min_v_now(&self, v: &View, also: Option<i64>) -> i64 {
         let mut m = self.queue.first().map(|&(x, _, _)| x);
         for (cpu, t) in v.running_tasks() {
             let x = self.v_now(t, cpu, v);
@@ -307,9 +309,12 @@ impl Cfs {
         if let Some(x) = also {
             m = Some(m.map_or(x, |y| y.min(x)));
         }
-        if let Some(x) = m {
-            self.min_vruntime = self.min_vruntime.max(x);
-        }
+        m.map_or(self.min_vruntime, |x| self.min_vruntime.max(x))
+    }
+
+    /// `update_min_vruntime`.
+    fn update_min_vruntime(&mut self, v: &View, also: Option<i64>) {
+        self.min_vruntime = self.min_v_now(v, also);
     }
 
     fn insert(&mut self, t: TaskId) {
@@ -333,20 +338,23 @@ impl Cfs {
         vdelta(self.cfg.wakeup_granularity, w)
     }
 
-    /// `place_entity`: where an asleep task joins (`initial`: a new one), without joining.
+    /// `place_entity`: where an asleep task would join now (a new one with `START_DEBIT`, a woken
+    /// one by `GENTLE_FAIR_SLEEPERS`), without joining.
     fn placed(&self, t: TaskId, v: &View) -> i64 {
         let e = &self.ents[t.idx()];
+        let min_v = self.min_v_now(v, None);
         if e.fresh {
             let vslice = vdelta(self.ideal(t, v, true), e.w);
-            return self.min_vruntime.saturating_add(vslice);
+            return min_v.saturating_add(vslice);
         }
         let thresh = if e.idle { self.cfg.min_granularity } else { self.cfg.latency } / 2;
-        let floor = self.min_vruntime.saturating_sub(i64::try_from(thresh).unwrap_or(i64::MAX));
+        let floor = min_v.saturating_sub(i64::try_from(thresh).unwrap_or(i64::MAX));
         e.v.max(floor)
     }
 
-    /// The time from `now` to the first tick at which `check_preempt_tick` would hold for task `t`
-    /// picked with `ran` billed since its pick, at virtual runtime `vt`, with the queue as it is.
+    /// The slice of task `t`, being dispatched now: to the first tick at which `check_preempt_tick`
+    /// would hold with the queue as it is (alone: to the first tick after `min_granularity`, then
+    /// tick by tick).
     fn slice_for(&self, t: TaskId, v: &View) -> Nanos {
         let now = v.now();
         let e = &self.ents[t.idx()];
@@ -369,7 +377,7 @@ impl Cfs {
         end.div_ceil(tick).saturating_mul(tick).saturating_sub(now).max(1)
     }
 
-    /// `check_preempt_tick` for `t`, just off its CPU at virtual runtime `vt`, with `ran` billed.
+    /// `check_preempt_tick` for `t`, just off its CPU at the tick (not yet queued again).
     fn tick_preempts(&self, t: TaskId, v: &View) -> bool {
         let Some(&(vl, _, _)) = self.queue.first() else {
             return false; // entity_tick checks only when the queue holds more than one task
@@ -589,7 +597,7 @@ const OPTIONS: &[OptionDoc] = &[
 /// The registry's entry of `cfs`.
 pub const ENTRY: Entry =
     Entry::new("cfs", "cfs.rs", |o, cpus| Ok(Box::new(Cfs::new(CfsConfig::from_options(o, cpus)?, cpus))))
-        .about("Linux 6.1's fair class (CFS): smallest vruntime first, slices of the latency period by weight, nice from the share")
+        .about("Linux 6.1's fair class (CFS): smallest vruntime first, slices of the latency period by weight, nice from the task's nice or its share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
         .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
@@ -598,3 +606,323 @@ pub const ENTRY: Entry =
             // Preemption is checked at the tick: a task alone is looked at every tick.
             Ok(Pace { slice: Some(Slice::of(o, "tick", c.tick)), timer: None, walks_tasks: false })
         });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{test_core, Core};
+
+    fn cfs_of(params: &[TaskParams]) -> Core<Cfs> {
+        let mut p = test_core(Cfs::new(CfsConfig::linux(1), 1), 1);
+        for (i, tp) in params.iter().enumerate() {
+            p.admit(TaskId(i as u32), tp, 0);
+        }
+        p
+    }
+
+    fn nice(n: i8) -> TaskParams {
+        TaskParams { nice: Some(n), ..Default::default() }
+    }
+
+    /// Runs what CPU 0 picks until its slice ends, billed exactly; returns the task and its slice.
+    fn run_slice(p: &mut Core<Cfs>, now: &mut Nanos) -> (TaskId, Nanos) {
+        let d = p.pick(0, *now).unwrap();
+        let s = d.slice.unwrap();
+        *now += s;
+        p.stop(d.task, s, Stop::SliceEnd, *now);
+        (d.task, s)
+    }
+
+    fn v_of(p: &Core<Cfs>, t: u32) -> i64 {
+        p.policy().ents[t as usize].v
+    }
+
+    #[test]
+    fn tunables_scale_with_the_log_of_the_cpus_and_the_period_stretches_past_8_tasks() {
+        let f: Vec<u64> = [1, 2, 3, 4, 8, 64].iter().map(|&n| factor(n)).collect();
+        assert_eq!(f, [1, 2, 2, 3, 4, 4]);
+        let c = CfsConfig::linux(4);
+        assert_eq!((c.latency, c.min_granularity, c.wakeup_granularity), (18 * MS, 2_250_000, 3 * MS));
+        let c = CfsConfig::linux(1);
+        assert_eq!(c.nr_latency(), 8, "6 ms / 0.75 ms");
+        // __sched_period: the latency up to 8 tasks, then 0.75 ms each.
+        assert_eq!(
+            [c.period(1), c.period(8), c.period(9), c.period(12)],
+            [6 * MS, 6 * MS, 6_750_000, 9 * MS]
+        );
+    }
+
+    #[test]
+    fn the_slice_is_the_period_times_the_tasks_part_of_the_weight() {
+        let p = Cfs::new(CfsConfig::linux(1), 1);
+        // Nice 0 and nice 5 (1024 and 335, Σ 1359) share the 6 ms period.
+        assert_eq!(p.sched_slice(1024, false, 2, 1359, false), 4_520_971);
+        assert_eq!(p.sched_slice(335, false, 2, 1359, false), 1_479_028);
+        // One nice -5 (3121) among 8 tasks (7 of nice 0): period 6 ms, Σw 10289.
+        assert_eq!(p.sched_slice(3121, false, 8, 3121 + 7 * 1024, false), 1_820_001);
+        // A ninth stretches the period to 9 × 0.75 ms = 6.75 ms, Σw 11313.
+        assert_eq!(p.sched_slice(3121, false, 9, 3121 + 8 * 1024, false), 1_862_171);
+        // ... and a nice-0 task's part (610978 ns) is raised to min_granularity (BASE_SLICE).
+        assert_eq!(p.sched_slice(1024, false, 9, 3121 + 8 * 1024, false), 750_000);
+        // A SCHED_IDLE task among 15 of nice 0 on 4 CPUs: 18 ms × 3·4 / 15363 = 14 µs, raised to
+        // 0.75 ms unscaled (sysctl_sched_idle_min_granularity), not to min_granularity (2.25 ms).
+        let p4 = Cfs::new(CfsConfig::linux(4), 4);
+        assert_eq!(p4.sched_slice(3, true, 16, 3 + 15 * 1024, false), 750_000);
+        // A nice-0 one there: 18 ms × 1024·4 / 15363.
+        assert_eq!(p4.sched_slice(1024, false, 16, 3 + 15 * 1024, false), 4_799_062);
+        // On 2 CPUs (latency 12 ms), 4 tasks of nice 0 are 2 per CPU: 12 ms × 1024 / 2048.
+        let p2 = Cfs::new(CfsConfig::linux(2), 2);
+        assert_eq!(p2.sched_slice(1024, false, 4, 4096, false), 6 * MS);
+        // Alone, a task gets the whole period, not more.
+        assert_eq!(p2.sched_slice(1024, false, 1, 1024, false), 12 * MS);
+    }
+
+    #[test]
+    fn new_tasks_start_one_vslice_right_of_min_vruntime() {
+        let mut p = cfs_of(&[nice(0), nice(5)]);
+        p.wake(TaskId(0), 0);
+        // Alone (n = 1 counting itself): the whole 6 ms period, in its virtual time.
+        assert_eq!(v_of(&p, 0), 6 * MS as i64);
+        p.wake(TaskId(1), 0);
+        // min_vruntime moved up to the leftmost (6 ms); nice 5's slice with both counted is 1479028 ns,
+        // 1479028 · 1024 / 335 = 4520969 ns of virtual time.
+        assert_eq!(p.policy().min_vruntime, 6 * MS as i64);
+        assert_eq!(v_of(&p, 1), 6_000_000 + 4_520_969);
+    }
+
+    #[test]
+    fn two_hogs_of_nice_0_and_5_divide_the_cpu_1024_to_335() {
+        let mut p = cfs_of(&[nice(0), nice(5)]);
+        p.wake(TaskId(0), 0);
+        p.wake(TaskId(1), 0);
+        let mut now = 0;
+        let first: Vec<(u32, Nanos)> =
+            (0..4).map(|_| run_slice(&mut p, &mut now)).map(|(t, s)| (t.0, s)).collect();
+        // 0 (leftmost) runs past its ideal 4.52 ms: the tick at 5 ms. 1 (v 10.52 ms, 0 now at 11 ms)
+        // may run 0.75 ms before 1 − 0 > 1.479 ms is checked: the tick at 6 ms, when it holds
+        // (13.58 − 11 ms). 0 again to the tick after 4.52 ms; then 1, further behind (16 − 13.58 ms),
+        // until its lead exceeds its slice: 1.276 ms, the tick at 13 ms.
+        assert_eq!(first, [(0, 5 * MS), (1, MS), (0, 5 * MS), (1, 2 * MS)]);
+        assert_eq!(p.counters()[1], ("tick_preemptions", 4));
+        let mut got = [0u64; 2];
+        for (t, s) in &first {
+            got[*t as usize] += s;
+        }
+        while now < 3_000 * MS {
+            let (t, s) = run_slice(&mut p, &mut now);
+            got[t.idx()] += s;
+        }
+        // The leftmost always runs and no run is longer than 5 ms, so the virtual runtimes stay
+        // within a run (5 ms of 0's, 3 ms of 1's = 9.2 ms of virtual time) plus a slice of each
+        // other; over 3 s that is under 1 % of the light task's 0.74 s.
+        let (v0, v1) = (v_of(&p, 0), v_of(&p, 1));
+        assert!(v0.abs_diff(v1) < 15 * MS, "{v0} {v1}");
+        let ratio = got[0] as f64 / got[1] as f64;
+        assert!((ratio / (1024.0 / 335.0) - 1.0).abs() < 0.01, "{ratio} {got:?}");
+    }
+
+    /// a and b (nice 0) woken at 0 (v 6 and 9 ms); a runs 4 ms, b 0.5 ms and blocks (v 9.5 ms);
+    /// a is picked again at 4.5 ms with v 10 ms. Returns the core at 4.5 ms.
+    fn b_asleep() -> Core<Cfs> {
+        let mut p = cfs_of(&[nice(0), nice(0)]);
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.wake(a, 0);
+        p.wake(b, 0);
+        assert_eq!((v_of(&p, 0), v_of(&p, 1)), (6 * MS as i64, 9 * MS as i64));
+        assert_eq!(p.pick(0, 0).unwrap().task, a);
+        p.stop(a, 4 * MS, Stop::Preempted, 4 * MS);
+        assert_eq!(p.pick(0, 4 * MS).unwrap().task, b);
+        p.stop(b, MS / 2, Stop::Blocked, 4_500_000);
+        assert_eq!(p.pick(0, 4_500_000).unwrap().task, a);
+        assert_eq!(
+            (v_of(&p, 0), v_of(&p, 1), p.policy().min_vruntime),
+            (10 * MS as i64, 9_500_000, 10 * MS as i64)
+        );
+        p
+    }
+
+    #[test]
+    fn a_sleeper_comes_back_at_most_half_a_latency_behind_min_vruntime() {
+        // A short sleep: min_vruntime − 3 ms = 7 ms is below its own 9.5 ms, which it keeps.
+        let mut p = b_asleep();
+        p.wake(TaskId(1), 4_500_000);
+        assert_eq!(v_of(&p, 1), 9_500_000);
+        // A long one: a runs 100 ms (v 110 ms); b comes back at 110 − 3 = 107 ms, not at 9.5 ms.
+        let mut p = b_asleep();
+        p.stop(TaskId(0), 100 * MS, Stop::Preempted, 104_500_000);
+        assert_eq!(p.pick(0, 104_500_000).unwrap().task, TaskId(0));
+        p.wake(TaskId(1), 104_500_000);
+        assert_eq!(v_of(&p, 1), 107 * MS as i64);
+        // A SCHED_IDLE sleeper only min_granularity / 2 = 0.375 ms behind.
+        let mut p = b_asleep();
+        p.set_params(TaskId(1), &TaskParams { share: 0, ..Default::default() }, 4_500_000);
+        assert_eq!(p.policy().ents[1].w, IDLE_WEIGHT);
+        p.stop(TaskId(0), 100 * MS, Stop::Preempted, 104_500_000);
+        p.pick(0, 104_500_000).unwrap();
+        p.wake(TaskId(1), 104_500_000);
+        assert_eq!(v_of(&p, 1), 110 * MS as i64 - 375_000);
+    }
+
+    #[test]
+    fn min_vruntime_never_decreases() {
+        let mut p = b_asleep();
+        p.stop(TaskId(0), 100 * MS, Stop::Preempted, 104_500_000);
+        p.pick(0, 104_500_000).unwrap();
+        p.wake(TaskId(1), 104_500_000);
+        // b (107 ms) is left of a (110 ms) and of min_vruntime, which stays at 110 ms ...
+        let m = 110 * MS as i64;
+        assert_eq!(p.policy().min_vruntime, m);
+        p.stop(TaskId(0), 0, Stop::Preempted, 104_500_000);
+        assert_eq!(p.pick(0, 104_500_000).unwrap().task, TaskId(1));
+        assert_eq!(p.policy().min_vruntime, m);
+        // ... while b runs 2 ms (v 109 ms): the smallest v is 109 ms, min_vruntime is kept.
+        p.stop(TaskId(1), 2 * MS, Stop::Preempted, 106_500_000);
+        assert_eq!(v_of(&p, 1), 109 * MS as i64);
+        assert_eq!(p.policy().min_vruntime, m);
+        // Once both are past it, it follows the smallest.
+        assert_eq!(p.pick(0, 106_500_000).unwrap().task, TaskId(1));
+        p.stop(TaskId(1), 3 * MS, Stop::Preempted, 109_500_000);
+        assert_eq!(p.policy().min_vruntime, 110 * MS as i64, "a at 110 ms is now the smallest");
+    }
+
+    #[test]
+    fn a_woken_task_preempts_only_beyond_the_wakeup_granularity() {
+        // b asleep at 9.5 ms; a runs from 4.5 ms at v 10 ms. Woken at T ≤ 7 ms, b keeps 9.5 ms and
+        // a is at 10 ms + (T − 4.5 ms): 1 ms ahead (the granularity, nice 0) at T = 5 ms.
+        let mut p = b_asleep();
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.advance_to(5 * MS);
+        assert_eq!(p.policy().preempt_for(b, Some(0), &[(0, a)], p.view()), None);
+        p.advance_to(5 * MS + 1);
+        assert_eq!(p.policy().preempt_for(b, Some(0), &[(0, a)], p.view()), Some(0));
+        // A nice-5 sleeper's granularity is 1 ms · 1024 / 335 = 3056716 ns of its virtual time, more
+        // than the 3 ms (latency / 2) it can be placed behind a, which is min_vruntime: it never
+        // preempts a, however long a runs; a nice-0 one does.
+        let mut p = b_asleep();
+        p.set_params(b, &nice(5), 4_500_000);
+        p.advance_to(100 * MS);
+        assert_eq!(p.policy().preempt_for(b, Some(0), &[(0, a)], p.view()), None);
+        p.set_params(b, &nice(0), 100 * MS);
+        assert_eq!(p.policy().preempt_for(b, Some(0), &[(0, a)], p.view()), Some(0));
+    }
+
+    #[test]
+    fn a_task_alone_is_looked_at_every_tick_and_runs_on() {
+        let mut p = cfs_of(&[nice(0), nice(0)]);
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.wake(a, 0);
+        // Alone: to the first tick after min_granularity (0.75 ms), then tick by tick.
+        let d = p.pick(0, 0).unwrap();
+        assert_eq!(d, Dispatch { task: a, slice: Some(MS) });
+        p.stop(a, MS, Stop::SliceEnd, MS);
+        assert_eq!(p.pick(0, MS).unwrap(), Dispatch { task: a, slice: Some(MS) });
+        // b joins at 1.5 ms (v_a now 7.5 ms: min_vruntime; b at 7.5 + 3 ms): no wake-up preemption.
+        p.wake(b, 1_500_000);
+        assert_eq!(v_of(&p, 1), 10_500_000);
+        assert_eq!(p.policy().preempt_for(b, Some(0), &[(0, a)], p.view()), None);
+        // At the 2 ms tick a has run 2 ms since it was picked, under its 3 ms slice, and is 2.5 ms
+        // left of b: it runs on, its time since its pick counted on, to the tick after 3 ms.
+        p.stop(a, MS, Stop::SliceEnd, 2 * MS);
+        assert_eq!(p.policy().ents[0].ran, 2 * MS);
+        assert_eq!(p.pick(0, 2 * MS).unwrap(), Dispatch { task: a, slice: Some(2 * MS) });
+        // At 4 ms it has run 4 ms > 3 ms: preempted. Still the leftmost (10 ms against 10.5 ms), it
+        // is picked again, its time counted from this pick: to the tick after its 3 ms slice.
+        p.stop(a, 2 * MS, Stop::SliceEnd, 4 * MS);
+        assert_eq!(p.counters()[1], ("tick_preemptions", 1));
+        assert_eq!(p.pick(0, 4 * MS).unwrap(), Dispatch { task: a, slice: Some(4 * MS) });
+        assert_eq!(p.policy().ents[0].ran, 0);
+    }
+
+    #[test]
+    fn a_yielding_task_is_skipped_for_one_within_the_granularity() {
+        let mut p = cfs_of(&[nice(0), nice(0)]);
+        let (a, b) = (TaskId(0), TaskId(1));
+        p.wake(a, 0);
+        p.wake(b, 0);
+        assert_eq!(p.pick(0, 0).unwrap().task, a);
+        // a (6.1 ms) yields; b (9 ms) is 2.9 ms right of it, beyond 1 ms: a runs again.
+        p.stop(a, 100_000, Stop::Yielded, 100_000);
+        assert_eq!(p.pick(0, 100_000).unwrap().task, a);
+        // a (8.5 ms) yields; b is 0.5 ms right of it: b runs.
+        p.stop(a, 2_400_000, Stop::Yielded, 2_500_000);
+        assert_eq!(p.pick(0, 2_500_000).unwrap().task, b);
+        assert_eq!(p.policy().skip, Some(a));
+        p.stop(b, 0, Stop::Preempted, 2_500_000);
+        assert_eq!(p.pick(0, 2_500_000).unwrap().task, b, "a is still the skip buddy, b within 1 ms");
+    }
+
+    #[test]
+    fn equal_vruntimes_go_in_the_order_they_joined_the_queue() {
+        let mut p = cfs_of(&[nice(0), nice(0), nice(0)]);
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        // START_DEBIT: a at 6 ms (alone), b at 6 + 3 ms (two), c at 6 + 2 ms (three).
+        for t in [a, b, c] {
+            p.wake(t, 0);
+        }
+        assert_eq!([v_of(&p, 0), v_of(&p, 1), v_of(&p, 2)], [6_000_000, 9_000_000, 8_000_000]);
+        assert_eq!(p.pick(0, 0).unwrap().task, a);
+        p.stop(a, 3 * MS, Stop::Preempted, 3 * MS); // a at 9 ms, behind b
+        assert_eq!(p.pick(0, 3 * MS).unwrap().task, c);
+        p.stop(c, MS, Stop::Preempted, 4 * MS); // c at 9 ms, behind a
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            let d = p.pick(0, 4 * MS).unwrap();
+            order.push(d.task.0);
+            p.stop(d.task, 0, Stop::Preempted, 4 * MS); // joins behind its equals
+        }
+        assert_eq!(order, [1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn weights_come_from_nice_or_the_share_and_idle_tasks_give_way() {
+        let mut p = test_core(Cfs::new(CfsConfig::linux(1), 1), 1);
+        let ts = [
+            TaskParams { share: 3, ..Default::default() },
+            TaskParams { share: 3, nice: Some(5), ..Default::default() },
+            TaskParams { share: 0, nice: Some(-5), ..Default::default() },
+            TaskParams::default(),
+        ];
+        for (i, tp) in ts.iter().enumerate() {
+            p.admit(TaskId(i as u32), tp, 0);
+        }
+        let w: Vec<u64> = p.policy().ents.iter().map(|e| e.w).collect();
+        assert_eq!(w, [3121, 335, IDLE_WEIGHT, 1024]);
+        // A higher priority makes every task below it SCHED_IDLE.
+        p.admit(TaskId(4), &TaskParams { priority: 1, ..Default::default() }, 0);
+        assert!(p.policy().ents[..4].iter().all(|e| e.w == IDLE_WEIGHT && e.idle));
+        // An idle task runs; a woken normal one preempts it, an idle one never preempts.
+        let (idle, hi) = (TaskId(0), TaskId(4));
+        p.wake(idle, 0);
+        assert_eq!(p.pick(0, 0).unwrap().task, idle);
+        p.wake(hi, 0);
+        assert_eq!(p.policy().preempt_for(hi, Some(0), &[(0, idle)], p.view()), Some(0));
+        // The new task starts a vslice right of min_vruntime, the idle task's v (START_DEBIT), so the
+        // idle task is still the leftmost: picked again, it is preempted at the first tick after
+        // its 0.75 ms, when its v (1 ms · 1024 / 3 further) is far right of the new task's.
+        p.stop(idle, 1, Stop::Preempted, 1);
+        assert_eq!(p.pick(0, 1).unwrap(), Dispatch { task: idle, slice: Some(MS - 1) });
+        p.stop(idle, MS - 1, Stop::SliceEnd, MS);
+        assert_eq!(p.pick(0, MS).unwrap().task, hi);
+        p.wake(TaskId(1), MS);
+        assert_eq!(p.policy().preempt_for(TaskId(1), Some(0), &[(0, hi)], p.view()), None);
+    }
+
+    #[test]
+    fn options_are_checked_and_scaled() {
+        let mut opts = crate::Options::new();
+        opts.insert("latency".into(), crate::OptValue::Time(4 * MS));
+        opts.insert("min_granularity".into(), crate::OptValue::Time(MS));
+        let mut o = OptReader::new("cfs", &opts);
+        let c = CfsConfig::from_options(&mut o, 2).unwrap();
+        assert_eq!(
+            (c.latency, c.min_granularity, c.wakeup_granularity, c.nr_latency()),
+            (8 * MS, 2 * MS, 2 * MS, 4)
+        );
+        assert!(crate::build("cfs", &opts, 2).is_ok());
+        opts.insert("min_granularity".into(), crate::OptValue::Time(10));
+        assert!(crate::build("cfs", &opts, 2).is_err());
+        opts.remove("min_granularity");
+        opts.insert("base_slice".into(), crate::OptValue::Time(MS));
+        assert!(crate::build("cfs", &opts, 2).is_err());
+    }
+}
