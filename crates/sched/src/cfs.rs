@@ -211,7 +211,7 @@ pub struct Cfs {
 
 /// `calc_delta_fair`: real time `delta` as virtual time of a task of weight `w`.
 fn vdelta(delta: Nanos, w: u64) -> i64 {
-    (u128::from(delta) * u128::from(NICE_0) / u128::from(w.max(1))).min(i64::MAX as u128) as i64
+    i64::try_from(u128::from(delta) * u128::from(NICE_0) / u128::from(w.max(1))).unwrap_or(i64::MAX)
 }
 
 /// Real time for a task of weight `w` to advance `vd` in virtual time (rounded up).
