@@ -130,6 +130,7 @@ macro_rules! check {
 }
 
 pub mod cbs;
+pub mod cfs;
 pub mod core;
 pub mod cpuset;
 pub mod edf;

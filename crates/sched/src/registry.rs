@@ -210,6 +210,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::svr4_rt::RT,
     crate::svr4_rt::SYS,
     crate::eevdf::ENTRY,
+    crate::cfs::ENTRY,
     crate::lottery::ENTRY,
     crate::linux24::ENTRY,
     crate::cbs::ENTRY,
