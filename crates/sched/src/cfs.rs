@@ -601,6 +601,7 @@ pub const ENTRY: Entry =
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
         .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
+        .classes(&["fair", "other"])
         .pace(|o, cpus| {
             let c = CfsConfig::from_options(o, cpus)?;
             // Preemption is checked at the tick: a task alone is looked at every tick.
