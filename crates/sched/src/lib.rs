@@ -140,6 +140,7 @@ pub mod lottery;
 pub mod partition;
 pub mod registry;
 pub mod smart;
+pub mod stack;
 pub mod testing;
 pub mod ts;
 pub mod view;
@@ -376,6 +377,10 @@ pub enum OptValue {
     Time(Nanos),
     /// Anything else.
     Str(String),
+    /// A list of strings (`classes = ["rt", "sys", "ts"]`).
+    List(Vec<String>),
+    /// A table of options for a part of the policy (`[scheduler.eevdf]` under a class stack).
+    Table(Options),
 }
 
 /// Options for a policy, by key.
