@@ -861,7 +861,7 @@ mod tests {
         drop(c);
         let mut o = Options::new();
         o.insert("classes".into(), OptValue::List(vec!["fifo".into(), "eevdf".into()]));
-        assert_eq!(registry::classes("stack", &o).unwrap(), ["fifo", "eevdf"]);
+        assert_eq!(registry::classes("stack", &o).unwrap(), ["fifo", "eevdf", "fair", "other"]);
         for (classes, want) in [
             (OptValue::List(vec![]), "empty"),
             (OptValue::List(vec!["fifo".into(), "fifo".into()]), "`fifo` is given twice"),
