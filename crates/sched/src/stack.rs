@@ -14,7 +14,8 @@
 //! policy's name, or a kind of task the policy serves ([`crate::Entry::classes`]: `fifo` and `rr` for
 //! `rt`, `deadline` for `cbs`, `fair` for `eevdf` and `cfs`, `rt`, `sys` and `ts` for the SVR4 classes),
 //! the first class that serves it from the top; a task without one is in the lowest class, as a new
-//! Linux thread is `SCHED_OTHER`. This file is the only code that knows of classes: every other policy
+//! Linux thread is `SCHED_OTHER`, unless it has a reservation (`runtime`, `dl_period`) and the stack
+//! has `cbs`: it is then a `SCHED_DEADLINE` task. This file is the only code that knows of classes: every other policy
 //! is asked about its own tasks only.
 //!
 //! **Rules.**
@@ -373,9 +374,13 @@ fn names(o: &mut OptReader<'_>) -> Result<Vec<&'static str>, PolicyError> {
 impl Stack {
     /// The layer of a class name: the policy of that name, else the first from the top that serves it;
     /// no name (or one the tool did not check) is the lowest class.
-    fn resolve(&self, class: Option<&str>) -> usize {
+    fn resolve(&self, p: &TaskParams) -> usize {
         let last = self.layers.len() - 1;
-        let Some(c) = class else { return last };
+        let Some(c) = p.class.as_deref() else {
+            // A reservation without a class is SCHED_DEADLINE's, as `sched_setattr` makes it.
+            let dl = p.reservation.and_then(|_| self.layers.iter().position(|l| l.name == DEADLINE));
+            return dl.unwrap_or(last);
+        };
         self.layers
             .iter()
             .position(|l| l.name == c)
@@ -477,7 +482,7 @@ impl Stack {
 impl Policy for Stack {
     fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         self.sync(v);
-        let l = self.resolve(p.class.as_deref());
+        let l = self.resolve(p);
         *crate::slot(&mut self.of, t) = l as u8;
         *crate::slot(&mut self.moving, t) = NONE;
         let layer = &mut self.layers[l];
@@ -608,7 +613,7 @@ impl Policy for Stack {
     fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         self.sync(v);
         let from = self.layer(t);
-        let to = self.resolve(p.class.as_deref());
+        let to = self.resolve(p);
         if to == from {
             let layer = &mut self.layers[from];
             layer.policy.set_params(t, p, &layer.view);
