@@ -46,7 +46,8 @@
 //! class's policy is asked `tick` only on a CPU running one of its tasks (as `task_tick` of the current
 //! task's class). Stop, ext and idle classes are not modelled (`SCHED_IDLE` is part of the fair class).
 //! A task's class changes (`set_params` with another `class`) at once if it is not running, at its
-//! next stop if it is.
+//! next stop if it is. A policy that notifies (`smart`) cannot be a class yet: the stack passes no
+//! notifications on.
 //!
 //! **Tie-break.** Between classes, the higher first; within a class, that class's own.
 
@@ -54,8 +55,8 @@ use std::cell::RefCell;
 
 use crate::registry::{entry, opt, Entry, OptReader, Pace, PolicyError};
 use crate::{
-    least_important, Availability, CpuId, Dispatch, Nanos, Notification, OptValue, Options, Policy, Running,
-    State, Stop, TaskId, TaskParams, TimeConstraint, View, MS,
+    least_important, Availability, CpuId, Dispatch, Nanos, OptValue, Options, Policy, Running, State, Stop,
+    TaskId, TaskParams, TimeConstraint, View, MS,
 };
 
 /// The preset stacks (`classes = "<name>"`), each from the highest class to the lowest.
@@ -218,6 +219,12 @@ fn class_entries(o: &mut OptReader<'_>) -> Result<Vec<&'static crate::Entry>, Po
                 ),
             )
         })?;
+        if e.notifies {
+            return Err(o.error(
+                "classes",
+                &format!("`{n}` notifies its tasks, and a class stack does not pass notifications on (yet)"),
+            ));
+        }
         if out.iter().any(|x| x.name == e.name) {
             return Err(o.error("classes", &format!("`{n}` is given twice: a class is one policy")));
         }
@@ -642,12 +649,6 @@ impl Policy for Stack {
         layer.policy.availability(t, &layer.view)
     }
 
-    fn take_notifications(&mut self, out: &mut Vec<Notification>) {
-        for l in &mut self.layers {
-            l.policy.take_notifications(out);
-        }
-    }
-
     fn next_timer(&self) -> Option<Nanos> {
         let mut next = self.layers.iter().filter_map(|l| l.policy.next_timer()).min();
         let mut at = |t: Nanos| next = Some(next.map_or(t, |n| n.min(t)));
@@ -742,7 +743,6 @@ pub const ENTRY: Entry = Entry::new("stack", "stack.rs", build)
         opt("fair_server_period", "1s", "the fair server's period"),
     ])
     .not_work_conserving()
-    .notifying()
     .pace(pace)
     .class_names(names);
 
@@ -874,6 +874,7 @@ mod tests {
             (OptValue::List(vec!["stack".into()]), "`stack` is neither a preset"),
             (OptValue::Str("bsd".into()), "`bsd` is neither a preset (svr4, solaris, linux, linux-6.1)"),
             (OptValue::Int(3), "expected a preset"),
+            (OptValue::List(vec!["smart".into(), "eevdf".into()]), "`smart` notifies its tasks"),
         ] {
             let mut o = Options::new();
             o.insert("classes".into(), classes);

@@ -30,7 +30,8 @@ fn a_fifo_hog_leaves_a_fair_task_50ms_in_every_second_and_nothing_without_thrott
         assert_eq!(fair, secs * 50 * MS, "{opts:?}");
         assert_eq!(r.task("fifo-hog").unwrap().cpu_ns, secs * 950 * MS, "{opts:?}");
     }
-    let r = run_scenario(&with_options(scn, &[("fair_server", false), ("rt_throttling", false)]), None).unwrap();
+    let r =
+        run_scenario(&with_options(scn, &[("fair_server", false), ("rt_throttling", false)]), None).unwrap();
     assert_eq!(r.task("fair").unwrap().cpu_ns, 0, "nothing keeps the fair class alive");
 }
 
