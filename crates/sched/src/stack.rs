@@ -861,6 +861,29 @@ mod tests {
     }
 
     #[test]
+    fn real_time_throttling_stops_the_rt_class_after_950ms_of_each_second_even_on_an_idle_cpu() {
+        let mut c = stack(&["rt", "eevdf"], &[OFF], 1).unwrap();
+        c.admit(TaskId(0), &task(Some("fifo"), 50), 0);
+        c.wake(TaskId(0), 0);
+        // The dispatch is cut at the budget left; the cut is a preemption to the class.
+        assert_eq!(c.pick(0, 0).unwrap(), Dispatch { task: TaskId(0), slice: Some(950 * MS) });
+        c.stop(TaskId(0), 950 * MS, Stop::SliceEnd, 950 * MS);
+        assert_eq!(c.pick(0, 950 * MS), None, "throttled: the CPU idles though the hog is runnable");
+        assert_eq!(c.next_timer(), Some(1000 * MS));
+        // The new period: the idle CPU is asked again, and the hog runs.
+        assert!(c.timer(1000 * MS));
+        assert!(c.requested(0));
+        c.clear_request(0);
+        assert_eq!(c.pick(0, 1000 * MS).unwrap(), Dispatch { task: TaskId(0), slice: Some(950 * MS) });
+        assert!(c.counters().contains(&("rt_throttled", 1)));
+        // A fair task gets the throttled time.
+        c.admit(TaskId(1), &task(None, 0), 1000 * MS);
+        c.wake(TaskId(1), 1000 * MS);
+        c.stop(TaskId(0), 950 * MS, Stop::SliceEnd, 1950 * MS);
+        assert_eq!(c.pick(0, 1950 * MS).unwrap().task, TaskId(1));
+    }
+
+    #[test]
     fn classes_are_named_by_policy_or_by_the_kinds_a_policy_serves() {
         let Ok(c) = stack(&["fifo", "eevdf"], &[OFF], 1) else { panic!() };
         drop(c);
