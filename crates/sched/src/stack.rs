@@ -571,7 +571,8 @@ impl Policy for Stack {
         open.clear();
         open.extend(running.iter().copied().filter(|&(cpu, _)| {
             let boosted = self.on_cpu[cpu as usize].is_some_and(|o| o.boosted);
-            !self.throttled(lw, cpu) && !(boosted && self.layers[lw].name != DEADLINE)
+            let served_first = boosted && self.layers[lw].name != DEADLINE;
+            !self.throttled(lw, cpu) && !served_first
         }));
         if let Some((cpu, lowest)) = least_important(&open, prev, |t| self.of[t.idx()]) {
             if usize::from(lowest) > lw {
