@@ -12,7 +12,7 @@
 //! had 0.75 ms), 6.15's "sched: Cancel the slice protection of the idle entity", and `zero_vruntime`
 //! ("sched/eevdf: Fix min_vruntime vs avg_vruntime", also in 6.18.y).
 //!
-//! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
+//! **Weights.** A task's nice level is its `nice` when the scenario gives one; else it comes from its share as hourglass maps it onto the real kernel
 //! ([`share_level`], the one rule of both: share 1 is nice 0, each factor 1.25 one level;
 //! `nice0_share` moves nice 0, and `scx_smart`, whose shares are kernel weights with nice 0 at 100,
 //! sets it to 100), and its weight from the kernel's `sched_prio_to_weight` ([`WEIGHTS`], nice 0 =
@@ -327,11 +327,15 @@ impl Eevdf {
     }
 
     /// The weight and idleness a task's parameters give it: Linux's rule, which hourglass runs the
-    /// task by ([`share_level`]).
+    /// task by: `SCHED_IDLE` for share 0 or below the highest priority ([`share_level`]), else its
+    /// `nice` if given, else the level of its share.
     fn weight_of(&self, p: &TaskParams) -> (u64, bool) {
         let below_top = self.top.is_some_and(|top| p.priority < top);
-        let level = share_level(p.share, self.cfg.nice0_share, below_top);
-        (level.weight(), level == FairLevel::Idle)
+        match (share_level(p.share, self.cfg.nice0_share, below_top), p.nice) {
+            (FairLevel::Idle, _) => (IDLE_WEIGHT, true),
+            (_, Some(n)) => (WEIGHTS[(i32::from(n).clamp(-20, 19) + 20) as usize], false),
+            (level, None) => (level.weight(), false),
+        }
     }
 
     fn vslice(&self, w: u64) -> i64 {
@@ -767,6 +771,22 @@ mod tests {
         *now += s;
         p.stop(d.task, s, Stop::SliceEnd, *now);
         (d.task, s)
+    }
+
+    #[test]
+    fn a_tasks_nice_gives_its_weight_over_its_share_but_not_over_idleness() {
+        let e = Eevdf::new(
+            EevdfConfig::from_options(&mut crate::OptReader::new("eevdf", &Default::default()), 1).unwrap(),
+        );
+        let p = |share, nice| TaskParams { share, nice, ..Default::default() };
+        assert_eq!(e.weight_of(&p(1, Some(5))), (335, false));
+        assert_eq!(e.weight_of(&p(3, Some(-5))), (3121, false));
+        assert_eq!(e.weight_of(&p(3, None)), (3121, false), "share 3 is nice -5");
+        assert_eq!(
+            e.weight_of(&p(0, Some(-20))),
+            (IDLE_WEIGHT, true),
+            "share 0 is SCHED_IDLE whatever its nice"
+        );
     }
 
     #[test]
