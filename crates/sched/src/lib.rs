@@ -140,6 +140,8 @@ pub mod lottery;
 pub mod partition;
 pub mod registry;
 pub mod smart;
+pub mod svr4_rt;
+pub mod svr4_ts;
 pub mod testing;
 pub mod ts;
 pub mod view;

@@ -205,6 +205,9 @@ pub const REGISTRY: &[Entry] = &[
     crate::fixed::FIFO,
     crate::fixed::RR,
     crate::ts::ENTRY,
+    crate::svr4_ts::ENTRY,
+    crate::svr4_rt::RT,
+    crate::svr4_rt::SYS,
     crate::eevdf::ENTRY,
     crate::lottery::ENTRY,
 ];
