@@ -244,6 +244,12 @@ enum Own {
 /// every task ([`crate::sys::WATCHDOG_FIFO`]).
 const TOP_RT: i32 = crate::sys::WATCHDOG_FIFO - 1;
 
+/// The registry's policy whose class `name` is: the policy of that name, or the first that serves it
+/// ([`sched::Entry::classes`]).
+fn served_by(name: &str) -> Option<&'static sched::Entry> {
+    sched::entry(name).or_else(|| sched::registry::REGISTRY.iter().find(|e| e.classes.contains(&name)))
+}
+
 /// Task `i`'s own class ([`Own`]), or why the kernel cannot be told it, at its key.
 fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> {
     let refuse = |key: &str, message: String| Diagnostic {
@@ -278,15 +284,21 @@ fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> 
         Some("rr") => rt(Own::Rr, "rr")?,
         Some("deadline" | "cbs") => Own::Deadline,
         Some("fair" | "eevdf" | "cfs") => Own::Fair,
-        Some(other) => {
-            return Err(refuse(
-                "class",
-                format!(
-                    "class \"{other}\" has no Linux class here: hourglass runs \"deadline\" (or \"cbs\"), \
-                     \"fifo\" (or \"rt\"), \"rr\", \"fair\" (or \"eevdf\", \"cfs\")"
-                ),
-            ))
-        }
+        // Another policy's class (`ts` of `svr4-ts`, ...): the Linux class of the policy that serves it.
+        Some(other) => match served_by(other).map(|e| e.linux) {
+            Some(Class::Fair) => Own::Fair,
+            Some(Class::Deadline) => Own::Deadline,
+            _ => {
+                return Err(refuse(
+                    "class",
+                    format!(
+                        "class \"{other}\": hourglass runs a task's own real-time class only as Linux's, \
+                         class \"fifo\" (or \"rt\") or \"rr\" at its priority; and \"deadline\" (or \"cbs\"), \
+                         \"fair\" (or \"eevdf\", \"cfs\"), or the class of a fair or deadline policy"
+                    ),
+                ))
+            }
+        },
     };
     match (own, t.reservation.is_some()) {
         (Own::Policy | Own::Deadline, true) => Ok(Own::Deadline),
@@ -1533,6 +1545,26 @@ count = 10
         let cpu = stack("[[task]]\nname = \"d\"\nmodel = \"cpu\"\nclass = \"deadline\"\n");
         let e = load_mapped(&cpu, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
+    }
+
+    #[test]
+    fn another_policys_class_runs_in_the_linux_class_of_that_policy() {
+        // svr4-ts serves class "ts" and runs in the fair class; svr4-rt's "rt" is Linux's rt here.
+        let s = stack(
+            "[[task]]\nname = \"t\"\nmodel = \"cpu\"\nclass = \"ts\"\n\
+             [[task]]\nname = \"s\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"sys\"\n",
+        );
+        let e = load_mapped(&s, "o.toml", RunConfig::new(0), false).unwrap_err();
+        assert_eq!(e.diagnostics.len(), 1, "{e}");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "o.toml:{}:1: task[1].class (task \"s\"): class \"sys\":",
+                STACK_LINE + 4
+            )),
+            "{e}"
+        );
+        let c = load_mapped(&s.replace("class = \"sys\"\n", ""), "o.toml", RunConfig::new(0), false).unwrap();
+        assert_eq!(c.threads[0].priority, Priority::Nice(0));
     }
 
     #[test]
