@@ -1,11 +1,16 @@
-//! Linux's fair class as of 6.12: EEVDF, Earliest Eligible Virtual Deadline First (Stoica and
-//! Abdel-Wahab, "Earliest Eligible Virtual Deadline First: A Flexible and Accurate Mechanism for
-//! Proportional Share Resource Allocation", 1995; in Linux since 6.6), global on N CPUs.
+//! Linux's fair class as of 6.12, and with `version` the rule changes of later releases up to 6.18:
+//! EEVDF, Earliest Eligible Virtual Deadline First (Stoica and Abdel-Wahab, "Earliest Eligible
+//! Virtual Deadline First: A Flexible and Accurate Mechanism for Proportional Share Resource
+//! Allocation", 1995; in Linux since 6.6), global on N CPUs.
 //!
 //! **Specification.** `kernel/sched/fair.c` and `features.h` of Linux 6.12 (Debian's linux-source
-//! 6.12, the kernel our guest runs; read to learn the rules, nothing is copied), with its default
-//! features: `PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `RUN_TO_PARITY`, `DELAY_DEQUEUE`, `DELAY_ZERO`,
-//! `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off.
+//! 6.12, 6.12.117, the kernel our guest runs; read to learn the rules, nothing is copied), with its
+//! default features: `PLACE_LAG`, `PLACE_DEADLINE_INITIAL`, `RUN_TO_PARITY`, `DELAY_DEQUEUE`,
+//! `DELAY_ZERO`, `WAKEUP_PREEMPTION` on, `HRTICK` and `NEXT_BUDDY` off. That stable kernel carries
+//! fixes back-ported from later releases, which are therefore 6.12's rules here: the 0.7 ms base
+//! slice of 6.15 ("sched: Reduce the default slice to avoid tasks getting an extra tick"; 6.12.0
+//! had 0.75 ms), 6.15's "sched: Cancel the slice protection of the idle entity", and `zero_vruntime`
+//! ("sched/eevdf: Fix min_vruntime vs avg_vruntime", also in 6.18.y).
 //!
 //! **Weights.** A task's nice level comes from its share as hourglass maps it onto the real kernel
 //! ([`share_level`], the one rule of both: share 1 is nice 0, each factor 1.25 one level;
@@ -52,13 +57,51 @@
 //!   A running task is reweighted when it stops.
 //! * When nothing is queued or running, `V` stays where it last was (`zero_vruntime`).
 //!
+//! **Versions.** `version` names the release whose rules apply (`"6.12"` by default; for a release
+//! not listed, give the latest listed one before it: 6.13 is `"6.12"`, 6.15 and 6.16 `"6.14"`). Only 6.12's source was read whole; the later
+//! rules come from the scheduler merge requests of 6.13 to 6.18 and the commits and patches they
+//! list, as sent to the kernel's mailing lists. The changes that reach what is modelled:
+//! * `"6.14"`: "sched/fair: Fix EEVDF entity placement bug causing scheduling lag" (6d71a9c61604),
+//!   with 6.16's "sched/fair: Adhere to place_entity() constraints". A queued task given a new
+//!   weight no longer has `v` and `d` scaled around `V` (`reweight_eevdf`, gone): its lag, clamped,
+//!   and the rest of its request `d − v` are scaled by `w_old / w_new`, and it is placed again as a
+//!   task joining with that lag (`place_entity`: inflated by `(W + w)/W` over the others' weight
+//!   `W`, lag 0 when alone) with `d = v + rest`. The two agree unless the lag was clamped.
+//! * `"6.17"`: "sched/fair: Fix NO_RUN_TO_PARITY case", "sched/fair: Limit run to parity to the
+//!   min slice of enqueued entities" and "sched/fair: Always trigger resched at the end of a
+//!   protected period" (with "sched/fair: Use protect_slice() instead of direct comparison",
+//!   "sched/fair: Remove spurious shorter slice preemption" and "sched/fair: Fix entity's lag with
+//!   run to parity", which only change anything for tasks of different slices). 6.12's protection
+//!   (the deadline at the pick, stashed in `vlag`: the request) becomes `vprot`, set when a task is
+//!   picked (`set_protect_slice`) to `min(d, v + q·1024/w)`, `q` being the smallest slice of the
+//!   queue with `RUN_TO_PARITY`, else `min(0.7 ms, its slice)` (`normalized_sysctl_sched_base_slice`),
+//!   and `d` itself when `q` is its own slice. A wake-up does not preempt an eligible task short of
+//!   its `vprot`, with or without `RUN_TO_PARITY`, and the tick that finds it past `vprot`
+//!   reschedules it. Every task has the base slice here, so with `RUN_TO_PARITY` the protection is
+//!   the whole request, as in 6.12; without it a task is now protected for `min(0.7 ms,
+//!   base_slice)` and its CPU decides again then (on the tick without `hrtick`), where 6.12
+//!   protected nothing and ran it to its deadline. A slice cut there does not use up the request.
+//! * `"6.18"`: nothing that reaches these rules (its scheduler merge reworks control-group
+//!   bandwidth throttling and topology): 6.17's rules.
+//!
+//! Looked at and unchanged here: 6.13's `PLACE_LAG` shortcut for zero lag, removal of `DOUBLE_TICK`
+//! (off) and lazy preemption (not used by a `PREEMPT_NONE` kernel such as this machine's);
+//! `PLACE_REL_DEADLINE`, already in 6.12, which keeps a relative deadline across a migration (one
+//! queue never migrates); `PREEMPT_SHORT` and 6.15's min-slice propagation (custom slices only);
+//! the delayed-dequeue fixes of 6.13 to 6.16 (PELT, util_est, `wake_up_sync`, `wait_task_inactive`,
+//! not migrating a delayed task: none changes a pick here). No `sched_feat` default changes in the
+//! merges read. "sched/fair: Increase max lag clamping" (lag bounded by the largest slice of the
+//! queue plus a tick) was not merged in 6.17; as "sched/fair: Fix lag clamp" it went into 7.0
+//! (February 2026) marked for stable kernels, so a 6.18.y kernel may have it: not modelled.
+//!
 //! **Tie-break.** Equal virtual deadlines go in the order the tasks joined the queue (the kernel's
 //! red-black tree puts an equal key to the right): a task that stops joins behind its equals, so
 //! the kernel's rule that the running task is kept only when strictly earlier holds.
 //!
 //! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
 //! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
-//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1).
+//! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1), `version`
+//! (`"6.12"`; `"6.14"`, `"6.17"`, `"6.18"`).
 //!
 //! **Left out.** The kernel keeps a run queue per CPU and balances them (wake-up placement,
 //! periodic and idle balancing, NUMA); this policy keeps one queue for all CPUs (`partition =
@@ -71,7 +114,10 @@
 //! what counts once it stops is what the driver billed. The search for the eligible task with the
 //! earliest deadline walks the queue in deadline order (the kernel's augmented tree prunes it in
 //! O(log n)). With affinity, a CPU whose allowed tasks are all ineligible runs the one with the
-//! earliest deadline rather than idle.
+//! earliest deadline rather than idle. Every pick protects the picked task anew; the kernel does
+//! not when a CPU picks again the task it was running (its request renewed, nothing better
+//! queued: `pick_next_task_fair` skips `set_next_entity`), so there the renewed request is not
+//! protected (6.12: the stashed deadline no longer matches; 6.17: `vprot` is behind it).
 
 use std::collections::BTreeSet;
 
@@ -112,6 +158,34 @@ pub fn default_base_slice(cpus: usize) -> Nanos {
     BASE_SLICE * Nanos::from(1 + n.ilog2())
 }
 
+/// The kernel release whose rules the policy follows (option `version`; see "Versions" above).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
+    /// 6.12 (6.13 decides the same way here).
+    V6_12,
+    /// 6.14: a queued task given a new weight is placed again (6.15 and 6.16 decide the same way).
+    V6_14,
+    /// 6.17: without `RUN_TO_PARITY`, a picked task is still protected for a minimum quantum; 6.18
+    /// decides the same way here.
+    V6_17,
+}
+
+/// The values `version` takes: each release whose rules differ here, and 6.18 (this machine's
+/// kernel, the rules of 6.17).
+pub const VERSIONS: &[&str] = &["6.12", "6.14", "6.17", "6.18"];
+
+impl Version {
+    /// The rules of release `name` (one of [`VERSIONS`]).
+    pub fn of(name: &str) -> Option<Version> {
+        match name {
+            "6.12" => Some(Version::V6_12),
+            "6.14" => Some(Version::V6_14),
+            "6.17" | "6.18" => Some(Version::V6_17),
+            _ => None,
+        }
+    }
+}
+
 /// Configuration of [`Eevdf`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EevdfConfig {
@@ -130,6 +204,8 @@ pub struct EevdfConfig {
     pub delay_dequeue: bool,
     /// The share of a nice-0 task.
     pub nice0_share: u32,
+    /// The kernel release whose rules apply.
+    pub version: Version,
 }
 
 impl EevdfConfig {
@@ -143,11 +219,12 @@ impl EevdfConfig {
             place_lag: true,
             delay_dequeue: true,
             nice0_share: 1,
+            version: Version::V6_12,
         }
     }
 
     /// From scenario options: `base_slice`, `tick`, `hrtick`, `run_to_parity`, `place_lag`,
-    /// `delay_dequeue`, `nice0_share`.
+    /// `delay_dequeue`, `nice0_share`, `version`.
     pub fn from_options(o: &mut OptReader<'_>, cpus: usize) -> Result<Self, PolicyError> {
         let d = EevdfConfig::linux(cpus);
         Ok(EevdfConfig {
@@ -158,6 +235,7 @@ impl EevdfConfig {
             place_lag: o.bool("place_lag", d.place_lag)?,
             delay_dequeue: o.bool("delay_dequeue", d.delay_dequeue)?,
             nice0_share: linux::nice0(o, "nice0_share")?,
+            version: Version::of(o.choice("version", "6.12", VERSIONS)?).unwrap_or(d.version),
         })
     }
 }
@@ -191,6 +269,11 @@ struct Ent {
     fresh: bool,
     /// A new weight given while it ran.
     pending: Option<(u64, bool)>,
+    /// While it runs: the virtual runtime up to which a wake-up does not preempt it, if it is
+    /// protected at all (`vprot`, or 6.12's deadline stashed in `vlag`).
+    vprot: Option<i64>,
+    /// While it runs: its slice ends where its protection does, before its request ends.
+    cut: bool,
 }
 
 /// The EEVDF policy.
@@ -349,6 +432,21 @@ impl Eevdf {
                 e.vlag = scale(e.vlag);
                 (e.w, e.idle) = to;
             }
+            State::Queued | State::Delayed if self.cfg.version >= Version::V6_14 => {
+                // 6.14: its lag (clamped) and the rest of its request are scaled, and it is placed
+                // again as a task joining with that lag; the request keeps its length from `v`.
+                let avg = self.avg(self.totals(view));
+                let (v, d) = (e.v, e.deadline);
+                let (lag, rest) = (scale(self.lag(avg, v, old)), scale(d.saturating_sub(v)));
+                self.remove(t);
+                let e = &mut self.ents[t.idx()];
+                e.vlag = lag;
+                (e.w, e.idle) = to;
+                self.place(t, view, false);
+                let e = &mut self.ents[t.idx()];
+                e.deadline = e.v.saturating_add(rest);
+                self.insert(t);
+            }
             State::Queued | State::Delayed => {
                 let avg = self.avg(self.totals(view));
                 self.remove(t);
@@ -395,16 +493,49 @@ impl Eevdf {
         (None, first)
     }
 
-    /// The slice for a task picked at `now`: until its request ends, on the tick grid without `hrtick`.
-    fn slice_for(&self, t: TaskId, now: Nanos) -> Nanos {
+    /// The slice for a task picked at `now`: until its request ends, on the tick grid without
+    /// `hrtick`; from 6.17, until its protection ends if that comes first (the tick that finds it
+    /// unprotected reschedules it). Marks the task `cut` when its protection ends it.
+    fn slice_for(&mut self, t: TaskId, now: Nanos) -> Nanos {
         let e = &self.ents[t.idx()];
-        let real = real_of(e.deadline.saturating_sub(e.v), e.w).max(1);
+        let request = self.until(now, real_of(e.deadline.saturating_sub(e.v), e.w).max(1));
+        let quantum = match e.vprot {
+            Some(p) if p < e.deadline => self.until(now, real_of(p.saturating_sub(e.v), e.w).max(1)),
+            _ => request,
+        };
+        self.ents[t.idx()].cut = quantum < request;
+        quantum.min(request)
+    }
+
+    /// How long a task picked at `now` runs to reach `real` more of its time: exactly with
+    /// `hrtick`, else to the first tick at or after it.
+    fn until(&self, now: Nanos, real: Nanos) -> Nanos {
         if self.cfg.hrtick {
             return real;
         }
         let end = now.saturating_add(real);
         let tick = self.cfg.tick;
         end.div_ceil(tick).saturating_mul(tick).saturating_sub(now).max(1)
+    }
+
+    /// `set_protect_slice` for task `t` as it is picked: 6.12 protects it until its request ends
+    /// with `RUN_TO_PARITY`, not at all without; 6.17 until its request ends or, without
+    /// `RUN_TO_PARITY`, for a quantum of `min(0.7 ms, base_slice)` if that is shorter (the
+    /// shortest slice of the queue, the other bound, is every task's here).
+    fn protect(&mut self, t: TaskId) {
+        let (parity, base) = (self.cfg.run_to_parity, self.cfg.base_slice);
+        let e = &mut self.ents[t.idx()];
+        e.vprot = match self.cfg.version {
+            Version::V6_12 | Version::V6_14 => parity.then_some(e.deadline),
+            Version::V6_17 => {
+                let quantum = if parity { base } else { BASE_SLICE.min(base) };
+                if quantum == base {
+                    Some(e.deadline)
+                } else {
+                    Some(e.deadline.min(e.v.saturating_add(vdelta(quantum, e.w))))
+                }
+            }
+        };
     }
 }
 
@@ -454,10 +585,12 @@ impl Policy for Eevdf {
         let vs = self.vslice(self.ents[t.idx()].w);
         let e = &mut self.ents[t.idx()];
         e.v = e.v.saturating_add(vdelta(charged, e.w));
-        if why == Stop::SliceEnd && e.v < e.deadline {
-            // The slice ran to its end: its request is used up, whatever tick billing charged.
+        if why == Stop::SliceEnd && e.v < e.deadline && !e.cut {
+            // The slice ran to its end: its request is used up, whatever tick billing charged
+            // (unless the slice was its protection, which ends before the request).
             e.v = e.deadline;
         }
+        (e.vprot, e.cut) = (None, false);
         if e.v >= e.deadline {
             e.deadline = e.v.saturating_add(vs); // update_deadline
         }
@@ -516,8 +649,9 @@ impl Policy for Eevdf {
             }
             let curr_eligible = Self::eligible(tot, vt);
             // RUN_TO_PARITY: a running task's request is renewed only when it stops, so it is
-            // protected for as long as it runs.
-            if self.cfg.run_to_parity && curr_eligible {
+            // protected for as long as it runs (its protection is its deadline); from 6.17 also
+            // without it, for its quantum.
+            if curr_eligible && ce.vprot.is_some_and(|p| vt < p) {
                 continue;
             }
             if self.best_for(cpu, tot, v).0 != Some(woken) {
@@ -551,6 +685,7 @@ impl Policy for Eevdf {
             }
             self.remove(t);
             self.ents[t.idx()].state = State::Running;
+            self.protect(t);
             return Some(Dispatch { task: t, slice: Some(self.slice_for(t, now)) });
         }
     }
@@ -589,12 +724,13 @@ const OPTIONS: &[OptionDoc] = &[
     opt("place_lag", "true", "PLACE_LAG: keep the lag across sleeps"),
     opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
     opt("nice0_share", "1", "the share of a nice-0 task"),
+    opt("version", "\"6.12\"", "the kernel release whose rules apply: 6.12, 6.14, 6.17 or 6.18"),
 ];
 
 /// The registry's entry of `eevdf`.
 pub const ENTRY: Entry =
     Entry::new("eevdf", "eevdf.rs", |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))))
-        .about("Linux 6.12's fair class: earliest eligible virtual deadline first, nice from the share")
+        .about("Linux's fair class, 6.12 to 6.18 (`version`): earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
         .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
@@ -831,6 +967,112 @@ mod tests {
         assert_eq!(e.w, 3121);
         assert_eq!(e.v, avg - (avg - v) * 1024 / 3121);
         assert_eq!(e.deadline, avg + (d - avg) * 1024 / 3121);
+    }
+
+    #[test]
+    fn from_6_14_a_new_weight_places_a_queued_task_again() {
+        for version in [Version::V6_12, Version::V6_14] {
+            let mut p = eevdf(&[1, 1], EevdfConfig { version, ..hr() });
+            let (a, b) = (TaskId(0), TaskId(1));
+            p.wake(a, 0);
+            p.wake(b, 0);
+            // a runs 10 ms in one go: v_a = 10 ms, d_a = 10.7 ms; b waits at v 0, d 0.35 ms (half a
+            // request). V = 5 ms: b is owed 5 ms, clamped to max(2 · 0.7 ms, 1 ms) = 1.4 ms.
+            assert_eq!(p.pick(0, 0).unwrap().task, a);
+            p.stop(a, 10 * MS, Stop::Preempted, 10 * MS);
+            p.set_params(b, &TaskParams { share: 3, ..Default::default() }, 10 * MS);
+            let e = p.policy().ents[b.idx()].clone();
+            let lag = 1_400_000 * 1024 / 3121; // 459_339, the clamped lag at the new weight
+            let d = p.pick(0, 10 * MS).unwrap();
+            assert_eq!(d.task, b, "b is eligible with the earlier deadline");
+            if version == Version::V6_12 {
+                // reweight_eevdf: v and d scaled around V = 5 ms, so d falls before v (the clamp
+                // moved v and not d): the request is already used, a 1 ns slice.
+                assert_eq!((e.v, e.deadline), (5_000_000 - lag, 5_000_000 - 4_650_000 * 1024 / 3121));
+                assert_eq!((e.v, e.deadline), (4_540_661, 3_474_336));
+                assert_eq!(d.slice, Some(1));
+            } else {
+                // place_entity beside a alone (V = 10 ms, W = 1024): v = V − lag · (1024 + 3121) /
+                // 1024, and d = v + the rest of the request scaled, 0.35 ms · 1024 / 3121.
+                let rest = 350_000 * 1024 / 3121; // 114_834
+                assert_eq!(
+                    (e.v, e.deadline),
+                    (10_000_000 - lag * 4145 / 1024, 10_000_000 - lag * 4145 / 1024 + rest)
+                );
+                assert_eq!((e.v, e.deadline), (8_140_664, 8_255_498));
+                // The rest of the request in real time at weight 3121: ⌈114_834 · 3121 / 1024⌉.
+                assert_eq!(d.slice, Some(349_997));
+            }
+        }
+    }
+
+    #[test]
+    fn from_6_17_no_run_to_parity_still_protects_a_quantum() {
+        let (a, b, c) = (TaskId(0), TaskId(1), TaskId(2));
+        for version in [Version::V6_12, Version::V6_17] {
+            // A base slice of 1.4 ms (two CPUs' default) on one CPU: 6.17's quantum is 0.7 ms.
+            let cfg = EevdfConfig { run_to_parity: false, base_slice: 1_400_000, version, ..hr() };
+            let mut p = eevdf(&[1, 1, 1], cfg);
+            p.wake(a, 0);
+            p.wake(b, 0);
+            let mut now = 0;
+            // Half requests first (0.7 ms: no shorter quantum), a then b; both end at v 0.7 ms, d 2.1 ms.
+            assert_eq!(run_slice(&mut p, &mut now), (a, 700_000));
+            assert_eq!(run_slice(&mut p, &mut now), (b, 700_000));
+            let d = p.pick(0, now).unwrap();
+            assert_eq!(d.task, a);
+            // c wakes at V = 0.7 ms with half a request: d 1.4 ms, earlier than a's 2.1 ms.
+            p.wake(c, now);
+            let victim = p.policy().preempt_for(c, Some(0), &[(0, a)], p.view());
+            if version == Version::V6_12 {
+                // No protection: a runs to its deadline unless preempted, and c preempts at once.
+                assert_eq!(d.slice, Some(1_400_000));
+                assert_eq!(victim, Some(0));
+                continue;
+            }
+            // 6.17: vprot = min(d, v + 0.7 ms) = 1.4 ms: a is protected for 0.7 ms, and the CPU
+            // decides again then.
+            assert_eq!(p.policy().ents[a.idx()].vprot, Some(1_400_000));
+            assert_eq!(d.slice, Some(700_000));
+            assert_eq!(victim, None, "a is eligible and within its quantum");
+            now += 700_000;
+            p.advance_to(now);
+            assert_eq!(p.policy().preempt_for(c, Some(0), &[(0, a)], p.view()), Some(0));
+            // The quantum was not its request: a keeps its deadline, and c (earliest) runs next.
+            p.stop(a, 700_000, Stop::SliceEnd, now);
+            let e = &p.policy().ents[a.idx()];
+            assert_eq!((e.v, e.deadline), (1_400_000, 2_100_000));
+            assert_eq!(p.pick(0, now).unwrap().task, c);
+        }
+        // With RUN_TO_PARITY, 6.17 protects to the shortest slice of the queue, which is every
+        // task's here: the whole request, as 6.12 does.
+        let cfg = EevdfConfig { base_slice: 1_400_000, version: Version::V6_17, ..hr() };
+        let mut p = eevdf(&[1, 1, 1], cfg);
+        p.wake(a, 0);
+        p.wake(b, 0);
+        let mut now = 0;
+        run_slice(&mut p, &mut now);
+        run_slice(&mut p, &mut now);
+        let d = p.pick(0, now).unwrap();
+        assert_eq!((d.task, d.slice), (a, Some(1_400_000)));
+        p.wake(c, now);
+        assert_eq!(p.policy().preempt_for(c, Some(0), &[(0, a)], p.view()), None);
+    }
+
+    #[test]
+    fn the_version_option_names_a_release() {
+        let cfg = |v: &str| {
+            let mut opts = crate::Options::new();
+            opts.insert("version".into(), crate::OptValue::Str(v.into()));
+            EevdfConfig::from_options(&mut OptReader::new("eevdf", &opts), 1).map(|c| c.version)
+        };
+        assert_eq!(EevdfConfig::linux(4).version, Version::V6_12);
+        assert_eq!(cfg("6.12"), Ok(Version::V6_12));
+        assert_eq!(cfg("6.14"), Ok(Version::V6_14));
+        assert_eq!(cfg("6.17"), Ok(Version::V6_17));
+        assert_eq!(cfg("6.18"), Ok(Version::V6_17), "6.18 decides as 6.17 here");
+        assert!(cfg("6.13").unwrap_err().to_string().contains("not one of 6.12, 6.14, 6.17, 6.18"));
+        assert!(VERSIONS.iter().all(|v| Version::of(v).is_some()));
     }
 
     #[test]

@@ -136,6 +136,7 @@ pub mod eevdf;
 pub mod fair;
 pub mod fixed;
 pub mod linux;
+pub mod linux24;
 pub mod lottery;
 pub mod partition;
 pub mod registry;

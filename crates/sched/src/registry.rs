@@ -210,6 +210,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::svr4_rt::SYS,
     crate::eevdf::ENTRY,
     crate::lottery::ENTRY,
+    crate::linux24::ENTRY,
 ];
 
 impl LinuxClass {
@@ -440,6 +441,24 @@ impl<'a> OptReader<'a> {
             Some(_) => Err(self.bad(key, "expected true or false")),
         }
     }
+    /// A string option that must be one of `allowed`, or its default: the allowed string itself, so
+    /// that a policy can match on it.
+    pub fn choice(
+        &mut self,
+        key: &'static str,
+        default: &'static str,
+        allowed: &[&'static str],
+    ) -> Result<&'static str, PolicyError> {
+        let one_of = allowed.join(", ");
+        match self.get(key) {
+            None => Ok(default),
+            Some(OptValue::Str(s)) => match allowed.iter().find(|a| **a == s.as_str()) {
+                Some(a) => Ok(a),
+                None => Err(self.bad(key, &format!("`{s}` is not one of {one_of}"))),
+            },
+            Some(_) => Err(self.bad(key, &format!("expected a string: one of {one_of}"))),
+        }
+    }
     fn finish(self) -> Result<(), PolicyError> {
         for k in self.opts.keys() {
             if !self.used.contains(&k.as_str()) {
@@ -572,6 +591,25 @@ mod tests {
         let ts = pace("ts", &Options::new(), 1).unwrap();
         assert_eq!(ts.slice, Some(Slice { nanos: 20 * crate::MS, key: None }));
         assert_eq!(ts.timer, Some(crate::ts::UPDATE));
+    }
+
+    #[test]
+    fn a_choice_is_one_of_its_strings_or_the_default() {
+        const ALLOWED: &[&str] = &["6.12", "6.17"];
+        let mut o = Options::new();
+        let mut r = OptReader::new("p", &o);
+        assert_eq!(r.choice("version", "6.12", ALLOWED), Ok("6.12"), "not given: the default");
+        assert_eq!(r.asked, ["version"]);
+        o.insert("version".into(), OptValue::Str("6.17".into()));
+        let mut r = OptReader::new("p", &o);
+        assert_eq!(r.choice("version", "6.12", ALLOWED), Ok("6.17"));
+        assert!(r.finish().is_ok(), "a key read by choice is used");
+        o.insert("version".into(), OptValue::Str("6.13".into()));
+        let err = OptReader::new("p", &o).choice("version", "6.12", ALLOWED).unwrap_err();
+        assert_eq!(err.to_string(), "policy `p`, option `version`: `6.13` is not one of 6.12, 6.17");
+        o.insert("version".into(), OptValue::Int(6));
+        let err = OptReader::new("p", &o).choice("version", "6.12", ALLOWED).unwrap_err();
+        assert_eq!(err.to_string(), "policy `p`, option `version`: expected a string: one of 6.12, 6.17");
     }
 
     #[test]
