@@ -32,7 +32,7 @@
 //! |---|---|
 //! | `class = "fifo"` (or `"rt"`) / `"rr"` | `SCHED_FIFO` / `SCHED_RR` at the task's `priority` as it is; outside 1..=98 refused at `priority` (99 is the watchdog's, which must stay above every task) |
 //! | `class = "deadline"` (or `"cbs"`), or a reservation (`runtime`, `dl_deadline`, `dl_period`) | `SCHED_DEADLINE` with exactly that runtime, deadline and period (not the periodic estimate); what the kernel refuses (runtime under 1024 ns or beyond the deadline, a deadline beyond the period, a period outside `sched_deadline_period_{min,max}_us`) refused at its key; `class = "deadline"` without a reservation: a periodic task's estimate as above, any other task refused |
-//! | `class = "fair"` (or `"eevdf"`, `"cfs"`), or none (under a fair policy or the stack) | the fair class |
+//! | `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`), or none (under a fair policy or the stack) | the fair class |
 //! | `nice` | that nice level in the fair class, in place of the share rule below (which then weighs the other fair tasks only) |
 //!
 //! **What the host must not run.** A real-time task that never blocks (model `cpu` in `SCHED_FIFO` or
@@ -236,7 +236,7 @@ enum Own {
     /// `SCHED_DEADLINE` with exactly the reservation; without one, a periodic task's estimate as under
     /// a deadline policy.
     Deadline,
-    /// `class = "fair"` (or `"eevdf"`, `"cfs"`): the fair class, under a policy of another class.
+    /// `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`): the fair class, under a policy of another class.
     Fair,
 }
 
@@ -283,7 +283,7 @@ fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> 
         Some(c @ ("fifo" | "rt")) => rt(Own::Fifo, c)?,
         Some("rr") => rt(Own::Rr, "rr")?,
         Some("deadline" | "cbs") => Own::Deadline,
-        Some("fair" | "eevdf" | "cfs") => Own::Fair,
+        Some("fair" | "other" | "eevdf" | "cfs") => Own::Fair,
         // Another policy's class (`ts` of `svr4-ts`, ...): the Linux class of the policy that serves it.
         Some(other) => match served_by(other).map(|e| e.linux) {
             Some(Class::Fair) => Own::Fair,
@@ -450,9 +450,11 @@ impl Sched {
                         soft: false,
                     });
                     let Model::Periodic(p) = &t.model else { return None };
-                    return p.exec.max().is_none_or(|x| x > r.runtime).then_some(
-                        "its runtime does not cover every exec draw (and the kernel's own charges)",
-                    );
+                    return p
+                        .exec
+                        .max()
+                        .is_none_or(|x| x > r.runtime)
+                        .then_some("its runtime does not cover every exec draw");
                 }
                 if let Model::Periodic(p) = &t.model {
                     // Beyond the period, the deadline is refused (deadline_refusals); kept within it here.
