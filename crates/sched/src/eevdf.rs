@@ -733,6 +733,7 @@ pub const ENTRY: Entry =
         .about("Linux's fair class, 6.12 to 6.18 (`version`): earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
+        .classes(&["fair", "other"])
         .fair(FairMeaning::Nice { nice0_option: "nice0_share" })
         .pace(|o, cpus| {
             let c = EevdfConfig::from_options(o, cpus)?;

@@ -485,6 +485,7 @@ pub const ENTRY: Entry = Entry::new("linux-2.4", "linux24.rs", |o, cpus| {
 .about("Linux 2.4's epoch scheduler: goodness = counter + 20 − nice, counters renewed when the runnable ones run out; SCHED_FIFO/RR above")
 .options(OPTIONS)
 .fair(FairMeaning::Shares)
+.classes(&["fifo", "rr", "other"])
 .pace(|o, _| {
     // It decides at least every tick a task runs on (a nice-19 slice at 100 Hz is one tick), and
     // every decision walks the run queue.
