@@ -1489,6 +1489,18 @@ count = 10
     }
 
     #[test]
+    fn a_policys_own_kinds_of_task_pass_the_class_check_and_run_at_their_priority() {
+        // linux-2.4 serves fifo, rr and other (its classes): checked as smartsim checks them, then mapped.
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"linux-2.4\"\n\
+                 [[task]]\nname = \"f\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = 50\n\
+                 [[task]]\nname = \"r\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"rr\"\npriority = 7\n\
+                 [[task]]\nname = \"o\"\nmodel = \"cpu\"\nclass = \"other\"\n";
+        let c = load_str(s, "l.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(50), Priority::Rr(7), Priority::Nice(0)]);
+    }
+
+    #[test]
     fn a_real_time_priority_outside_1_to_98_is_refused_at_its_key() {
         for (p, why) in
             [(0, "0 is outside it"), (99, "99 is hourglass's watchdog"), (100, "100 is outside it")]
