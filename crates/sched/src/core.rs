@@ -273,12 +273,21 @@ impl<P: ?Sized + Policy> Core<P> {
         self.policy.next_timer()
     }
 
-    /// The policy's timer is due: every busy CPU decides again if it asks (returns whether it did).
+    /// The policy's timer is due: every busy CPU decides again if it asks (returns whether it did),
+    /// and every idle one too while tasks wait (a policy that is not work-conserving, such as `cbs` or
+    /// the class stack, may have kept them waiting until its timer: a replenishment, a new period).
     pub fn timer(&mut self, now: Nanos) -> bool {
         self.at(now);
         let again = self.policy.timer(&self.v);
         if again {
             self.request_busy();
+            if self.v.runnable_count() > 0 {
+                for c in 0..self.v.cpus() as CpuId {
+                    if self.v.running(c).is_none() && !self.resched.contains(c) {
+                        self.request(c);
+                    }
+                }
+            }
         }
         again
     }

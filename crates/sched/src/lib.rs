@@ -129,6 +129,7 @@ macro_rules! check {
     };
 }
 
+pub mod cbs;
 pub mod core;
 pub mod cpuset;
 pub mod edf;

@@ -211,6 +211,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::eevdf::ENTRY,
     crate::lottery::ENTRY,
     crate::linux24::ENTRY,
+    crate::cbs::ENTRY,
 ];
 
 impl LinuxClass {
