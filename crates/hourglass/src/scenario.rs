@@ -16,7 +16,7 @@
 //! stderr before the run and in the JSON output):
 //!
 //! Each policy of the simulator's registry names the Linux class it runs in ([`sched::Entry::linux`],
-//! listed by `smartsim policies`); `cfs` and `cbs`, Linux's own, are accepted too ([`LINUX_ONLY`]):
+//! listed by `smartsim policies`); `cfs`, Linux's own, is accepted too ([`LINUX_ONLY`]):
 //!
 //! | class | Linux |
 //! |---|---|
@@ -31,7 +31,7 @@
 //! | task keys | Linux |
 //! |---|---|
 //! | `class = "fifo"` (or `"rt"`) / `"rr"` | `SCHED_FIFO` / `SCHED_RR` at the task's `priority` as it is; outside 1..=98 refused at `priority` (99 is the watchdog's, which must stay above every task) |
-//! | `class = "deadline"` (or `"cbs"`), or a reservation (`runtime`, `dl_deadline`, `dl_period`) | `SCHED_DEADLINE` with exactly that runtime, deadline and period (not the periodic estimate); what the kernel refuses (runtime under 1024 ns or beyond the deadline, a deadline beyond the period, a period outside `sched_deadline_period_{min,max}_us`) refused at its key; `class = "deadline"` without a reservation: a periodic task's estimate as above, any other task refused |
+//! | `class = "deadline"` (or `"cbs"`), or a reservation (`runtime`, `dl_deadline`, `dl_period`) | `SCHED_DEADLINE` with exactly that runtime, deadline and period (not the periodic estimate); what the kernel refuses (runtime under 1024 ns or beyond the deadline, a deadline beyond the period, a period outside `sched_deadline_period_{min,max}_us`) refused at its key; `class = "deadline"` without a reservation refused at `class`; under `cbs` (Linux's deadline class itself) a task without a reservation runs in the fair class |
 //! | `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`), or none (under a fair policy or the stack) | the fair class |
 //! | `nice` | that nice level in the fair class, in place of the share rule below (which then weighs the other fair tasks only) |
 //!
@@ -55,9 +55,9 @@
 //! scenario whose order needs more than those two is refused. `cfs`, which nothing simulates: nice =
 //! −log₁.₂₅(share), share 0 and priorities below the highest `SCHED_IDLE`.
 //!
-//! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` is simulated too (`sched::eevdf`, with
-//! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
-//! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
+//! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` (`sched::eevdf`, with the same nice levels
+//! and `SCHED_IDLE` rule) and `cbs` (`sched::cbs`, SCHED_DEADLINE: only the tasks' own reservations) are
+//! simulated; hourglass accepts `cfs` although `smartsim` does not have it yet.
 //!
 //! **CPUs.** `machine.cpus = 1`, the simulator's uniprocessor, runs every thread pinned to one CPU
 //! (the last the process may use, or `--cpu N`'s); `machine.cpus` equal to the CPUs hourglass may use
@@ -102,7 +102,7 @@ pub use sched::LinuxClass as Class;
 
 /// The names hourglass accepts besides the registry's: Linux's own classes, which the simulator does
 /// not have yet.
-pub const LINUX_ONLY: &[(&str, Class)] = &[("cfs", Class::Fair), ("cbs", Class::Deadline)];
+pub const LINUX_ONLY: &[(&str, Class)] = &[("cfs", Class::Fair)];
 
 /// The class policy `name` runs under, if hourglass knows it.
 pub fn class_of(name: &str) -> Option<Class> {
@@ -232,9 +232,8 @@ enum Own {
     Fifo(u8),
     /// `class = "rr"`: `SCHED_RR` at the task's `priority`, 1..=98.
     Rr(u8),
-    /// `class = "deadline"` (or `"cbs"`) or a reservation (`runtime`, `dl_deadline`, `dl_period`):
-    /// `SCHED_DEADLINE` with exactly the reservation; without one, a periodic task's estimate as under
-    /// a deadline policy.
+    /// `class = "deadline"` (or `"cbs"`) with a reservation (`runtime`, `dl_deadline`, `dl_period`), or a
+    /// reservation alone: `SCHED_DEADLINE` with exactly the reservation.
     Deadline,
     /// `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`): the fair class, under a policy of another class.
     Fair,
@@ -309,10 +308,9 @@ fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> 
                 t.class.as_deref().unwrap_or_default()
             ),
         )),
-        (Own::Deadline, false) if !matches!(t.model, Model::Periodic(_)) => Err(refuse(
+        (Own::Deadline, false) => Err(refuse(
             "class",
-            "class \"deadline\" without a reservation: SCHED_DEADLINE needs one; give runtime and \
-             dl_period (a periodic task without them is reserved its largest exec)"
+            "class \"deadline\" without a reservation: SCHED_DEADLINE needs one; give runtime and dl_period"
                 .into(),
         )),
         _ => Ok(own),
@@ -325,6 +323,9 @@ fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> 
 /// meaning of its share and priority ([`FairRule`]); and the highest priority.
 struct Sched {
     class: Class,
+    /// The policy is Linux's deadline class itself (it serves class `deadline`: `cbs`): only the tasks'
+    /// own reservations are told to the kernel, the others run in the fair class (its background queue).
+    reserving: bool,
     own: Vec<Own>,
     levels: Vec<u8>,
     ranked: bool,
@@ -384,7 +385,8 @@ impl Sched {
                 fair[i] = FairLevel::Nice(n);
             }
         }
-        (Sched { class, own, levels, ranked, rule, fair, top }, refused)
+        let reserving = sched::entry(&scn.scheduler.policy).is_some_and(|e| e.classes.contains(&"deadline"));
+        (Sched { class, reserving, own, levels, ranked, rule, fair, top }, refused)
     }
 
     /// The policy's mapping line.
@@ -397,6 +399,10 @@ impl Sched {
                 Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
                 Class::Rr =>
                     "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
+                Class::Deadline if self.reserving => {
+                    "SCHED_DEADLINE for the tasks with a reservation (exactly runtime, dl_deadline, dl_period), SCHED_OTHER for the others (its background queue)"
+                        .to_string()
+                }
                 Class::Deadline => {
                     "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, deadline = deadline, period = period), SCHED_OTHER for the others"
                         .to_string()
@@ -456,7 +462,7 @@ impl Sched {
                         .is_none_or(|x| x > r.runtime)
                         .then_some("its runtime does not cover every exec draw");
                 }
-                if let Model::Periodic(p) = &t.model {
+                if let (Model::Periodic(p), false) = (&t.model, self.reserving) {
                     // Beyond the period, the deadline is refused (deadline_refusals); kept within it here.
                     let deadline = p.deadline.min(p.period);
                     let amount = reservation_budget(exec_bound(&p.exec), deadline);
@@ -478,9 +484,14 @@ impl Sched {
         None
     }
 
-    /// Whether task `i` runs in the deadline class (its own, or the policy's).
-    fn in_deadline(&self, i: usize) -> bool {
-        self.own[i] == Own::Deadline || (self.own[i] == Own::Policy && self.class == Class::Deadline)
+    /// Whether task `i`, `t`, runs in the deadline class: by its own keys, or the policy's (a periodic
+    /// task's estimate, or its reservation under Linux's deadline class itself).
+    fn in_deadline(&self, i: usize, t: &TaskSpec) -> bool {
+        match self.own[i] {
+            Own::Deadline => true,
+            Own::Policy => self.class == Class::Deadline && (!self.reserving || t.reservation.is_some()),
+            _ => false,
+        }
     }
 
     /// Whether task `i` runs in a real-time class (`SCHED_FIFO`, `SCHED_RR`).
@@ -898,7 +909,11 @@ fn map_scenario(
 
     let (sched, refused) = Sched::of(scn, class, rule);
     errors.extend(refused);
-    errors.extend(deadline_refusals(scn, &|i| sched.in_deadline(i), crate::sys::deadline_periods()));
+    errors.extend(deadline_refusals(
+        scn,
+        &|i| sched.in_deadline(i, &scn.tasks[i]),
+        crate::sys::deadline_periods(),
+    ));
     if !cfg.force {
         errors.extend(rt_hogs(scn, &sched));
     }
@@ -1552,13 +1567,42 @@ count = 10
         let tiny = s.replace("runtime = \"2ms\"", "runtime = \"1000ns\"");
         let e = load_mapped(&tiny, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].runtime (task \"d\"): under its reservation (SCHED_DEADLINE), the runtime 1us is below"), "{e}");
-        // class "deadline" without a reservation: a periodic task gets the estimate, a cpu task is refused.
+        // class "deadline" without a reservation: refused, whatever the model.
         let est = stack("[[task]]\nname = \"d\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\n");
-        let c = load_mapped(&est, "d.toml", RunConfig::new(0), false).unwrap();
-        assert_eq!(c.threads[0].reservation.unwrap().amount, 2_200_000);
+        let e = load_mapped(&est, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
         let cpu = stack("[[task]]\nname = \"d\"\nmodel = \"cpu\"\nclass = \"deadline\"\n");
         let e = load_mapped(&cpu, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
+    }
+
+    #[test]
+    fn under_cbs_only_the_tasks_own_reservations_are_sched_deadline() {
+        // cbs is Linux's deadline class: a task without a reservation is in its background queue, the
+        // fair class on Linux; no periodic estimate (that is for edf and the like).
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"cbs\"\n\
+                 [[task]]\nname = \"r\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nruntime = \"3ms\"\ndl_period = \"10ms\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\nruntime = \"2ms\"\ndl_deadline = \"4ms\"\ndl_period = \"10ms\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\n";
+        let c = load_str(s, "c.toml", RunConfig::new(0), false).unwrap();
+        let r = |a, d, p| Some(Reservation { amount: a, deadline: d, period: p, soft: false });
+        assert_eq!(c.threads[0].reservation, r(3_000_000, 10_000_000, 10_000_000));
+        assert_eq!(c.threads[1].reservation, r(2_000_000, 4_000_000, 10_000_000));
+        assert_eq!((c.threads[2].reservation, c.threads[2].priority), (None, Priority::Normal));
+        assert!(
+            c.scenario_mapping[0].contains("SCHED_DEADLINE for the tasks with a reservation"),
+            "{:?}",
+            c.scenario_mapping
+        );
+        // edf keeps the periodic estimate.
+        let c = load_str(
+            &s.replace("\"cbs\"", "\"edf\"").replace("class = \"deadline\"\n", ""),
+            "c.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.threads[2].reservation, r(2_200_000, 10_000_000, 10_000_000));
     }
 
     #[test]
