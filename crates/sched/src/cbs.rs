@@ -86,12 +86,9 @@
 //! preemption with equally late deadlines, the woken task's previous CPU, then the lowest number
 //! ([`least_important`]).
 //!
-//! **Idle CPUs at a replenishment.** The driver core reschedules only busy CPUs when a timer asks
-//! ([`crate::Core::timer`]); a CPU left idle when every task was throttled would not look again.
-//! So `cbs` takes ticks ([`Policy::uses_tick`]): an idle CPU's tick asks it to decide when a
-//! replenished task waits for it, which is up to one tick later than the kernel's `resched_curr`.
-//! (The clean fix is in the core: a timer that asks for a reschedule would let idle CPUs look
-//! again too; the ticks can then go.)
+//! **Idle CPUs at a replenishment.** A CPU left idle while every task was throttled looks again at the
+//! replenishment: the core asks idle CPUs too when a timer asks for a reschedule and tasks wait
+//! ([`crate::Core::timer`]), as the kernel's `resched_curr` at `dl_task_timer`.
 //!
 //! **Left out.** Priority inheritance (deadline boosting), `SCHED_FLAG_DL_OVERRUN` signals,
 //! deferred servers (the fair server of 6.12: in a class stack, that is the stack's business),
@@ -520,16 +517,6 @@ impl Policy for Cbs {
         }
     }
 
-    fn tick(&mut self, cpu: CpuId, v: &View) -> bool {
-        // An idle CPU looks again when a replenished task waits that it may run (see the module
-        // documentation: the core does not ask idle CPUs at a timer).
-        v.running(cpu).is_none() && self.ready.iter().any(|&(_, _, id)| v.allows(TaskId(id), cpu))
-    }
-
-    fn uses_tick(&self) -> bool {
-        true
-    }
-
     fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
         let st = &self.tasks[woken.idx()];
         st.res?;
@@ -891,8 +878,7 @@ mod tests {
                 assert_eq!(e.pick(0, p + ran), None, "throttled, the CPU idles");
                 assert_eq!(e.next_timer(), Some(p + 10 * MS));
                 assert!(e.timer(p + 10 * MS));
-                // The idle CPU is asked again on its next tick.
-                e.tick(0, p + 10 * MS);
+                // The idle CPU is asked again at once.
                 assert!(e.requested(0));
                 e.clear_request(0);
             }
@@ -1005,7 +991,8 @@ mod tests {
     }
 
     /// Runs a lone CPU hog with a 2/10 reservation for one second through the core as a driver
-    /// would (slice ends, the policy's timer, a tick each millisecond): the CPU time it gets.
+    /// would (slice ends, the policy's timer, a tick each millisecond, which it does not use): the
+    /// CPU time it gets.
     fn lone_hog_for_a_second(reclaim: bool) -> Nanos {
         let mut e = test_core(Cbs::new(1, 95, reclaim), 1);
         e.admit(T0, &res(2 * MS, 10 * MS, 10 * MS), 0);
@@ -1044,7 +1031,7 @@ mod tests {
     #[test]
     fn over_a_second_a_lone_hog_gets_its_bandwidth_or_with_grub_95_percent() {
         // Each period: 2 ms; with GRUB 9,500,008 ns (2 ms · 996147/209715, rounded up), replenished
-        // at each 10 ms and picked up at that instant's tick. 100 periods.
+        // at each 10 ms and picked up at once. 100 periods.
         assert_eq!(lone_hog_for_a_second(false), 100 * 2 * MS);
         assert_eq!(lone_hog_for_a_second(true), 100 * 9_500_008);
     }
@@ -1070,11 +1057,8 @@ mod tests {
         assert!(settle(&mut e, 2 * MS).iter().all(|(_, p)| p.is_none()), "throttled");
         assert_eq!(e.next_timer(), Some(10 * MS));
         e.timer(10 * MS);
-        assert_eq!(settle(&mut e, 10 * MS), [], "the core asks no idle CPU at a timer");
-        e.tick(0, 10 * MS);
-        assert_eq!(settle(&mut e, 10 * MS), [], "CPU 0 has nothing");
-        e.tick(1, 10 * MS);
-        assert_eq!(settle(&mut e, 10 * MS), [(1, d(T0, Some(2 * MS)))]);
+        // The replenished task waits: the idle CPUs look again, CPU 0 finds nothing, CPU 1 its task.
+        assert_eq!(settle(&mut e, 10 * MS), [(0, None), (1, d(T0, Some(2 * MS)))]);
     }
 
     /// A reservation for some of the random world's tasks (by id and a draw), to drive `cbs`'s own
