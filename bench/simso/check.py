@@ -6,7 +6,8 @@ drawn again), implicit deadlines, periods log-uniform in [10, 100] ms (whole mil
 times in whole microseconds. Each set runs under SimSo's EDF_mono, RM_mono (one CPU only), EDF and RM
 (global) and P_EDF (partitioned, decreasing first fit), with both of SimSo's late-job rules
 (abort_on_miss true and false), and under smartsim with the equivalent policy (edf; fifo with
-rate-monotonic priorities; edf with partition = "ffd"; on_miss = "abort" or "finish"), no overheads,
+rate-monotonic priorities; edf with partition = "ffd"; on_miss = "abort" or "finish"; with periods in
+whole ms, ties = "task" for the global EDF and RM, which break ties as those two do), no overheads,
 exact timers and billing. Every job's completion time is compared.
 
 Time: SimSo's unit is set to one microsecond (cycles_per_ms = 1, so SimSo's "ms" are our µs), so both
@@ -91,6 +92,11 @@ def at_horizon(outcome, horizon):
     return outcome
 
 
+# SimSo's global EDF and RM break ties their own way (EDF by task order, RM by a ready list that a
+# preempted job goes to the back of): with ms periods smartsim runs them with `ties = "task"`, which
+# does the same; the mono schedulers and P_EDF serve equal keys first come first served, as our default.
+SIMSO_TIES = {"EDF", "RM"}
+
 # SimSo 0.8.5's global RM, when it aborts a job that is waiting (abort_on_miss), clears the
 # `running` field of that job's processor although another job runs there, and the running job is
 # then left unscheduled until it is aborted in turn (README, "SimSo cross-check"). RM_mono has no such
@@ -136,7 +142,8 @@ def run_simso(tasks, cpus, sched, abort, horizon_us):
     return jobs
 
 
-def scenario(tasks, cpus, sched, abort, horizon_us):
+def scenario(tasks, cpus, sched, abort, horizon_us, ties=False):
+    """smartsim's scenario; `ties`: break ties as SimSo's global EDF and RM do (`ties = "task"`)."""
     policy = "fifo" if sched.startswith("RM") else "edf"
     lines = [
         "# smartsim's side of a SimSo cross-check (bench/simso/check.py); times in µs as SimSo's units",
@@ -151,6 +158,8 @@ def scenario(tasks, cpus, sched, abort, horizon_us):
     ]
     if sched == "P_EDF":
         lines.append('partition = "ffd"')
+    if ties:
+        lines.append('ties = "task"')
     prio = rm_priorities(tasks)
     for i, (period, exec_us) in enumerate(tasks):
         lines += [
@@ -237,7 +246,10 @@ def main():
                         t0 = time.perf_counter()
                         sj = run_simso(tasks, n, sched, abort, horizon)
                         t1 = time.perf_counter()
-                        text = scenario(tasks, n, sched, abort, horizon)
+                        # Global EDF and RM order equal keys by task and by their ready list (ms periods
+                        # make ties; with prime periods there are none, and the default rule is run).
+                        ties = a.periods == "ms" and sched in SIMSO_TIES
+                        text = scenario(tasks, n, sched, abort, horizon, ties)
                         mj = run_smartsim(a.smartsim, text, work)
                         t2 = time.perf_counter()
                         key = (sched, "abort" if abort else "finish", n)

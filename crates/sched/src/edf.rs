@@ -3,13 +3,28 @@
 //! **State.** Tasks with a time constraint, ordered by absolute deadline; tasks without one, in a
 //! round-robin queue below them.
 //!
-//! **Tie-break.** Equal deadlines are served first come, first served by release, as SimSo's ready
-//! list (kept in activation order) serves them: the key is the request's release
+//! **Tie-break** (option `ties`). `"release"` (the default): equal deadlines are served first come,
+//! first served by release, as SimSo's `EDF_mono` ready list (kept in activation order) serves them:
+//! the key is the request's release
 //! ([`TimeConstraint::release`], or when the constraint was set if the caller gave none, or when the
 //! task woke), kept when the request is preempted, so a preempted job goes back ahead of later jobs
 //! with its deadline; a job that waited behind its late predecessor keeps its own release, not the
 //! time its turn came. Equal releases: lower task number first. A task that yields goes behind
-//! the requests that arrived meanwhile (its key becomes the time of the yield). One queue for all CPUs. The deadline queue is a binary heap
+//! the requests that arrived meanwhile (its key becomes the time of the yield). `"task"`: equal
+//! deadlines go by task number alone, lower first, whenever the requests were released and whatever
+//! preempted or yielded, as SimSo's global `EDF` (simso 0.8.5, `simso/schedulers/EDF.py`) orders them:
+//! its `schedule` builds `ready_jobs = [t.job for t in self.task_list if ...]` in task-list order (the
+//! order the tasks were configured, `Model`'s `task_list`; `t.job` is each task's oldest unfinished
+//! job, so one per task) and takes `min(ready_jobs, key=absolute_deadline)`, which is the first of the
+//! earliest deadlines in that order; it replaces a running job only for a strictly earlier deadline,
+//! so a CPU decided again while its task could go on (the core stops it as `Preempted` and asks)
+//! keeps that task unless a strictly earlier deadline waits, and a task whose late request ended
+//! with the next already released decides afresh (SimSo activates that job only then). Not modelled:
+//! on N ≥ 2 CPUs, which of several running jobs with equal deadlines SimSo preempts depends on which
+//! CPU each runs on and on the order SimPy delivers the releases of one instant, so some jobs still
+//! differ there (`scripts/simso-check --periods ms` counts them).
+//! Tasks without a constraint round-robin the same under both. One queue for all CPUs. The deadline
+//! queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
 //! leaves its entry behind, recognised as stale by its sequence number when it reaches the top.
 //!
@@ -28,6 +43,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::fixed::{Ties, TIES_OPT};
 use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
 use crate::MS;
 use crate::{
@@ -43,15 +59,19 @@ struct EdfTask {
     ready_at: Nanos,
     /// The sequence number of its live entry in the deadline queue (entries with another are stale).
     seq: u64,
+    /// `ties = "task"`: its running request ended and the next one was handed to it on its CPU.
+    handover: bool,
 }
 
-/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
+/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first
+/// (`ready_at` is 0 for all under `ties = "task"`).
 type HeapEntry = Reverse<(Nanos, Nanos, u32, u64)>;
 
 /// The EDF policy.
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
+    ties: Ties,
     tasks: Vec<EdfTask>,
     rt: BinaryHeap<HeapEntry>,
     /// Live entries in `rt`, and a sequence number for the next entry.
@@ -60,6 +80,9 @@ pub struct Edf {
     /// Scratch: live entries set aside while looking for one allowed on a CPU.
     skipped: Vec<HeapEntry>,
     rr: VecDeque<TaskId>,
+    /// `ties = "task"`: per CPU, the task just stopped there as `Preempted` (not a handover), which
+    /// keeps the CPU unless a strictly earlier deadline waits.
+    held: Vec<Option<TaskId>>,
 }
 
 impl Edf {
@@ -69,6 +92,11 @@ impl Edf {
         Edf { slice: slice.max(1), ..Default::default() }
     }
 
+    /// The same with ties broken by `ties`.
+    pub fn with_ties(self, ties: Ties) -> Self {
+        Edf { ties, ..self }
+    }
+
     fn enqueue(&mut self, t: TaskId, front: bool) {
         let st = &mut self.tasks[t.idx()];
         st.runnable = true;
@@ -76,7 +104,8 @@ impl Edf {
             Some(d) => {
                 self.seq += 1;
                 st.seq = self.seq;
-                self.rt.push(Reverse((d, st.ready_at, t.0, self.seq)));
+                let tie = if self.ties == Ties::Task { 0 } else { st.ready_at };
+                self.rt.push(Reverse((d, tie, t.0, self.seq)));
                 self.live += 1;
             }
             None if front => self.rr.push_front(t),
@@ -133,6 +162,29 @@ impl Edf {
     }
 }
 
+impl Edf {
+    /// `ties = "task"`: on a CPU decided again while its task, just stopped, had a deadline, that
+    /// task keeps the CPU unless a strictly earlier deadline waits (SimSo's `EDF` replaces a running
+    /// job only for one: `cpu_min.running.absolute_deadline > job.absolute_deadline`), although an
+    /// equal deadline of a lower task would come first among waiting requests.
+    fn keep_held(&mut self, cpu: CpuId, best: TaskId) -> TaskId {
+        let Some(h) = self.held.get_mut(cpu as usize).and_then(Option::take) else { return best };
+        if h == best || !self.tasks[h.idx()].runnable {
+            return best;
+        }
+        let (Some(dh), Some(db)) = (self.tasks[h.idx()].deadline, self.tasks[best.idx()].deadline) else {
+            return best;
+        };
+        if db < dh {
+            return best;
+        }
+        // `best` goes back in the queue (its key has no release under "task"), `h` runs.
+        self.enqueue(best, false);
+        self.dequeue(h);
+        h
+    }
+}
+
 impl Policy for Edf {
     fn admit(&mut self, t: TaskId, _p: &TaskParams, _v: &View) {
         *slot(&mut self.tasks, t) = EdfTask::default();
@@ -147,7 +199,18 @@ impl Policy for Edf {
         self.enqueue(t, false);
     }
 
-    fn stop(&mut self, t: TaskId, _cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
+    fn stop(&mut self, t: TaskId, cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
+        if self.ties == Ties::Task {
+            let st = &mut self.tasks[t.idx()];
+            if why == Stop::Preempted && st.deadline.is_some() && !st.handover {
+                let c = cpu as usize;
+                if self.held.len() <= c {
+                    self.held.resize(c + 1, None);
+                }
+                self.held[c] = Some(t);
+            }
+            st.handover = false;
+        }
         if let Some(front) = why.requeue_front() {
             if !front {
                 // Yielded or its slice ended: behind the requests that arrived meanwhile.
@@ -165,8 +228,14 @@ impl Policy for Edf {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        if let Some(t) = self.pop_earliest(cpu, v) {
+        if let Some(mut t) = self.pop_earliest(cpu, v) {
+            if self.ties == Ties::Task {
+                t = self.keep_held(cpu, t);
+            }
             return Some(Dispatch { task: t, slice: None });
+        }
+        if let Some(h) = self.held.get_mut(cpu as usize) {
+            *h = None;
         }
         let t = *self.rr.iter().find(|&&t| v.allows(t, cpu))?;
         self.dequeue(t);
@@ -175,6 +244,10 @@ impl Policy for Edf {
 
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
         let now = v.now();
+        if self.ties == Ties::Task && matches!(v.state(t), crate::State::Running(_)) {
+            // SimSo activates the next job only when its predecessor ends, and decides afresh.
+            self.tasks[t.idx()].handover = true;
+        }
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
@@ -195,15 +268,20 @@ impl Policy for Edf {
 }
 
 /// The registry's entry of `edf`.
-pub const ENTRY: Entry =
-    Entry::new("edf", "edf.rs", |o, cpus| Ok(Box::new(Edf::new(o.slice("slice", SLICE)?, cpus))))
-        .about("earliest deadline first; tasks without a time constraint round-robin below")
-        .options(&[opt("slice", "10ms", "the round-robin slice of tasks without a time constraint")])
-        .linux(LinuxClass::Deadline)
-        .pace(|o, _| {
-            let s = o.slice("slice", SLICE)?;
-            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
-        });
+pub const ENTRY: Entry = Entry::new("edf", "edf.rs", |o, cpus| {
+    let slice = o.slice("slice", SLICE)?;
+    Ok(Box::new(Edf::new(slice, cpus).with_ties(Ties::read(o)?)))
+})
+.about("earliest deadline first; tasks without a time constraint round-robin below")
+.options(&[
+    opt("slice", "10ms", "the round-robin slice of tasks without a time constraint"),
+    opt("ties", "\"release\"", TIES_OPT),
+])
+.linux(LinuxClass::Deadline)
+.pace(|o, _| {
+    let s = o.slice("slice", SLICE)?;
+    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
+});
 
 /// The round-robin slice unless the scenario gives one.
 const SLICE: Nanos = 10 * MS;
@@ -327,5 +405,87 @@ mod tests {
             })
             .collect();
         assert_eq!(order, [0, 1, 2]);
+    }
+
+    /// 1 CPU: task 2 (deadline 10) runs; task 1 (deadline 50) is released at 1, task 0 (deadline 50)
+    /// at 2; task 2 blocks at 3: the order in which 1 and 0 then run.
+    fn equal_deadlines_released_apart(ties: Ties) -> [TaskId; 2] {
+        let mut e = test_core(Edf::new(10, 1).with_ties(ties), 1);
+        let c = |d, r| Some(TimeConstraint { release: Some(r), ..TimeConstraint::deadline(d) });
+        for i in 0..3 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(2), c(10, 0), 0);
+        e.wake(TaskId(2), 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(2));
+        for (t, at) in [(1, 1), (0, 2)] {
+            e.set_time_constraint(TaskId(t), c(50, at), at);
+            e.wake(TaskId(t), at);
+            assert_eq!(e.policy().preempt_for(TaskId(t), None, &[(0, TaskId(2))], e.view()), None);
+        }
+        e.stop(TaskId(2), 3, Stop::Blocked, 3);
+        let first = e.pick(0, 3).unwrap().task;
+        e.stop(first, 1, Stop::Blocked, 4);
+        [first, e.pick(0, 4).unwrap().task]
+    }
+
+    #[test]
+    fn ties_release_serves_equal_deadlines_by_release_ties_task_by_task_number() {
+        assert_eq!(equal_deadlines_released_apart(Ties::Release), [TaskId(1), TaskId(0)]);
+        // SimSo's EDF: min over its task list in task order.
+        assert_eq!(equal_deadlines_released_apart(Ties::Task), [TaskId(0), TaskId(1)]);
+    }
+
+    #[test]
+    fn ties_task_a_preempted_request_gives_way_to_an_equal_deadline_of_a_lower_task() {
+        // Task 1 (deadline 50) runs; task 0 (deadline 50) arrives and does not preempt it (not
+        // earlier); task 2 (deadline 10) preempts it. Once 2 blocks: under "release", 1 (came
+        // first) resumes; under "task", 0 (lower number) runs.
+        for (ties, next) in [(Ties::Release, 1), (Ties::Task, 0)] {
+            let mut e = test_core(Edf::new(10, 1).with_ties(ties), 1);
+            let c = |d| Some(TimeConstraint::deadline(d));
+            for i in 0..3 {
+                e.admit(TaskId(i), &TaskParams::default(), 0);
+            }
+            e.set_time_constraint(TaskId(1), c(50), 0);
+            e.wake(TaskId(1), 0);
+            assert_eq!(e.pick(0, 0).unwrap().task, TaskId(1));
+            e.set_time_constraint(TaskId(0), c(50), 1);
+            e.wake(TaskId(0), 1);
+            assert_eq!(
+                e.policy().preempt_for(TaskId(0), None, &[(0, TaskId(1))], e.view()),
+                None,
+                "{ties:?}"
+            );
+            e.set_time_constraint(TaskId(2), c(10), 2);
+            e.wake(TaskId(2), 2);
+            e.stop(TaskId(1), 2, Stop::Preempted, 2);
+            assert_eq!(e.pick(0, 2).unwrap().task, TaskId(2));
+            e.stop(TaskId(2), 1, Stop::Blocked, 3);
+            assert_eq!(e.pick(0, 3).unwrap().task, TaskId(next), "{ties:?}");
+        }
+    }
+
+    #[test]
+    fn ties_task_a_cpu_decided_again_keeps_its_task_against_an_equal_deadline_of_a_lower_task() {
+        // Task 1 (deadline 50) runs; task 0 (deadline 50) waits. The CPU decides again (stop as
+        // `Preempted`, then pick) with nothing earlier waiting: task 1 keeps it, as SimSo replaces a
+        // running job only for a strictly earlier deadline. A handed-over request (task 1's next,
+        // deadline 50, given while it ran) decides afresh: task 0, the lower, runs.
+        let mut e = test_core(Edf::new(10, 1).with_ties(Ties::Task), 1);
+        let c = |d| Some(TimeConstraint::deadline(d));
+        for i in 0..2 {
+            e.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        e.set_time_constraint(TaskId(1), c(50), 0);
+        e.wake(TaskId(1), 0);
+        assert_eq!(e.pick(0, 0).unwrap().task, TaskId(1));
+        e.set_time_constraint(TaskId(0), c(50), 1);
+        e.wake(TaskId(0), 1);
+        e.stop(TaskId(1), 2, Stop::Preempted, 2);
+        assert_eq!(e.pick(0, 2).unwrap().task, TaskId(1), "kept");
+        e.set_time_constraint(TaskId(1), c(50), 3);
+        e.stop(TaskId(1), 1, Stop::Preempted, 3);
+        assert_eq!(e.pick(0, 3).unwrap().task, TaskId(0), "handover: decided afresh");
     }
 }

@@ -1072,7 +1072,10 @@ mod tests {
         assert_eq!(cfg("6.14"), Ok(Version::V6_14));
         assert_eq!(cfg("6.17"), Ok(Version::V6_17));
         assert_eq!(cfg("6.18"), Ok(Version::V6_17), "6.18 decides as 6.17 here");
-        assert!(cfg("6.13").unwrap_err().to_string().contains("not one of 6.12, 6.14, 6.17, 6.18"));
+        assert!(cfg("6.13")
+            .unwrap_err()
+            .to_string()
+            .contains("\"6.13\": expected \"6.12\", \"6.14\", \"6.17\" or \"6.18\""));
         assert!(VERSIONS.iter().all(|v| Version::of(v).is_some()));
     }
 

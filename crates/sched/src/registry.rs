@@ -204,6 +204,7 @@ pub const REGISTRY: &[Entry] = &[
     crate::edf::ENTRY,
     crate::fixed::FIFO,
     crate::fixed::RR,
+    crate::fixed::RT,
     crate::ts::ENTRY,
     crate::svr4_ts::ENTRY,
     crate::svr4_rt::RT,
@@ -442,22 +443,29 @@ impl<'a> OptReader<'a> {
             Some(_) => Err(self.bad(key, "expected true or false")),
         }
     }
-    /// A string option that must be one of `allowed`, or its default: the allowed string itself, so
-    /// that a policy can match on it.
+    /// A string option that must be one of `allowed`, or its default (refused otherwise, naming the
+    /// allowed values; a value that is not a string is refused too).
     pub fn choice(
         &mut self,
         key: &'static str,
         default: &'static str,
         allowed: &[&'static str],
     ) -> Result<&'static str, PolicyError> {
-        let one_of = allowed.join(", ");
+        let names = || {
+            let quoted: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+            match quoted.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            }
+        };
         match self.get(key) {
             None => Ok(default),
             Some(OptValue::Str(s)) => match allowed.iter().find(|a| **a == s.as_str()) {
                 Some(a) => Ok(a),
-                None => Err(self.bad(key, &format!("`{s}` is not one of {one_of}"))),
+                None => Err(self.bad(key, &format!("\"{s}\": expected {}", names()))),
             },
-            Some(_) => Err(self.bad(key, &format!("expected a string: one of {one_of}"))),
+            Some(_) => Err(self.bad(key, &format!("expected {}", names()))),
         }
     }
     fn finish(self) -> Result<(), PolicyError> {
@@ -607,10 +615,10 @@ mod tests {
         assert!(r.finish().is_ok(), "a key read by choice is used");
         o.insert("version".into(), OptValue::Str("6.13".into()));
         let err = OptReader::new("p", &o).choice("version", "6.12", ALLOWED).unwrap_err();
-        assert_eq!(err.to_string(), "policy `p`, option `version`: `6.13` is not one of 6.12, 6.17");
+        assert_eq!(err.to_string(), "policy `p`, option `version`: \"6.13\": expected \"6.12\" or \"6.17\"");
         o.insert("version".into(), OptValue::Int(6));
         let err = OptReader::new("p", &o).choice("version", "6.12", ALLOWED).unwrap_err();
-        assert_eq!(err.to_string(), "policy `p`, option `version`: expected a string: one of 6.12, 6.17");
+        assert_eq!(err.to_string(), "policy `p`, option `version`: expected \"6.12\" or \"6.17\"");
     }
 
     #[test]

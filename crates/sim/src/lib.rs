@@ -47,26 +47,63 @@ pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimR
 /// built for the machine's CPUs, tasks placed on CPUs first fit by decreasing utilisation if the
 /// scenario asks for `partition = "ffd"`, and the scenario checked against what the policy can do.
 pub fn simulator<'s>(scn: &'s Scenario, policy: Option<&str>) -> anyhow::Result<Sim<'s>> {
-    let p = make_policy(scn, policy)?;
-    check_classes(scn, policy)?;
-    let placement = placement(scn, policy)?;
+    simulator_with(scn, policy, Others::Nothing)
+}
+
+/// As [`simulator`], but a policy other than the scenario's own keeps the scenario's `partition`
+/// (`smartsim compare --policies all`): how tasks meet CPUs is the scenario's, whatever the policy.
+pub fn simulator_keeping_partition<'s>(scn: &'s Scenario, policy: &str) -> anyhow::Result<Sim<'s>> {
+    simulator_with(scn, Some(policy), Others::Partition)
+}
+
+/// What a policy other than the scenario's own takes of the scenario's `[scheduler]` options.
+#[derive(Copy, Clone)]
+enum Others {
+    Nothing,
+    Partition,
+}
+
+fn simulator_with<'s>(scn: &'s Scenario, policy: Option<&str>, others: Others) -> anyhow::Result<Sim<'s>> {
+    let (name, opts) = options(scn, policy, others);
+    let p = build_policy(scn, policy, &name, &opts)?;
+    check_classes(scn, &name, &opts)?;
+    let placement = placement(scn, &opts)?;
     check_late_rules(scn, &p)?;
     Ok(Sim::with_placement(scn, p, placement.as_deref()))
 }
 
-/// The options that apply to `name`: the scenario's, if it is the scenario's own policy.
-fn options(scn: &Scenario, policy: Option<&str>) -> (String, Options) {
+/// The options that apply to `name`: the scenario's, if it is the scenario's own policy; for
+/// another, none, or only `partition` if `others` says so.
+fn options(scn: &Scenario, policy: Option<&str>, others: Others) -> (String, Options) {
     let name = policy.unwrap_or(&scn.scheduler.policy).to_string();
     // Options written for the scenario's own policy do not apply to another one.
-    let opts = if name == scn.scheduler.policy { scn.scheduler.policy_options() } else { Options::new() };
+    let opts = if name == scn.scheduler.policy {
+        scn.scheduler.policy_options()
+    } else {
+        match others {
+            Others::Nothing => Options::new(),
+            Others::Partition => {
+                scn.scheduler.policy_options().into_iter().filter(|(k, _)| k == "partition").collect()
+            }
+        }
+    };
     (name, opts)
 }
 
 /// Build the scenario's policy (or `policy` instead) for its CPUs, in its core, with errors that
 /// point into the scenario.
 pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<sched::Core> {
-    let (name, opts) = options(scn, policy);
-    let p = sched::build(&name, &opts, scn.machine.cpus as usize).map_err(|e| {
+    let (name, opts) = options(scn, policy, Others::Nothing);
+    build_policy(scn, policy, &name, &opts)
+}
+
+fn build_policy(
+    scn: &Scenario,
+    policy: Option<&str>,
+    name: &str,
+    opts: &Options,
+) -> anyhow::Result<sched::Core> {
+    let p = sched::build(name, opts, scn.machine.cpus as usize).map_err(|e| {
         // Point at the line of the scenario that caused it, when it came from the scenario.
         let (line, field) = match &e {
             sched::PolicyError::BadOption { key, .. } => {
@@ -87,9 +124,8 @@ pub fn make_policy(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<sched
 
 /// Every task's `class` names a class of the policy (or of its class stack), or the run is refused
 /// naming the task.
-pub fn check_classes(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<()> {
-    let (name, opts) = options(scn, policy);
-    let known = sched::registry::classes(&name, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+pub fn check_classes(scn: &Scenario, name: &str, opts: &Options) -> anyhow::Result<()> {
+    let known = sched::registry::classes(name, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
     for t in &scn.tasks {
         if let Some(c) = t.class.as_deref().filter(|c| !known.contains(c)) {
             return Err(anyhow::anyhow!(
@@ -111,9 +147,8 @@ pub fn check_classes(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<()>
 
 /// With `partition = "ffd"`, each task's CPU: first fit by decreasing utilisation (mean exec over
 /// period for a periodic task; a cpu or interactive task counts as a whole CPU... of its own: 1.0).
-fn placement(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<Option<Vec<sched::CpuId>>> {
-    let (_, opts) = options(scn, policy);
-    if sched::Partition::of(&opts).ok() != Some(sched::Partition::Ffd) {
+fn placement(scn: &Scenario, opts: &Options) -> anyhow::Result<Option<Vec<sched::CpuId>>> {
+    if sched::Partition::of(opts).ok() != Some(sched::Partition::Ffd) {
         return Ok(None);
     }
     let demand: Vec<(f64, f64)> = scn

@@ -111,7 +111,11 @@ enum Cmd {
     Compare {
         /// Scenario file (TOML).
         file: PathBuf,
-        /// Comma-separated policies.
+        /// Comma-separated policies, or `all`: every registered policy that can run the scenario. Under
+        /// `all` the scenario's own policy takes its `[scheduler]` options and every other policy only
+        /// its `partition` (the other options are meant for the scenario's policy); a policy that
+        /// refuses the scenario (its partition, its tasks' rules) or whose run estimate is over a limit
+        /// (see --force) is skipped and named, with why, in one line on stderr. `all` stands alone.
         #[arg(long, default_value = "smart,wfq,edf")]
         policies: String,
         /// Output format (json: one object per policy, one per line).
@@ -690,38 +694,17 @@ fn real_main() -> Result<()> {
         Cmd::Compare { file, policies, format, force } => {
             let scn = load(&file)?;
             let policies: Vec<&str> = policies.split(',').map(str::trim).collect();
-            if let Some(k) = (1..policies.len()).find(|&k| policies[..k].contains(&policies[k])) {
-                anyhow::bail!("--policies: {} given twice", diag::visible(policies[k]));
-            }
-            if let Some(p) = policies.iter().find(|p| sched::registry::entry(p).is_none()) {
-                let known: Vec<&str> = sched::registry::names().collect();
-                anyhow::bail!(
-                    "--policies: unknown policy `{}` (known: {})",
-                    diag::visible(p),
-                    known.join(", ")
-                );
-            }
-            for p in &policies {
-                within_budget(&scn, Some(p), Default::default(), force)?;
-            }
-            // The table holds every policy's result until the end: their memory adds up.
-            let held: u64 = policies
-                .iter()
-                .map(|p| smartsim::budget::estimate(&scn, Some(p), Default::default()).memory)
-                .fold(0, u64::saturating_add);
-            if held > smartsim::budget::MAX_MEMORY && !force {
-                anyhow::bail!(
-                    "{}: comparing {} policies would hold about {:.1} GiB of results, over the limit of {:.1} \
-                     GiB; compare fewer policies, shorten the run, or pass --force",
-                    scn.path,
-                    policies.len(),
-                    held as f64 / (1u64 << 30) as f64,
-                    smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
-                );
-            }
-            // Every policy built (its name, options and the scenario's rules checked) before any runs.
-            let sims: Vec<_> =
-                policies.iter().map(|p| smartsim::simulator(&scn, Some(p))).collect::<Result<_>>()?;
+            let sims = if policies.contains(&"all") {
+                if policies.len() > 1 {
+                    anyhow::bail!(
+                        "--policies: `all` stands alone (every policy that can run the scenario); give it \
+                         or a list of names"
+                    );
+                }
+                all_policies(&scn, force)?
+            } else {
+                compare_list(&scn, &policies, force)?
+            };
             let results: Vec<SimResult> = sims.into_iter().map(|s| s.run()).collect();
             match format {
                 Format::Json => {
@@ -823,6 +806,80 @@ fn window_table(names: &[String], ws: &[trace::windows::Window]) -> String {
         t.row(row);
     }
     t.render()
+}
+
+/// `compare --policies A,B,...`: every policy built (its name, options and the scenario's rules
+/// checked) before any runs; any refusal is an error.
+fn compare_list<'s>(
+    scn: &'s workload::Scenario,
+    policies: &[&str],
+    force: bool,
+) -> Result<Vec<smartsim::Sim<'s>>> {
+    if let Some(k) = (1..policies.len()).find(|&k| policies[..k].contains(&policies[k])) {
+        anyhow::bail!("--policies: {} given twice", diag::visible(policies[k]));
+    }
+    if let Some(p) = policies.iter().find(|p| sched::registry::entry(p).is_none()) {
+        let known: Vec<&str> = sched::registry::names().collect();
+        anyhow::bail!("--policies: unknown policy `{}` (known: {})", diag::visible(p), known.join(", "));
+    }
+    for p in policies {
+        within_budget(scn, Some(p), Default::default(), force)?;
+    }
+    // The table holds every policy's result until the end: their memory adds up.
+    let held: u64 = policies
+        .iter()
+        .map(|p| smartsim::budget::estimate(scn, Some(p), Default::default()).memory)
+        .fold(0, u64::saturating_add);
+    if held > smartsim::budget::MAX_MEMORY && !force {
+        anyhow::bail!(
+            "{}: comparing {} policies would hold about {:.1} GiB of results, over the limit of {:.1} \
+                     GiB; compare fewer policies, shorten the run, or pass --force",
+            scn.path,
+            policies.len(),
+            held as f64 / (1u64 << 30) as f64,
+            smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
+        );
+    }
+    policies.iter().map(|p| smartsim::simulator(scn, Some(p))).collect()
+}
+
+/// `compare --policies all`: every registered policy that can run the scenario, in registry order;
+/// the others are named with why on one line of stderr.
+fn all_policies(scn: &workload::Scenario, force: bool) -> Result<Vec<smartsim::Sim<'_>>> {
+    let mut sims = Vec::new();
+    let mut skipped = Vec::new();
+    let mut held: u64 = 0;
+    for name in sched::registry::names() {
+        let sim = within_budget(scn, Some(name), Default::default(), force)
+            .and_then(|()| smartsim::simulator_keeping_partition(scn, name));
+        match sim {
+            Ok(s) => {
+                held = held
+                    .saturating_add(smartsim::budget::estimate(scn, Some(name), Default::default()).memory);
+                sims.push(s);
+            }
+            Err(e) => {
+                skipped.push(format!("{name} ({})", diag::visible(&format!("{e:#}")).replace('\n', " ")))
+            }
+        }
+    }
+    if !skipped.is_empty() {
+        eprintln!("smartsim: compare --policies all: skipped {}", skipped.join("; "));
+    }
+    if sims.is_empty() {
+        anyhow::bail!("{}: --policies all: no policy can run this scenario", scn.path);
+    }
+    if held > smartsim::budget::MAX_MEMORY && !force {
+        anyhow::bail!(
+            "{}: comparing all {} policies would hold about {:.1} GiB of results, over the limit of {:.1} GiB; \
+             compare fewer policies, shorten the run, or pass --force",
+            scn.path,
+            sims.len(),
+            held as f64 / (1u64 << 30) as f64,
+            smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
+        );
+    }
+    Ok(sims)
 }
 
 /// Refuses a run whose estimate is over a limit, unless forced (then says so).

@@ -42,6 +42,74 @@ fn compare_prints_every_policy() {
 }
 
 #[test]
+fn compare_all_runs_every_policy_that_can_and_names_the_others_with_why() {
+    let dir = scratch("compare-all");
+    let f = dir.join("s.toml");
+    let periodic = "model = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\n";
+    // Options of the scenario's own policy (rr's slice and ties) that no other policy takes: under
+    // `all` the others are built without them, so every registered policy runs.
+    std::fs::write(
+        &f,
+        format!(
+            "[machine]\ncpus = 2\nduration = \"200ms\"\n[scheduler]\npolicy = \"rr\"\nslice = \"20ms\"\n\
+             ties = \"task\"\n[[task]]\nname = \"a\"\n{periodic}[[task]]\nname = \"b\"\n{periodic}"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) =
+        smartsim(&["compare", f.to_str().unwrap(), "--policies", "all", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("skipped"), "{err}");
+    let got: Vec<String> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("a JSON object a line")["policy"].to_string()
+        })
+        .collect();
+    let every: Vec<String> = sched::registry::names().map(|n| format!("\"{n}\"")).collect();
+    assert_eq!(got, every);
+    let (code, table, err) = smartsim(&["compare", f.to_str().unwrap(), "--policies", "all"]);
+    assert_eq!(code, 0, "{err}");
+    for p in sched::registry::names() {
+        assert!(table.contains(&format!("{p} share %")), "{table}");
+    }
+
+    // `on_miss = "discard"` written out needs a policy that notifies: only smart runs, the others are
+    // named on one line with why.
+    std::fs::write(
+        &f,
+        format!(
+            "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"edf\"\n[[task]]\nname = \"a\"\n{periodic}\
+             on_miss = \"discard\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = smartsim(&["compare", f.to_str().unwrap(), "--policies", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("smart share %") && !out.contains("edf share %"), "{out}");
+    let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{err}");
+    for p in sched::registry::names().filter(|&p| p != "smart") {
+        assert!(skipped[0].contains(&format!(" {p} (")), "{p} not named: {err}");
+    }
+    assert!(skipped[0].contains("never notifies"), "{err}");
+
+    // The scenario's partition applies to every policy: a set that first fit cannot place is refused
+    // by all of them.
+    std::fs::write(
+        &f,
+        "[machine]\nduration = \"200ms\"\n[scheduler]\npolicy = \"edf\"\npartition = \"ffd\"\n[[task]]\n\
+         name = \"a\"\nmodel = \"periodic\"\nexec = \"6ms\"\nperiod = \"10ms\"\n[[task]]\nname = \"b\"\n\
+         model = \"periodic\"\nexec = \"6ms\"\nperiod = \"10ms\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = smartsim(&["compare", f.to_str().unwrap(), "--policies", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("wfq (") && err.contains("fits on none"), "{err}");
+    assert!(err.contains("--policies all: no policy can run this scenario"), "{err}");
+}
+
+#[test]
 fn bad_scenario_names_file_line_and_field() {
     let dir = scratch("cli");
     let f = dir.join("bad.toml");
