@@ -30,7 +30,7 @@
 //!
 //! | task keys | Linux |
 //! |---|---|
-//! | `class = "fifo"` (or `"rt"`) / `"rr"` | `SCHED_FIFO` / `SCHED_RR` at the task's `priority` as it is; outside 1..=98 refused at `priority` (99 is the watchdog's, which must stay above every task) |
+//! | `class = "fifo"` (or `"rt"`) / `"rr"`; no class under `rt` (Linux's real-time class itself, whose default is `fifo`) | `SCHED_FIFO` / `SCHED_RR` at the task's `priority` as it is; outside 1..=98 refused at `priority` (99 is the watchdog's, which must stay above every task) |
 //! | `class = "deadline"` (or `"cbs"`), or a reservation (`runtime`, `dl_deadline`, `dl_period`) | `SCHED_DEADLINE` with exactly that runtime, deadline and period (not the periodic estimate); what the kernel refuses (runtime under 1024 ns or beyond the deadline, a deadline beyond the period, a period outside `sched_deadline_period_{min,max}_us`) refused at its key; `class = "deadline"` without a reservation refused at `class`; under `cbs` (Linux's deadline class itself) a task without a reservation runs in the fair class |
 //! | `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`), or none (under a fair policy or the stack) | the fair class |
 //! | `nice` | that nice level in the fair class, in place of the share rule below (which then weighs the other fair tasks only) |
@@ -249,7 +249,16 @@ fn served_by(name: &str) -> Option<&'static sched::Entry> {
     sched::entry(name).or_else(|| sched::registry::REGISTRY.iter().find(|e| e.classes.contains(&name)))
 }
 
-/// Task `i`'s own class ([`Own`]), or why the kernel cannot be told it, at its key.
+/// Whether the scenario's policy is Linux's real-time class itself (`rt`: it runs in `SCHED_FIFO` and
+/// serves classes `fifo` and `rr`): its tasks' priorities are Linux's, as they are, whether or not a
+/// task names its class.
+fn linux_rt(scn: &Scenario) -> bool {
+    sched::entry(&scn.scheduler.policy)
+        .is_some_and(|e| matches!(e.linux, Class::Fifo | Class::Rr) && e.classes.contains(&"fifo"))
+}
+
+/// Task `i`'s own class ([`Own`]), or why the kernel cannot be told it, at its key. Under Linux's
+/// real-time class itself ([`linux_rt`]) a task without a class is `class = "fifo"`, the class's default.
 fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> {
     let refuse = |key: &str, message: String| Diagnostic {
         file: scn.path.clone(),
@@ -278,6 +287,7 @@ fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> 
         }
     };
     let own = match t.class.as_deref() {
+        None if linux_rt(scn) => rt(Own::Fifo, "fifo")?,
         None => Own::Policy,
         Some(c @ ("fifo" | "rt")) => rt(Own::Fifo, c)?,
         Some("rr") => rt(Own::Rr, "rr")?,
@@ -600,7 +610,7 @@ fn rt_hogs(scn: &Scenario, sched: &Sched) -> Vec<Diagnostic> {
         if !sched.is_rt(i) || !matches!(t.model, Model::Cpu { .. }) {
             continue;
         }
-        let key = if sched.own[i] == Own::Policy { "model" } else { "class" };
+        let key = if t.class.is_some() { "class" } else { "model" };
         out.push(Diagnostic {
             file: scn.path.clone(),
             line: t.line,
@@ -1513,6 +1523,41 @@ count = 10
         let c = load_str(s, "l.toml", RunConfig::new(0), false).unwrap();
         let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
         assert_eq!(got, [Priority::Fifo(50), Priority::Rr(7), Priority::Nice(0)]);
+    }
+
+    #[test]
+    fn under_linuxs_rt_class_every_task_runs_at_its_priority_as_it_is() {
+        // rt's tasks without a class are SCHED_FIFO at the same levels as those with class "fifo", not
+        // priority + 1 (that is for the simulator's fixed priorities, whose lowest is 0).
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"rt\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\npriority = 5\n\
+                 [[task]]\nname = \"b\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = 5\n\
+                 [[task]]\nname = \"c\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"rr\"\npriority = 9\n";
+        let c = load_str(s, "r.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(5), Priority::Fifo(5), Priority::Rr(9)]);
+        // Priority 0 (the scenario's default) is no Linux real-time priority: refused at its key.
+        let e = load_str(
+            &s.replace("priority = 5\n[[task]]\nname = \"b\"", "priority = 0\n[[task]]\nname = \"b\""),
+            "r.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("r.toml:5:1: task[0].priority (task \"a\"): class \"fifo\" runs at"), "{e}");
+        // A fixed-priority policy of the simulator keeps priority + 1.
+        let f = load_str(
+            &s.replace("\"rt\"", "\"fifo\"")
+                .replace("class = \"fifo\"\n", "")
+                .replace("class = \"rr\"\n", ""),
+            "f.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap();
+        let got: Vec<Priority> = f.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(6), Priority::Fifo(6), Priority::Fifo(10)]);
     }
 
     #[test]
