@@ -130,6 +130,7 @@ macro_rules! check {
 }
 
 pub mod cbs;
+pub mod cfs;
 pub mod core;
 pub mod cpuset;
 pub mod edf;
@@ -142,6 +143,7 @@ pub mod lottery;
 pub mod partition;
 pub mod registry;
 pub mod smart;
+pub mod stack;
 pub mod svr4_rt;
 pub mod svr4_ts;
 pub mod testing;
@@ -380,6 +382,10 @@ pub enum OptValue {
     Time(Nanos),
     /// Anything else.
     Str(String),
+    /// A list of strings (`classes = ["rt", "sys", "ts"]`).
+    List(Vec<String>),
+    /// A table of options for a part of the policy (`[scheduler.eevdf]` under a class stack).
+    Table(Options),
 }
 
 /// Options for a policy, by key.

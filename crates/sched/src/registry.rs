@@ -84,7 +84,13 @@ pub struct Entry {
     /// name (`rt`: `fifo` and `rr`), which a task's `class` may give; under a class stack, the names by
     /// which a task joins this policy's class ([`classes`]).
     pub classes: &'static [&'static str],
+    /// For a policy made of policies (the class stack): the class names its tasks may give, from its
+    /// options; `None` = its name and [`Entry::classes`].
+    pub class_names: Option<ClassNames>,
 }
+
+/// How a policy made of policies tells the class names it serves from its options.
+pub type ClassNames = fn(&mut OptReader<'_>) -> Result<Vec<&'static str>, PolicyError>;
 
 /// How an entry builds its policy for a number of CPUs from its options.
 pub type Builder = fn(&mut OptReader<'_>, usize) -> Result<Box<dyn Policy>, PolicyError>;
@@ -149,6 +155,7 @@ impl Entry {
             build,
             pace: unpaced,
             classes: &[],
+            class_names: None,
         }
     }
     /// What it is, in one line.
@@ -187,6 +194,10 @@ impl Entry {
     pub const fn classes(self, classes: &'static [&'static str]) -> Entry {
         Entry { classes, ..self }
     }
+    /// The class names it serves come from its options (the class stack).
+    pub const fn class_names(self, class_names: ClassNames) -> Entry {
+        Entry { class_names: Some(class_names), ..self }
+    }
 }
 
 impl fmt::Debug for Entry {
@@ -210,9 +221,11 @@ pub const REGISTRY: &[Entry] = &[
     crate::svr4_rt::RT,
     crate::svr4_rt::SYS,
     crate::eevdf::ENTRY,
+    crate::cfs::ENTRY,
     crate::lottery::ENTRY,
     crate::linux24::ENTRY,
     crate::cbs::ENTRY,
+    crate::stack::ENTRY,
 ];
 
 impl LinuxClass {
@@ -261,9 +274,12 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 
 /// The class names a task's `class` may give under policy `name` with options `opts`: the policy's
 /// own name and the kinds it tells apart ([`Entry::classes`]).
-pub fn classes(name: &str, _opts: &Options) -> Result<Vec<&'static str>, PolicyError> {
+pub fn classes(name: &str, opts: &Options) -> Result<Vec<&'static str>, PolicyError> {
     let e = entry(name).ok_or_else(|| PolicyError::Unknown(name.to_string()))?;
-    Ok(std::iter::once(e.name).chain(e.classes.iter().copied()).collect())
+    match e.class_names {
+        Some(f) => f(&mut OptReader::new(name, opts)),
+        None => Ok(std::iter::once(e.name).chain(e.classes.iter().copied()).collect()),
+    }
 }
 
 /// What goes wrong when a policy is built.
@@ -443,6 +459,25 @@ impl<'a> OptReader<'a> {
             Some(_) => Err(self.bad(key, "expected true or false")),
         }
     }
+    /// The value of option `key` as given, if it is (for a policy that reads a kind of value the
+    /// other readers do not: the class stack's `classes` list).
+    pub(crate) fn raw(&mut self, key: &'static str) -> Option<&'a OptValue> {
+        self.get(key)
+    }
+    /// The table of options `key` (`[scheduler.<key>]`), if given, marked as used but not as one of
+    /// the policy's own options (the class stack's per-class options, keyed by the class's policy).
+    pub(crate) fn sub_table(&mut self, key: &'static str) -> Result<Option<&'a Options>, PolicyError> {
+        let Some((k, v)) = self.opts.get_key_value(key) else { return Ok(None) };
+        self.used.push(k.as_str());
+        match v {
+            OptValue::Table(t) => Ok(Some(t)),
+            _ => Err(self.bad(key, &format!("expected a table of `{key}`'s options: [scheduler.{key}]"))),
+        }
+    }
+    /// The error for option `key`.
+    pub(crate) fn error(&self, key: &str, msg: &str) -> PolicyError {
+        self.bad(key, msg)
+    }
     /// A string option that must be one of `allowed`, or its default (refused otherwise, naming the
     /// allowed values; a value that is not a string is refused too).
     pub fn choice(
@@ -468,7 +503,7 @@ impl<'a> OptReader<'a> {
             Some(_) => Err(self.bad(key, &format!("expected {}", names()))),
         }
     }
-    fn finish(self) -> Result<(), PolicyError> {
+    pub(crate) fn finish(self) -> Result<(), PolicyError> {
         for k in self.opts.keys() {
             if !self.used.contains(&k.as_str()) {
                 return Err(self.bad(k, "not an option of this policy"));

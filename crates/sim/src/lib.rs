@@ -107,7 +107,10 @@ fn build_policy(
         // Point at the line of the scenario that caused it, when it came from the scenario.
         let (line, field) = match &e {
             sched::PolicyError::BadOption { key, .. } => {
-                (scn.scheduler.key_lines.get(key).copied(), format!("scheduler.{key}"))
+                // A class's option (`eevdf.base_slice`) points at its table's line.
+                let lines = &scn.scheduler.key_lines;
+                let line = lines.get(key).or_else(|| key.split('.').next().and_then(|k| lines.get(k)));
+                (line.copied(), format!("scheduler.{key}"))
             }
             sched::PolicyError::Unknown(_) => (
                 scn.scheduler.key_lines.get("policy").copied().filter(|_| policy.is_none()),

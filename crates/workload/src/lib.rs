@@ -303,7 +303,8 @@ pub struct Overheads {
 /// `[scheduler]`: which policy, with what options.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SchedulerCfg {
-    /// Key `policy` (default `"smart"`); not checked here: the policy registry lives in `sched`.
+    /// Key `policy` (default `"smart"`, or `"stack"` when `classes` is given); not checked here: the
+    /// policy registry lives in `sched`.
     pub policy: String,
     /// Every other key of `[scheduler]`, unchecked, for the policy.
     pub options: BTreeMap<String, toml::Value>,
@@ -329,22 +330,29 @@ impl SchedulerCfg {
 
     /// The options of `[scheduler]` as the policy registry (`sched::build`) takes them: strings that are
     /// times (`"100ms"`) become durations, booleans and integers stay what they are.
+    ///
+    /// An array of strings becomes a list (`classes = ["rt", "eevdf"]`), a table the options of a part
+    /// of the policy (`[scheduler.eevdf]` of a class stack), read the same way.
     pub fn policy_options(&self) -> sched::Options {
-        self.options
-            .iter()
-            .map(|(k, v)| {
-                let o = match v {
-                    toml::Value::Boolean(b) => sched::OptValue::Bool(*b),
-                    toml::Value::Integer(i) => sched::OptValue::Int(*i),
-                    toml::Value::String(s) => match parse_time(s) {
-                        Ok(t) => sched::OptValue::Time(t),
-                        Err(_) => sched::OptValue::Str(s.clone()),
-                    },
-                    other => sched::OptValue::Str(other.to_string()),
-                };
-                (k.clone(), o)
-            })
-            .collect()
+        fn value(v: &toml::Value) -> sched::OptValue {
+            match v {
+                toml::Value::Boolean(b) => sched::OptValue::Bool(*b),
+                toml::Value::Integer(i) => sched::OptValue::Int(*i),
+                toml::Value::String(s) => match parse_time(s) {
+                    Ok(t) => sched::OptValue::Time(t),
+                    Err(_) => sched::OptValue::Str(s.clone()),
+                },
+                toml::Value::Array(a) if a.iter().all(toml::Value::is_str) => {
+                    sched::OptValue::List(a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                }
+                toml::Value::Table(t) => sched::OptValue::Table(table(t)),
+                other => sched::OptValue::Str(other.to_string()),
+            }
+        }
+        fn table<'a>(t: impl IntoIterator<Item = (&'a String, &'a toml::Value)>) -> sched::Options {
+            t.into_iter().map(|(k, v)| (k.clone(), value(v))).collect()
+        }
+        table(&self.options)
     }
 }
 

@@ -637,7 +637,9 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
 
 fn scheduler(cx: &mut Ctx, root: &Tbl) -> SchedulerCfg {
     let s = sub_table(cx, root, "scheduler");
-    let policy = s.string(cx, "policy").unwrap_or("smart").to_string();
+    // Classes stacked by priority make the scheduler the class stack, unless it is named.
+    let default = if s.get("classes").is_some() { "stack" } else { "smart" };
+    let policy = s.string(cx, "policy").unwrap_or(default).to_string();
     if policy.trim().is_empty() {
         cx.err(s.at_value("policy"), &s.field("policy"), "must not be empty");
     }
