@@ -16,7 +16,7 @@
 //! stderr before the run and in the JSON output):
 //!
 //! Each policy of the simulator's registry names the Linux class it runs in ([`sched::Entry::linux`],
-//! listed by `smartsim policies`); `cfs`, Linux's own, is accepted too ([`LINUX_ONLY`]):
+//! listed by `smartsim policies`; Linux's own, `eevdf`, `cfs`, `rt` and `cbs`, among them):
 //!
 //! | class | Linux |
 //! |---|---|
@@ -52,12 +52,11 @@
 //! priority, nice = −priority/3 (a priority that is no −3n for a nice level n is refused). `smart`,
 //! `wfq`, `wfq-credit`, `lottery`: the highest priority's shares at the nearest nice levels (shifted
 //! together when they would pass −20), the next group in the simulator's order `SCHED_IDLE`, and a
-//! scenario whose order needs more than those two is refused. `cfs`, which nothing simulates: nice =
-//! −log₁.₂₅(share), share 0 and priorities below the highest `SCHED_IDLE`.
+//! scenario whose order needs more than those two is refused. `cfs`: as `eevdf`.
 //!
-//! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` (`sched::eevdf`, with the same nice levels
-//! and `SCHED_IDLE` rule) and `cbs` (`sched::cbs`, SCHED_DEADLINE: only the tasks' own reservations) are
-//! simulated; hourglass accepts `cfs` although `smartsim` does not have it yet.
+//! `eevdf`, `cfs`, `rt` and `cbs` are Linux's own classes, simulated (`sched::eevdf` and `sched::cfs` with
+//! the same nice levels and `SCHED_IDLE` rule; `rt` with Linux's priorities as they are; `cbs`,
+//! SCHED_DEADLINE: only the tasks' own reservations), and `stack` runs each task in its class.
 //!
 //! **CPUs.** `machine.cpus = 1`, the simulator's uniprocessor, runs every thread pinned to one CPU
 //! (the last the process may use, or `--cpu N`'s); `machine.cpus` equal to the CPUs hourglass may use
@@ -100,13 +99,9 @@ use workload::{
 /// ([`sched::Entry::linux`]) for the simulator's policies.
 pub use sched::LinuxClass as Class;
 
-/// The names hourglass accepts besides the registry's: Linux's own classes, which the simulator does
-/// not have yet.
-pub const LINUX_ONLY: &[(&str, Class)] = &[("cfs", Class::Fair)];
-
 /// The class policy `name` runs under, if hourglass knows it.
 pub fn class_of(name: &str) -> Option<Class> {
-    sched::entry(name).map(|e| e.linux).or_else(|| LINUX_ONLY.iter().find(|(n, _)| *n == name).map(|e| e.1))
+    sched::entry(name).map(|e| e.linux)
 }
 
 /// Reads a scenario file and maps it onto threads. `base` carries the command line's run options;
@@ -135,8 +130,8 @@ pub fn load_str(
 fn policy_class(scn: &Scenario) -> Result<(Class, FairRule), ScenarioError> {
     let name = scn.scheduler.policy.as_str();
     let line = |key: &str| scn.scheduler.key_lines.get(key).copied().unwrap_or(scn.scheduler.line);
-    let Some(class) = class_of(name) else {
-        let names: Vec<&str> = sched::names().chain(LINUX_ONLY.iter().map(|(n, _)| *n)).collect();
+    let Some(entry) = sched::entry(name) else {
+        let names: Vec<&str> = sched::names().collect();
         return Err(scn.error(
             line("policy"),
             "scheduler.policy",
@@ -149,19 +144,9 @@ fn policy_class(scn: &Scenario) -> Result<(Class, FairRule), ScenarioError> {
         }
         sched::PolicyError::Unknown(_) => scn.error(line("policy"), "scheduler.policy", e.to_string()),
     };
-    if let Some(entry) = sched::entry(name) {
-        let opts = scn.scheduler.policy_options();
-        sched::build(name, &opts, scn.machine.cpus as usize).map_err(bad)?;
-        return Ok((class, FairRule::of(entry, &opts).map_err(bad)?));
-    }
-    if let Some(key) = scn.scheduler.options.keys().next() {
-        return Err(scn.error(
-            line(key),
-            &format!("scheduler.{key}"),
-            format!("\"{name}\" is Linux's own class here; it takes no options"),
-        ));
-    }
-    Ok((class, FairRule::Kernel))
+    let opts = scn.scheduler.policy_options();
+    sched::build(name, &opts, scn.machine.cpus as usize).map_err(bad)?;
+    Ok((entry.linux, FairRule::of(entry, &opts).map_err(bad)?))
 }
 
 /// `SCHED_FIFO`/`SCHED_RR` levels for the scenario's priorities: priority + 1 when every priority
@@ -1174,20 +1159,20 @@ count = 10
                 .unwrap();
         assert_eq!(c.threads[0].priority, Priority::Rr(1));
         assert!(c.scenario_warnings.iter().any(|w| w.contains("scheduler options (slice)")));
-        // Linux's own classes are accepted, without options.
+        // Linux's own classes are the registry's, simulated.
         assert_eq!(
             load_str(&format!("{base}policy = \"cfs\"\n{task}"), "p.toml", RunConfig::new(0), false)
                 .unwrap()
                 .policy,
             "linux-fair"
         );
-    }
-
-    #[test]
-    fn linux_only_names_are_not_simulator_policies() {
-        for (name, _) in LINUX_ONLY {
-            assert!(sched::entry(name).is_none(), "{name} is in the registry now: take it out of LINUX_ONLY");
-        }
+        assert!(load_str(
+            &format!("{base}policy = \"cfs\"\nlatency = \"6ms\"\n{task}"),
+            "p.toml",
+            RunConfig::new(0),
+            false
+        )
+        .is_ok());
     }
 
     #[test]
@@ -1450,15 +1435,10 @@ count = 10
         assert!(e.starts_with("l.toml:3:1: task[0].start (task \"late\"): starts at 5s"), "{e}");
     }
 
-    const STACK: &str = "eevdf"; // TEMP until the stack lands: "stack"
-    const STACK_OPTS: &str = ""; // TEMP: "classes = \"linux\"\n"
-    const STACK_LINE: usize = 5; // TEMP: 6, the first [[task]]'s line
-
-    /// The mapping of `src` without the check of its tasks' classes against the policy: the class stack
-    /// whose classes these tests use is not in the registry yet (TEMP: `load_str` once it is).
-    fn load_mapped(src: &str, file: &str, base: RunConfig, given: bool) -> Result<RunConfig, ScenarioError> {
-        map_scenario(&workload::parse_str(src, file)?, base, given, Vec::new())
-    }
+    const STACK: &str = "stack";
+    const STACK_OPTS: &str = "classes = \"linux\"\n";
+    /// The line of the first `[[task]]` of [`stack`].
+    const STACK_LINE: usize = 6;
 
     #[test]
     fn a_class_the_policy_does_not_serve_is_refused_at_its_key() {
@@ -1505,7 +1485,7 @@ count = 10
              [[task]]\nname = \"o\"\nmodel = \"cpu\"\nnice = 10\n\
              [[task]]\nname = \"p\"\nmodel = \"cpu\"\nclass = \"fair\"\n",
         );
-        let c = load_mapped(&s, "s.toml", RunConfig::new(0), false).unwrap();
+        let c = load_str(&s, "s.toml", RunConfig::new(0), false).unwrap();
         let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
         // The fair tasks are not SCHED_IDLE for being below the real-time tasks' priorities: the rule
         // weighs only the fair class's tasks.
@@ -1568,7 +1548,7 @@ count = 10
             let s = stack(&format!(
                 "[[task]]\nname = \"x\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = {p}\n"
             ));
-            let e = load_mapped(&s, "p.toml", RunConfig::new(0), false).unwrap_err();
+            let e = load_str(&s, "p.toml", RunConfig::new(0), false).unwrap_err();
             assert_eq!(e.diagnostics.len(), 1, "{e}");
             let e = e.to_string();
             assert!(
@@ -1590,7 +1570,7 @@ count = 10
              runtime = \"2ms\"\ndl_deadline = \"5ms\"\ndl_period = \"10ms\"\n\
              [[task]]\nname = \"h\"\nmodel = \"cpu\"\n",
         );
-        let c = load_mapped(&s, "d.toml", RunConfig::new(0), false).unwrap();
+        let c = load_str(&s, "d.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(
             c.threads[0].reservation,
             Some(Reservation { amount: 2_000_000, deadline: 5_000_000, period: 10_000_000, soft: false })
@@ -1605,19 +1585,19 @@ count = 10
         );
         // A runtime below the exec draws: run, and said.
         let short = s.replace("runtime = \"2ms\"", "runtime = \"1ms\"");
-        let c = load_mapped(&short, "d.toml", RunConfig::new(0), false).unwrap();
+        let c = load_str(&short, "d.toml", RunConfig::new(0), false).unwrap();
         assert!(c.scenario_mapping.iter().any(|l| l.contains("its runtime does not cover every exec draw")));
         // A runtime the kernel refuses: at its key.
         // (The scenario reader takes 1us and more; the kernel 1024ns and more.)
         let tiny = s.replace("runtime = \"2ms\"", "runtime = \"1000ns\"");
-        let e = load_mapped(&tiny, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let e = load_str(&tiny, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].runtime (task \"d\"): under its reservation (SCHED_DEADLINE), the runtime 1us is below"), "{e}");
         // class "deadline" without a reservation: refused, whatever the model.
         let est = stack("[[task]]\nname = \"d\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\n");
-        let e = load_mapped(&est, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let e = load_str(&est, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
         let cpu = stack("[[task]]\nname = \"d\"\nmodel = \"cpu\"\nclass = \"deadline\"\n");
-        let e = load_mapped(&cpu, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let e = load_str(&cpu, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
     }
 
@@ -1652,12 +1632,14 @@ count = 10
 
     #[test]
     fn another_policys_class_runs_in_the_linux_class_of_that_policy() {
-        // svr4-ts serves class "ts" and runs in the fair class; svr4-rt's "rt" is Linux's rt here.
+        // The SVR4 stack: svr4-ts serves class "ts" and runs in the fair class; sys, a real-time
+        // class of its own, is refused.
         let s = stack(
             "[[task]]\nname = \"t\"\nmodel = \"cpu\"\nclass = \"ts\"\n\
              [[task]]\nname = \"s\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"sys\"\n",
-        );
-        let e = load_mapped(&s, "o.toml", RunConfig::new(0), false).unwrap_err();
+        )
+        .replace("classes = \"linux\"", "classes = \"svr4\"");
+        let e = load_str(&s, "o.toml", RunConfig::new(0), false).unwrap_err();
         assert_eq!(e.diagnostics.len(), 1, "{e}");
         assert!(
             e.to_string().starts_with(&format!(
@@ -1666,7 +1648,7 @@ count = 10
             )),
             "{e}"
         );
-        let c = load_mapped(&s.replace("class = \"sys\"\n", ""), "o.toml", RunConfig::new(0), false).unwrap();
+        let c = load_str(&s.replace("class = \"sys\"\n", ""), "o.toml", RunConfig::new(0), false).unwrap();
         assert_eq!(c.threads[0].priority, Priority::Nice(0));
     }
 
@@ -1676,7 +1658,7 @@ count = 10
             "[[task]]\nname = \"hog\"\nmodel = \"cpu\"\nclass = \"fifo\"\npriority = 50\n\
              [[task]]\nname = \"fair\"\nmodel = \"cpu\"\n",
         );
-        let e = load_mapped(&s, "g.toml", RunConfig::new(0), false).unwrap_err();
+        let e = load_str(&s, "g.toml", RunConfig::new(0), false).unwrap_err();
         assert_eq!(e.diagnostics.len(), 1, "{e}");
         let e = e.to_string();
         assert!(
@@ -1689,11 +1671,11 @@ count = 10
         assert!(e.contains("scenarios/kernel/guest/") && e.contains("--force"), "{e}");
         let mut forced = RunConfig::new(0);
         forced.force = true;
-        let c = load_mapped(&s, "g.toml", forced, false).unwrap();
+        let c = load_str(&s, "g.toml", forced, false).unwrap();
         assert_eq!(c.threads[0].priority, Priority::Fifo(50));
         // Under a fixed-priority policy, at the task's model.
         let f = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"fifo\"\n[[task]]\nname = \"h\"\nmodel = \"cpu\"\n";
-        let e = load_mapped(f, "f.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        let e = load_str(f, "f.toml", RunConfig::new(0), false).unwrap_err().to_string();
         assert!(
             e.starts_with("f.toml:5:1: task[0].model (task \"h\"): a real-time task that never blocks"),
             "{e}"
