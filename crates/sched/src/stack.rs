@@ -571,7 +571,8 @@ impl Policy for Stack {
         open.clear();
         open.extend(running.iter().copied().filter(|&(cpu, _)| {
             let boosted = self.on_cpu[cpu as usize].is_some_and(|o| o.boosted);
-            !self.throttled(lw, cpu) && !(boosted && self.layers[lw].name != DEADLINE)
+            let served_first = boosted && self.layers[lw].name != DEADLINE;
+            !self.throttled(lw, cpu) && !served_first
         }));
         if let Some((cpu, lowest)) = least_important(&open, prev, |t| self.of[t.idx()]) {
             if usize::from(lowest) > lw {
@@ -858,6 +859,29 @@ mod tests {
         c.wake(TaskId(0), 60 * MS);
         assert_eq!(c.pick(0, 60 * MS).unwrap().task, TaskId(0));
         assert_eq!(c.next_timer(), None, "60 ms of fair time in this period: nothing owed");
+    }
+
+    #[test]
+    fn real_time_throttling_stops_the_rt_class_after_950ms_of_each_second_even_on_an_idle_cpu() {
+        let mut c = stack(&["rt", "eevdf"], &[OFF], 1).unwrap();
+        c.admit(TaskId(0), &task(Some("fifo"), 50), 0);
+        c.wake(TaskId(0), 0);
+        // The dispatch is cut at the budget left; the cut is a preemption to the class.
+        assert_eq!(c.pick(0, 0).unwrap(), Dispatch { task: TaskId(0), slice: Some(950 * MS) });
+        c.stop(TaskId(0), 950 * MS, Stop::SliceEnd, 950 * MS);
+        assert_eq!(c.pick(0, 950 * MS), None, "throttled: the CPU idles though the hog is runnable");
+        assert_eq!(c.next_timer(), Some(1000 * MS));
+        // The new period: the idle CPU is asked again, and the hog runs.
+        assert!(c.timer(1000 * MS));
+        assert!(c.requested(0));
+        c.clear_request(0);
+        assert_eq!(c.pick(0, 1000 * MS).unwrap(), Dispatch { task: TaskId(0), slice: Some(950 * MS) });
+        assert!(c.counters().contains(&("rt_throttled", 1)));
+        // A fair task gets the throttled time.
+        c.admit(TaskId(1), &task(None, 0), 1000 * MS);
+        c.wake(TaskId(1), 1000 * MS);
+        c.stop(TaskId(0), 950 * MS, Stop::SliceEnd, 1950 * MS);
+        assert_eq!(c.pick(0, 1950 * MS).unwrap().task, TaskId(1));
     }
 
     #[test]

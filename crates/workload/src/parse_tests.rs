@@ -170,6 +170,7 @@ fn every_key_example_sets_every_field() {
         s.tasks[2],
         TaskSpec {
             latency_tolerance: Some(50 * MS),
+            class: Some("smart".into()),
             ..default_task(
                 "editor",
                 s.tasks[2].line,

@@ -74,9 +74,10 @@ fn every_key_the_parser_accepts_is_documented_with_its_default() {
     for (model, keys) in workload::MODELS {
         expected.push((format!("model {model}"), keys.iter().map(|k| k.to_string()).collect()));
     }
-    // `[scheduler]`: the parser reads `policy`; `partition` is every policy's; the rest are each policy's
+    // `[scheduler]`: the parser reads `policy` and `classes`; `partition` is every policy's; the rest are each policy's
     // options, as the registry lists them.
-    let mut scheduler = vec!["policy".to_string(), "partition".to_string()];
+    // `classes` too: it makes the stack the default policy (it is also the stack's option).
+    let mut scheduler = vec!["policy".to_string(), "partition".to_string(), "classes".to_string()];
     for e in sched::REGISTRY {
         scheduler.extend(e.options.iter().map(|o| format!("{}.{}", e.name, o.key)));
     }
