@@ -16,7 +16,7 @@
 //! stderr before the run and in the JSON output):
 //!
 //! Each policy of the simulator's registry names the Linux class it runs in ([`sched::Entry::linux`],
-//! listed by `smartsim policies`); `cfs` and `cbs`, Linux's own, are accepted too ([`LINUX_ONLY`]):
+//! listed by `smartsim policies`; Linux's own, `eevdf`, `cfs`, `rt` and `cbs`, among them):
 //!
 //! | class | Linux |
 //! |---|---|
@@ -24,6 +24,23 @@
 //! | `Rr` | `SCHED_RR`, the same levels (the kernel's slice, `sched_rr_timeslice_ms`) |
 //! | `Deadline` | periodic tasks `SCHED_DEADLINE` (runtime = the largest `exec` (its 99th percentile for `exp`/`normal`) + 5 % + 100 µs for the kernel's own charges, within the deadline; deadline = `deadline`; period = `period`), the others `SCHED_OTHER`; a task the kernel would refuse (a `deadline` beyond its `period` or under 1024 ns, a `period` outside `sched_deadline_period_{min,max}_us`) is refused at its key |
 //! | `Fair` | fair class (EEVDF): each task's nice level or `SCHED_IDLE` by what its share and priority mean to the policy ([`sched::linux`]) |
+//!
+//! **A task's own class.** A task's keys may choose its class where the policy's would not (the class
+//! stack, `policy = "stack"` with `[scheduler] classes`, runs each task by them; [`Own`]):
+//!
+//! | task keys | Linux |
+//! |---|---|
+//! | `class = "fifo"` (or `"rt"`) / `"rr"`; no class under `rt` (Linux's real-time class itself, whose default is `fifo`) | `SCHED_FIFO` / `SCHED_RR` at the task's `priority` as it is; outside 1..=98 refused at `priority` (99 is the watchdog's, which must stay above every task) |
+//! | `class = "deadline"` (or `"cbs"`), or a reservation (`runtime`, `dl_deadline`, `dl_period`) | `SCHED_DEADLINE` with exactly that runtime, deadline and period (not the periodic estimate); what the kernel refuses (runtime under 1024 ns or beyond the deadline, a deadline beyond the period, a period outside `sched_deadline_period_{min,max}_us`) refused at its key; `class = "deadline"` without a reservation refused at `class`; under `cbs` (Linux's deadline class itself) a task without a reservation runs in the fair class |
+//! | `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`), or none (under a fair policy or the stack) | the fair class |
+//! | `nice` | that nice level in the fair class, in place of the share rule below (which then weighs the other fair tasks only) |
+//!
+//! **What the host must not run.** A real-time task that never blocks (model `cpu` in `SCHED_FIFO` or
+//! `SCHED_RR`, by the policy or its `class`) holds its CPU for the whole run but for what RT throttling
+//! leaves the others (950 ms of every second); such a scenario is refused at the task's key without
+//! `--force` ([`rt_hogs`]): it is meant for a guest kernel (`scenarios/kernel/guest/`, run by
+//! `scripts/vm/run-hourglass`), never a shared host. The run's own safety checks and the `SCHED_FIFO` 99
+//! watchdog ([`crate::run`]) stay as they are.
 //!
 //! **One meaning.** In the fair class a task's `share` and `priority` mean on Linux what they mean to
 //! the simulated policy, or the scenario is refused (`file:line:col: task[i].key (task "name")`),
@@ -35,12 +52,11 @@
 //! priority, nice = −priority/3 (a priority that is no −3n for a nice level n is refused). `smart`,
 //! `wfq`, `wfq-credit`, `lottery`: the highest priority's shares at the nearest nice levels (shifted
 //! together when they would pass −20), the next group in the simulator's order `SCHED_IDLE`, and a
-//! scenario whose order needs more than those two is refused. `cfs`, which nothing simulates: nice =
-//! −log₁.₂₅(share), share 0 and priorities below the highest `SCHED_IDLE`.
+//! scenario whose order needs more than those two is refused. `cfs`: as `eevdf`.
 //!
-//! `cfs`, `eevdf` and `cbs` are Linux's own classes. `eevdf` is simulated too (`sched::eevdf`, with
-//! the same nice levels and `SCHED_IDLE` rule); hourglass accepts `cfs` and `cbs` although `smartsim`
-//! does not have them yet (ARCHITECTURE.md lists them as simulator policies to come).
+//! `eevdf`, `cfs`, `rt` and `cbs` are Linux's own classes, simulated (`sched::eevdf` and `sched::cfs` with
+//! the same nice levels and `SCHED_IDLE` rule; `rt` with Linux's priorities as they are; `cbs`,
+//! SCHED_DEADLINE: only the tasks' own reservations), and `stack` runs each task in its class.
 //!
 //! **CPUs.** `machine.cpus = 1`, the simulator's uniprocessor, runs every thread pinned to one CPU
 //! (the last the process may use, or `--cpu N`'s); `machine.cpus` equal to the CPUs hourglass may use
@@ -83,13 +99,9 @@ use workload::{
 /// ([`sched::Entry::linux`]) for the simulator's policies.
 pub use sched::LinuxClass as Class;
 
-/// The names hourglass accepts besides the registry's: Linux's own classes, which the simulator does
-/// not have yet.
-pub const LINUX_ONLY: &[(&str, Class)] = &[("cfs", Class::Fair), ("cbs", Class::Deadline)];
-
 /// The class policy `name` runs under, if hourglass knows it.
 pub fn class_of(name: &str) -> Option<Class> {
-    sched::entry(name).map(|e| e.linux).or_else(|| LINUX_ONLY.iter().find(|(n, _)| *n == name).map(|e| e.1))
+    sched::entry(name).map(|e| e.linux)
 }
 
 /// Reads a scenario file and maps it onto threads. `base` carries the command line's run options;
@@ -118,8 +130,8 @@ pub fn load_str(
 fn policy_class(scn: &Scenario) -> Result<(Class, FairRule), ScenarioError> {
     let name = scn.scheduler.policy.as_str();
     let line = |key: &str| scn.scheduler.key_lines.get(key).copied().unwrap_or(scn.scheduler.line);
-    let Some(class) = class_of(name) else {
-        let names: Vec<&str> = sched::names().chain(LINUX_ONLY.iter().map(|(n, _)| *n)).collect();
+    let Some(entry) = sched::entry(name) else {
+        let names: Vec<&str> = sched::names().collect();
         return Err(scn.error(
             line("policy"),
             "scheduler.policy",
@@ -132,19 +144,9 @@ fn policy_class(scn: &Scenario) -> Result<(Class, FairRule), ScenarioError> {
         }
         sched::PolicyError::Unknown(_) => scn.error(line("policy"), "scheduler.policy", e.to_string()),
     };
-    if let Some(entry) = sched::entry(name) {
-        let opts = scn.scheduler.policy_options();
-        sched::build(name, &opts, scn.machine.cpus as usize).map_err(bad)?;
-        return Ok((class, FairRule::of(entry, &opts).map_err(bad)?));
-    }
-    if let Some(key) = scn.scheduler.options.keys().next() {
-        return Err(scn.error(
-            line(key),
-            &format!("scheduler.{key}"),
-            format!("\"{name}\" is Linux's own class here; it takes no options"),
-        ));
-    }
-    Ok((class, FairRule::Kernel))
+    let opts = scn.scheduler.policy_options();
+    sched::build(name, &opts, scn.machine.cpus as usize).map_err(bad)?;
+    Ok((entry.linux, FairRule::of(entry, &opts).map_err(bad)?))
 }
 
 /// `SCHED_FIFO`/`SCHED_RR` levels for the scenario's priorities: priority + 1 when every priority
@@ -204,11 +206,122 @@ fn timer_note(t: workload::TimerKind) -> Option<&'static str> {
     }
 }
 
-/// What a kernel needs to know of the scheduler: the policy's class, its real-time levels (ranked
-/// when the priorities do not fit), and for the fair class each task's level by the policy's
-/// meaning of its share and priority ([`FairRule`]), and the highest priority.
+/// How one task is told to the kernel when its own keys choose its class (`class`, or a `reservation`),
+/// rather than the policy's: the names `class` takes in a class stack ([`sched::TaskParams::class`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Own {
+    /// No `class` key, no reservation: the policy's class.
+    Policy,
+    /// `class = "fifo"` (or `"rt"`, Linux's rt class, whose default policy is `SCHED_FIFO`): at the
+    /// task's `priority` as it is, 1..=98.
+    Fifo(u8),
+    /// `class = "rr"`: `SCHED_RR` at the task's `priority`, 1..=98.
+    Rr(u8),
+    /// `class = "deadline"` (or `"cbs"`) with a reservation (`runtime`, `dl_deadline`, `dl_period`), or a
+    /// reservation alone: `SCHED_DEADLINE` with exactly the reservation.
+    Deadline,
+    /// `class = "fair"` (or `"other"`, `"eevdf"`, `"cfs"`): the fair class, under a policy of another class.
+    Fair,
+}
+
+/// The highest real-time priority a task may have: 99 is hourglass's watchdog's, which must stay above
+/// every task ([`crate::sys::WATCHDOG_FIFO`]).
+const TOP_RT: i32 = crate::sys::WATCHDOG_FIFO - 1;
+
+/// The registry's policy whose class `name` is: the policy of that name, or the first that serves it
+/// ([`sched::Entry::classes`]).
+fn served_by(name: &str) -> Option<&'static sched::Entry> {
+    sched::entry(name).or_else(|| sched::registry::REGISTRY.iter().find(|e| e.classes.contains(&name)))
+}
+
+/// Whether the scenario's policy is Linux's real-time class itself (`rt`: it runs in `SCHED_FIFO` and
+/// serves classes `fifo` and `rr`): its tasks' priorities are Linux's, as they are, whether or not a
+/// task names its class.
+fn linux_rt(scn: &Scenario) -> bool {
+    sched::entry(&scn.scheduler.policy)
+        .is_some_and(|e| matches!(e.linux, Class::Fifo | Class::Rr) && e.classes.contains(&"fifo"))
+}
+
+/// Task `i`'s own class ([`Own`]), or why the kernel cannot be told it, at its key. Under Linux's
+/// real-time class itself ([`linux_rt`]) a task without a class is `class = "fifo"`, the class's default.
+fn own_class(scn: &Scenario, i: usize, t: &TaskSpec) -> Result<Own, Diagnostic> {
+    let refuse = |key: &str, message: String| Diagnostic {
+        file: scn.path.clone(),
+        line: t.line,
+        col: 1,
+        field: format!("task[{i}].{key} (task \"{}\")", t.name),
+        message,
+    };
+    let rt = |make: fn(u8) -> Own, name: &str| {
+        if (1..=TOP_RT).contains(&t.priority) {
+            Ok(make(t.priority as u8))
+        } else {
+            Err(refuse(
+                "priority",
+                format!(
+                    "class \"{name}\" runs at the task's priority as Linux's real-time priority, 1..={TOP_RT} \
+                     ({} is outside it{})",
+                    t.priority,
+                    if t.priority == crate::sys::WATCHDOG_FIFO {
+                        ": 99 is hourglass's watchdog, which must stay above every task"
+                    } else {
+                        ""
+                    }
+                ),
+            ))
+        }
+    };
+    let own = match t.class.as_deref() {
+        None if linux_rt(scn) => rt(Own::Fifo, "fifo")?,
+        None => Own::Policy,
+        Some(c @ ("fifo" | "rt")) => rt(Own::Fifo, c)?,
+        Some("rr") => rt(Own::Rr, "rr")?,
+        Some("deadline" | "cbs") => Own::Deadline,
+        Some("fair" | "other" | "eevdf" | "cfs") => Own::Fair,
+        // Another policy's class (`ts` of `svr4-ts`, ...): the Linux class of the policy that serves it.
+        Some(other) => match served_by(other).map(|e| e.linux) {
+            Some(Class::Fair) => Own::Fair,
+            Some(Class::Deadline) => Own::Deadline,
+            _ => {
+                return Err(refuse(
+                    "class",
+                    format!(
+                        "class \"{other}\": hourglass runs a task's own real-time class only as Linux's, \
+                         class \"fifo\" (or \"rt\") or \"rr\" at its priority; and \"deadline\" (or \"cbs\"), \
+                         \"fair\" (or \"eevdf\", \"cfs\"), or the class of a fair or deadline policy"
+                    ),
+                ))
+            }
+        },
+    };
+    match (own, t.reservation.is_some()) {
+        (Own::Policy | Own::Deadline, true) => Ok(Own::Deadline),
+        (_, true) => Err(refuse(
+            "runtime",
+            format!(
+                "a reservation (runtime, dl_deadline, dl_period) is SCHED_DEADLINE, and class \"{}\" is not",
+                t.class.as_deref().unwrap_or_default()
+            ),
+        )),
+        (Own::Deadline, false) => Err(refuse(
+            "class",
+            "class \"deadline\" without a reservation: SCHED_DEADLINE needs one; give runtime and dl_period"
+                .into(),
+        )),
+        _ => Ok(own),
+    }
+}
+
+/// What a kernel needs to know of the scheduler: the policy's class, each task's own class
+/// ([`Own`]), the real-time levels of the tasks in the policy's class (ranked when the priorities do
+/// not fit), and for the tasks in the fair class each one's level: its `nice`, else by the policy's
+/// meaning of its share and priority ([`FairRule`]); and the highest priority.
 struct Sched {
     class: Class,
+    /// The policy is Linux's deadline class itself (it serves class `deadline`: `cbs`): only the tasks'
+    /// own reservations are told to the kernel, the others run in the fair class (its background queue).
+    reserving: bool,
+    own: Vec<Own>,
     levels: Vec<u8>,
     ranked: bool,
     rule: FairRule,
@@ -217,29 +330,58 @@ struct Sched {
 }
 
 impl Sched {
-    /// The scheduling of `scn`'s tasks, and the tasks whose share, priority or start mean to the
-    /// policy what Linux's fair class cannot be told, each naming its task and key (such a scenario
-    /// is refused).
+    /// The scheduling of `scn`'s tasks, and the tasks whose keys mean to the policy what Linux cannot
+    /// be told, each naming its task and key (such a scenario is refused).
     fn of(scn: &Scenario, class: Class, rule: FairRule) -> (Sched, Vec<Diagnostic>) {
-        let priorities: Vec<i32> = scn.tasks.iter().map(|t| t.priority).collect();
-        let (levels, ranked) = rt_levels(&priorities);
+        let mut refused = Vec::new();
+        let own: Vec<Own> = (scn.tasks.iter().enumerate())
+            .map(|(i, t)| {
+                own_class(scn, i, t).unwrap_or_else(|d| {
+                    refused.push(d);
+                    Own::Policy
+                })
+            })
+            .collect();
+        // The policy's real-time levels, among the tasks in its class.
+        let in_policy: Vec<usize> = (0..scn.tasks.len()).filter(|&i| own[i] == Own::Policy).collect();
+        let priorities: Vec<i32> = in_policy.iter().map(|&i| scn.tasks[i].priority).collect();
+        let (ranks, ranked) = rt_levels(&priorities);
+        let mut levels = vec![1; scn.tasks.len()];
+        for (&i, l) in in_policy.iter().zip(ranks) {
+            levels[i] = l;
+        }
         let top = priorities.into_iter().max().unwrap_or(0);
-        let (mut fair, mut refused) = (Vec::new(), Vec::new());
-        if class == Class::Fair {
-            // A task starts when the simulator admits it: its `start`, late by a jitter draw (cpu).
-            let tasks: Vec<FairTask> = (scn.tasks.iter())
-                .map(|t| FairTask {
+        // The fair class: a task's nice level when it gives one, else the policy's rule among the
+        // others there.
+        let mut fair = vec![FairLevel::Nice(0); scn.tasks.len()];
+        let in_fair = |i: usize| own[i] == Own::Fair || (own[i] == Own::Policy && class == Class::Fair);
+        let by_rule: Vec<usize> =
+            (0..scn.tasks.len()).filter(|&i| in_fair(i) && scn.tasks[i].nice.is_none()).collect();
+        // A task starts when the simulator admits it: its `start`, late by a jitter draw (cpu).
+        let tasks: Vec<FairTask> = (by_rule.iter())
+            .map(|&i| {
+                let t = &scn.tasks[i];
+                FairTask {
                     priority: t.priority,
                     share: t.share,
                     start: workload::Stream::new(t, scn.machine.seed).start(),
-                })
-                .collect();
-            fair = rule.levels(&tasks).unwrap_or_else(|no| {
-                refused = no.into_iter().map(|u| unreproducible(scn, &u)).collect();
-                vec![FairLevel::Idle; tasks.len()]
-            });
+                }
+            })
+            .collect();
+        match rule.levels(&tasks) {
+            Ok(l) => by_rule.iter().zip(l).for_each(|(&i, l)| fair[i] = l),
+            Err(no) => refused.extend(no.into_iter().map(|u| {
+                let u = Unreproducible { task: by_rule[u.task], ..u };
+                unreproducible(scn, &u)
+            })),
         }
-        (Sched { class, levels, ranked, rule, fair, top }, refused)
+        for (i, t) in scn.tasks.iter().enumerate() {
+            if let Some(n) = t.nice {
+                fair[i] = FairLevel::Nice(n);
+            }
+        }
+        let reserving = sched::entry(&scn.scheduler.policy).is_some_and(|e| e.classes.contains(&"deadline"));
+        (Sched { class, reserving, own, levels, ranked, rule, fair, top }, refused)
     }
 
     /// The policy's mapping line.
@@ -252,6 +394,10 @@ impl Sched {
                 Class::Fifo => "SCHED_FIFO, level = priority + 1".to_string(),
                 Class::Rr =>
                     "SCHED_RR, level = priority + 1 (slice: the kernel's sched_rr_timeslice_ms)".to_string(),
+                Class::Deadline if self.reserving => {
+                    "SCHED_DEADLINE for the tasks with a reservation (exactly runtime, dl_deadline, dl_period), SCHED_OTHER for the others (its background queue)"
+                        .to_string()
+                }
                 Class::Deadline => {
                     "SCHED_DEADLINE for periodic tasks (runtime = largest exec + 5 % + 100us, deadline = deadline, period = period), SCHED_OTHER for the others"
                         .to_string()
@@ -261,15 +407,57 @@ impl Sched {
         )
     }
 
-    /// Schedules task number `i`, `t`, on `spec`: its real-time level, its reservation (a periodic
-    /// task under a deadline class), or its nice level or `SCHED_IDLE`. Returns a note when its
-    /// reservation cannot cover every execution draw.
+    /// The mapping line of the tasks' own keys, when a task has one.
+    fn describe_own(&self, scn: &Scenario) -> Option<String> {
+        let class = self.own.iter().any(|o| *o != Own::Policy);
+        let nice = scn.tasks.iter().any(|t| t.nice.is_some());
+        (class || nice).then(|| {
+            "a task's own keys: class \"fifo\" | \"rr\" → SCHED_FIFO | SCHED_RR at its priority (1..=98); \
+             class \"deadline\" or a reservation → SCHED_DEADLINE with exactly its runtime, dl_deadline and \
+             dl_period; class \"fair\" → the fair class; nice → that nice level in the fair class (in \
+             place of the share rule)"
+                .to_string()
+        })
+    }
+
+    /// Schedules task number `i`, `t`, on `spec`: its real-time level, its reservation (its own, or a
+    /// periodic task's under a deadline class), or its nice level or `SCHED_IDLE`. Returns a note when
+    /// its reservation cannot cover every execution draw.
     fn apply(&self, i: usize, t: &TaskSpec, spec: &mut ThreadSpec) -> Option<&'static str> {
-        match self.class {
+        let class = match self.own[i] {
+            Own::Policy => self.class,
+            Own::Fifo(p) => {
+                spec.priority = Priority::Fifo(p);
+                return None;
+            }
+            Own::Rr(p) => {
+                spec.priority = Priority::Rr(p);
+                return None;
+            }
+            Own::Deadline => Class::Deadline,
+            Own::Fair => Class::Fair,
+        };
+        match class {
             Class::Fifo => spec.priority = Priority::Fifo(self.levels[i]),
             Class::Rr => spec.priority = Priority::Rr(self.levels[i]),
             Class::Deadline => {
-                if let Model::Periodic(p) = &t.model {
+                if let Some(r) = t.reservation {
+                    // Exactly as given: the kernel takes 1024ns <= runtime <= deadline <= period
+                    // (deadline_refusals).
+                    spec.reservation = Some(Reservation {
+                        amount: r.runtime,
+                        deadline: r.deadline,
+                        period: r.period,
+                        soft: false,
+                    });
+                    let Model::Periodic(p) = &t.model else { return None };
+                    return p
+                        .exec
+                        .max()
+                        .is_none_or(|x| x > r.runtime)
+                        .then_some("its runtime does not cover every exec draw");
+                }
+                if let (Model::Periodic(p), false) = (&t.model, self.reserving) {
                     // Beyond the period, the deadline is refused (deadline_refusals); kept within it here.
                     let deadline = p.deadline.min(p.period);
                     let amount = reservation_budget(exec_bound(&p.exec), deadline);
@@ -277,6 +465,8 @@ impl Sched {
                     if p.exec.max().is_none_or(|x| x > amount) {
                         return Some("its budget does not cover every exec draw");
                     }
+                } else if let Some(n) = t.nice {
+                    spec.priority = Priority::Nice(n);
                 }
             }
             Class::Fair => {
@@ -288,58 +478,134 @@ impl Sched {
         }
         None
     }
+
+    /// Whether task `i`, `t`, runs in the deadline class: by its own keys, or the policy's (a periodic
+    /// task's estimate, or its reservation under Linux's deadline class itself).
+    fn in_deadline(&self, i: usize, t: &TaskSpec) -> bool {
+        match self.own[i] {
+            Own::Deadline => true,
+            Own::Policy => self.class == Class::Deadline && (!self.reserving || t.reservation.is_some()),
+            _ => false,
+        }
+    }
+
+    /// Whether task `i` runs in a real-time class (`SCHED_FIFO`, `SCHED_RR`).
+    fn is_rt(&self, i: usize) -> bool {
+        match self.own[i] {
+            Own::Fifo(_) | Own::Rr(_) => true,
+            Own::Policy => matches!(self.class, Class::Fifo | Class::Rr),
+            Own::Deadline | Own::Fair => false,
+        }
+    }
 }
 
-/// Under a deadline class, the periodic tasks whose reservation the kernel would refuse, each at
-/// its key: a `deadline` beyond the `period` or below the least runtime (1024 ns), a `period`
-/// outside the range `periods` (the kernel's, [`crate::sys::deadline_periods`]). The kernel needs
-/// 1024 ns <= runtime <= deadline <= period; the runtime is derived from `exec` within the deadline.
-fn deadline_refusals(scn: &Scenario, class: Class, periods: (u64, u64)) -> Vec<Diagnostic> {
-    if class != Class::Deadline {
-        return Vec::new();
-    }
+/// The tasks in the deadline class (`reserved`: the policy's periodic tasks under a deadline class, and
+/// the tasks with their own reservation or `class = "deadline"`) whose reservation the kernel would
+/// refuse, each at its key: the kernel needs 1024 ns <= runtime <= deadline <= period, and a period
+/// within `periods` (the kernel's, [`crate::sys::deadline_periods`]). A periodic task's runtime is
+/// derived from `exec` within its `deadline`, so its `deadline` and `period` are checked; an own
+/// reservation is checked as given (`runtime`, `dl_deadline`, `dl_period`).
+fn deadline_refusals(
+    scn: &Scenario,
+    reserved: &dyn Fn(usize) -> bool,
+    periods: (u64, u64),
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, t) in scn.tasks.iter().enumerate() {
-        let Model::Periodic(p) = &t.model else { continue };
+        if !reserved(i) {
+            continue;
+        }
+        let (runtime, deadline, period, keys) = match (&t.model, t.reservation) {
+            (_, Some(r)) => (Some(r.runtime), r.deadline, r.period, ["runtime", "dl_deadline", "dl_period"]),
+            (Model::Periodic(p), None) => (None, p.deadline, p.period, ["exec", "deadline", "period"]),
+            _ => continue,
+        };
         let mut refuse = |key: &str, message: String| {
+            let by = match t.reservation {
+                Some(_) => "its reservation".to_string(),
+                None => format!("policy \"{}\"", scn.scheduler.policy),
+            };
             out.push(Diagnostic {
                 file: scn.path.clone(),
                 line: t.line,
                 col: 1,
                 field: format!("task[{i}].{key} (task \"{}\")", t.name),
-                message: format!("under policy \"{}\" (SCHED_DEADLINE), {message}", scn.scheduler.policy),
+                message: format!("under {by} (SCHED_DEADLINE), {message}"),
             })
         };
-        if p.deadline > p.period {
+        if let Some(r) = runtime {
+            if r < 1024 {
+                refuse(
+                    keys[0],
+                    format!("the runtime {} is below the kernel's least, 1024ns", format_time(r)),
+                );
+            } else if r > deadline {
+                refuse(
+                    keys[0],
+                    format!(
+                        "the runtime {} is beyond the deadline {}: the kernel takes runtime <= deadline",
+                        format_time(r),
+                        format_time(deadline)
+                    ),
+                );
+            }
+        }
+        if deadline > period {
             refuse(
-                "deadline",
+                keys[1],
                 format!(
                     "the deadline {} is beyond the period {}: the kernel takes deadline <= period",
-                    format_time(p.deadline),
-                    format_time(p.period)
+                    format_time(deadline),
+                    format_time(period)
                 ),
             );
-        } else if p.deadline < 1024 {
+        } else if deadline < 1024 {
             refuse(
-                "deadline",
+                keys[1],
                 format!(
                     "the deadline {} is below the kernel's least runtime, 1024ns (runtime <= deadline)",
-                    format_time(p.deadline)
+                    format_time(deadline)
                 ),
             );
         }
-        if p.period < periods.0 || p.period > periods.1 {
+        if period < periods.0 || period > periods.1 {
             refuse(
-                "period",
+                keys[2],
                 format!(
                     "the period {} is outside what this kernel takes, {}..{} \
                      (/proc/sys/kernel/sched_deadline_period_{{min,max}}_us)",
-                    format_time(p.period),
+                    format_time(period),
                     format_time(periods.0),
                     format_time(periods.1)
                 ),
             );
         }
+    }
+    out
+}
+
+/// Task `i`s that never block (model `cpu`) in a real-time class: each holds its CPU for the whole run
+/// but for what RT throttling leaves the others (`sched_rt_runtime_us`, 950 ms of every second; from
+/// 6.12, the fair server's 50 ms of every second). Refused on the machine hourglass runs on unless
+/// `--force`d: meant for a guest (`scenarios/kernel/guest/`, run by `scripts/vm/run-hourglass`), never
+/// for a shared host.
+fn rt_hogs(scn: &Scenario, sched: &Sched) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        if !sched.is_rt(i) || !matches!(t.model, Model::Cpu { .. }) {
+            continue;
+        }
+        let key = if t.class.is_some() { "class" } else { "model" };
+        out.push(Diagnostic {
+            file: scn.path.clone(),
+            line: t.line,
+            col: 1,
+            field: format!("task[{i}].{key} (task \"{}\")", t.name),
+            message: "a real-time task that never blocks (model \"cpu\") holds its CPU for the whole run \
+                      but for what RT throttling leaves the others (950 ms of every second): run it in a \
+                      guest (scenarios/kernel/guest/, scripts/vm/run-hourglass), or add --force"
+                .into(),
+        });
     }
     out
 }
@@ -581,10 +847,50 @@ pub fn from_scenario(
     base: RunConfig,
     duration_given: bool,
 ) -> Result<RunConfig, ScenarioError> {
+    map_scenario(scn, base, duration_given, unserved_classes(scn))
+}
+
+/// The tasks whose `class` names no class of the scenario's policy (or of its class stack), each at
+/// its key, as the simulator refuses them (`sched::registry::classes`); none when the policy is
+/// unknown (that is refused at `scheduler.policy`).
+fn unserved_classes(scn: &Scenario) -> Vec<Diagnostic> {
+    let name = scn.scheduler.policy.as_str();
+    let Ok(known) = sched::registry::classes(name, &scn.scheduler.policy_options()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        if let Some(c) = t.class.as_deref().filter(|c| !known.contains(c)) {
+            out.push(Diagnostic {
+                file: scn.path.clone(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].class (task \"{}\")", t.name),
+                message: format!(
+                    "\"{c}\" is not a class of policy \"{name}\" (its classes: {}); a scenario stacks classes \
+                     with [scheduler] classes",
+                    known.join(", ")
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// [`from_scenario`] with `errors` found already.
+fn map_scenario(
+    scn: &Scenario,
+    base: RunConfig,
+    duration_given: bool,
+    mut errors: Vec<Diagnostic>,
+) -> Result<RunConfig, ScenarioError> {
     let mut cfg = base;
-    let (class, rule, mut errors) = match policy_class(scn) {
-        Ok((c, rule)) => (c, rule, Vec::new()),
-        Err(e) => (Class::Fair, FairRule::Kernel, e.diagnostics),
+    let (class, rule) = match policy_class(scn) {
+        Ok((c, rule)) => (c, rule),
+        Err(e) => {
+            errors.extend(e.diagnostics);
+            (Class::Fair, FairRule::Kernel)
+        }
     };
     errors.extend(limits(scn, duration_given, cfg.force));
     if !duration_given {
@@ -598,8 +904,16 @@ pub fn from_scenario(
 
     let (sched, refused) = Sched::of(scn, class, rule);
     errors.extend(refused);
-    errors.extend(deadline_refusals(scn, class, crate::sys::deadline_periods()));
+    errors.extend(deadline_refusals(
+        scn,
+        &|i| sched.in_deadline(i, &scn.tasks[i]),
+        crate::sys::deadline_periods(),
+    ));
+    if !cfg.force {
+        errors.extend(rt_hogs(scn, &sched));
+    }
     let mut mapping = vec![sched.describe(&scn.scheduler.policy)];
+    mapping.extend(sched.describe_own(scn));
     let mut cpu_warning = None;
     match placement(scn, &cfg, crate::sys::allowed_cpus().len()) {
         Ok((cpu, line, warning)) => {
@@ -709,8 +1023,11 @@ burst = "normal(2ms, 500us)"
 count = 10
 "#;
 
+    /// GOOD's cpu task `batch` never blocks under SCHED_FIFO: forced (meant for a guest, [`rt_hogs`]).
     fn load_good() -> RunConfig {
-        load_str(GOOD, "good.toml", RunConfig::new(0), false).unwrap()
+        let mut base = RunConfig::new(0);
+        base.force = true;
+        load_str(GOOD, "good.toml", base, false).unwrap()
     }
 
     #[test]
@@ -835,29 +1152,27 @@ count = 10
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("p.toml:5:1: scheduler.slise:"), "{e}");
-        let c = load_str(
-            &format!("{base}policy = \"rr\"\nslice = \"10ms\"\n{task}"),
-            "p.toml",
-            RunConfig::new(0),
-            false,
-        )
-        .unwrap();
+        let mut forced = RunConfig::new(0);
+        forced.force = true; // a SCHED_RR hog ([`rt_hogs`])
+        let c =
+            load_str(&format!("{base}policy = \"rr\"\nslice = \"10ms\"\n{task}"), "p.toml", forced, false)
+                .unwrap();
         assert_eq!(c.threads[0].priority, Priority::Rr(1));
         assert!(c.scenario_warnings.iter().any(|w| w.contains("scheduler options (slice)")));
-        // Linux's own classes are accepted, without options.
+        // Linux's own classes are the registry's, simulated.
         assert_eq!(
             load_str(&format!("{base}policy = \"cfs\"\n{task}"), "p.toml", RunConfig::new(0), false)
                 .unwrap()
                 .policy,
             "linux-fair"
         );
-    }
-
-    #[test]
-    fn linux_only_names_are_not_simulator_policies() {
-        for (name, _) in LINUX_ONLY {
-            assert!(sched::entry(name).is_none(), "{name} is in the registry now: take it out of LINUX_ONLY");
-        }
+        assert!(load_str(
+            &format!("{base}policy = \"cfs\"\nlatency = \"6ms\"\n{task}"),
+            "p.toml",
+            RunConfig::new(0),
+            false
+        )
+        .is_ok());
     }
 
     #[test]
@@ -1061,10 +1376,10 @@ count = 10
         assert!(e.to_string().contains("task[0].deadline") && e.to_string().contains("1024ns"), "{e}");
         // A period outside the kernel's range.
         let scn = workload::parse_str(&task("10us", "50us", "50us"), "d.toml").unwrap();
-        let refused = deadline_refusals(&scn, Class::Deadline, (100_000, 4_194_304_000));
+        let refused = deadline_refusals(&scn, &|_| true, (100_000, 4_194_304_000));
         assert_eq!(refused.len(), 1);
         assert_eq!(refused[0].field, "task[0].period (task \"p\")");
-        assert!(deadline_refusals(&scn, Class::Fair, (100_000, 4_194_304_000)).is_empty());
+        assert!(deadline_refusals(&scn, &|_| false, (100_000, 4_194_304_000)).is_empty());
     }
 
     #[test]
@@ -1118,5 +1433,252 @@ count = 10
         base.duration = 1_000_000_000;
         let e = load_str(s, "l.toml", base, true).unwrap_err().to_string();
         assert!(e.starts_with("l.toml:3:1: task[0].start (task \"late\"): starts at 5s"), "{e}");
+    }
+
+    const STACK: &str = "stack";
+    const STACK_OPTS: &str = "classes = \"linux\"\n";
+    /// The line of the first `[[task]]` of [`stack`].
+    const STACK_LINE: usize = 6;
+
+    #[test]
+    fn a_class_the_policy_does_not_serve_is_refused_at_its_key() {
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"eevdf\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"interactive\"\nthink = \"5ms\"\nburst = \"1ms\"\nclass = \"fifo\"\npriority = 5\n";
+        let e = load_str(s, "c.toml", RunConfig::new(0), false).unwrap_err();
+        assert_eq!(e.diagnostics.len(), 1, "{e}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with(
+                "c.toml:5:1: task[0].class (task \"a\"): \"fifo\" is not a class of policy \"eevdf\""
+            ),
+            "{e}"
+        );
+    }
+
+    /// A scenario of the class stack "linux" with `tasks` (TOML of [[task]] tables).
+    fn stack(tasks: &str) -> String {
+        format!("[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"{STACK}\"\n{STACK_OPTS}{tasks}")
+    }
+
+    #[test]
+    fn a_tasks_nice_is_its_level_in_the_fair_class_in_place_of_the_share_rule() {
+        // share 3 alone would be nice -5 (1.25^5 ~ 3); its nice 5 wins. The others keep the rule.
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"eevdf\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"cpu\"\nshare = 3\nnice = 5\n\
+                 [[task]]\nname = \"b\"\nmodel = \"cpu\"\nshare = 3\n\
+                 [[task]]\nname = \"c\"\nmodel = \"cpu\"\nnice = -5\n";
+        let c = load_str(s, "n.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Nice(5), Priority::Nice(-5), Priority::Nice(-5)]);
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.contains("nice → that nice level")),
+            "{:?}",
+            c.scenario_mapping
+        );
+    }
+
+    #[test]
+    fn class_fifo_and_rr_run_at_the_tasks_priority_and_fair_tasks_beside_them_by_their_nice() {
+        let s = stack(
+            "[[task]]\nname = \"f\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = 50\n\
+             [[task]]\nname = \"r\"\nmodel = \"interactive\"\nthink = \"5ms\"\nburst = \"1ms\"\nclass = \"rr\"\npriority = 98\n\
+             [[task]]\nname = \"o\"\nmodel = \"cpu\"\nnice = 10\n\
+             [[task]]\nname = \"p\"\nmodel = \"cpu\"\nclass = \"fair\"\n",
+        );
+        let c = load_str(&s, "s.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        // The fair tasks are not SCHED_IDLE for being below the real-time tasks' priorities: the rule
+        // weighs only the fair class's tasks.
+        assert_eq!(got, [Priority::Fifo(50), Priority::Rr(98), Priority::Nice(10), Priority::Nice(0)]);
+        assert!(c.threads.iter().all(|t| t.reservation.is_none()));
+    }
+
+    #[test]
+    fn a_policys_own_kinds_of_task_pass_the_class_check_and_run_at_their_priority() {
+        // linux-2.4 serves fifo, rr and other (its classes): checked as smartsim checks them, then mapped.
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"linux-2.4\"\n\
+                 [[task]]\nname = \"f\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = 50\n\
+                 [[task]]\nname = \"r\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"rr\"\npriority = 7\n\
+                 [[task]]\nname = \"o\"\nmodel = \"cpu\"\nclass = \"other\"\n";
+        let c = load_str(s, "l.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(50), Priority::Rr(7), Priority::Nice(0)]);
+    }
+
+    #[test]
+    fn under_linuxs_rt_class_every_task_runs_at_its_priority_as_it_is() {
+        // rt's tasks without a class are SCHED_FIFO at the same levels as those with class "fifo", not
+        // priority + 1 (that is for the simulator's fixed priorities, whose lowest is 0).
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"rt\"\n\
+                 [[task]]\nname = \"a\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\npriority = 5\n\
+                 [[task]]\nname = \"b\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = 5\n\
+                 [[task]]\nname = \"c\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"rr\"\npriority = 9\n";
+        let c = load_str(s, "r.toml", RunConfig::new(0), false).unwrap();
+        let got: Vec<Priority> = c.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(5), Priority::Fifo(5), Priority::Rr(9)]);
+        // Priority 0 (the scenario's default) is no Linux real-time priority: refused at its key.
+        let e = load_str(
+            &s.replace("priority = 5\n[[task]]\nname = \"b\"", "priority = 0\n[[task]]\nname = \"b\""),
+            "r.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("r.toml:5:1: task[0].priority (task \"a\"): class \"fifo\" runs at"), "{e}");
+        // A fixed-priority policy of the simulator keeps priority + 1.
+        let f = load_str(
+            &s.replace("\"rt\"", "\"fifo\"")
+                .replace("class = \"fifo\"\n", "")
+                .replace("class = \"rr\"\n", ""),
+            "f.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap();
+        let got: Vec<Priority> = f.threads.iter().map(|t| t.priority).collect();
+        assert_eq!(got, [Priority::Fifo(6), Priority::Fifo(6), Priority::Fifo(10)]);
+    }
+
+    #[test]
+    fn a_real_time_priority_outside_1_to_98_is_refused_at_its_key() {
+        for (p, why) in
+            [(0, "0 is outside it"), (99, "99 is hourglass's watchdog"), (100, "100 is outside it")]
+        {
+            let s = stack(&format!(
+                "[[task]]\nname = \"x\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"fifo\"\npriority = {p}\n"
+            ));
+            let e = load_str(&s, "p.toml", RunConfig::new(0), false).unwrap_err();
+            assert_eq!(e.diagnostics.len(), 1, "{e}");
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "p.toml:{}:1: task[0].priority (task \"x\"): class \"fifo\"",
+                    STACK_LINE
+                )),
+                "{e}"
+            );
+            assert!(e.contains("1..=98") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_reservation_is_sched_deadline_exactly_as_given() {
+        // Not the periodic estimate (2ms + 5 % + 100us = 2.2ms): exactly runtime/dl_deadline/dl_period.
+        let s = stack(
+            "[[task]]\nname = \"d\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\n\
+             runtime = \"2ms\"\ndl_deadline = \"5ms\"\ndl_period = \"10ms\"\n\
+             [[task]]\nname = \"h\"\nmodel = \"cpu\"\n",
+        );
+        let c = load_str(&s, "d.toml", RunConfig::new(0), false).unwrap();
+        assert_eq!(
+            c.threads[0].reservation,
+            Some(Reservation { amount: 2_000_000, deadline: 5_000_000, period: 10_000_000, soft: false })
+        );
+        assert_eq!((c.threads[1].reservation, c.threads[1].priority), (None, Priority::Nice(0)));
+        assert!(
+            c.scenario_mapping.iter().any(|l| l.starts_with(
+                "task \"d\": periodic → PERIODIC 2.0ms 10.0ms, SCHED_DEADLINE 2ms/10ms, deadline 5ms"
+            )),
+            "{:?}",
+            c.scenario_mapping
+        );
+        // A runtime below the exec draws: run, and said.
+        let short = s.replace("runtime = \"2ms\"", "runtime = \"1ms\"");
+        let c = load_str(&short, "d.toml", RunConfig::new(0), false).unwrap();
+        assert!(c.scenario_mapping.iter().any(|l| l.contains("its runtime does not cover every exec draw")));
+        // A runtime the kernel refuses: at its key.
+        // (The scenario reader takes 1us and more; the kernel 1024ns and more.)
+        let tiny = s.replace("runtime = \"2ms\"", "runtime = \"1000ns\"");
+        let e = load_str(&tiny, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.contains("task[0].runtime (task \"d\"): under its reservation (SCHED_DEADLINE), the runtime 1us is below"), "{e}");
+        // class "deadline" without a reservation: refused, whatever the model.
+        let est = stack("[[task]]\nname = \"d\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\n");
+        let e = load_str(&est, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
+        let cpu = stack("[[task]]\nname = \"d\"\nmodel = \"cpu\"\nclass = \"deadline\"\n");
+        let e = load_str(&cpu, "d.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(e.contains("task[0].class (task \"d\"): class \"deadline\" without a reservation"), "{e}");
+    }
+
+    #[test]
+    fn under_cbs_only_the_tasks_own_reservations_are_sched_deadline() {
+        // cbs is Linux's deadline class: a task without a reservation is in its background queue, the
+        // fair class on Linux; no periodic estimate (that is for edf and the like).
+        let s = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"cbs\"\n\
+                 [[task]]\nname = \"r\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nruntime = \"3ms\"\ndl_period = \"10ms\"\n\
+                 [[task]]\nname = \"p\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\nclass = \"deadline\"\nruntime = \"2ms\"\ndl_deadline = \"4ms\"\ndl_period = \"10ms\"\n\
+                 [[task]]\nname = \"b\"\nmodel = \"periodic\"\nexec = \"2ms\"\nperiod = \"10ms\"\n";
+        let c = load_str(s, "c.toml", RunConfig::new(0), false).unwrap();
+        let r = |a, d, p| Some(Reservation { amount: a, deadline: d, period: p, soft: false });
+        assert_eq!(c.threads[0].reservation, r(3_000_000, 10_000_000, 10_000_000));
+        assert_eq!(c.threads[1].reservation, r(2_000_000, 4_000_000, 10_000_000));
+        assert_eq!((c.threads[2].reservation, c.threads[2].priority), (None, Priority::Normal));
+        assert!(
+            c.scenario_mapping[0].contains("SCHED_DEADLINE for the tasks with a reservation"),
+            "{:?}",
+            c.scenario_mapping
+        );
+        // edf keeps the periodic estimate.
+        let c = load_str(
+            &s.replace("\"cbs\"", "\"edf\"").replace("class = \"deadline\"\n", ""),
+            "c.toml",
+            RunConfig::new(0),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.threads[2].reservation, r(2_200_000, 10_000_000, 10_000_000));
+    }
+
+    #[test]
+    fn another_policys_class_runs_in_the_linux_class_of_that_policy() {
+        // The SVR4 stack: svr4-ts serves class "ts" and runs in the fair class; sys, a real-time
+        // class of its own, is refused.
+        let s = stack(
+            "[[task]]\nname = \"t\"\nmodel = \"cpu\"\nclass = \"ts\"\n\
+             [[task]]\nname = \"s\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\nclass = \"sys\"\n",
+        )
+        .replace("classes = \"linux\"", "classes = \"svr4\"");
+        let e = load_str(&s, "o.toml", RunConfig::new(0), false).unwrap_err();
+        assert_eq!(e.diagnostics.len(), 1, "{e}");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "o.toml:{}:1: task[1].class (task \"s\"): class \"sys\":",
+                STACK_LINE + 4
+            )),
+            "{e}"
+        );
+        let c = load_str(&s.replace("class = \"sys\"\n", ""), "o.toml", RunConfig::new(0), false).unwrap();
+        assert_eq!(c.threads[0].priority, Priority::Nice(0));
+    }
+
+    #[test]
+    fn a_real_time_task_that_never_blocks_is_refused_without_force() {
+        let s = stack(
+            "[[task]]\nname = \"hog\"\nmodel = \"cpu\"\nclass = \"fifo\"\npriority = 50\n\
+             [[task]]\nname = \"fair\"\nmodel = \"cpu\"\n",
+        );
+        let e = load_str(&s, "g.toml", RunConfig::new(0), false).unwrap_err();
+        assert_eq!(e.diagnostics.len(), 1, "{e}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with(&format!(
+                "g.toml:{}:1: task[0].class (task \"hog\"): a real-time task that never blocks",
+                STACK_LINE
+            )),
+            "{e}"
+        );
+        assert!(e.contains("scenarios/kernel/guest/") && e.contains("--force"), "{e}");
+        let mut forced = RunConfig::new(0);
+        forced.force = true;
+        let c = load_str(&s, "g.toml", forced, false).unwrap();
+        assert_eq!(c.threads[0].priority, Priority::Fifo(50));
+        // Under a fixed-priority policy, at the task's model.
+        let f = "[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"fifo\"\n[[task]]\nname = \"h\"\nmodel = \"cpu\"\n";
+        let e = load_str(f, "f.toml", RunConfig::new(0), false).unwrap_err().to_string();
+        assert!(
+            e.starts_with("f.toml:5:1: task[0].model (task \"h\"): a real-time task that never blocks"),
+            "{e}"
+        );
     }
 }
