@@ -30,6 +30,13 @@
 //!   §4); a policy must not look at anything else.
 //! * **Dense task ids.** [`TaskId`] is a small index chosen by the driver (the simulator's task number,
 //!   or a slot `scx_smart` maps a pid to), so the core and the policies keep per-task state in vectors.
+//! * **Classes are a policy made of policies.** Real kernels stack their schedulers in classes (Linux's
+//!   deadline, real-time and fair classes; SVR4's real-time, system and time-sharing classes); here the
+//!   [`stack`] is one more [`Policy`] whose classes are policies of the registry, each given a view of its
+//!   own tasks only, so no other policy, the core or a driver knows of classes. A task names its class
+//!   in [`TaskParams::class`]; a policy alone may read it to tell its own kinds apart (`rt`: SCHED_FIFO or
+//!   SCHED_RR), and its registry entry lists the names it serves ([`Entry::classes`]). What keeps Linux
+//!   alive under a real-time hog (real-time throttling, the fair server) is the stack's, per CPU.
 //! * **No allocation per decision** where it can be avoided: the core and the policies keep their
 //!   scratch buffers.
 //!
@@ -46,6 +53,14 @@
 //! | `eevdf` | virtual deadline, among eligible tasks | the order they joined the queue, every stop joining behind its equals (Linux's tree puts an equal key to the right) |
 //! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
+//! | `edf`, `fifo`, `rr` with `ties = "task"` | as above | task number, as SimSo's global `EDF` and `RM`; a CPU asked to decide again keeps its task unless a strictly better one waits |
+//! | `rt` | priority | queue order, as `fifo` and `rr` (SCHED_FIFO and SCHED_RR tasks share one queue per priority) |
+//! | `svr4-ts` | level | queue order, as `ts` |
+//! | `svr4-rt`, `sys` | priority | queue order: woken or expired at the back, preempted at the front |
+//! | `linux-2.4` | goodness | the first in the run queue, where a woken task goes to the head: the most recently woken |
+//! | `cfs` | virtual runtime | the order they joined the queue |
+//! | `cbs` | scheduling deadline | arrival order, a preempted task keeping its place; tasks without a reservation first come, first served below |
+//! | `stack` | the class, higher first | the class's own |
 //! | partitioned | the inner policy's, per CPU | the inner policy's |
 //!
 //! ## N CPUs
@@ -240,7 +255,7 @@ pub struct TaskParams {
     /// `linux-2.4`, `cfs`, `eevdf`); `None` = the policy's own default (`eevdf`: the level of its
     /// share, [`linux::share_level`]; the others: 0).
     pub nice: Option<i8>,
-    /// The class of a class stack it runs in (scenario key `class`, the `stack` policy): the name of one of
+    /// The class of a class stack it runs in (scenario key `class`, [`stack`]): the name of one of
     /// the stack's policies or of a class that policy serves (`fifo` and `rr` in Linux's `rt`);
     /// `None` = the stack's lowest class. A policy built alone may read it to tell its own kinds
     /// of task apart (`rt`: SCHED_FIFO or SCHED_RR).
