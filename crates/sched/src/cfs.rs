@@ -80,8 +80,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::eevdf::{IDLE_WEIGHT, NICE_0, WEIGHTS};
-use crate::linux::{self, share_level, FairLevel, FairMeaning};
+use crate::eevdf::NICE_0;
+use crate::linux::{self, FairMeaning};
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
 use crate::{
     clamp_nanos, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
@@ -243,12 +243,7 @@ impl Cfs {
     /// The weight and idleness a task's parameters give it: `SCHED_IDLE` for share 0 or below the
     /// highest priority ([`share_level`]), else its `nice` if given, else the level of its share.
     fn weight_of(&self, p: &TaskParams) -> (u64, bool) {
-        let below_top = self.top.is_some_and(|top| p.priority < top);
-        match (share_level(p.share, self.cfg.nice0_share, below_top), p.nice) {
-            (FairLevel::Idle, _) => (IDLE_WEIGHT, true),
-            (_, Some(n)) => (WEIGHTS[(i32::from(n).clamp(-20, 19) + 20) as usize], false),
-            (level, None) => (level.weight(), false),
-        }
+        linux::fair_weight(p, self.cfg.nice0_share, self.top)
     }
 
     /// A task's current `v`: for one running on `cpu`, its `v` at dispatch plus the time since.
@@ -611,6 +606,7 @@ pub const ENTRY: Entry =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eevdf::IDLE_WEIGHT;
     use crate::{test_core, Core};
 
     fn cfs_of(params: &[TaskParams]) -> Core<Cfs> {

@@ -330,12 +330,7 @@ impl Eevdf {
     /// task by: `SCHED_IDLE` for share 0 or below the highest priority ([`share_level`]), else its
     /// `nice` if given, else the level of its share.
     fn weight_of(&self, p: &TaskParams) -> (u64, bool) {
-        let below_top = self.top.is_some_and(|top| p.priority < top);
-        match (share_level(p.share, self.cfg.nice0_share, below_top), p.nice) {
-            (FairLevel::Idle, _) => (IDLE_WEIGHT, true),
-            (_, Some(n)) => (WEIGHTS[(i32::from(n).clamp(-20, 19) + 20) as usize], false),
-            (level, None) => (level.weight(), false),
-        }
+        linux::fair_weight(p, self.cfg.nice0_share, self.top)
     }
 
     fn vslice(&self, w: u64) -> i64 {

@@ -136,6 +136,19 @@ pub fn nice_of_ratio(ratio: f64) -> f64 {
     -(ratio.ln() / 1.25f64.ln())
 }
 
+/// A task's weight in Linux's fair class and whether it is `SCHED_IDLE`, as the simulated `eevdf` and
+/// `cfs` weigh it and hourglass runs it: `SCHED_IDLE` for share 0 or a priority below `top`, the highest
+/// admitted ([`share_level`]), else its `nice` if given, else the level of its share (`nice0` = the share
+/// of nice 0).
+pub fn fair_weight(p: &crate::TaskParams, nice0: u32, top: Option<i32>) -> (u64, bool) {
+    let below_top = top.is_some_and(|top| p.priority < top);
+    match (share_level(p.share, nice0, below_top), p.nice) {
+        (FairLevel::Idle, _) => (IDLE_WEIGHT, true),
+        (_, Some(n)) => (WEIGHTS[(i32::from(n).clamp(-20, 19) + 20) as usize], false),
+        (level, None) => (level.weight(), false),
+    }
+}
+
 /// The level of a task of share `share` when share `nice0` is nice 0, `below_top` when a task of a
 /// higher priority is there: `SCHED_IDLE` for share 0 or below the top, else the nearest nice level,
 /// clamped to −20..=19. The simulated `eevdf`'s weights and hourglass's levels for it both come from
