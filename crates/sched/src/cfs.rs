@@ -1,5 +1,5 @@
 //! Linux's fair class as of 6.1, the last long-term release before EEVDF: CFS, the Completely Fair
-//! Scheduler (Molnar, 2007), global on N CPUs.
+//! Scheduler (Molnar, 2007), with a run queue per CPU on N CPUs.
 //!
 //! **Specification.** `kernel/sched/fair.c`, `features.h`, `core.c` and `sched.h` of Linux 6.1
 //! (Debian's `linux-source-6.1`; read to learn the rules, nothing is copied), with its default
@@ -8,9 +8,9 @@
 //! its normalized value × (1 + log₂ min(CPUs, 8)) (`get_update_sysctl_factor`, `update_sysctl`).
 //!
 //! **Weights.** As [`crate::eevdf`]: a task's nice level is its `nice` when given, else the level of
-//! its share ([`share_level`]: share `nice0_share` is nice 0, each factor 1.25 one level), and its
-//! weight is `sched_prio_to_weight` ([`WEIGHTS`], nice 0 = 1024). A task with share 0, or with a
-//! priority below the highest one admitted so far, is `SCHED_IDLE` (weight 3, [`IDLE_WEIGHT`]),
+//! its share ([`crate::linux::share_level`]: share `nice0_share` is nice 0, each factor 1.25 one level), and its
+//! weight is `sched_prio_to_weight` ([`crate::eevdf::WEIGHTS`], nice 0 = 1024). A task with share 0, or with a
+//! priority below the highest one admitted so far, is `SCHED_IDLE` (weight 3, [`crate::eevdf::IDLE_WEIGHT`]),
 //! whatever its `nice`.
 //!
 //! **State.** Per task its virtual runtime `v` (for a running task, at its dispatch) and the CPU
@@ -59,19 +59,21 @@
 //! **Tie-break.** Equal `v` go in the order the tasks joined the queue (`entity_before` is strict,
 //! so the tree puts an equal key to the right).
 //!
-//! **N CPUs.** One global queue, as [`crate::eevdf`] (the per-CPU run queues with wake-up
-//! placement and load balancing are not built). The period and slice are the kernel's for a CPU
-//! whose run queue holds its part of the machine's load: `n` is `⌈n_all / CPUs⌉` and `Σw` is
-//! `Σw_all / CPUs`, so that slice = period(⌈n_all/CPUs⌉) × `w · CPUs / Σw_all`, at most the period
-//! (exactly the kernel's on one CPU). The tunables are scaled by the CPUs the policy is built for.
-//! With affinity, a CPU picks the leftmost task allowed on it; the tick check compares with the
-//! leftmost of the whole queue.
+//! **N CPUs.** As the kernel, a run queue per CPU, each a copy of this policy built for one CPU with
+//! the machine's tunables, balanced by [`crate::percpu`] (wake-up placement, periodic and new-idle
+//! balancing; a task moving keeps its `v` relative to `min_vruntime`, as `dequeue_entity` and
+//! `enqueue_entity` renormalise it): `runqueues = "per-cpu"`, the default. `runqueues = "global"`
+//! keeps one queue for all CPUs instead, with the kernel's period and slice for a CPU whose run
+//! queue holds its part of the machine's load: `n` is `⌈n_all / CPUs⌉` and `Σw` is `Σw_all / CPUs`,
+//! so that slice = period(⌈n_all/CPUs⌉) × `w · CPUs / Σw_all`, at most the period. The tunables
+//! are scaled by the machine's CPUs either way. With affinity and one queue, a CPU picks the
+//! leftmost task allowed on it; the tick check compares with the leftmost of the whole queue.
 //!
 //! **Options.** `latency` (6 ms), `min_granularity` (0.75 ms), `wakeup_granularity` (1 ms), each
 //! before scaling by the factor above; `tick` (1 ms: set it to 1/`hz` of the machine); `nice0_share`
-//! (1).
+//! (1); on N CPUs `runqueues` (`"per-cpu"`), `migration_cost` (0.5 ms) and `seed` (1).
 //!
-//! **Left out.** Per-CPU run queues, `select_task_rq_fair`, load balancing and NUMA; control groups;
+//! **Left out.** NUMA and the rest of what [`crate::percpu`] leaves out; control groups;
 //! `SCHED_BATCH`; bandwidth control; `HRTICK`; the next and last buddies; `child_runs_first`;
 //! PELT load averages; the inverse-weight fixed-point arithmetic of `__calc_delta` (this policy
 //! divides exactly, rounding down); `min_vruntime`'s wrap-around (virtual times are `i64` from 0).
@@ -82,6 +84,7 @@ use std::collections::BTreeSet;
 
 use crate::eevdf::NICE_0;
 use crate::linux::{self, FairMeaning};
+use crate::percpu::{self, Carry, RunQueue};
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
 use crate::{
     clamp_nanos, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
@@ -223,7 +226,7 @@ fn real_of(vd: i64, w: u64) -> Nanos {
 }
 
 impl Cfs {
-    /// A CFS scheduler for `cpus` CPUs (one queue for all).
+    /// A CFS scheduler with one queue for `cpus` CPUs (1 for a per-CPU copy under [`crate::percpu`]).
     pub fn new(cfg: CfsConfig, cpus: usize) -> Self {
         Cfs {
             cfg,
@@ -408,17 +411,38 @@ impl Cfs {
     /// A task of a higher priority than any before makes every task below it `SCHED_IDLE`; task
     /// `t` is taken with parameters `p` (those it is being given).
     fn raise_top(&mut self, t: TaskId, p: &TaskParams, v: &View) {
-        if self.top.is_some_and(|top| top >= p.priority) {
+        self.lift(p.priority, Some((t, p)), v);
+    }
+
+    /// The highest priority is now `top`: every task reweighted, `given` with the parameters it is
+    /// being given, the others with the view's.
+    fn lift(&mut self, top: i32, given: Option<(TaskId, &TaskParams)>, v: &View) {
+        if self.top.is_some_and(|old| old >= top) {
             return;
         }
-        self.top = Some(p.priority);
+        self.top = Some(top);
         for i in 0..self.ents.len() {
             if self.ents[i].live {
                 let x = TaskId(i as u32);
-                let to = self.weight_of(if x == t { p } else { v.params(x) });
+                let p = given.filter(|g| g.0 == x).map_or_else(|| v.params(x), |g| g.1);
+                let to = self.weight_of(p);
                 self.reweight(x, to);
             }
         }
+    }
+
+    /// Forgets `t` as [`Policy::exit`] does: out of the queue, the buddies and the CPUs' resumes.
+    fn forget(&mut self, t: TaskId) {
+        self.remove(t);
+        for r in self.resume.iter_mut().filter(|r| **r == Some(t)) {
+            *r = None;
+        }
+        if self.skip == Some(t) {
+            self.skip = None;
+        }
+        let e = &mut self.ents[t.idx()];
+        e.live = false;
+        e.state = State::Asleep;
     }
 
     /// `pick_next_entity` on `cpu`: the leftmost task allowed there, or the next one if the leftmost
@@ -447,16 +471,7 @@ impl Policy for Cfs {
     }
 
     fn exit(&mut self, t: TaskId, _v: &View) {
-        self.remove(t);
-        for r in self.resume.iter_mut().filter(|r| **r == Some(t)) {
-            *r = None;
-        }
-        if self.skip == Some(t) {
-            self.skip = None;
-        }
-        let e = &mut self.ents[t.idx()];
-        e.live = false;
-        e.state = State::Asleep;
+        self.forget(t);
     }
 
     fn wake(&mut self, t: TaskId, v: &View) {
@@ -580,6 +595,50 @@ impl Policy for Cfs {
     }
 }
 
+impl RunQueue for Cfs {
+    /// A migrating task leaves with its `v` relative to this queue's `min_vruntime`: a queued one as
+    /// `dequeue_entity` without `DEQUEUE_SLEEP` takes it (after `update_curr`), an asleep one as
+    /// `migrate_task_rq_fair` does at its wake-up (the last `min_vruntime`).
+    fn detach(&mut self, t: TaskId, v: &View) -> Carry {
+        let e = &self.ents[t.idx()];
+        check!(e.state != State::Running, "task {t} detached while it runs");
+        let (queued, fresh) = (e.state == State::Queued, e.fresh);
+        if queued {
+            self.update_min_vruntime(v, None);
+        }
+        let rel = self.ents[t.idx()].v.saturating_sub(self.min_vruntime);
+        self.forget(t);
+        if queued {
+            self.update_min_vruntime(v, None);
+        }
+        Carry { fresh, rel, rest: None }
+    }
+
+    /// A migrated task joins at its relative `v` plus this queue's `min_vruntime` (`enqueue_entity`'s
+    /// renormalisation); an asleep one is placed when it wakes.
+    fn attach(&mut self, t: TaskId, p: &TaskParams, c: Carry, v: &View) {
+        slot(&mut self.ents, t);
+        self.raise_top(t, p, v);
+        let (w, idle) = self.weight_of(p);
+        self.update_min_vruntime(v, None);
+        let at = self.min_vruntime.saturating_add(c.rel);
+        self.ents[t.idx()] = Ent { live: true, w, idle, fresh: c.fresh, v: at, ..Ent::default() };
+        if v.state(t) == crate::State::Runnable {
+            self.ents[t.idx()].fresh = false;
+            self.insert(t);
+        }
+    }
+
+    fn load(&self, t: TaskId) -> (u64, bool) {
+        let e = &self.ents[t.idx()];
+        (e.w, e.idle)
+    }
+
+    fn raise_top(&mut self, top: i32, v: &View) {
+        self.lift(top, None, v);
+    }
+}
+
 /// The options of `cfs`, for the registry.
 const OPTIONS: &[OptionDoc] = &[
     opt("latency", "6ms", "sysctl_sched_latency before scaling by 1 + log2 min(CPUs, 8): the period"),
@@ -587,11 +646,21 @@ const OPTIONS: &[OptionDoc] = &[
     opt("wakeup_granularity", "1ms", "sysctl_sched_wakeup_granularity before scaling"),
     opt("tick", "1ms", "the clock tick (TICK_NSEC): preemption is checked on it (set it to 1/hz)"),
     opt("nice0_share", "1", "the share of a nice-0 task"),
+    opt(
+        "runqueues",
+        "\"per-cpu\"",
+        "a run queue per CPU with load balancing (per-cpu), or one for all (global)",
+    ),
+    opt("migration_cost", "0.5ms", "sysctl_sched_migration_cost: a task that ran this recently is cache hot"),
+    opt("seed", "1", "seeds the coin that settles races between CPUs' balancing and switching at one tick"),
 ];
 
 /// The registry's entry of `cfs`.
 pub const ENTRY: Entry =
-    Entry::new("cfs", "cfs.rs", |o, cpus| Ok(Box::new(Cfs::new(CfsConfig::from_options(o, cpus)?, cpus))))
+    Entry::new("cfs", "cfs.rs", |o, cpus| {
+        let cfg = CfsConfig::from_options(o, cpus)?;
+        percpu::build(o, cpus, cfg.tick, |serves| Cfs::new(cfg.clone(), serves))
+    })
         .about("Linux 6.1's fair class (CFS): smallest vruntime first, slices of the latency period by weight, nice from the task's nice or its share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
@@ -632,6 +701,41 @@ mod tests {
 
     fn v_of(p: &Core<Cfs>, t: u32) -> i64 {
         p.policy().ents[t as usize].v
+    }
+
+    #[test]
+    fn a_migrating_task_keeps_its_vruntime_relative_to_min_vruntime() {
+        let mut a = cfs_of(&[nice(0), nice(0)]);
+        let mut now = 0;
+        a.wake(TaskId(0), 0);
+        a.wake(TaskId(1), 0);
+        for _ in 0..4 {
+            run_slice(&mut a, &mut now);
+        }
+        let queued = (0..2).find(|&t| a.policy().ents[t].state == State::Queued).unwrap() as u32;
+        let rel = v_of(&a, queued) - a.policy().min_vruntime;
+        let carry = {
+            let v = a.view().clone();
+            a.policy_mut().detach(TaskId(queued), &v)
+        };
+        assert_eq!(carry, Carry { fresh: false, rel, rest: None });
+        let mut b = cfs_of(&[nice(0), nice(0), nice(0)]);
+        let mut later = 0;
+        b.wake(TaskId(2), 0);
+        for _ in 0..3 {
+            run_slice(&mut b, &mut later);
+        }
+        b.wake(TaskId(queued), later);
+        {
+            let v = b.view().clone();
+            b.policy_mut().exit(TaskId(queued), &v)
+        };
+        {
+            let v = b.view().clone();
+            b.policy_mut().attach(TaskId(queued), &nice(0), carry, &v)
+        };
+        assert_eq!(v_of(&b, queued), b.policy().min_vruntime + rel);
+        assert_eq!(b.policy().ents[queued as usize].state, State::Queued);
     }
 
     #[test]

@@ -49,7 +49,8 @@ pub const MAX_STEPS_PER_INSTANT: usize = 10_000;
 pub struct Core<P: ?Sized + Policy = dyn Policy> {
     name: String,
     notifies: bool,
-    /// One queue for all CPUs (not partitioned): with no affinities, every CPU sees the same tasks.
+    /// One queue for all CPUs ([`Policy::shares_one_queue`]): with no affinities, every CPU sees the
+    /// same tasks.
     global: bool,
     v: View,
     /// CPUs that run nothing and are not about to decide; CPUs never used.
@@ -90,14 +91,13 @@ impl<P: ?Sized + Policy> fmt::Debug for Core<P> {
 
 impl<P: ?Sized + Policy> Core<P> {
     /// A core for `policy`, built for `cpus` CPUs, named `name` in outputs. `notifies` says whether
-    /// the policy may notify (the registry's [`crate::Entry::notifies`]); `global` whether it keeps
-    /// one queue for all CPUs (false for [`crate::partition::Partitioned`]).
-    pub fn new(name: impl Into<String>, policy: Box<P>, cpus: usize, notifies: bool, global: bool) -> Self {
+    /// the policy may notify (the registry's [`crate::Entry::notifies`]).
+    pub fn new(name: impl Into<String>, policy: Box<P>, cpus: usize, notifies: bool) -> Self {
         check!((1..=crate::MAX_CPUS).contains(&cpus), "{cpus} CPUs: a core drives 1 to {}", crate::MAX_CPUS);
         Core {
             name: name.into(),
             notifies,
-            global,
+            global: policy.shares_one_queue(),
             v: View::new(cpus),
             idle: CpuSet::full(cpus),
             offline: CpuSet::default(),

@@ -1,7 +1,7 @@
 //! Linux's fair class as of 6.12, and with `version` the rule changes of later releases up to 6.18:
 //! EEVDF, Earliest Eligible Virtual Deadline First (Stoica and Abdel-Wahab, "Earliest Eligible
 //! Virtual Deadline First: A Flexible and Accurate Mechanism for Proportional Share Resource
-//! Allocation", 1995; in Linux since 6.6), global on N CPUs.
+//! Allocation", 1995; in Linux since 6.6), with a run queue per CPU on N CPUs.
 //!
 //! **Specification.** `kernel/sched/fair.c` and `features.h` of Linux 6.12 (Debian's linux-source
 //! 6.12, 6.12.117, the kernel our guest runs; read to learn the rules, nothing is copied), with its
@@ -101,12 +101,19 @@
 //! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
 //! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
 //! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1), `version`
-//! (`"6.12"`; `"6.14"`, `"6.17"`, `"6.18"`).
+//! (`"6.12"`; `"6.14"`, `"6.17"`, `"6.18"`); on N CPUs `runqueues` (`"per-cpu"`), `migration_cost`
+//! (0.5 ms) and `seed` (1).
 //!
-//! **Left out.** The kernel keeps a run queue per CPU and balances them (wake-up placement,
-//! periodic and idle balancing, NUMA); this policy keeps one queue for all CPUs (`partition =
-//! "affinity"` gives one queue per CPU, never balanced, each built for one CPU: its default base
-//! slice is then 0.7 ms, where the kernel scales it by the machine's CPUs). Also left out: control groups and their
+//! **N CPUs.** As the kernel, a run queue per CPU, each a copy of this policy with its own `V`,
+//! balanced by [`crate::percpu`] (wake-up placement, periodic and new-idle balancing; a task moving
+//! takes its lag and the rest of its request along, `PLACE_REL_DEADLINE`): `runqueues = "per-cpu"`,
+//! the default, with the options `migration_cost` and `seed` of the balancer. `runqueues =
+//! "global"` keeps one queue for all CPUs instead, `V` averaging over every queued and running task
+//! (what this policy did before per-CPU queues). `partition = "affinity"` gives one queue per CPU,
+//! never balanced, each built for one CPU (its default base slice is then 0.7 ms, where the kernel
+//! scales it by the machine's CPUs).
+//!
+//! **Left out.** NUMA and the rest of what [`crate::percpu`] leaves out; control groups and their
 //! hierarchical weights, custom slices (`sched_attr.sched_runtime`, and with them
 //! `PREEMPT_SHORT`), buddies, `SCHED_BATCH`, bandwidth control, and the inverse-weight
 //! fixed-point arithmetic of `__calc_delta` (this policy divides exactly, rounding down). A
@@ -122,6 +129,7 @@
 use std::collections::BTreeSet;
 
 use crate::linux::{self, share_level, FairLevel, FairMeaning};
+use crate::percpu::{self, Carry, RunQueue};
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop, TaskId,
@@ -311,7 +319,7 @@ fn real_of(vd: i64, w: u64) -> Nanos {
 }
 
 impl Eevdf {
-    /// An EEVDF scheduler (one queue for all CPUs; `cfg` says how many it was built for).
+    /// An EEVDF scheduler: one queue, for the CPUs its view has (one per-CPU copy under [`crate::percpu`]).
     pub fn new(cfg: EevdfConfig) -> Self {
         Eevdf {
             cfg,
@@ -463,14 +471,21 @@ impl Eevdf {
     /// A task of a higher priority than any before makes every task below it `SCHED_IDLE`; task
     /// `t` is taken with parameters `p` (those it is being given).
     fn raise_top(&mut self, t: TaskId, p: &TaskParams, v: &View) {
-        if self.top.is_some_and(|top| top >= p.priority) {
+        self.lift(p.priority, Some((t, p)), v);
+    }
+
+    /// The highest priority is now `top`: every task reweighted, `given` with the parameters it is
+    /// being given, the others with the view's.
+    fn lift(&mut self, top: i32, given: Option<(TaskId, &TaskParams)>, v: &View) {
+        if self.top.is_some_and(|old| old >= top) {
             return;
         }
-        self.top = Some(p.priority);
+        self.top = Some(top);
         for i in 0..self.ents.len() {
             if self.ents[i].live {
                 let x = TaskId(i as u32);
-                let to = self.weight_of(if x == t { p } else { v.params(x) });
+                let p = given.filter(|g| g.0 == x).map_or_else(|| v.params(x), |g| g.1);
+                let to = self.weight_of(p);
                 self.reweight(x, to, v);
             }
         }
@@ -714,6 +729,68 @@ impl Policy for Eevdf {
     }
 }
 
+impl RunQueue for Eevdf {
+    /// `dequeue_entity` of a migrating task: a queued one leaves with its lag (`update_entity_lag`) and
+    /// the rest of its request (`PLACE_REL_DEADLINE`); an asleep one with the lag it saved; a delayed
+    /// one (moved by a new affinity) leaves as if picked while delayed.
+    fn detach(&mut self, t: TaskId, v: &View) -> Carry {
+        let e = &self.ents[t.idx()];
+        let carry = match e.state {
+            State::Queued | State::Delayed => {
+                let avg = self.avg(self.totals(v));
+                self.vbase = avg;
+                let lag = self.lag(avg, e.v, e.w);
+                let queued = e.state == State::Queued;
+                let rest = e.deadline.saturating_sub(e.v);
+                self.remove(t);
+                if queued {
+                    Carry { fresh: false, rel: lag, rest: Some(rest) }
+                } else {
+                    Carry { fresh: false, rel: lag.min(0), rest: None }
+                }
+            }
+            State::Asleep => Carry { fresh: e.fresh, rel: e.vlag, rest: None },
+            State::Running => crate::broken(format_args!("task {t} detached while it runs")),
+        };
+        let e = &mut self.ents[t.idx()];
+        e.live = false;
+        e.state = State::Asleep;
+        carry
+    }
+
+    /// `enqueue_entity` of a migrated task: placed with its lag (`place_entity`), its request's rest
+    /// kept; an asleep one keeps its lag for its wake-up.
+    fn attach(&mut self, t: TaskId, p: &TaskParams, c: Carry, v: &View) {
+        slot(&mut self.ents, t);
+        self.raise_top(t, p, v);
+        let (w, idle) = self.weight_of(p);
+        self.ents[t.idx()] = Ent { live: true, w, idle, fresh: c.fresh, vlag: c.rel, ..Ent::default() };
+        if v.state(t) == crate::State::Runnable {
+            self.place(t, v, c.fresh);
+            let e = &mut self.ents[t.idx()];
+            if let Some(rest) = c.rest {
+                e.deadline = e.v.saturating_add(rest);
+            }
+            e.fresh = false;
+            e.state = State::Queued;
+            self.insert(t);
+        }
+    }
+
+    fn load(&self, t: TaskId) -> (u64, bool) {
+        let e = &self.ents[t.idx()];
+        (e.w, e.idle)
+    }
+
+    fn holds(&self, t: TaskId) -> bool {
+        self.ents.get(t.idx()).is_some_and(|e| e.state == State::Delayed)
+    }
+
+    fn raise_top(&mut self, top: i32, v: &View) {
+        self.lift(top, None, v);
+    }
+}
+
 /// The options of `eevdf`, for the registry.
 const OPTIONS: &[OptionDoc] = &[
     opt("base_slice", "0.7ms × (1 + log2 min(CPUs, 8))", "each task's request (sysctl_sched_base_slice)"),
@@ -724,11 +801,21 @@ const OPTIONS: &[OptionDoc] = &[
     opt("delay_dequeue", "true", "DELAY_DEQUEUE (with DELAY_ZERO)"),
     opt("nice0_share", "1", "the share of a nice-0 task"),
     opt("version", "\"6.12\"", "the kernel release whose rules apply: 6.12, 6.14, 6.17 or 6.18"),
+    opt(
+        "runqueues",
+        "\"per-cpu\"",
+        "a run queue per CPU with load balancing (per-cpu), or one for all (global)",
+    ),
+    opt("migration_cost", "0.5ms", "sysctl_sched_migration_cost: a task that ran this recently is cache hot"),
+    opt("seed", "1", "seeds the coin that settles races between CPUs' balancing and switching at one tick"),
 ];
 
 /// The registry's entry of `eevdf`.
 pub const ENTRY: Entry =
-    Entry::new("eevdf", "eevdf.rs", |o, cpus| Ok(Box::new(Eevdf::new(EevdfConfig::from_options(o, cpus)?))))
+    Entry::new("eevdf", "eevdf.rs", |o, cpus| {
+        let cfg = EevdfConfig::from_options(o, cpus)?;
+        percpu::build(o, cpus, cfg.tick, |_| Eevdf::new(cfg.clone()))
+    })
         .about("Linux's fair class, 6.12 to 6.18 (`version`): earliest eligible virtual deadline first, nice from the share")
         .options(OPTIONS)
         .kernel_weights(&[("nice0_share", 100)])
@@ -766,6 +853,47 @@ mod tests {
         *now += s;
         p.stop(d.task, s, Stop::SliceEnd, *now);
         (d.task, s)
+    }
+
+    #[test]
+    fn a_migrating_task_keeps_its_lag_and_the_rest_of_its_request() {
+        // Two tasks on one queue: task 0 runs 1 ms, so task 1 (queued) is owed lag. Moved to another
+        // queue (where task 2 runs alone), task 1 leaves with V − v and d − v and joins at V' − lag·(W +
+        // w)/W with the same rest of its request (PLACE_REL_DEADLINE).
+        let mut a = eevdf(&[1, 1], hr());
+        a.wake(TaskId(0), 0);
+        a.wake(TaskId(1), 0);
+        let d = a.pick(0, 0).unwrap();
+        assert_eq!(d.task, TaskId(0));
+        a.stop(TaskId(0), MS, Stop::Preempted, MS);
+        let (v1, d1) = (a.policy().ents[1].v, a.policy().ents[1].deadline);
+        let avg = a.policy().avg(a.policy().totals(a.view()));
+        let carry = {
+            let v = a.view().clone();
+            a.policy_mut().detach(TaskId(1), &v)
+        };
+        assert_eq!(carry, Carry { fresh: false, rel: avg - v1, rest: Some(d1 - v1) });
+        assert!(carry.rel > 0, "task 1 is owed time");
+        let mut b = eevdf(&[1, 1, 1], hr());
+        b.wake(TaskId(2), 0);
+        b.pick(0, 0).unwrap();
+        b.stop(TaskId(2), 3 * MS, Stop::Preempted, 3 * MS);
+        b.pick(0, 3 * MS).unwrap();
+        b.wake(TaskId(1), 3 * MS); // the view shows it runnable, as the balancer's attach has it
+        {
+            let v = b.view().clone();
+            b.policy_mut().exit(TaskId(1), &v)
+        };
+        let vb = b.policy().avg(b.policy().totals(b.view()));
+        {
+            let v = b.view().clone();
+            b.policy_mut().attach(TaskId(1), &TaskParams::default(), carry, &v)
+        };
+        let e = &b.policy().ents[1];
+        // W = 1024 (task 2, running), w = 1024: the lag doubles as it joins.
+        assert_eq!(e.v, vb - 2 * carry.rel);
+        assert_eq!(e.deadline - e.v, d1 - v1);
+        assert_eq!(e.state, State::Queued);
     }
 
     #[test]

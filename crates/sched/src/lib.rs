@@ -74,7 +74,9 @@
 //! `pick_next(cpu)` returns a runnable task the affinity allows there, and not one it returned for
 //! another CPU without a stop in between.
 //!
-//! Global policies keep one queue for all CPUs; [`partition::Partitioned`] runs one uniprocessor copy
+//! Global policies keep one queue for all CPUs; Linux's fair classes (`eevdf`, `cfs`) keep one per CPU
+//! as the kernel does, balanced by [`percpu::PerCpu`] (a policy that can move tasks between its copies
+//! implements [`percpu::RunQueue`]); [`partition::Partitioned`] runs one uniprocessor copy
 //! per CPU for tasks bound to one CPU each (`partition = "affinity"`, or `"ffd"`: first fit by
 //! decreasing utilisation, as SimSo's P_EDF). Proportional share on N CPUs readjusts weights that
 //! exceed what one CPU can give ([`fair`], Chandra et al. 2000), and SMART checks its working schedule
@@ -115,8 +117,9 @@
 //!
 //! ## Where it is weak
 //!
-//! * No load balancing beyond what a global queue gives: a partitioned policy never moves a task, and
-//!   nothing models caches shared between CPUs (a migration has one fixed cost, set by the driver).
+//! * Load balancing is Linux's fair class's alone ([`percpu`], one scheduling domain, loads without
+//!   PELT); the other policies keep one global queue or, partitioned, never move a task, and nothing
+//!   models caches shared between CPUs (a migration has one fixed cost, set by the driver).
 //! * Virtual time is kept in `f64` nanoseconds-per-share. It is exact enough for runs of days (53 bits),
 //!   and deterministic, but not bit-identical to an integer implementation.
 //! * No policy uses [`Policy::tick`] yet: SVR4's time sharing counts its quantum in billed time and
@@ -156,6 +159,8 @@ pub mod linux;
 pub mod linux24;
 pub mod lottery;
 pub mod partition;
+mod parts;
+pub mod percpu;
 pub mod registry;
 pub mod smart;
 pub mod stack;
@@ -448,6 +453,12 @@ pub trait Policy {
     fn uses_tick(&self) -> bool {
         false
     }
+    /// Whether every CPU picks from the same tasks (one queue for all), so that an idle CPU that finds
+    /// nothing to run speaks for every idle CPU a task may use. `false` for a policy that keeps a queue
+    /// per CPU ([`partition::Partitioned`], [`percpu::PerCpu`]): each idle CPU is asked in turn.
+    fn shares_one_queue(&self) -> bool {
+        true
+    }
     /// `t` just woke and the CPUs in `idle` (ascending, all allowed to it, at least one) have nothing
     /// to run: the one to offer it. The default, as Linux's `select_cpu_dfl`: the CPU it last ran on
     /// (`prev`) if idle, else the lowest-numbered idle CPU.
@@ -556,7 +567,7 @@ impl Ord for Ord64 {
 /// A core around a policy of a known type, for the policies' unit tests (notifications allowed).
 #[cfg(test)]
 pub(crate) fn test_core<P: Policy>(p: P, cpus: usize) -> Core<P> {
-    Core::new("test", Box::new(p), cpus, true, true)
+    Core::new("test", Box::new(p), cpus, true)
 }
 
 /// Grow a per-task vector so that index `t` exists.

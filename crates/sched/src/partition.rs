@@ -1,9 +1,8 @@
 //! Partitioned scheduling: each task is bound to one CPU and each CPU runs its own uniprocessor copy
 //! of a policy (partitioned EDF, partitioned fixed priority, ... as SimSo's `PartitionedScheduler`).
 //!
-//! **State.** One inner policy per CPU, built for one CPU; each task's home CPU (the first CPU of its
-//! affinity) and its id inside that CPU's policy (dense per CPU, so an inner policy's per-task vectors
-//! hold only its own tasks).
+//! **State.** One inner policy per CPU, built for one CPU, each with its own tasks (`parts.rs`);
+//! each task's home CPU is the first CPU of its affinity.
 //!
 //! **Events.** Every call about a task goes to its home CPU's policy; `pick_next(cpu)` asks that CPU's
 //! policy; a wake-up can only preempt the task running on its home CPU.
@@ -18,143 +17,76 @@
 //! **Where it is weak.** No migration ever: a CPU may idle while another has a queue (that is what
 //! partitioning means), and a task whose affinity names several CPUs is bound to the first of them.
 
+use crate::parts::Parts;
 use crate::{
     Availability, CpuId, Dispatch, Nanos, Notification, Policy, Running, Stop, TaskId, TaskParams,
     TimeConstraint, View,
 };
 
-/// Where a task lives.
-#[derive(Copy, Clone, Debug)]
-struct Home {
-    cpu: CpuId,
-    local: TaskId,
-}
-
-/// One CPU's own policy and its view of its own tasks, by local id.
-struct Part {
-    policy: Box<dyn Policy>,
-    view: View,
-    /// Global ids by local id, and local ids free for reuse.
-    global: Vec<TaskId>,
-    free: Vec<TaskId>,
-}
-
-/// A partitioned policy: one uniprocessor policy per CPU.
+/// A partitioned policy: one uniprocessor policy per CPU (`parts.rs`), each task held by the
+/// CPU of its affinity for good.
 pub struct Partitioned {
-    parts: Vec<Part>,
-    /// Per global task id: its home, while admitted.
-    home: Vec<Option<Home>>,
-    notes: Vec<Notification>,
-    /// The time the per-CPU views were last brought to.
-    now: Nanos,
+    parts: Parts<dyn Policy>,
 }
 
 impl Partitioned {
     /// Partitioned scheduling over `inner.len()` CPUs, `inner[k]` being CPU `k`'s policy (built for one
     /// CPU).
     pub fn new(inner: Vec<Box<dyn Policy>>) -> Self {
-        assert!(!inner.is_empty());
-        let parts = inner
-            .into_iter()
-            .map(|policy| Part { policy, view: View::new(1), global: Vec::new(), free: Vec::new() })
-            .collect();
-        Partitioned { parts, home: Vec::new(), notes: Vec::new(), now: 0 }
-    }
-
-    fn home(&self, t: TaskId) -> Home {
-        self.home[t.idx()].expect("a task admitted to the partitioned policy")
+        Partitioned { parts: Parts::new(inner) }
     }
 
     /// The home CPU of `t`, if it was admitted.
     pub fn cpu_of(&self, t: TaskId) -> Option<CpuId> {
-        self.home.get(t.idx()).copied().flatten().map(|h| h.cpu)
-    }
-
-    /// Brings every CPU's view to the time of `v` (the policies' `&self` answers read it).
-    fn sync(&mut self, v: &View) {
-        if self.now != v.now() {
-            self.now = v.now();
-            for p in &mut self.parts {
-                p.view.set_now(v.now());
-            }
-        }
-    }
-
-    /// `t`'s CPU (its part, brought to the time of `v`) and its local id.
-    fn part(&mut self, t: TaskId, v: &View) -> (&mut Part, TaskId) {
-        self.sync(v);
-        let h = self.home(t);
-        (&mut self.parts[h.cpu as usize], h.local)
-    }
-
-    fn local_params(p: &TaskParams) -> TaskParams {
-        TaskParams { cpus: None, ..p.clone() }
-    }
-
-    fn globalize(&mut self, cpu: usize, local: &mut Vec<Notification>) {
-        for n in local.drain(..) {
-            self.notes.push(Notification { task: self.parts[cpu].global[n.task.idx()], ..n });
-        }
+        self.parts.cpu_of(t)
     }
 }
 
 impl Policy for Partitioned {
     fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
-        self.sync(v);
-        let cpu =
-            p.cpus.as_ref().and_then(|c| c.first().copied()).unwrap_or(0).min(self.parts.len() as u32 - 1);
-        let part = &mut self.parts[cpu as usize];
-        let local = part.free.pop().unwrap_or(TaskId(part.global.len() as u32));
-        if local.idx() == part.global.len() {
-            part.global.push(t);
-        } else {
-            part.global[local.idx()] = t;
-        }
-        *crate::slot(&mut self.home, t) = Some(Home { cpu, local });
-        let lp = Self::local_params(p);
-        part.view.admit(local, &lp);
-        part.policy.admit(local, &lp, &part.view);
+        self.parts.sync(v);
+        let last = self.parts.len() as CpuId - 1;
+        let cpu = p.cpus.as_ref().and_then(|c| c.first().copied()).unwrap_or(0).min(last);
+        let local = self.parts.place(cpu, t, p);
+        let part = self.parts.cpu_mut(cpu);
+        part.policy.admit(local, &Parts::<dyn Policy>::local_params(p), &part.view);
     }
 
     fn exit(&mut self, t: TaskId, v: &View) {
-        let h = self.home(t);
-        let (part, local) = self.part(t, v);
+        let (part, local) = self.parts.of(t, v);
         part.policy.exit(local, &part.view);
-        part.view.exit(local);
-        // Notifications about it that the inner policy still holds are moved out first (with the
-        // right id), then its local id can be reused.
-        let mut local_notes = Vec::new();
-        part.policy.take_notifications(&mut local_notes);
-        self.globalize(h.cpu as usize, &mut local_notes);
-        self.parts[h.cpu as usize].free.push(h.local);
-        self.home[t.idx()] = None;
+        self.parts.unplace(t);
     }
 
     fn wake(&mut self, t: TaskId, v: &View) {
-        let (part, local) = self.part(t, v);
+        let (part, local) = self.parts.of(t, v);
         part.view.wake(local);
         part.policy.wake(local, &part.view);
     }
 
     fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
-        debug_assert_eq!(cpu, self.home(t).cpu, "a partitioned task ran away from its CPU");
-        let (part, local) = self.part(t, v);
+        debug_assert_eq!(Some(cpu), self.parts.cpu_of(t), "a partitioned task ran away from its CPU");
+        let (part, local) = self.parts.of(t, v);
         part.view.stop(local, charged, why != Stop::Blocked);
         part.policy.stop(local, 0, charged, why, &part.view);
     }
 
     fn tick(&mut self, cpu: CpuId, v: &View) -> bool {
-        self.sync(v);
-        let part = &mut self.parts[cpu as usize];
+        self.parts.sync(v);
+        let part = self.parts.cpu_mut(cpu);
         part.policy.tick(0, &part.view)
     }
 
     fn uses_tick(&self) -> bool {
-        self.parts[0].policy.uses_tick()
+        self.parts.cpu(0).policy.uses_tick()
+    }
+
+    fn shares_one_queue(&self) -> bool {
+        false
     }
 
     fn select_cpu(&self, t: TaskId, _prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
-        let home = self.home(t).cpu;
+        let home = self.parts.home(t).cpu;
         if idle.contains(&home) {
             home
         } else {
@@ -169,81 +101,56 @@ impl Policy for Partitioned {
         running: &Running,
         _v: &View,
     ) -> Option<CpuId> {
-        let h = self.home(woken);
+        let h = self.parts.home(woken);
         let &(cpu, r) = running.iter().find(|(c, _)| *c == h.cpu)?;
-        let part = &self.parts[cpu as usize];
-        part.policy.preempt_for(h.local, Some(0), &[(0, self.home(r).local)], &part.view).map(|_| cpu)
+        let part = self.parts.cpu(cpu);
+        part.policy.preempt_for(h.local, Some(0), &[(0, self.parts.home(r).local)], &part.view).map(|_| cpu)
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        self.sync(v);
-        let part = &mut self.parts[cpu as usize];
+        self.parts.sync(v);
+        let part = self.parts.cpu_mut(cpu);
         let d = part.policy.pick_next(0, &part.view)?;
         part.view.dispatch(d.task, 0);
-        Some(Dispatch { task: part.global[d.task.idx()], ..d })
+        Some(Dispatch { task: self.parts.global(cpu, d.task), ..d })
     }
 
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
-        let (part, local) = self.part(t, v);
+        let (part, local) = self.parts.of(t, v);
         part.policy.set_time_constraint(local, c, &part.view);
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         // A new affinity does not move a partitioned task: it is bound at admission.
-        let lp = Self::local_params(p);
-        let (part, local) = self.part(t, v);
+        let lp = Parts::<dyn Policy>::local_params(p);
+        let (part, local) = self.parts.of(t, v);
         part.policy.set_params(local, &lp, &part.view);
         part.view.set_params(local, &lp);
     }
 
     fn interact(&mut self, t: TaskId, v: &View) {
-        let (part, local) = self.part(t, v);
+        let (part, local) = self.parts.of(t, v);
         part.policy.interact(local, &part.view);
     }
 
     fn availability(&self, t: TaskId, v: &View) -> Availability {
-        let h = self.home(t);
-        let part = &self.parts[h.cpu as usize];
-        let mut view = part.view.clone();
-        view.set_now(v.now());
-        part.policy.availability(h.local, &view)
+        self.parts.availability(t, v)
     }
 
     fn take_notifications(&mut self, out: &mut Vec<Notification>) {
-        let mut local = Vec::new();
-        for cpu in 0..self.parts.len() {
-            self.parts[cpu].policy.take_notifications(&mut local);
-            self.globalize(cpu, &mut local);
-        }
-        out.append(&mut self.notes);
+        self.parts.take_notifications(out);
     }
 
     fn next_timer(&self) -> Option<Nanos> {
-        self.parts.iter().filter_map(|p| p.policy.next_timer()).min()
+        self.parts.next_timer()
     }
 
     fn timer(&mut self, v: &View) -> bool {
-        self.sync(v);
-        let mut resched = false;
-        for p in &mut self.parts {
-            if p.policy.next_timer().is_some_and(|t| t <= v.now()) {
-                resched |= p.policy.timer(&p.view);
-            }
-        }
-        resched
+        self.parts.timer(v)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut sum: Vec<(&'static str, u64)> = Vec::new();
-        for p in &self.parts {
-            for (k, v) in p.policy.counters() {
-                match sum.iter_mut().find(|(x, _)| *x == k) {
-                    Some(e) => e.1 += v,
-                    None => sum.push((k, v)),
-                }
-            }
-        }
-        sum
+        self.parts.counters()
     }
 }
 

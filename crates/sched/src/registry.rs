@@ -362,7 +362,7 @@ pub fn build(name: &str, opts: &Options, cpus: usize) -> Result<Core, PolicyErro
     })?;
     o.note("partition");
     let core = match part {
-        Partition::Global => Core::new(name, (e.build)(&mut o, cpus)?, cpus, e.notifies, true),
+        Partition::Global => Core::new(name, (e.build)(&mut o, cpus)?, cpus, e.notifies),
         Partition::Affinity | Partition::Ffd => {
             // Each CPU gets its own uniprocessor copy, built from the same options.
             let mut inner = Vec::with_capacity(cpus);
@@ -372,7 +372,7 @@ pub fn build(name: &str, opts: &Options, cpus: usize) -> Result<Core, PolicyErro
                 o.used.extend(oi.used);
             }
             let p: Box<dyn Policy> = Box::new(Partitioned::new(inner));
-            Core::new(format!("{name} (partitioned)"), p, cpus, e.notifies, false)
+            Core::new(format!("{name} (partitioned)"), p, cpus, e.notifies)
         }
     };
     o.finish()?;

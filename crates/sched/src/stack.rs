@@ -461,6 +461,11 @@ impl Stack {
         };
         let cut = cap.is_some_and(|c| d.slice.is_none_or(|s| c < s));
         self.on_cpu[cpu as usize] = Some(OnCpu { layer: l as u8, cut, boosted });
+        for (k, other) in self.layers.iter_mut().enumerate() {
+            if k != l {
+                other.view.set_taken(cpu, true);
+            }
+        }
         if boosted {
             self.boosts += 1;
         }
@@ -521,6 +526,11 @@ impl Policy for Stack {
         self.sync(v);
         let l = self.layer(t);
         let on = self.on_cpu[cpu as usize].take().unwrap_or_default();
+        for (k, other) in self.layers.iter_mut().enumerate() {
+            if k != l {
+                other.view.set_taken(cpu, false);
+            }
+        }
         // What was billed counts in this period, up to the time since it began (a run across the
         // period's start counts in the old one only for the rest).
         let now = self.now;
@@ -556,6 +566,10 @@ impl Policy for Stack {
 
     fn uses_tick(&self) -> bool {
         self.layers.iter().any(|l| l.policy.uses_tick())
+    }
+
+    fn shares_one_queue(&self) -> bool {
+        self.layers.iter().all(|l| l.policy.shares_one_queue())
     }
 
     fn select_cpu(&self, t: TaskId, prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
@@ -803,8 +817,11 @@ mod tests {
     #[test]
     fn within_a_class_the_class_decides_and_sees_only_its_own_tasks() {
         // Two fair tasks beside a real-time one on two CPUs: EEVDF's sums hold its two tasks only (the
-        // real-time task running on the other CPU is not a member of its queue).
-        let mut c = stack(&["fifo", "eevdf"], &[OFF], 2).unwrap();
+        // real-time task running on the other CPU is not a member of its queue). One fair queue for both
+        // CPUs, so that the two fair tasks meet on CPU 1.
+        let mut fair = Options::new();
+        fair.insert("runqueues".into(), OptValue::Str("global".into()));
+        let mut c = stack(&["fifo", "eevdf"], &[OFF, ("eevdf", OptValue::Table(fair))], 2).unwrap();
         c.admit(TaskId(0), &task(Some("fifo"), 3), 0);
         c.admit(TaskId(1), &task(None, 0), 0);
         c.admit(TaskId(2), &task(None, 0), 0);
@@ -819,6 +836,25 @@ mod tests {
         let p = c.policy();
         // A woken fair task cannot take the real-time task's CPU.
         assert_eq!(p.preempt_for(TaskId(1), Some(0), &[(0, TaskId(0))], c.view()), None);
+    }
+
+    #[test]
+    fn a_fair_task_queued_behind_a_real_time_task_is_pulled_by_the_idle_cpu() {
+        // Per-CPU fair run queues under a stack: the fair task, placed on CPU 0 before anything runs, waits
+        // there behind the real-time task; CPU 1, about to idle, pulls it (the real-time task counts in
+        // CPU 0's runnable tasks, as `sum_nr_running` counts every class). Woken again while the real-time
+        // task runs on CPU 0, the fair task is not placed there.
+        let mut c = stack(&["fifo", "eevdf"], &[OFF], 2).unwrap();
+        c.admit(TaskId(0), &task(Some("fifo"), 3), 0);
+        c.admit(TaskId(1), &task(None, 0), 0);
+        c.wake(TaskId(0), 0);
+        c.wake(TaskId(1), 0);
+        assert_eq!(c.pick(0, 0).unwrap().task, TaskId(0));
+        assert_eq!(c.pick(1, 0).unwrap().task, TaskId(1), "pulled from CPU 0");
+        c.stop(TaskId(1), MS, Stop::Blocked, MS);
+        c.wake(TaskId(1), 2 * MS);
+        assert_eq!(c.pick(1, 2 * MS).unwrap().task, TaskId(1));
+        assert!(c.counters().contains(&("newidle_pulls", 1)), "{:?}", c.counters());
     }
 
     #[test]

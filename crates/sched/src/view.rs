@@ -52,6 +52,8 @@ pub struct View {
     /// Per CPU: the task dispatched there and not stopped, and when it was dispatched.
     running: Vec<Option<TaskId>>,
     since: Vec<Nanos>,
+    /// Per CPU: it runs a task this view does not show (a higher class's, under a class stack).
+    taken: Vec<bool>,
     /// Tasks admitted and not exited, and of them those runnable (not running).
     live: usize,
     runnable: usize,
@@ -67,6 +69,7 @@ impl View {
             tasks: Vec::new(),
             running: vec![None; cpus],
             since: vec![0; cpus],
+            taken: vec![false; cpus],
             live: 0,
             runnable: 0,
             track_usage: true,
@@ -113,6 +116,13 @@ impl View {
     #[inline]
     pub fn running(&self, cpu: CpuId) -> Option<TaskId> {
         self.running[cpu as usize]
+    }
+
+    /// Whether `cpu` runs a task this view does not show: under a class stack ([`crate::stack`]), a
+    /// task of another class; never in the core's own view.
+    #[inline]
+    pub fn taken(&self, cpu: CpuId) -> bool {
+        self.taken[cpu as usize]
     }
 
     /// When the task running on `cpu` was dispatched there.
@@ -267,6 +277,11 @@ impl View {
         self.runnable -= 1;
         self.running[c] = Some(t);
         self.since[c] = self.now;
+    }
+
+    /// `cpu` runs (`true`) or no longer runs a task this view does not show ([`View::taken`]).
+    pub(crate) fn set_taken(&mut self, cpu: CpuId, taken: bool) {
+        self.taken[cpu as usize] = taken;
     }
 
     /// New parameters for `t`.

@@ -64,6 +64,9 @@ impl Policy for Spy {
     fn uses_tick(&self) -> bool {
         self.inner.uses_tick()
     }
+    fn shares_one_queue(&self) -> bool {
+        self.inner.shares_one_queue()
+    }
     fn select_cpu(&self, t: TaskId, prev: Option<CpuId>, idle: &[CpuId], v: &View) -> CpuId {
         self.inner.select_cpu(t, prev, idle, v)
     }
@@ -111,7 +114,7 @@ fn core_of(e: &Entry, partitioned: bool, cpus: usize, told: &Rc<RefCell<Told>>) 
         build(cpus)
     };
     let spy: Box<dyn Policy> = Box::new(Spy { inner, told: Rc::clone(told) });
-    Core::new(e.name, spy, cpus, e.notifies, !partitioned)
+    Core::new(e.name, spy, cpus, e.notifies)
 }
 
 /// Drives entry `e` for `steps` happenings from `seed`; checks everything the module documentation
