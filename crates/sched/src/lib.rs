@@ -70,7 +70,11 @@
 //! affinity ([`TaskParams::cpus`]); wake-ups; for a woken task, the idle CPUs it may use
 //! ([`Policy::select_cpu`]) or else the CPUs it may use that run something, with what they run
 //! ([`Policy::preempt_for`]); a request for work from one CPU ([`Policy::pick_next`]); every stop with
-//! its CPU. What the core guarantees and checks is in [`core`]. What a policy guarantees:
+//! its CPU. A policy that plans the placement of an instant as a whole rather than per woken task
+//! realises it by kicking the CPUs that must decide again ([`Policy::kick`], sched_ext's
+//! `scx_bpf_kick_cpu`), which the core asks for once every other decision of the instant is made;
+//! a policy that does not kick (the default) is driven exactly as before there were kicks. What the
+//! core guarantees and checks is in [`core`]. What a policy guarantees:
 //! `pick_next(cpu)` returns a runnable task the affinity allows there, and not one it returned for
 //! another CPU without a stop in between.
 //!
@@ -483,6 +487,16 @@ pub trait Policy {
     /// Called at (or after) [`Policy::next_timer`]; `true` asks the driver to reschedule every CPU.
     fn timer(&mut self, _v: &View) -> bool {
         false
+    }
+    /// A CPU that must decide again now, as sched_ext's `scx_bpf_kick_cpu` (with `SCX_KICK_PREEMPT`
+    /// when it runs a task): asked by the core once every other decision of the instant is made, and
+    /// again after each decision it causes, until `None` (the default: a policy that places each
+    /// woken task through [`select_cpu`](Policy::select_cpu) and
+    /// [`preempt_for`](Policy::preempt_for) never kicks). For a policy that plans the placement of an
+    /// instant as a whole; it must kick only a CPU where a decision changes something, or the core
+    /// reports that it did not settle.
+    fn kick(&mut self, _v: &View) -> Option<CpuId> {
+        None
     }
     /// The policy's own counters (the core counts decisions), for statistics.
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -233,6 +233,12 @@ impl Policy for Partitioned {
         resched
     }
 
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.sync(v);
+        let kicked = self.parts.iter_mut().position(|p| p.policy.kick(&p.view).is_some())?;
+        Some(kicked as CpuId)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut sum: Vec<(&'static str, u64)> = Vec::new();
         for p in &self.parts {

@@ -96,6 +96,9 @@ impl Policy for Spy {
     fn timer(&mut self, v: &View) -> bool {
         self.inner.timer(v)
     }
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.inner.kick(v)
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.inner.counters()
     }
