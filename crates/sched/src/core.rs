@@ -591,7 +591,7 @@ impl<P: ?Sized + Policy> Core<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Running, TaskId};
+    use crate::{settle, Running, TaskId};
 
     /// A policy that plans which task each CPU runs (`want`) and realises it by kicks alone;
     /// `restless`: it kicks CPU 0 whatever runs there.
@@ -635,21 +635,6 @@ mod tests {
                 v.running(c) != w && w.is_none_or(|t| self.queued.contains(&t))
             })
         }
-    }
-
-    /// Decides as a driver does: each CPU the core names stops what it runs and picks. Returns
-    /// the CPUs in the order they decided.
-    fn settle(core: &mut Core<Planner>, now: Nanos) -> Vec<CpuId> {
-        let mut decided = Vec::new();
-        while let Some(c) = core.next_decision() {
-            core.clear_request(c);
-            if let Some(t) = core.view().running(c) {
-                core.stop(t, 0, Stop::Preempted, now);
-            }
-            core.pick(c, now);
-            decided.push(c);
-        }
-        decided
     }
 
     #[test]

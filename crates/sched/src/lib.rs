@@ -71,9 +71,10 @@
 //! ([`Policy::select_cpu`]) or else the CPUs it may use that run something, with what they run
 //! ([`Policy::preempt_for`]); a request for work from one CPU ([`Policy::pick_next`]); every stop with
 //! its CPU. A policy that plans the placement of an instant as a whole rather than per woken task
-//! realises it by kicking the CPUs that must decide again ([`Policy::kick`], sched_ext's
-//! `scx_bpf_kick_cpu`), which the core asks for once every other decision of the instant is made;
-//! a policy that does not kick (the default) is driven exactly as before there were kicks. What the
+//! (`edf`, `fifo` and `rr` with `ties = "task"`, which replay SimSo's dispatcher) realises it by
+//! kicking the CPUs that must decide again ([`Policy::kick`], sched_ext's `scx_bpf_kick_cpu`),
+//! which the core asks for once every other decision of the instant is made; a policy that does
+//! not kick (the default) is driven exactly as before there were kicks. What the
 //! core guarantees and checks is in [`core`]. What a policy guarantees:
 //! `pick_next(cpu)` returns a runnable task the affinity allows there, and not one it returned for
 //! another CPU without a stop in between.
@@ -161,6 +162,7 @@ pub mod linux24;
 pub mod lottery;
 pub mod partition;
 pub mod registry;
+mod simso;
 pub mod smart;
 pub mod stack;
 pub mod svr4_rt;
@@ -571,6 +573,23 @@ impl Ord for Ord64 {
 #[cfg(test)]
 pub(crate) fn test_core<P: Policy>(p: P, cpus: usize) -> Core<P> {
     Core::new("test", Box::new(p), cpus, true, true)
+}
+
+/// Makes the decisions of an instant at `now` as a driver does, for unit tests: each CPU the core
+/// names stops what it runs (`Preempted`, billed 0) and picks. Returns the CPUs in the order they
+/// decided.
+#[cfg(test)]
+pub(crate) fn settle<P: ?Sized + Policy>(core: &mut Core<P>, now: Nanos) -> Vec<CpuId> {
+    let mut decided = Vec::new();
+    while let Some(c) = core.next_decision() {
+        core.clear_request(c);
+        if let Some(t) = core.view().running(c) {
+            core.stop(t, 0, Stop::Preempted, now);
+        }
+        core.pick(c, now);
+        decided.push(c);
+    }
+    decided
 }
 
 /// Grow a per-task vector so that index `t` exists.
