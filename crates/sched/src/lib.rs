@@ -53,7 +53,7 @@
 //! | `eevdf` | virtual deadline, among eligible tasks | the order they joined the queue, every stop joining behind its equals (Linux's tree puts an equal key to the right) |
 //! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
-//! | `edf`, `fifo`, `rr` with `ties = "task"` | as above | task number, as SimSo's global `EDF` and `RM`; a CPU asked to decide again keeps its task unless a strictly better one waits |
+//! | `edf`, `fifo`, `rr` with `ties = "task"` | as above | as SimSo 0.8.5's global `EDF` (task number) and `RM` (its ready list: a woken or preempted job at the back), each job placed where SimSo's dispatcher places it (`simso.rs`): every job agrees with SimSo's on 1 to 8 CPUs (`scripts/simso-check --periods ms`, 2026-11-27), except under `RM` with jobs aborted at their deadlines (SimSo's own issue) |
 //! | `rt` | priority | queue order, as `fifo` and `rr` (SCHED_FIFO and SCHED_RR tasks share one queue per priority) |
 //! | `svr4-ts` | level | queue order, as `ts` |
 //! | `svr4-rt`, `sys` | priority | queue order: woken or expired at the back, preempted at the front |
