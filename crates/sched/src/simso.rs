@@ -25,7 +25,8 @@
 //! with its successor already released; the release, deadline, period and estimate of each). Two
 //! things SimSo does that a policy does not see are inferred: the releases of a task busy with a
 //! late job (periodic, from the period of its constraint: each release posts the next one in
-//! SimPy's order) and whether a job that ended at its deadline was aborted (it ran less than its
+//! SimPy's order, also at an instant at which nothing reaches the policy, caught up with at the
+//! next call) and whether a job that ended at its deadline was aborted (it ran less than its
 //! estimate).
 //!
 //! **Where it departs from SimSo, on purpose.** When SimSo aborts a job that waits
@@ -37,9 +38,11 @@
 //! decision places the best job that may go somewhere (without affinities, when the best may not,
 //! none may); a task that yields or uses up its slice (`rr`, and tasks without a time constraint
 //! under `edf`, which take turns) goes back among the waiting jobs and its CPU decides; a task that
-//! exits leaves its CPU, which decides; a CPU still idle at the end of an instant while a job that
-//! may run there waits decides, once per such job (never the case in SimSo, where every CPU that
-//! becomes free has its event).
+//! exits after its last job has ended changes nothing (SimSo's tasks never exit), one taken off
+//! its CPU otherwise leaves it to decide, and a task number given again at the instant its task
+//! exited starts a new task once the old one's events are settled; a CPU still idle at the end of
+//! an instant while a job that may run there waits decides, once per such job (never the case in
+//! SimSo, where every CPU that becomes free has its event).
 //!
 //! **Where it is weak.** It assumes what SimSo simulates: periodic tasks whose jobs are released
 //! every period from their first release, exact execution times, no overheads. The first release
@@ -234,6 +237,15 @@ enum Event {
     Requeued(TaskId, CpuId),
     /// It is gone.
     Exited(TaskId),
+}
+
+impl Event {
+    fn task(self) -> TaskId {
+        match self {
+            Event::Woke(t) | Event::Requeued(t, _) | Event::Exited(t) => t,
+            Event::Ended { task, .. } => task,
+        }
+    }
 }
 
 /// SimSo's dispatcher beside a policy: told what the policy is told, it answers what the policy
@@ -504,22 +516,22 @@ impl Model {
         }
     }
 
-    fn may_run(&self, t: TaskId, v: &View) -> bool {
-        self.tasks.get(t.idx()).is_some_and(|k| k.live)
-            && matches!(v.state(t), State::Runnable | State::Running(_))
+    /// Whether `t` may be placed: it lives and is not blocked (as the policy was told).
+    fn may_run(&self, t: TaskId, inst: &Instant<'_>) -> bool {
+        self.tasks.get(t.idx()).is_some_and(|k| k.live) && inst.awake(t)
     }
 
     /// SimSo's `schedule(cpu)`: the best waiting job, and where it goes, if anywhere. With
     /// affinities (SimSo has none) the best job that may go somewhere: without them, if the best
     /// job may not, no job may.
-    fn schedule(&mut self, rule: Rule, cpu: CpuId, v: &View) -> Option<(JobRef, CpuId)> {
+    fn schedule(&mut self, rule: Rule, cpu: CpuId, inst: &Instant<'_>, v: &View) -> Option<(JobRef, CpuId)> {
         let mut waiting: Vec<(i128, u64, JobRef)> = Vec::new();
         match rule {
             Rule::Edf => {
                 for (i, task) in self.tasks.iter().enumerate() {
                     let t = TaskId(i as u32);
                     let Some(j) = self.current_ref(t) else { continue };
-                    if self.may_run(t, v) && self.cpus[task.cpu as usize].running != Some(j) {
+                    if self.may_run(t, inst) && self.cpus[task.cpu as usize].running != Some(j) {
                         let r = self.rank(rule, j, v);
                         // Jobs without a deadline (not SimSo's) take turns.
                         let turn = if r == i128::from(Nanos::MAX) { task.requeued } else { 0 };
@@ -529,7 +541,7 @@ impl Model {
             }
             Rule::Rm => {
                 for &j in &self.ready {
-                    if self.may_run(j.0, v) {
+                    if self.may_run(j.0, inst) {
                         waiting.push((self.rank(rule, j, v), 0, j));
                     }
                 }
@@ -577,7 +589,7 @@ impl Model {
     }
 
     /// An idle CPU on which a waiting job may run, if there is one.
-    fn stranded(&self, rule: Rule, v: &View) -> Option<CpuId> {
+    fn stranded(&self, rule: Rule, inst: &Instant<'_>, v: &View) -> Option<CpuId> {
         let n = self.cpus.len() as CpuId;
         let waiting: Vec<TaskId> = match rule {
             Rule::Edf => (0..self.tasks.len())
@@ -591,7 +603,7 @@ impl Model {
         };
         (0..n).find(|&c| {
             self.cpus[c as usize].running.is_none()
-                && waiting.iter().any(|&t| self.may_run(t, v) && v.allows(t, c))
+                && waiting.iter().any(|&t| self.may_run(t, inst) && v.allows(t, c))
         })
     }
 
@@ -618,7 +630,7 @@ impl Model {
     }
 
     /// Turns of CPU `cpu`'s process until it yields.
-    fn step_cpu(&mut self, rule: Rule, cpu: CpuId, v: &View) {
+    fn step_cpu(&mut self, rule: Rule, cpu: CpuId, inst: &Instant<'_>, v: &View) {
         let c = cpu as usize;
         loop {
             match self.cpus[c].pc {
@@ -696,7 +708,7 @@ impl Model {
                     self.cpus[c].pc = Pc::Top;
                 }
                 Pc::Locked => {
-                    self.cpus[c].decision = self.schedule(rule, cpu, v);
+                    self.cpus[c].decision = self.schedule(rule, cpu, inst, v);
                     self.cpus[c].pc = Pc::Decided;
                     self.queue.push_back(Actor::Cpu(cpu));
                     return;
@@ -715,7 +727,7 @@ impl Model {
     /// One step of SimPy's loop.
     fn step(&mut self, rule: Rule, a: Actor, inst: &Instant<'_>, v: &View) {
         match a {
-            Actor::Cpu(cpu) => self.step_cpu(rule, cpu, v),
+            Actor::Cpu(cpu) => self.step_cpu(rule, cpu, inst, v),
             Actor::Job(t) => self.step_job(t),
             Actor::Timer((t, id)) => {
                 let key = self.key();
@@ -737,7 +749,8 @@ impl Model {
                 self.end_job(t, inst);
             }
             Actor::Exit(t) => {
-                // Its CPU, if the model still runs it there, decides as at a job's end.
+                // After its job's end, if any: its CPU, if the model still runs it there (the core
+                // took it off without a job's end), decides as at one.
                 if let Some(c) = self.cpus.iter().position(|c| c.running.is_some_and(|j| j.0 == t)) {
                     self.cpus[c].running = None;
                     self.cpus[c].evts.push_back(Evt::Resched);
@@ -788,8 +801,7 @@ impl Model {
             if !task.live {
                 continue;
             }
-            let busy = matches!(v.state(t), State::Runnable | State::Running(_));
-            if woke[i] || busy && task.next_release == Some(now) {
+            if woke[i] || inst.awake(t) && task.next_release == Some(now) {
                 inst.releasing[i] = true;
                 notices.push((task.release_key, Actor::Release(t)));
             }
@@ -808,10 +820,9 @@ impl Model {
             }
         }
         notices.sort_by_key(|&(k, _)| k);
-        // Tasks gone first (not SimSo's; a number may be reused by a task admitted since).
-        self.queue.extend(exited);
         self.queue.extend(requeued);
         self.queue.extend(notices.into_iter().map(|(_, a)| a));
+        self.queue.extend(exited);
         // A CPU left idle while a job that may run there waits (never in SimSo, whose every freed
         // CPU has its event; here after a yield, a slice's end or with affinities) decides, as if
         // an event had come there; each such decision places a job.
@@ -820,7 +831,7 @@ impl Model {
             while let Some(a) = self.queue.pop_front() {
                 self.step(rule, a, &inst, v);
             }
-            let Some(c) = self.stranded(rule, v).filter(|_| rounds > 0) else { break };
+            let Some(c) = self.stranded(rule, &inst, v).filter(|_| rounds > 0) else { break };
             rounds -= 1;
             self.cpus[c as usize].evts.push_back(Evt::Resched);
             self.wake_waiting();
@@ -839,6 +850,12 @@ struct Instant<'k> {
 }
 
 impl Instant<'_> {
+    /// Whether `t` is not blocked (released jobs it has not ended), as the policy was told: at the
+    /// end of the instant.
+    fn awake(&self, t: TaskId) -> bool {
+        self.known.get(t.idx()).is_some_and(|k| !k.asleep && !k.exited)
+    }
+
     fn known(&self, t: TaskId) -> &Known {
         static NONE: Known =
             Known { constrained: false, last: None, ran: 0, since: None, asleep: true, exited: false };
@@ -870,9 +887,27 @@ impl Shadow {
         }
         if self.started {
             self.commit(v);
+            // Releases due since, of tasks busy with a late job: nothing reached the policy then
+            // (a driver need not tell it the time of an instant without calls), but SimSo posted
+            // their next releases and deadline timers there.
+            while let Some(r) = self.skipped(now) {
+                self.at = r;
+                self.commit(v);
+            }
         }
         self.started = true;
         self.at = now;
+    }
+
+    /// The earliest release expected after the instant left behind and before `now` of a task
+    /// that is not blocked.
+    fn skipped(&self, now: Nanos) -> Option<Nanos> {
+        let awake = |i: usize| self.known.get(i).is_some_and(|k| !k.asleep && !k.exited);
+        (self.base.tasks.iter().enumerate())
+            .filter(|&(i, t)| t.live && awake(i))
+            .filter_map(|(_, t)| t.next_release)
+            .filter(|&r| r > self.at && r < now)
+            .min()
     }
 
     fn compute(&self, v: &View) -> Model {
@@ -994,6 +1029,11 @@ impl Shadow {
     /// A task exists; its first release is ordered by its number, as SimSo orders tasks set up at 0.
     pub(crate) fn admit(&mut self, t: TaskId, v: &View) {
         self.advance(v);
+        if self.events.iter().any(|e| e.task() == t) {
+            // The number of a task gone at this instant, given to a new one: what happened to the
+            // old one is settled first, as if at an instant of its own.
+            self.commit(v);
+        }
         *self.known(t) = Known { asleep: true, ..Known::default() };
         *self.base.task(t) = Task { live: true, release_key: u64::from(t.0), ..Task::default() };
         self.plan = None;
@@ -1437,5 +1477,55 @@ mod tests {
             }
             assert_eq!(ran, [0, 1, 0]);
         }
+    }
+
+    #[test]
+    fn a_release_of_a_busy_task_posts_the_next_even_at_an_instant_nothing_else_happens() {
+        // Global EDF on 2 CPUs, driven by hand. A (period 10) runs late on CPU 0 from 0 to 27: its
+        // releases at 10 and 20 come while it is busy, when nothing else happens (no call reaches
+        // the policy then), but in SimSo each posts the next release. B (period 15) runs on CPU 1.
+        // At 30 both release while both CPUs idle: B's notice was posted at 15, A's at 20, so B's
+        // activation (on CPU 1) comes first and CPU 1 decides first: it takes the best job, A's
+        // (deadline 40), and CPU 0 takes B's. (SimSo, replayed with these execution times.)
+        let mut e = crate::test_core(edf(), 2);
+        let (a, b) = (TaskId(0), TaskId(1));
+        let job = |release, period, estimate| TimeConstraint {
+            deadline: release + period,
+            cpu_estimate: Some(estimate),
+            notify_time: None,
+            period: Some(period),
+            release: Some(release),
+        };
+        e.admit(a, &TaskParams::default(), 0);
+        e.admit(b, &TaskParams::default(), 0);
+        e.set_time_constraint(a, Some(job(0, 10, 14)), 0);
+        e.set_time_constraint(b, Some(job(0, 15, 12)), 0);
+        e.wake(a, 0);
+        e.wake(b, 0);
+        crate::settle(&mut e, 0);
+        assert_eq!((e.view().running(0), e.view().running(1)), (Some(a), Some(b)));
+        e.stop(b, 12, Stop::Blocked, 12);
+        crate::settle(&mut e, 12);
+        // A's first job ends at 14 and hands over the one released at 10, which ends at 22.
+        e.set_time_constraint(a, Some(job(10, 10, 8)), 14);
+        e.request(0);
+        crate::settle(&mut e, 14);
+        e.set_time_constraint(b, Some(job(15, 15, 2)), 15);
+        e.wake(b, 15);
+        crate::settle(&mut e, 15);
+        assert_eq!(e.view().running(1), Some(b));
+        e.stop(b, 2, Stop::Blocked, 17);
+        crate::settle(&mut e, 17);
+        e.set_time_constraint(a, Some(job(20, 10, 5)), 22);
+        e.request(0);
+        crate::settle(&mut e, 22);
+        e.stop(a, 5, Stop::Blocked, 27);
+        crate::settle(&mut e, 27);
+        e.set_time_constraint(b, Some(job(30, 15, 2)), 30);
+        e.wake(b, 30);
+        e.set_time_constraint(a, Some(job(30, 10, 5)), 30);
+        e.wake(a, 30);
+        crate::settle(&mut e, 30);
+        assert_eq!((e.view().running(0), e.view().running(1)), (Some(b), Some(a)));
     }
 }

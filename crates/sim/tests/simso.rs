@@ -9,11 +9,11 @@ use common::smartsim;
 const MS: u64 = 1_000_000;
 
 /// Periodic tasks (period, exec, priority) in ms on 2 CPUs under `policy` with `ties = "task"` for
-/// 40 ms: per task, when each of its jobs finished, in ms.
-fn finishes(policy: &str, tasks: &[(u64, u64, i32)]) -> BTreeMap<String, Vec<u64>> {
-    let d = common::scratch(&format!("simso-{policy}"));
+/// `duration` ms: per task, each job that finished, in order: when (ms) and on which CPU.
+fn jobs(policy: &str, tasks: &[(u64, u64, i32)], duration: u64) -> BTreeMap<String, Vec<(u64, u32)>> {
+    let d = common::scratch(&format!("simso-{policy}-{duration}"));
     let mut scn = format!(
-        "[machine]\ncpus = 2\nduration = \"40ms\"\nhz = 0\nbilling = \"exact\"\ntimer = \"hr\"\n\
+        "[machine]\ncpus = 2\nduration = \"{duration}ms\"\nhz = 0\nbilling = \"exact\"\ntimer = \"hr\"\n\
          [scheduler]\npolicy = \"{policy}\"\nties = \"task\"\n"
     );
     for (i, (period, exec, priority)) in tasks.iter().enumerate() {
@@ -27,19 +27,25 @@ fn finishes(policy: &str, tasks: &[(u64, u64, i32)]) -> BTreeMap<String, Vec<u64
     let (code, _, err) = smartsim(&["run", f.to_str().unwrap(), "--jobs", jobs.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let csv = std::fs::read_to_string(jobs).unwrap();
-    let mut head = csv.lines().next().expect("a header").split(',');
-    let finish = head.position(|c| c == "finish_ns").expect("a finish_ns column");
-    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let head: Vec<&str> = csv.lines().next().expect("a header").split(',').collect();
+    let col = |name: &str| head.iter().position(|&c| c == name).expect("a column");
+    let (finish, cpu) = (col("finish_ns"), col("cpu"));
+    let mut out: BTreeMap<String, Vec<(u64, u32)>> = BTreeMap::new();
     for line in csv.lines().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();
         if let Ok(ns) = cols[finish].parse::<u64>() {
-            out.entry(cols[0].to_string()).or_default().push(ns / MS);
+            out.entry(cols[0].to_string()).or_default().push((ns / MS, cols[cpu].parse().expect("a CPU")));
         }
     }
     for v in out.values_mut() {
         v.sort_unstable();
     }
     out
+}
+
+/// When each job finished, per task (ms), over 40 ms.
+fn finishes(policy: &str, tasks: &[(u64, u64, i32)]) -> BTreeMap<String, Vec<u64>> {
+    jobs(policy, tasks, 40).into_iter().map(|(t, j)| (t, j.into_iter().map(|x| x.0).collect())).collect()
 }
 
 fn expect(list: &[(&str, &[u64])]) -> BTreeMap<String, Vec<u64>> {
@@ -75,4 +81,16 @@ fn global_rate_monotonic_places_each_job_where_simso_does() {
         ("T2", &[2, 6, 10, 14, 18, 22, 26, 30, 34, 38]),
     ]);
     assert_eq!(got, simso);
+}
+
+#[test]
+fn a_task_that_ends_its_last_job_of_the_run_leaves_its_cpu_as_in_simso() {
+    // T0 (3, 2), T1 (15, 6), T2 (10, 7), 45 ms. At 41 ms T0's job ends on CPU 0 and T1's on CPU 1,
+    // and T1 has no job left in the run (its next would come at 45), so smartsim's T1 exits; SimSo's
+    // tasks never do. SimSo handles T0's end first (its notice is older): CPU 0 takes T2's waiting
+    // job (released at 40), and T0's next job, released at 42, goes to idle CPU 1 and ends there at
+    // 44. The exit changes none of it.
+    let got = jobs("edf", &[(3, 2, 0), (15, 6, 0), (10, 7, 0)], 45);
+    assert_eq!(got["T1"].last(), Some(&(41, 1)));
+    assert_eq!(got["T0"][got["T0"].len() - 2..], [(41, 0), (44, 1)]);
 }
