@@ -93,8 +93,10 @@ def at_horizon(outcome, horizon):
 
 
 # SimSo's global EDF and RM break ties their own way (EDF by task order, RM by a ready list that a
-# preempted job goes to the back of): with ms periods smartsim runs them with `ties = "task"`, which
-# does the same; the mono schedulers and P_EDF serve equal keys first come first served, as our default.
+# preempted job goes to the back of) and, on N CPUs, place jobs one event at a time in the order of
+# SimSo's processes: with ms periods smartsim runs them with `ties = "task"`, which does the same
+# (crates/sched/src/simso.rs); the mono schedulers and P_EDF serve equal keys first come first served,
+# as our default.
 SIMSO_TIES = {"EDF", "RM"}
 
 # SimSo 0.8.5's global RM, when it aborts a job that is waiting (abort_on_miss), clears the

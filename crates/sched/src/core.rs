@@ -17,7 +17,10 @@
 //! speaks for all). A CPU also decides when the driver asks ([`Core::request`]: a slice ended, a
 //! task's request changed), when the policy's tick or timer asks, and wherever a task runs when
 //! another exits. The order is first come, first served, so the victim of the most urgent
-//! preemption decides first.
+//! preemption decides first. When every such decision is made, the policy may still kick a CPU
+//! ([`Policy::kick`], sched_ext's `scx_bpf_kick_cpu`): it decides too, and the policy is asked again
+//! until it kicks none (a policy that places an instant's tasks as a whole, rather than each woken
+//! task on its own, realises its placement so).
 //!
 //! **Checked on every call** (a broken rule panics, naming the task and the CPU): a task runs on
 //! at most one CPU, only where its affinity allows, only after [`Core::pick`] returned it there,
@@ -375,11 +378,36 @@ impl<P: ?Sized + Policy> Core<P> {
                 }
                 self.resched.push(c);
             } else if self.idle.is_empty() {
-                self.steps = 0;
-                return None;
+                return self.kicked();
             }
         }
         self.next_decision_slow()
+    }
+
+    /// Every other decision of the instant is made: the CPU the policy kicks, if any (see
+    /// [`Policy::kick`]), else `None` and the instant is settled.
+    fn kicked(&mut self) -> Option<CpuId> {
+        let Some(c) = self.policy.kick(&self.v) else {
+            self.steps = 0;
+            return None;
+        };
+        check!(
+            (c as usize) < self.v.cpus() && !self.offline.contains(c),
+            "policy `{}` kicked CPU {c}, which does not exist or is offline",
+            self.name
+        );
+        self.steps += 1;
+        check!(
+            self.steps <= MAX_STEPS_PER_INSTANT,
+            "policy `{}` did not settle at t={} ns (it kept kicking CPU {c})",
+            self.name,
+            self.v.now()
+        );
+        self.idle.remove(c);
+        if self.v.running(c).is_some() {
+            self.preempting.insert(c);
+        }
+        Some(c)
     }
 
     fn next_decision_slow(&mut self) -> Option<CpuId> {
@@ -414,12 +442,10 @@ impl<P: ?Sized + Policy> Core<P> {
             }
             let epoch = self.epoch;
             if self.idle.is_empty() || self.uniform() && self.none_epoch == epoch {
-                self.steps = 0;
-                return None;
+                return self.kicked();
             }
             let Some(c) = self.idle.iter().find(|&c| self.empty_epoch[c as usize] != epoch) else {
-                self.steps = 0;
-                return None;
+                return self.kicked();
             };
             self.probe = Some((c, epoch));
             return Some(c);
@@ -559,5 +585,84 @@ impl<P: ?Sized + Policy> Core<P> {
         let mut out = vec![("decisions", self.decisions)];
         out.extend(self.policy.counters());
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{settle, Running, TaskId};
+
+    /// A policy that plans which task each CPU runs (`want`) and realises it by kicks alone;
+    /// `restless`: it kicks CPU 0 whatever runs there.
+    #[derive(Default)]
+    struct Planner {
+        want: Vec<Option<TaskId>>,
+        queued: Vec<TaskId>,
+        restless: bool,
+    }
+
+    impl Policy for Planner {
+        fn admit(&mut self, _t: TaskId, _p: &TaskParams, _v: &View) {}
+        fn exit(&mut self, _t: TaskId, _v: &View) {}
+        fn wake(&mut self, t: TaskId, _v: &View) {
+            self.queued.push(t);
+        }
+        fn stop(&mut self, t: TaskId, _cpu: CpuId, _charged: Nanos, why: Stop, _v: &View) {
+            if why != Stop::Blocked {
+                self.queued.push(t);
+            }
+        }
+        fn preempt_for(&self, _w: TaskId, _p: Option<CpuId>, _r: &Running, _v: &View) -> Option<CpuId> {
+            None
+        }
+        fn pick_next(&mut self, cpu: CpuId, _v: &View) -> Option<Dispatch> {
+            let t = self.want[cpu as usize]?;
+            let i = self.queued.iter().position(|&q| q == t)?;
+            self.queued.remove(i);
+            Some(Dispatch { task: t, slice: None })
+        }
+        fn set_params(&mut self, _t: TaskId, _p: &TaskParams, _v: &View) {}
+        fn availability(&self, _t: TaskId, _v: &View) -> Availability {
+            Availability { consumption_rate: 0.0, allocation_rate: 0.0 }
+        }
+        fn kick(&mut self, v: &View) -> Option<CpuId> {
+            if self.restless {
+                return Some(0);
+            }
+            (0..v.cpus() as CpuId).find(|&c| {
+                let w = self.want[c as usize];
+                v.running(c) != w && w.is_none_or(|t| self.queued.contains(&t))
+            })
+        }
+    }
+
+    #[test]
+    fn a_cpu_the_policy_kicks_decides_once_every_other_decision_is_made() {
+        let planner = Planner { want: vec![Some(TaskId(0)), None], ..Planner::default() };
+        let mut core = Core::new("planner", Box::new(planner), 2, false, true);
+        for i in 0..2 {
+            core.admit(TaskId(i), &TaskParams::default(), 0);
+        }
+        core.wake(TaskId(0), 0);
+        settle(&mut core, 0);
+        assert_eq!(core.view().running(0), Some(TaskId(0)));
+        // Task 1 wakes and the policy wants it on CPU 0, task 0 on CPU 1. Idle CPU 1 is offered to
+        // task 1 and finds nothing it may take (task 0 still runs on 0); then the policy kicks CPU 0
+        // (task 1 there), and CPU 1, where task 0 may go now.
+        core.policy_mut().want = vec![Some(TaskId(1)), Some(TaskId(0))];
+        core.wake(TaskId(1), 5);
+        assert_eq!(settle(&mut core, 5), [1, 0, 1]);
+        assert_eq!((core.view().running(0), core.view().running(1)), (Some(TaskId(1)), Some(TaskId(0))));
+        // Nothing to change: no CPU decides.
+        assert_eq!(settle(&mut core, 6), []);
+    }
+
+    #[test]
+    #[should_panic(expected = "did not settle at t=0 ns (it kept kicking CPU 0)")]
+    fn a_policy_that_keeps_kicking_is_reported() {
+        let planner = Planner { want: vec![None], restless: true, ..Planner::default() };
+        let mut core = Core::new("restless", Box::new(planner), 1, false, true);
+        settle(&mut core, 0);
     }
 }

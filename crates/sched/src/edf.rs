@@ -10,21 +10,16 @@
 //! task woke), kept when the request is preempted, so a preempted job goes back ahead of later jobs
 //! with its deadline; a job that waited behind its late predecessor keeps its own release, not the
 //! time its turn came. Equal releases: lower task number first. A task that yields goes behind
-//! the requests that arrived meanwhile (its key becomes the time of the yield). `"task"`: equal
-//! deadlines go by task number alone, lower first, whenever the requests were released and whatever
-//! preempted or yielded, as SimSo's global `EDF` (simso 0.8.5, `simso/schedulers/EDF.py`) orders them:
-//! its `schedule` builds `ready_jobs = [t.job for t in self.task_list if ...]` in task-list order (the
-//! order the tasks were configured, `Model`'s `task_list`; `t.job` is each task's oldest unfinished
-//! job, so one per task) and takes `min(ready_jobs, key=absolute_deadline)`, which is the first of the
-//! earliest deadlines in that order; it replaces a running job only for a strictly earlier deadline,
-//! so a CPU decided again while its task could go on (the core stops it as `Preempted` and asks)
-//! keeps that task unless a strictly earlier deadline waits, and a task whose late request ended
-//! with the next already released decides afresh (SimSo activates that job only then). Not modelled:
-//! on N ≥ 2 CPUs, which of several running jobs with equal deadlines SimSo preempts depends on which
-//! CPU each runs on and on the order SimPy delivers the releases of one instant, so some jobs still
-//! differ there (`scripts/simso-check --periods ms` counts them).
-//! Tasks without a constraint round-robin the same under both. One queue for all CPUs. The deadline
-//! queue is a binary heap
+//! the requests that arrived meanwhile (its key becomes the time of the yield). Tasks without a
+//! constraint round-robin below. `"task"`: as SimSo's global `EDF` (simso 0.8.5,
+//! `simso/schedulers/EDF.py`), job by job on any number of CPUs: equal deadlines go by task number
+//! (its `schedule` takes `min(ready_jobs, key=absolute_deadline)` over its task list, the first of
+//! the earliest deadlines in task order), a running job is replaced only for a strictly earlier
+//! deadline, and where each job goes is decided as SimSo's dispatcher decides it, one event at a
+//! time on the event's CPU in the order SimSo's processes take their turns (the model of SimSo's
+//! dispatcher in `simso.rs`, which this policy then follows: it places jobs by [`Policy::kick`],
+//! never by [`Policy::preempt_for`]); tasks without a constraint come last and take turns. With
+//! `"release"`, one queue for all CPUs. The deadline queue is a binary heap
 //! whose entries are dropped lazily: a task taken out of it (dispatched elsewhere, new constraint)
 //! leaves its entry behind, recognised as stale by its sequence number when it reaches the top.
 //!
@@ -45,6 +40,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::fixed::{Ties, TIES_OPT};
 use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
+use crate::simso::{Rule, Shadow};
 use crate::MS;
 use crate::{
     least_important, slot, Availability, CpuId, Dispatch, Nanos, Policy, Running, Stop, TaskId, TaskParams,
@@ -59,19 +55,17 @@ struct EdfTask {
     ready_at: Nanos,
     /// The sequence number of its live entry in the deadline queue (entries with another are stale).
     seq: u64,
-    /// `ties = "task"`: its running request ended and the next one was handed to it on its CPU.
-    handover: bool,
 }
 
-/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first
-/// (`ready_at` is 0 for all under `ties = "task"`).
+/// An entry of the deadline queue: (deadline, ready_at, task, sequence number), earliest first.
 type HeapEntry = Reverse<(Nanos, Nanos, u32, u64)>;
 
 /// The EDF policy.
 #[derive(Debug, Default)]
 pub struct Edf {
     slice: Nanos,
-    ties: Ties,
+    /// `ties = "task"`: SimSo's dispatcher decides, the queues below are not used.
+    simso: Option<Box<Shadow>>,
     tasks: Vec<EdfTask>,
     rt: BinaryHeap<HeapEntry>,
     /// Live entries in `rt`, and a sequence number for the next entry.
@@ -80,9 +74,6 @@ pub struct Edf {
     /// Scratch: live entries set aside while looking for one allowed on a CPU.
     skipped: Vec<HeapEntry>,
     rr: VecDeque<TaskId>,
-    /// `ties = "task"`: per CPU, the task just stopped there as `Preempted` (not a handover), which
-    /// keeps the CPU unless a strictly earlier deadline waits.
-    held: Vec<Option<TaskId>>,
 }
 
 impl Edf {
@@ -94,7 +85,7 @@ impl Edf {
 
     /// The same with ties broken by `ties`.
     pub fn with_ties(self, ties: Ties) -> Self {
-        Edf { ties, ..self }
+        Edf { simso: (ties == Ties::Task).then(|| Box::new(Shadow::new(Rule::Edf))), ..self }
     }
 
     fn enqueue(&mut self, t: TaskId, front: bool) {
@@ -104,8 +95,7 @@ impl Edf {
             Some(d) => {
                 self.seq += 1;
                 st.seq = self.seq;
-                let tie = if self.ties == Ties::Task { 0 } else { st.ready_at };
-                self.rt.push(Reverse((d, tie, t.0, self.seq)));
+                self.rt.push(Reverse((d, st.ready_at, t.0, self.seq)));
                 self.live += 1;
             }
             None if front => self.rr.push_front(t),
@@ -162,54 +152,32 @@ impl Edf {
     }
 }
 
-impl Edf {
-    /// `ties = "task"`: on a CPU decided again while its task, just stopped, had a deadline, that
-    /// task keeps the CPU unless a strictly earlier deadline waits (SimSo's `EDF` replaces a running
-    /// job only for one: `cpu_min.running.absolute_deadline > job.absolute_deadline`), although an
-    /// equal deadline of a lower task would come first among waiting requests.
-    fn keep_held(&mut self, cpu: CpuId, best: TaskId) -> TaskId {
-        let Some(h) = self.held.get_mut(cpu as usize).and_then(Option::take) else { return best };
-        if h == best || !self.tasks[h.idx()].runnable {
-            return best;
-        }
-        let (Some(dh), Some(db)) = (self.tasks[h.idx()].deadline, self.tasks[best.idx()].deadline) else {
-            return best;
-        };
-        if db < dh {
-            return best;
-        }
-        // `best` goes back in the queue (its key has no release under "task"), `h` runs.
-        self.enqueue(best, false);
-        self.dequeue(h);
-        h
-    }
-}
-
 impl Policy for Edf {
-    fn admit(&mut self, t: TaskId, _p: &TaskParams, _v: &View) {
+    fn admit(&mut self, t: TaskId, _p: &TaskParams, v: &View) {
         *slot(&mut self.tasks, t) = EdfTask::default();
+        if let Some(s) = &mut self.simso {
+            s.admit(t, v);
+        }
     }
 
-    fn exit(&mut self, t: TaskId, _v: &View) {
+    fn exit(&mut self, t: TaskId, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.exit(t, v);
+        }
         self.dequeue(t);
     }
 
     fn wake(&mut self, t: TaskId, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.wake(t, v);
+        }
         self.tasks[t.idx()].ready_at = v.now();
         self.enqueue(t, false);
     }
 
     fn stop(&mut self, t: TaskId, cpu: CpuId, _charged: Nanos, why: Stop, v: &View) {
-        if self.ties == Ties::Task {
-            let st = &mut self.tasks[t.idx()];
-            if why == Stop::Preempted && st.deadline.is_some() && !st.handover {
-                let c = cpu as usize;
-                if self.held.len() <= c {
-                    self.held.resize(c + 1, None);
-                }
-                self.held[c] = Some(t);
-            }
-            st.handover = false;
+        if let Some(s) = &mut self.simso {
+            return s.stop(t, cpu, why, v);
         }
         if let Some(front) = why.requeue_front() {
             if !front {
@@ -221,6 +189,10 @@ impl Policy for Edf {
     }
 
     fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, _v: &View) -> Option<CpuId> {
+        if self.simso.is_some() {
+            // SimSo's dispatcher places the instant's jobs as a whole, by kicks.
+            return None;
+        }
         let w = self.tasks[woken.idx()].deadline?;
         let (cpu, latest) =
             least_important(running, prev, |r| self.tasks[r.idx()].deadline.unwrap_or(Nanos::MAX))?;
@@ -228,26 +200,29 @@ impl Policy for Edf {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        if let Some(mut t) = self.pop_earliest(cpu, v) {
-            if self.ties == Ties::Task {
-                t = self.keep_held(cpu, t);
-            }
-            return Some(Dispatch { task: t, slice: None });
+        if let Some(s) = &mut self.simso {
+            let t = s.pick(cpu, v)?;
+            let slice = self.tasks[t.idx()].deadline.is_none().then_some(self.slice);
+            return Some(Dispatch { task: t, slice });
         }
-        if let Some(h) = self.held.get_mut(cpu as usize) {
-            *h = None;
+        if let Some(t) = self.pop_earliest(cpu, v) {
+            return Some(Dispatch { task: t, slice: None });
         }
         let t = *self.rr.iter().find(|&&t| v.allows(t, cpu))?;
         self.dequeue(t);
         Some(Dispatch { task: t, slice: Some(self.slice) })
     }
 
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.simso.as_mut()?.kick(v)
+    }
+
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
-        let now = v.now();
-        if self.ties == Ties::Task && matches!(v.state(t), crate::State::Running(_)) {
-            // SimSo activates the next job only when its predecessor ends, and decides afresh.
-            self.tasks[t.idx()].handover = true;
+        if let Some(s) = &mut self.simso {
+            self.tasks[t.idx()].deadline = c.map(|c| c.deadline);
+            return s.set_time_constraint(t, c, v);
         }
+        let now = v.now();
         let runnable = self.tasks[t.idx()].runnable;
         self.dequeue(t);
         self.tasks[t.idx()].deadline = c.map(|c| c.deadline);

@@ -15,21 +15,18 @@
 //! at the back. A task that finishes a job late with its next job already released does not block,
 //! so it keeps its CPU and runs that job at once: among periodic tasks of one priority (rate
 //! monotonic with equal periods), a late task runs its backlog ahead of its equals, which wait in
-//! wake-up order, exactly as a SCHED_FIFO thread that never blocks would. `"task"`: the order of
-//! SimSo's global `RM` (simso 0.8.5, `simso/schedulers/RM.py`), whose ready list is a Python list
-//! that `on_activate` appends each job to, from which `schedule` takes `min(ready_list, key=period)`
-//! (the first of the shortest period in list order) and to which it appends the job it preempts:
-//! within a priority, a woken task at the back, a preempted task at the back too (behind the equals
-//! that were waiting), and a task whose late job ends with its next already released at the back
-//! (SimSo activates that next job, and appends it, only when its predecessor ends: `Task.end_job`).
-//! A CPU decided again while its task could go on (the core stops it as `Preempted` and asks) keeps
-//! that task unless a strictly more important one waits, as SimSo's `RM` replaces a running job only
-//! for a shorter period (`cpu_min.running.period > job.period`). Jobs of equal periods released at one
-//! instant reach the list in task order (SimPy runs the release processes of one instant in the order
-//! they were scheduled), as our wakes of one instant do. Not modelled: on N ≥ 2 CPUs, which of several
-//! equally important running jobs SimSo preempts depends on which CPU each runs on and on the order in
-//! which SimPy delivers the releases of one instant (by when each was scheduled), so some jobs still
-//! differ there (`scripts/simso-check --periods ms` counts them).
+//! wake-up order, exactly as a SCHED_FIFO thread that never blocks would. `"task"`: as SimSo's
+//! global `RM` (simso 0.8.5, `simso/schedulers/RM.py`), job by job on any number of CPUs: its ready
+//! list is a Python list that `on_activate` appends each job to, from which `schedule` takes
+//! `min(ready_list, key=period)` (the first of the shortest period in list order) and to which it
+//! appends the job it preempts, so within a priority a woken task and a preempted one both go to
+//! the back, and a task whose late job ends with its next already released too (SimSo activates
+//! that job only then); a running job is replaced only by a strictly more important one; and where
+//! each job goes is decided as SimSo's dispatcher decides it, one event at a time on the event's CPU
+//! in the order SimSo's processes take their turns (the model of SimSo's dispatcher in `simso.rs`,
+//! which this policy then follows: it places jobs by [`Policy::kick`], never by
+//! [`Policy::preempt_for`]). A `rr` task whose slice ends goes to the back too (SimSo has no
+//! slices).
 //!
 //! **`rt`: Linux's real-time class** (kernel/sched/rt.c, Linux 6.12). SCHED_FIFO and SCHED_RR tasks
 //! share one queue per priority (`struct rt_prio_array`): a task whose `class` is `"rr"` is SCHED_RR,
@@ -48,6 +45,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::registry::{opt, Entry, LinuxClass, OptReader, Pace, PolicyError, Slice};
+use crate::simso::{Rule, Shadow};
 use crate::MS;
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
@@ -94,15 +92,11 @@ enum Slices {
 #[derive(Debug, Default)]
 pub struct FixedPriority {
     slices: Slices,
-    ties: Ties,
+    /// `ties = "task"`: SimSo's dispatcher decides, the queues below are not used.
+    simso: Option<Box<Shadow>>,
     queues: BTreeMap<i32, VecDeque<TaskId>>,
     /// `rt`: per task, the slice it has left if it is SCHED_RR, `None` if SCHED_FIFO.
     left: Vec<Option<Nanos>>,
-    /// `ties = "task"`: per task, whether its running job ended and the next was handed to it.
-    handover: Vec<bool>,
-    /// `ties = "task"`: per CPU, the task just stopped there as `Preempted` (not a handover), which
-    /// keeps the CPU unless a strictly more important task waits.
-    held: Vec<Option<TaskId>>,
 }
 
 impl FixedPriority {
@@ -123,7 +117,7 @@ impl FixedPriority {
 
     /// The same with ties broken by `ties`.
     pub fn with_ties(self, ties: Ties) -> Self {
-        FixedPriority { ties, ..self }
+        FixedPriority { simso: (ties == Ties::Task).then(|| Box::new(Shadow::new(Rule::Rm))), ..self }
     }
 
     fn enqueue(&mut self, t: TaskId, prio: i32, front: bool) {
@@ -143,20 +137,6 @@ impl FixedPriority {
         true
     }
 
-    /// `ties = "task"`: on a CPU decided again while its task, just stopped, waits at the back of its
-    /// queue, that task keeps the CPU unless a strictly more important task waits (SimSo's `RM`
-    /// replaces a running job only for a shorter period: `cpu_min.running.period > job.period`).
-    fn keep_held(&mut self, cpu: CpuId, best: TaskId, v: &View) -> TaskId {
-        let Some(h) = self.held.get_mut(cpu as usize).and_then(Option::take) else { return best };
-        let (ph, pb) = (v.params(h).priority, v.params(best).priority);
-        if h == best || pb > ph || !self.remove(h, ph) {
-            return best;
-        }
-        // `best` was the first of its queue allowed here: it goes back in front.
-        self.enqueue(best, pb, true);
-        h
-    }
-
     /// `rt`: whether `p` makes a SCHED_RR task.
     fn is_rr(p: &TaskParams) -> bool {
         p.class.as_deref() == Some("rr")
@@ -164,21 +144,33 @@ impl FixedPriority {
 }
 
 impl Policy for FixedPriority {
-    fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
+    fn admit(&mut self, t: TaskId, p: &TaskParams, v: &View) {
         if let Slices::RrClass(s) = self.slices {
             *slot(&mut self.left, t) = Self::is_rr(p).then_some(s);
+        }
+        if let Some(s) = &mut self.simso {
+            s.admit(t, v);
         }
     }
 
     fn exit(&mut self, t: TaskId, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.exit(t, v);
+        }
         self.remove(t, v.params(t).priority);
     }
 
     fn wake(&mut self, t: TaskId, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.wake(t, v);
+        }
         self.enqueue(t, v.params(t).priority, false);
     }
 
     fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.stop(t, cpu, why, v);
+        }
         let mut front = why.requeue_front();
         if let Slices::RrClass(full) = self.slices {
             if let Some(left) = &mut self.left[t.idx()] {
@@ -191,38 +183,23 @@ impl Policy for FixedPriority {
                 }
             }
         }
-        if self.ties == Ties::Task {
-            // SimSo's RM appends the job it preempts to its ready list.
-            front = front.map(|_| false);
-            let handover = self.handover.get_mut(t.idx()).is_some_and(std::mem::take);
-            if why == Stop::Preempted && !handover {
-                let c = cpu as usize;
-                if self.held.len() <= c {
-                    self.held.resize(c + 1, None);
-                }
-                self.held[c] = Some(t);
-            }
-        }
         if let Some(front) = front {
             self.enqueue(t, v.params(t).priority, front);
         }
     }
 
     fn preempt_for(&self, woken: TaskId, prev: Option<CpuId>, running: &Running, v: &View) -> Option<CpuId> {
+        if self.simso.is_some() {
+            // SimSo's dispatcher places the instant's jobs as a whole, by kicks.
+            return None;
+        }
         preempt_lower_rank(woken, prev, running, |r| v.params(r).priority)
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        let taken = take_first_allowed(self.queues.values_mut(), v, cpu);
-        let t = match taken {
-            Some(t) if self.ties == Ties::Task => self.keep_held(cpu, t, v),
-            Some(t) => t,
-            None => {
-                if let Some(h) = self.held.get_mut(cpu as usize) {
-                    *h = None;
-                }
-                return None;
-            }
+        let t = match &mut self.simso {
+            Some(s) => s.pick(cpu, v)?,
+            None => take_first_allowed(self.queues.values_mut(), v, cpu)?,
         };
         let slice = match self.slices {
             Slices::None => None,
@@ -232,14 +209,20 @@ impl Policy for FixedPriority {
         Some(Dispatch { task: t, slice })
     }
 
-    fn set_time_constraint(&mut self, t: TaskId, _c: Option<TimeConstraint>, v: &View) {
-        if self.ties == Ties::Task && matches!(v.state(t), crate::State::Running(_)) {
-            // SimSo activates the next job only when its predecessor ends, at the back of its list.
-            *slot(&mut self.handover, t) = true;
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.simso.as_mut()?.kick(v)
+    }
+
+    fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
+        if let Some(s) = &mut self.simso {
+            s.set_time_constraint(t, c, v);
         }
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
+        if let Some(s) = &mut self.simso {
+            return s.changed(v);
+        }
         if let Slices::RrClass(s) = self.slices {
             // A new kind of task starts with a whole slice (or none); the same kind keeps what it has.
             let l = &mut self.left[t.idx()];
@@ -301,7 +284,7 @@ const RR_SLICE: Nanos = 100 * MS;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_core;
+    use crate::{settle, test_core};
 
     #[test]
     fn higher_priority_first_fifo_within() {
@@ -359,11 +342,11 @@ mod tests {
         f.wake(TaskId(1), 0);
         assert_eq!(f.pick(0, 0).unwrap().task, TaskId(0));
         f.wake(TaskId(2), 3);
-        assert_eq!(f.policy().preempt_for(TaskId(2), None, &[(0, TaskId(0))], f.view()), Some(0));
-        f.stop(TaskId(0), 3, Stop::Preempted, 3);
-        assert_eq!(f.pick(0, 3).unwrap().task, TaskId(2));
+        assert_eq!(settle(&mut f, 3), [0], "task 2 preempts task 0");
+        assert_eq!(f.view().running(0), Some(TaskId(2)));
         f.stop(TaskId(2), 2, Stop::Blocked, 5);
-        f.pick(0, 5).unwrap().task
+        settle(&mut f, 5);
+        f.view().running(0).expect("a task runs")
     }
 
     #[test]

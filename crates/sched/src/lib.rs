@@ -53,7 +53,7 @@
 //! | `eevdf` | virtual deadline, among eligible tasks | the order they joined the queue, every stop joining behind its equals (Linux's tree puts an equal key to the right) |
 //! | `wfq`, `smart` (conventional) | priority, then (biased) virtual finishing time | queue position: preempted in front of its equals, woken, yielded or at quantum's end behind them; then task number |
 //! | `smart` (working schedule) | deadline | value order (the more valuable request first) |
-//! | `edf`, `fifo`, `rr` with `ties = "task"` | as above | task number, as SimSo's global `EDF` and `RM`; a CPU asked to decide again keeps its task unless a strictly better one waits |
+//! | `edf`, `fifo`, `rr` with `ties = "task"` | as above | as SimSo 0.8.5's global `EDF` (task number) and `RM` (its ready list: a woken or preempted job at the back), each job placed where SimSo's dispatcher places it (`simso.rs`): every job agrees with SimSo's on 1 to 8 CPUs (`scripts/simso-check --periods ms`, 2026-11-27), except under `RM` with jobs aborted at their deadlines (SimSo's own issue) |
 //! | `rt` | priority | queue order, as `fifo` and `rr` (SCHED_FIFO and SCHED_RR tasks share one queue per priority) |
 //! | `svr4-ts` | level | queue order, as `ts` |
 //! | `svr4-rt`, `sys` | priority | queue order: woken or expired at the back, preempted at the front |
@@ -70,7 +70,12 @@
 //! affinity ([`TaskParams::cpus`]); wake-ups; for a woken task, the idle CPUs it may use
 //! ([`Policy::select_cpu`]) or else the CPUs it may use that run something, with what they run
 //! ([`Policy::preempt_for`]); a request for work from one CPU ([`Policy::pick_next`]); every stop with
-//! its CPU. What the core guarantees and checks is in [`core`]. What a policy guarantees:
+//! its CPU. A policy that plans the placement of an instant as a whole rather than per woken task
+//! (`edf`, `fifo` and `rr` with `ties = "task"`, which replay SimSo's dispatcher) realises it by
+//! kicking the CPUs that must decide again ([`Policy::kick`], sched_ext's `scx_bpf_kick_cpu`),
+//! which the core asks for once every other decision of the instant is made; a policy that does
+//! not kick (the default) is driven exactly as before there were kicks. What the
+//! core guarantees and checks is in [`core`]. What a policy guarantees:
 //! `pick_next(cpu)` returns a runnable task the affinity allows there, and not one it returned for
 //! another CPU without a stop in between.
 //!
@@ -162,6 +167,7 @@ pub mod partition;
 mod parts;
 pub mod percpu;
 pub mod registry;
+mod simso;
 pub mod smart;
 pub mod stack;
 pub mod svr4_rt;
@@ -495,6 +501,16 @@ pub trait Policy {
     fn timer(&mut self, _v: &View) -> bool {
         false
     }
+    /// A CPU that must decide again now, as sched_ext's `scx_bpf_kick_cpu` (with `SCX_KICK_PREEMPT`
+    /// when it runs a task): asked by the core once every other decision of the instant is made, and
+    /// again after each decision it causes, until `None` (the default: a policy that places each
+    /// woken task through [`select_cpu`](Policy::select_cpu) and
+    /// [`preempt_for`](Policy::preempt_for) never kicks). For a policy that plans the placement of an
+    /// instant as a whole; it must kick only a CPU where a decision changes something, or the core
+    /// reports that it did not settle.
+    fn kick(&mut self, _v: &View) -> Option<CpuId> {
+        None
+    }
     /// The policy's own counters (the core counts decisions), for statistics.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
@@ -568,6 +584,23 @@ impl Ord for Ord64 {
 #[cfg(test)]
 pub(crate) fn test_core<P: Policy>(p: P, cpus: usize) -> Core<P> {
     Core::new("test", Box::new(p), cpus, true)
+}
+
+/// Makes the decisions of an instant at `now` as a driver does, for unit tests: each CPU the core
+/// names stops what it runs (`Preempted`, billed 0) and picks. Returns the CPUs in the order they
+/// decided.
+#[cfg(test)]
+pub(crate) fn settle<P: ?Sized + Policy>(core: &mut Core<P>, now: Nanos) -> Vec<CpuId> {
+    let mut decided = Vec::new();
+    while let Some(c) = core.next_decision() {
+        core.clear_request(c);
+        if let Some(t) = core.view().running(c) {
+            core.stop(t, 0, Stop::Preempted, now);
+        }
+        core.pick(c, now);
+        decided.push(c);
+    }
+    decided
 }
 
 /// Grow a per-task vector so that index `t` exists.

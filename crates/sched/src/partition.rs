@@ -149,6 +149,12 @@ impl Policy for Partitioned {
         self.parts.timer(v)
     }
 
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.sync(v);
+        let kicked = self.parts.iter_mut().position(|p| p.policy.kick(&p.view).is_some())?;
+        Some(kicked as CpuId)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.parts.counters()
     }

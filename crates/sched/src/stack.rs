@@ -721,6 +721,21 @@ impl Policy for Stack {
         again
     }
 
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.sync(v);
+        // A class kicks a CPU that is idle or runs one of its own tasks or a lower class's: a higher
+        // class's task is none of its business.
+        for l in 0..self.layers.len() {
+            let layer = &mut self.layers[l];
+            if let Some(c) = layer.policy.kick(&layer.view) {
+                if v.running(c).is_none_or(|t| usize::from(self.of[t.idx()]) >= l) {
+                    return Some(c);
+                }
+            }
+        }
+        None
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut out: Vec<(&'static str, u64)> =
             self.layers.iter().flat_map(|l| l.policy.counters()).collect();

@@ -99,15 +99,18 @@ impl Policy for Spy {
     fn timer(&mut self, v: &View) -> bool {
         self.inner.timer(v)
     }
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.inner.kick(v)
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.inner.counters()
     }
 }
 
-/// Entry `e` on `cpus` CPUs (partitioned: one copy per CPU) behind a spy, in its core.
-fn core_of(e: &Entry, partitioned: bool, cpus: usize, told: &Rc<RefCell<Told>>) -> Core {
-    let opts = Options::new();
-    let build = |n| (e.build)(&mut OptReader::new(e.name, &opts), n).expect("the defaults build");
+/// Entry `e` with options `opts` on `cpus` CPUs (partitioned: one copy per CPU) behind a spy, in its
+/// core.
+fn core_of(e: &Entry, opts: &Options, partitioned: bool, cpus: usize, told: &Rc<RefCell<Told>>) -> Core {
+    let build = |n| (e.build)(&mut OptReader::new(e.name, opts), n).expect("the options build");
     let inner: Box<dyn Policy> = if partitioned {
         Box::new(Partitioned::new((0..cpus).map(|_| build(1)).collect()))
     } else {
@@ -120,8 +123,21 @@ fn core_of(e: &Entry, partitioned: bool, cpus: usize, told: &Rc<RefCell<Told>>) 
 /// Drives entry `e` for `steps` happenings from `seed`; checks everything the module documentation
 /// lists; returns the decisions made, in order, and the number of notifications.
 fn drive(e: &Entry, partitioned: bool, cpus: usize, seed: u64, steps: usize) -> (Vec<String>, usize) {
+    drive_with(e, &Options::new(), e.work_conserving, partitioned, cpus, seed, steps)
+}
+
+/// [`drive`] with options `opts`; work conservation is checked if `conserving`.
+fn drive_with(
+    e: &Entry,
+    opts: &Options,
+    conserving: bool,
+    partitioned: bool,
+    cpus: usize,
+    seed: u64,
+    steps: usize,
+) -> (Vec<String>, usize) {
     let told = Rc::new(RefCell::new(Told::default()));
-    let mut core = core_of(e, partitioned, cpus, &told);
+    let mut core = core_of(e, opts, partitioned, cpus, &told);
     let shape = Shape { cpus, max_tasks: 2 + cpus * 2, bound: partitioned, constraints: true };
     let mut world = World::new(seed, shape);
     let mut billed: HashMap<TaskId, (Nanos, u64)> = HashMap::new();
@@ -173,7 +189,7 @@ fn drive(e: &Entry, partitioned: bool, cpus: usize, seed: u64, steps: usize) -> 
             }
         }
         core.take_notifications(&mut notes);
-        if e.work_conserving {
+        if conserving {
             assert_eq!(
                 core.stranded(),
                 None,
@@ -225,5 +241,29 @@ fn every_policy_keeps_the_protocol_global_and_partitioned_on_1_to_8_cpus() {
         }
         // The world's constraints are varied enough that a policy that notifies does.
         assert_eq!(notified > 0, e.notifies, "{}: {notified} notifications", e.name);
+    }
+}
+
+#[test]
+fn ties_task_keeps_the_protocol_global_and_partitioned_on_1_to_8_cpus() {
+    // `ties = "task"` replays SimSo's dispatcher and realises its placement by kicks: the protocol
+    // holds whatever happens (affinities, yields, slices, new parameters, exits, constraints at any
+    // time), no CPU idles while a task that may run there waits, and the same events give the
+    // same decisions.
+    let opts = Options::from([("ties".to_string(), sched::OptValue::Str("task".into()))]);
+    for name in ["edf", "fifo", "rr"] {
+        let e = sched::entry(name).expect("registered");
+        for partitioned in [false, true] {
+            for cpus in [1, 2, 3, 4, 8] {
+                for seed in 1..=4 {
+                    let (a, _) = drive_with(e, &opts, true, partitioned, cpus, seed, 10_000);
+                    assert!(a.len() > 1_000, "{name}: only {} dispatches in 10,000 happenings", a.len());
+                    if seed == 1 {
+                        let (b, _) = drive_with(e, &opts, true, partitioned, cpus, seed, 10_000);
+                        assert_eq!(a, b, "{name} on {cpus} CPUs: the same events gave other decisions");
+                    }
+                }
+            }
+        }
     }
 }
