@@ -640,7 +640,7 @@ mod tests {
     #[test]
     fn a_cpu_the_policy_kicks_decides_once_every_other_decision_is_made() {
         let planner = Planner { want: vec![Some(TaskId(0)), None], ..Planner::default() };
-        let mut core = Core::new("planner", Box::new(planner), 2, false, true);
+        let mut core = Core::new("planner", Box::new(planner), 2, false);
         for i in 0..2 {
             core.admit(TaskId(i), &TaskParams::default(), 0);
         }
@@ -662,7 +662,7 @@ mod tests {
     #[should_panic(expected = "did not settle at t=0 ns (it kept kicking CPU 0)")]
     fn a_policy_that_keeps_kicking_is_reported() {
         let planner = Planner { want: vec![None], restless: true, ..Planner::default() };
-        let mut core = Core::new("restless", Box::new(planner), 1, false, true);
+        let mut core = Core::new("restless", Box::new(planner), 1, false);
         settle(&mut core, 0);
     }
 }

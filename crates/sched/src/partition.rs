@@ -150,9 +150,7 @@ impl Policy for Partitioned {
     }
 
     fn kick(&mut self, v: &View) -> Option<CpuId> {
-        self.sync(v);
-        let kicked = self.parts.iter_mut().position(|p| p.policy.kick(&p.view).is_some())?;
-        Some(kicked as CpuId)
+        self.parts.kick(v)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

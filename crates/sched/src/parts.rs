@@ -176,6 +176,13 @@ impl<Q: ?Sized + Policy> Parts<Q> {
         resched
     }
 
+    /// [`Policy::kick`]: the CPU of the first part whose policy kicks its CPU.
+    pub fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.sync(v);
+        let kicked = self.parts.iter_mut().position(|p| p.policy.kick(&p.view).is_some())?;
+        Some(kicked as CpuId)
+    }
+
     /// [`Policy::counters`]: the parts' summed by name.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut sum: Vec<(&'static str, u64)> = Vec::new();

@@ -870,6 +870,10 @@ impl Policy for PerCpu {
         self.parts.timer(v)
     }
 
+    fn kick(&mut self, v: &View) -> Option<CpuId> {
+        self.parts.kick(v)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = self.parts.counters();
         c.push(("balance_pulls", self.pulls));

@@ -1195,10 +1195,10 @@ mod tests {
             let mut periods: Vec<Nanos> = tasks.iter().map(|t| t.0).collect();
             periods.sort_unstable_by(|a, b| b.cmp(a));
             periods.dedup();
-            let mut core = Core::new("simso", p, cpus, false, true);
+            let mut core = Core::new("simso", p, cpus, false);
             let n = tasks.len();
             let mut r = Run {
-                core: Core::new("unused", Box::new(Edf::new(1, 1)), 1, false, true),
+                core: Core::new("unused", Box::new(Edf::new(1, 1)), 1, false),
                 tasks: tasks.to_vec(),
                 abort,
                 now: 0,
@@ -1462,7 +1462,7 @@ mod tests {
         let policies: [Box<dyn Policy>; 2] =
             [Box::new(FixedPriority::rr(5).with_ties(Ties::Task)), Box::new(edf())];
         for p in policies {
-            let mut core: Core = Core::new("turns", p, 1, false, true);
+            let mut core: Core = Core::new("turns", p, 1, false);
             for i in 0..2 {
                 core.admit(TaskId(i), &TaskParams::default(), 0);
                 core.wake(TaskId(i), 0);
