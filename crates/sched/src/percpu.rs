@@ -69,22 +69,30 @@
 //! two CPUs: one of them never moves and keeps 38 % of the machine, where the kernel gives each
 //! 33 ± 1). So when a busy CPU's balance is due at a tick at which the running task of the CPU it
 //! would pull from ends its slice, a coin (seeded by the option `seed`) decides: heads, it balances
-//! at the tick, before the switch; tails, right after this instant's switches. A task pulled after
-//! the switches waits in its new queue for that CPU's next decision (at most a tick here) instead of
-//! preempting at once.
+//! at the tick, before the switch; tails, once every decision of the instant is made (the core's
+//! [`Policy::kick`]), the task just switched out then cache hot. A task pulled then may preempt what
+//! runs on its new CPU, as at the tick.
 //!
 //! **Simplified.** One domain level (no SMT siblings, clusters, packages or NUMA nodes); loads are the
 //! weights of the runnable tasks, not their PELT averages (the same for tasks that never sleep; a task
 //! that often sleeps weighs more here than in the kernel), and a CPU's class is counted, not measured;
 //! a new-idle pull ignores cache hotness (the kernel's periodic and nohz idle balance would move the
-//! task a tick or so later), which keeps the model work-conserving; no active balance (pushing a
-//! running task off its CPU: the kernel does it after three failed balances that found no waiting task
-//! to move) and no misfit, asymmetric-capacity or energy-aware placement; `wake_affine` is not
-//! modelled (the target of a wake-up is the task's own CPU); the idle CPU search is not limited by
-//! `SIS_UTIL`. A task's recent usage, which availability reads, starts again on its new CPU. Under a
-//! class stack, a CPU that runs a task of a higher class looks idle to the fair class's placement.
-//! Balancing needs clock ticks (`hz` > 0): on a tickless machine, and in `scx_smart` (which sends no
-//! ticks), only new-idle pulls move tasks.
+//! task a tick or so later), which keeps the model work-conserving; it is not rationed as the
+//! kernel rations it (`avg_idle` against the cost of past pulls, and the backported `NI_RANDOM`,
+//! which runs it with the probability it has succeeded with), and it tries every CPU with a task
+//! waiting where the kernel looks at the busiest; no active balance (pushing a running task off its
+//! CPU: the kernel does it after four failed balances that found no waiting task to move) and no
+//! misfit, asymmetric-capacity or energy-aware placement; `wake_affine` is not modelled (the target
+//! of a wake-up is the task's own CPU); the idle CPU search is not limited by `SIS_UTIL`. A task the
+//! EEVDF class still holds although it blocked (delayed dequeue) is not counted in its CPU's tasks.
+//! A task's recent usage, which availability reads, starts again on its new CPU. Under a class
+//! stack, a CPU running a task of a higher class counts as busy for placement and as holding one more
+//! task for balancing, with a capacity of 1 of 1024 while that task runs (the kernel subtracts the
+//! higher classes' average use of the CPU, a smoother reduction); the fair class's tick, and so its
+//! periodic balancing, comes only on CPUs running a fair task. Balancing needs clock ticks (`hz` >
+//! 0): on a tickless machine, and in `scx_smart` (which sends no ticks), only new-idle pulls move
+//! tasks. A pulled task that does not preempt waits for its new CPU's next decision (for EEVDF, the
+//! running task's slice end).
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -285,6 +293,14 @@ pub struct PerCpu {
     /// Races: the coin, and the busy balances put after this instant's switches (their CPU and time).
     coin: Pcg64,
     deferred: Vec<(CpuId, Nanos)>,
+    /// CPUs whose queue holds two runnable tasks or more (`rd->overloaded`): only these can give a CPU
+    /// about to idle a waiting task, and with none it does not look.
+    crowded: std::collections::BTreeSet<CpuId>,
+    /// CPUs whose queue holds one runnable task (under a class stack, it may wait behind another class).
+    single: std::collections::BTreeSet<CpuId>,
+    /// CPUs that must decide again once the instant's decisions are made (a task moved there by a new
+    /// affinity), handed to the core by [`Policy::kick`].
+    kicks: Vec<CpuId>,
 }
 
 impl PerCpu {
@@ -308,6 +324,9 @@ impl PerCpu {
             sources: Vec::new(),
             coin: Pcg64::seed_from_u64(cfg.seed),
             deferred: Vec::new(),
+            crowded: std::collections::BTreeSet::new(),
+            single: std::collections::BTreeSet::new(),
+            kicks: Vec::new(),
         }
     }
 
@@ -351,6 +370,22 @@ impl PerCpu {
         rq.members.push(t);
         rq.load += k.load;
         rq.busy += usize::from(!k.idle);
+        self.note_size(cpu as CpuId);
+    }
+
+    /// Keeps [`PerCpu::crowded`] and [`PerCpu::single`] in step with CPU `cpu`'s queue.
+    fn note_size(&mut self, cpu: CpuId) {
+        let n = self.rqs[cpu as usize].members.len();
+        if n >= 2 {
+            self.crowded.insert(cpu);
+        } else {
+            self.crowded.remove(&cpu);
+        }
+        if n == 1 {
+            self.single.insert(cpu);
+        } else {
+            self.single.remove(&cpu);
+        }
     }
 
     /// `t` leaves its CPU's runnable tasks.
@@ -367,6 +402,7 @@ impl PerCpu {
         }
         rq.load -= load;
         rq.busy -= usize::from(!idle);
+        self.note_size(cpu as CpuId);
     }
 
     /// Reads `t`'s weight from its queue's policy again (after anything that may reweight it).
@@ -428,6 +464,8 @@ impl PerCpu {
         let (w, idle) = part.policy.load(local);
         let k = &mut self.tasks[t.idx()];
         (k.load, k.idle) = (w, idle);
+        // `migrate_task_rq_fair` clears `exec_start`: a task just moved is not cache hot.
+        k.ran = None;
         if runnable {
             self.enqueue(t);
         }
@@ -489,11 +527,21 @@ impl PerCpu {
     /// highest class, then the highest load per capacity; among equals, scanning from the CPU after
     /// `dst`, an overloaded one found first and a fully busy one found last), into `out`; returns the
     /// machine's average load per capacity (`sds.avg_load`).
-    fn sources(&self, dst: CpuId, v: &View, out: &mut Vec<(CpuId, Stats)>) -> u64 {
+    fn sources(&self, dst: CpuId, kind: Kind, v: &View, out: &mut Vec<(CpuId, Stats)>) -> u64 {
         out.clear();
         let n = self.n() as CpuId;
+        if kind == Kind::NewlyIdle {
+            // Only a CPU with a task waiting can give one (`rd->overloaded`): those holding two or more,
+            // or one behind another class's task. The average load does not enter a new-idle pull.
+            let behind = self.single.iter().filter(|&&c| v.taken(c));
+            for &c in self.crowded.iter().chain(behind) {
+                if c != dst {
+                    out.push((c, self.stats(c, v)));
+                }
+            }
+        }
         let (mut total, mut cap) = (0u128, 0u128);
-        for c in 0..n {
+        for c in (0..n).filter(|_| kind != Kind::NewlyIdle) {
             let s = self.stats(c, v);
             total += u128::from(s.load);
             cap += u128::from(s.cap);
@@ -593,7 +641,7 @@ impl PerCpu {
     /// `sched_balance_rq` on `dst`: pulls what the rules say; the tasks pulled are in `self.scratch`.
     fn balance(&mut self, dst: CpuId, kind: Kind, v: &View) {
         let mut sources = std::mem::take(&mut self.sources);
-        let avg = self.sources(dst, v, &mut sources);
+        let avg = self.sources(dst, kind, v, &mut sources);
         let local = self.stats(dst, v);
         let d = dst as usize;
         let mut pinned = false;
@@ -650,27 +698,8 @@ impl PerCpu {
     fn races(&self, dst: CpuId, v: &View) -> bool {
         let now = v.now();
         let mut sources = Vec::new();
-        self.sources(dst, v, &mut sources);
+        self.sources(dst, Kind::Busy, v, &mut sources);
         sources.first().is_some_and(|&(src, _)| self.rqs[src as usize].slice_end == Some(now))
-    }
-
-    /// Runs the balances put after this instant's switches (late ones too, should a switch not have
-    /// come: a pull then waits in its queue for its CPU's next decision).
-    fn run_deferred(&mut self, v: &View) {
-        if self.deferred.is_empty() {
-            return;
-        }
-        let now = v.now();
-        let due: Vec<(CpuId, Nanos)> = std::mem::take(&mut self.deferred);
-        for (cpu, at) in due {
-            let switching =
-                at == now && (0..self.n() as CpuId).any(|c| self.rqs[c as usize].slice_end == Some(now));
-            if switching {
-                self.deferred.push((cpu, at));
-            } else if v.running(cpu).is_some() {
-                self.balance(cpu, Kind::Busy, v);
-            }
-        }
     }
 
     /// Whether a task just pulled to `cpu` preempts what runs there (`wakeup_preempt`), or `cpu` was
@@ -715,7 +744,8 @@ impl Policy for PerCpu {
     fn wake(&mut self, t: TaskId, v: &View) {
         self.parts.sync(v);
         let h = self.parts.home(t);
-        if !self.parts.cpu(h.cpu).policy.holds(h.local) {
+        // A task still in its queue (delayed) wakes there, unless a new affinity forbids that CPU.
+        if !self.parts.cpu(h.cpu).policy.holds(h.local) || !v.allows(t, h.cpu) {
             let to = self.wake_cpu(t, v);
             if to != h.cpu {
                 let p = v.params(t).clone();
@@ -762,9 +792,9 @@ impl Policy for PerCpu {
         if now >= rq.last_balance.saturating_add(self.interval(cpu, busy)) {
             self.rqs[cpu as usize].last_balance = now;
             if !idle && self.races(cpu, v) && self.coin.random::<bool>() {
-                // The source's switch at this tick wins the race: balance once it is made.
+                // The source's switch at this tick wins the race: balance once the instant's switches
+                // are made (`kick`).
                 self.deferred.push((cpu, now));
-                self.races_after += 1;
                 return resched;
             }
             self.balance(cpu, if idle { Kind::Idle } else { Kind::Busy }, v);
@@ -821,7 +851,6 @@ impl Policy for PerCpu {
             k.stamp = stamp;
             self.rqs[cpu as usize].slice_end = d.slice.map(|s| v.now().saturating_add(s));
         }
-        self.run_deferred(v);
         d
     }
 
@@ -831,12 +860,14 @@ impl Policy for PerCpu {
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
-        self.raise_top(p.priority, v);
+        // The task's own queue first, with its new parameters (a new top priority reweights it once);
+        // then every queue learns the top.
         let lp = Parts::<dyn RunQueue>::local_params(p);
         let (part, local) = self.parts.of(t, v);
         let running = matches!(part.view.state(local), State::Running(_));
         part.policy.set_params(local, &lp, &part.view);
         part.view.set_params(local, &lp);
+        self.raise_top(p.priority, v);
         self.reload(t);
         let cpu = self.cpu_of(t);
         if !running && !p.allows(cpu) {
@@ -846,6 +877,11 @@ impl Policy for PerCpu {
                 .min_by_key(|&c| (self.stats(c, v).nr, c))
                 .unwrap_or(cpu);
             self.migrate(t, to, p, v);
+            self.scratch.clear();
+            self.scratch.push(t);
+            if self.tasks[t.idx()].runnable && self.pulled_preempts(to, v) {
+                self.kicks.push(to);
+            }
         }
     }
 
@@ -870,8 +906,25 @@ impl Policy for PerCpu {
         self.parts.timer(v)
     }
 
+    /// Once the instant's decisions are made: the policies' own kicks, then the balances put after the
+    /// switches (a CPU whose pull preempts what runs there decides again), then CPUs a new affinity
+    /// moved a task to.
     fn kick(&mut self, v: &View) -> Option<CpuId> {
-        self.parts.kick(v)
+        if let Some(c) = self.parts.kick(v) {
+            return Some(c);
+        }
+        let now = v.now();
+        while let Some((dst, at)) = self.deferred.pop() {
+            if at != now || v.running(dst).is_none() {
+                continue; // an idle CPU pulls for itself when it next looks for work
+            }
+            self.balance(dst, Kind::Busy, v);
+            self.races_after += 1;
+            if self.pulled_preempts(dst, v) {
+                return Some(dst);
+            }
+        }
+        self.kicks.pop()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -1070,6 +1123,77 @@ mod tests {
         assert_eq!(c.policy().rqs[1].failed, 2);
         c.policy_mut().balance(1, Kind::Busy, &v);
         assert_eq!(c.policy().scratch, [TaskId(2)], "after two failures a hot task moves");
+        // The control: the same task cold moves after one failure.
+        let mut c = percpu(2, 1);
+        start(&mut c, 3);
+        c.policy_mut().tasks[2].ran = None;
+        c.policy_mut().rqs[1].failed = 1;
+        c.advance_to(31 * MS);
+        let v = c.view().clone();
+        c.policy_mut().balance(1, Kind::Busy, &v);
+        assert_eq!(c.policy().scratch, [TaskId(2)], "cold, it moves once the load halves");
+    }
+
+    #[test]
+    fn a_balance_put_after_the_switches_runs_once_they_are_made_and_sees_the_task_just_switched_out() {
+        // CPU 0 runs task 0 with task 2 waiting; CPU 1 runs task 1. At 30 ms CPU 1's balance is due
+        // while CPU 0's slice ends: put after the switch, it runs from `kick` and finds task 0 just
+        // switched out (cache hot) and task 2 running: nothing to move, one more failure.
+        let mut c = percpu(2, 1);
+        start(&mut c, 3);
+        c.policy_mut().rqs[1].failed = 1;
+        let now = 30 * MS;
+        c.advance_to(now);
+        c.policy_mut().deferred.push((1, now));
+        c.stop(TaskId(0), now, Stop::SliceEnd, now);
+        assert_eq!(c.pick(0, now).map(|d| d.task), Some(TaskId(2)));
+        assert_eq!(c.next_decision(), None, "the balance moved nothing: no CPU decides again");
+        assert_eq!(counter(&c, "balances_after_a_switch"), 1);
+        assert_eq!(counter(&c, "balance_pulls"), 0);
+        assert_eq!(c.policy().rqs[1].failed, 2);
+        // At the tick, before the switch, the same balance moves the waiting task 2 (cold).
+        let mut c = percpu(2, 1);
+        start(&mut c, 3);
+        c.policy_mut().rqs[1].failed = 1;
+        c.advance_to(now);
+        let v = c.view().clone();
+        c.policy_mut().balance(1, Kind::Busy, &v);
+        assert_eq!(c.policy().scratch, [TaskId(2)]);
+    }
+
+    #[test]
+    fn every_task_on_one_cpu_decides_as_the_policy_alone_on_one_cpu() {
+        // Two CPUs, every task pinned to CPU 0: the same events give the same dispatches as EEVDF
+        // built alone for one CPU, a new top priority included (it reweights a queued task once).
+        let cfg = EevdfConfig::linux(2);
+        let mut alone = test_core(Eevdf::new(cfg.clone()), 1);
+        let inner = (0..2).map(|_| Box::new(Eevdf::new(cfg.clone())) as Box<dyn RunQueue>).collect();
+        let mut pc =
+            test_core(PerCpu::new(inner, Balance { jiffy: MS, migration_cost: MIGRATION_COST, seed: 1 }), 2);
+        let pinned = |priority| TaskParams { cpus: Some(vec![0]), priority, ..TaskParams::default() };
+        for t in 0..3 {
+            alone.admit(TaskId(t), &TaskParams { cpus: None, ..pinned(0) }, 0);
+            pc.admit(TaskId(t), &pinned(0), 0);
+            alone.wake(TaskId(t), 0);
+            pc.wake(TaskId(t), 0);
+        }
+        let mut now = 0;
+        let trail = |a: &mut Core<Eevdf>, p: &mut Core<PerCpu>, now: &mut Nanos| {
+            let (x, y) = (a.pick(0, *now).unwrap(), p.pick(0, *now).unwrap());
+            assert_eq!(x, y, "at {now}");
+            *now += x.slice.unwrap();
+            a.stop(x.task, x.slice.unwrap(), Stop::SliceEnd, *now);
+            p.stop(y.task, y.slice.unwrap(), Stop::SliceEnd, *now);
+        };
+        for _ in 0..5 {
+            trail(&mut alone, &mut pc, &mut now);
+        }
+        alone.set_params(TaskId(1), &TaskParams { cpus: None, ..pinned(5) }, now);
+        pc.set_params(TaskId(1), &pinned(5), now);
+        for _ in 0..10 {
+            trail(&mut alone, &mut pc, &mut now);
+        }
+        assert_eq!(pc.pick(1, now), None, "CPU 1 may run none of them");
     }
 
     #[test]

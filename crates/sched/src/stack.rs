@@ -873,6 +873,23 @@ mod tests {
     }
 
     #[test]
+    fn a_fair_task_waking_beside_a_real_time_task_is_placed_on_the_other_cpu() {
+        // The fair task last ran on CPU 0, which the real-time task now holds: placement counts CPU 0
+        // busy and wakes the fair task on idle CPU 1, with no pull.
+        let mut c = stack(&["fifo", "eevdf"], &[OFF], 2).unwrap();
+        c.admit(TaskId(0), &task(None, 0), 0);
+        c.admit(TaskId(1), &task(Some("fifo"), 3), 0);
+        c.wake(TaskId(0), 0);
+        assert_eq!(c.pick(0, 0).unwrap().task, TaskId(0));
+        c.stop(TaskId(0), MS, Stop::Blocked, MS);
+        c.wake(TaskId(1), MS);
+        assert_eq!(c.pick(0, MS).unwrap().task, TaskId(1));
+        c.wake(TaskId(0), 2 * MS);
+        assert_eq!(c.pick(1, 2 * MS).unwrap().task, TaskId(0));
+        assert!(c.counters().contains(&("newidle_pulls", 0)), "{:?}", c.counters());
+    }
+
+    #[test]
     fn the_fair_server_gives_the_fair_class_its_runtime_at_the_end_of_each_period() {
         let mut c = stack(&["fifo", "eevdf"], &[], 1).unwrap();
         c.admit(TaskId(0), &task(Some("fifo"), 50), 0);
