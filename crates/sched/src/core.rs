@@ -444,7 +444,21 @@ impl<P: ?Sized + Policy> Core<P> {
             if self.idle.is_empty() || self.uniform() && self.none_epoch == epoch {
                 return self.kicked();
             }
-            let Some(c) = self.idle.iter().find(|&c| self.empty_epoch[c as usize] != epoch) else {
+            // The first idle CPU not asked since tasks last joined the queues, and that the policy says
+            // might find work (one it says cannot is counted as asked).
+            let mut found = None;
+            for c in self.idle.iter() {
+                if self.empty_epoch[c as usize] == epoch {
+                    continue;
+                }
+                if !self.policy.might_find_work(c, &self.v) {
+                    self.empty_epoch[c as usize] = epoch;
+                    continue;
+                }
+                found = Some(c);
+                break;
+            }
+            let Some(c) = found else {
                 return self.kicked();
             };
             self.probe = Some((c, epoch));

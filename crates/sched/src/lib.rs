@@ -465,6 +465,12 @@ pub trait Policy {
     fn shares_one_queue(&self) -> bool {
         true
     }
+    /// Whether idle CPU `cpu`, asked for work now ([`Policy::pick_next`]), might get some: `false` only
+    /// when it certainly would not, and the core then does not ask. For a policy with a queue per CPU
+    /// whose idle CPUs would otherwise each be asked after every wake-up anywhere (the default: `true`).
+    fn might_find_work(&self, _cpu: CpuId, _v: &View) -> bool {
+        true
+    }
     /// `t` just woke and the CPUs in `idle` (ascending, all allowed to it, at least one) have nothing
     /// to run: the one to offer it. The default, as Linux's `select_cpu_dfl`: the CPU it last ran on
     /// (`prev`) if idle, else the lowest-numbered idle CPU.

@@ -115,7 +115,9 @@ pub struct Carry {
     pub rest: Option<i64>,
 }
 
-/// A policy that can keep one of several per-CPU run queues: tasks move between its copies.
+/// A policy that can keep one of several per-CPU run queues: tasks move between its copies. It has no
+/// timer of its own and never kicks a CPU ([`Policy::next_timer`], [`Policy::kick`]): [`PerCpu`] does not
+/// ask its copies, which would cost a question per CPU on every event.
 pub trait RunQueue: Policy {
     /// Takes task `t` (admitted here, not running, not delayed) out of this queue for another's:
     /// afterwards this copy has forgotten it, as after [`Policy::exit`].
@@ -533,7 +535,7 @@ impl PerCpu {
         if kind == Kind::NewlyIdle {
             // Only a CPU with a task waiting can give one (`rd->overloaded`): those holding two or more,
             // or one behind another class's task. The average load does not enter a new-idle pull.
-            let behind = self.single.iter().filter(|&&c| v.taken(c));
+            let behind = self.single.iter().filter(|&&c| v.any_taken() && v.taken(c));
             for &c in self.crowded.iter().chain(behind) {
                 if c != dst {
                     out.push((c, self.stats(c, v)));
@@ -811,6 +813,13 @@ impl Policy for PerCpu {
         false
     }
 
+    /// An idle CPU finds work in its own queue, or pulls it from a CPU with a task waiting.
+    fn might_find_work(&self, cpu: CpuId, v: &View) -> bool {
+        self.parts.cpu(cpu).view.runnable_count() > 0
+            || !self.crowded.is_empty()
+            || v.any_taken() && self.single.iter().any(|&c| v.taken(c))
+    }
+
     fn select_cpu(&self, t: TaskId, _prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
         let home = self.cpu_of(t);
         if idle.contains(&home) {
@@ -898,21 +907,11 @@ impl Policy for PerCpu {
         self.parts.take_notifications(out);
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        self.parts.next_timer()
-    }
+    // A run queue has no timer of its own ([`RunQueue`]): none to ask, on every event, of every CPU.
 
-    fn timer(&mut self, v: &View) -> bool {
-        self.parts.timer(v)
-    }
-
-    /// Once the instant's decisions are made: the policies' own kicks, then the balances put after the
-    /// switches (a CPU whose pull preempts what runs there decides again), then CPUs a new affinity
+    /// Once the instant's decisions are made: the balances put after the switches (a CPU whose pull preempts what runs there decides again), then CPUs a new affinity
     /// moved a task to.
     fn kick(&mut self, v: &View) -> Option<CpuId> {
-        if let Some(c) = self.parts.kick(v) {
-            return Some(c);
-        }
         let now = v.now();
         while let Some((dst, at)) = self.deferred.pop() {
             if at != now || v.running(dst).is_none() {

@@ -572,6 +572,10 @@ impl Policy for Stack {
         self.layers.iter().all(|l| l.policy.shares_one_queue())
     }
 
+    fn might_find_work(&self, cpu: CpuId, _v: &View) -> bool {
+        self.layers.iter().any(|l| l.policy.might_find_work(cpu, &l.view))
+    }
+
     fn select_cpu(&self, t: TaskId, prev: Option<CpuId>, idle: &[CpuId], _v: &View) -> CpuId {
         let layer = &self.layers[self.layer(t)];
         layer.policy.select_cpu(t, prev, idle, &layer.view)

@@ -52,8 +52,10 @@ pub struct View {
     /// Per CPU: the task dispatched there and not stopped, and when it was dispatched.
     running: Vec<Option<TaskId>>,
     since: Vec<Nanos>,
-    /// Per CPU: it runs a task this view does not show (a higher class's, under a class stack).
+    /// Per CPU: it runs a task this view does not show (a higher class's, under a class stack); and
+    /// how many do.
     taken: Vec<bool>,
+    taken_count: usize,
     /// Tasks admitted and not exited, and of them those runnable (not running).
     live: usize,
     runnable: usize,
@@ -70,6 +72,7 @@ impl View {
             running: vec![None; cpus],
             since: vec![0; cpus],
             taken: vec![false; cpus],
+            taken_count: 0,
             live: 0,
             runnable: 0,
             track_usage: true,
@@ -123,6 +126,12 @@ impl View {
     #[inline]
     pub fn taken(&self, cpu: CpuId) -> bool {
         self.taken[cpu as usize]
+    }
+
+    /// Whether any CPU runs a task this view does not show ([`View::taken`]).
+    #[inline]
+    pub fn any_taken(&self) -> bool {
+        self.taken_count > 0
     }
 
     /// When the task running on `cpu` was dispatched there.
@@ -281,7 +290,8 @@ impl View {
 
     /// `cpu` runs (`true`) or no longer runs a task this view does not show ([`View::taken`]).
     pub(crate) fn set_taken(&mut self, cpu: CpuId, taken: bool) {
-        self.taken[cpu as usize] = taken;
+        let was = std::mem::replace(&mut self.taken[cpu as usize], taken);
+        self.taken_count = self.taken_count + usize::from(taken) - usize::from(was);
     }
 
     /// New parameters for `t`.

@@ -67,6 +67,9 @@ impl Policy for Spy {
     fn shares_one_queue(&self) -> bool {
         self.inner.shares_one_queue()
     }
+    fn might_find_work(&self, cpu: CpuId, v: &View) -> bool {
+        self.inner.might_find_work(cpu, v)
+    }
     fn select_cpu(&self, t: TaskId, prev: Option<CpuId>, idle: &[CpuId], v: &View) -> CpuId {
         self.inner.select_cpu(t, prev, idle, v)
     }
