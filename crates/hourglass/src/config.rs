@@ -97,6 +97,8 @@ fn task_params<S: serde::Serializer>(t: &TaskSpec, s: S) -> Result<S::Ok, S::Err
             finish_late: late_rule(p) == LateRule::Finish,
         },
         Model::Interactive { think, burst, .. } => TaskParams::Interactive { think, burst },
+        // Refused before a run (simulated only).
+        Model::Server | Model::Player(_) => TaskParams::Cpu,
     }
     .serialize(s)
 }
@@ -166,6 +168,7 @@ impl Workload {
                     e => format!("PERIODIC {e} {}", t(p.period)),
                 },
                 Model::Interactive { think, burst, .. } => format!("INTERACTIVE {think} {burst}"),
+                m @ (Model::Server | Model::Player(_)) => format!("{} (simulated only)", m.name()),
             },
         }
     }
@@ -224,6 +227,7 @@ impl Workload {
                 Model::Cpu { .. } => None,
                 Model::Periodic(p) => Some(p.period),
                 Model::Interactive { think, .. } => Some(think.mean().max(1_000)),
+                Model::Server | Model::Player(_) => None,
             },
             _ => None,
         }

@@ -912,6 +912,8 @@ impl Thread<'_, '_> {
             Model::Cpu { .. } => self.cpu_task(body, s),
             Model::Periodic(p) => self.periodic_task(body, s, late_rule(p)),
             Model::Interactive { .. } => self.interactive_task(body, s),
+            // Refused before a run (simulated only).
+            Model::Server | Model::Player(_) => {}
         }
     }
 

@@ -168,7 +168,8 @@ fn exec_bound(exec: &Exec) -> u64 {
     match *exec {
         Exec::Fixed(t) | Exec::Uniform(_, t) => t,
         Exec::Exponential { mean } => (mean as f64 * 100f64.ln()).round() as u64,
-        Exec::Normal { mean, sd } => mean + (sd as f64 * 2.33).round() as u64,
+        Exec::Normal { mean, sd } | Exec::Ar1 { mean, sd, .. } => mean + (sd as f64 * 2.33).round() as u64,
+        Exec::Trace { max, .. } => max,
     }
 }
 
@@ -877,6 +878,32 @@ fn unserved_classes(scn: &Scenario) -> Vec<Diagnostic> {
     out
 }
 
+/// The tasks that work with others (a `server` task, a client handing it work, a media `player`):
+/// the simulator runs them; hourglass's threads do not talk to each other, and refuses them, each at
+/// its task.
+fn simulated_only_models(scn: &Scenario) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        let what = match (&t.model, &t.send) {
+            (Model::Server, _) => "a server (model \"server\")",
+            (Model::Player(_), _) => "a media player (model \"player\")",
+            (_, Some(_)) => "a client of a server (key `server`)",
+            _ => continue,
+        };
+        out.push(Diagnostic {
+            file: if t.file.is_empty() { scn.path.clone() } else { t.file.clone() },
+            line: t.line,
+            col: 1,
+            field: format!("task[{i}] (task \"{}\")", t.name),
+            message: format!(
+                "{what} is simulated only: hourglass runs cpu, periodic and interactive tasks as real \
+                 threads that do not work together; run this scenario with smartsim run"
+            ),
+        });
+    }
+    out
+}
+
 /// [`from_scenario`] with `errors` found already.
 fn map_scenario(
     scn: &Scenario,
@@ -926,6 +953,7 @@ fn map_scenario(
     if sched.ranked && matches!(class, Class::Fifo | Class::Rr) {
         mapping.push("priorities outside 0..=97: real-time levels are their ranks (order kept)".into());
     }
+    errors.extend(simulated_only_models(scn));
     let mut ignored = std::collections::BTreeSet::new();
     let mut threads = Vec::new();
     for (i, t) in scn.tasks.iter().enumerate() {

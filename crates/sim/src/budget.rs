@@ -12,7 +12,8 @@
 //!   runnable at once (tasks released together are);
 //! - **CPUs looked at**: events × CPUs on several CPUs (a woken task is offered the idle CPUs, and
 //!   the running ones may be asked about), held to a bound of its own ([`MAX_CPU_VISITS`]);
-//! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), the
+//! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), 128 more
+//!   per request handed to a server (all may wait in its queue at once), the
 //!   timeline (samples × tasks × 16 bytes), and every trace record when Perfetto is written (it is
 //!   written at the end, from memory);
 //! - **output**: the trace file (27 bytes a stretch, 17 a tick, 70 a request), Perfetto (about 150
@@ -36,6 +37,9 @@ pub const MAX_WALKED: u64 = 50_000_000_000;
 /// 3·10⁷ a second on this project's 2-core machine (3.2·10⁸ in 11 s; 6·10⁷ a second on 64 CPUs), so
 /// this too is a few minutes.
 pub const MAX_CPU_VISITS: u64 = 5_000_000_000;
+
+/// Memory of a request waiting at a server (its record and its place in the queue), bytes.
+pub const HANDED_BYTES: u64 = 128;
 
 /// Which outputs a run writes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,24 +89,34 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     let n = scn.tasks.len() as u64;
     let per_s = |count: u64| -> u64 { sched::clamp_nanos((count as u128 * d as u128) / 1_000_000_000) };
     let ticks = if m.hz > 0 { per_s(u64::from(m.hz)).saturating_mul(cpus) } else { 0 };
+    let requests_of = |t: &workload::TaskSpec| -> u64 {
+        let live = d.saturating_sub(t.start);
+        match &t.model {
+            Model::Periodic(p) => {
+                let k = live / p.period.max(1) + 1;
+                p.count.map_or(k, |c| c.min(k))
+            }
+            Model::Player(p) => {
+                let k = live / p.period.max(1) + 1;
+                p.count.map_or(k, |c| c.min(k))
+            }
+            Model::Server => 0,
+            Model::Interactive { think, burst, count, .. } => {
+                let k = live / think.mean().saturating_add(burst.mean()).max(1) + 1;
+                count.map_or(k, |c| c.min(k))
+            }
+            Model::Cpu { .. } => 0,
+        }
+    };
+    // A request handed to a server is served there too: its events count twice.
     let requests: u64 = scn
         .tasks
         .iter()
-        .map(|t| {
-            let live = d.saturating_sub(t.start);
-            match &t.model {
-                Model::Periodic(p) => {
-                    let k = live / p.period.max(1) + 1;
-                    p.count.map_or(k, |c| c.min(k))
-                }
-                Model::Interactive { think, burst, count, .. } => {
-                    let k = live / think.mean().saturating_add(burst.mean()).max(1) + 1;
-                    count.map_or(k, |c| c.min(k))
-                }
-                Model::Cpu { .. } => 0,
-            }
-        })
+        .map(|t| requests_of(t).saturating_mul(if t.send.is_some() { 2 } else { 1 }))
         .fold(0u64, u64::saturating_add);
+    // And it may wait in the server's queue, all of them at once behind a server that cannot keep up.
+    let handed: u64 =
+        scn.tasks.iter().filter(|t| t.send.is_some()).map(requests_of).fold(0u64, u64::saturating_add);
     let (slice, timer, walks_tasks) = pace(scn, policy);
     let slices = (d / slice.0.max(1)).saturating_add(timer.map_or(0, |t| d / t.max(1))).saturating_mul(cpus);
     let sample = m.sample.unwrap_or_else(|| crate::metrics::default_sample(d, scn.tasks.len()));
@@ -116,6 +130,7 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     let mut memory = n
         .saturating_mul(2048)
         .saturating_add(requests.saturating_mul(16))
+        .saturating_add(handed.saturating_mul(HANDED_BYTES))
         .saturating_add(samples.saturating_mul(n).saturating_mul(16));
     let mut output = 0u64;
     if out.trace {

@@ -376,6 +376,13 @@ fn demands<'a>(scn: &Scenario, jobs: impl Fn(usize) -> &'a Vec<Draw>) -> Vec<Dem
                     let (b, th) = (burst.mean() as f64, think.mean() as f64);
                     (vec![(from, b / (b + th)), (stop, -b / (b + th))], f64::INFINITY)
                 }
+                // A player asks for its frames' mean CPU every period; a server for nothing of its own
+                // (its clients' work is theirs).
+                Model::Player(p) => {
+                    let rate = (p.exec.mean() as f64 / p.period.max(1) as f64).min(1.0);
+                    (vec![(from, rate), (stop, -rate)], f64::INFINITY)
+                }
+                Model::Server => (Vec::new(), 0.0),
             };
             changes.sort_by(|a, b| a.0.total_cmp(&b.0));
             Demand { prio: t.priority, share: t.share as f64, work, changes }

@@ -921,6 +921,78 @@ fn ms(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e6)
 }
 
+/// The frames of the run's players and the latency bands of its tasks with `bands`, as tables (empty
+/// when it has neither).
+fn quality_tables(r: &SimResult) -> String {
+    let mut out = String::new();
+    let players: Vec<_> = r.tasks.iter().filter_map(|x| x.frames.as_ref().map(|f| (x, f))).collect();
+    if !players.is_empty() {
+        let mut t = Table::new(&[
+            "player",
+            "app",
+            "frames",
+            "on time",
+            "early",
+            "late frame",
+            "dropped",
+            "display error mean ms",
+            "sd ms",
+            "interdisplay mean ms",
+            "sd ms",
+        ]);
+        let ms = |x: f64| format!("{:.1}", x / 1e6);
+        for (x, f) in players {
+            t.row(vec![
+                x.name.clone(),
+                x.app.clone().unwrap_or_else(|| "-".into()),
+                f.frames.to_string(),
+                f.on_time.to_string(),
+                f.early.to_string(),
+                f.late.to_string(),
+                f.dropped.to_string(),
+                ms(f.error_ns.mean),
+                ms(f.error_ns.sd),
+                ms(f.interdisplay_ns.mean),
+                ms(f.interdisplay_ns.sd),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
+    for x in &r.tasks {
+        let Some(b) = &x.bands else { continue };
+        let mut heads = vec!["task".to_string()];
+        let bound = |ns: u64| workload::format_time(ns);
+        for (k, _) in b.counts.iter().enumerate() {
+            heads.push(match (k.checked_sub(1).map(|j| b.bounds_ns[j]), b.bounds_ns.get(k)) {
+                (None, Some(&hi)) => format!("< {}", bound(hi)),
+                (Some(lo), Some(&hi)) => format!("{}..{}", bound(lo), bound(hi)),
+                (Some(lo), None) => format!(">= {}", bound(lo)),
+                (None, None) => "all".into(),
+            });
+        }
+        heads.push("not done".into());
+        let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+        let mut t = Table::new(&h);
+        let mut row = vec![x.name.clone()];
+        row.extend(b.counts.iter().map(u64::to_string));
+        row.push(b.not_done.to_string());
+        t.row(row);
+        out.push_str(&format!("latency bands\n{}", t.render()));
+    }
+    if !out.is_empty() {
+        out.push_str(&trace::summary::footer(&[
+            "on time",
+            "early",
+            "late frame",
+            "dropped",
+            "display error",
+            "interdisplay",
+            "latency band",
+        ]));
+    }
+    out
+}
+
 fn result_table(r: &SimResult) -> String {
     let mut t = Table::new(
         &["task", "cpu s", "share %", "finish s"]
@@ -966,7 +1038,7 @@ fn result_table(r: &SimResult) -> String {
         s.decisions,
         s.notifications,
         trace::summary::footer(&[&Requests::COLUMNS[..], &["wake→dispatch"]].concat())
-    )
+    ) + &quality_tables(r)
 }
 
 fn compare_table(rs: &[SimResult]) -> String {

@@ -8,7 +8,8 @@ use workload::{Model, Scenario, TaskSpec};
 
 use crate::engine::{Dropped, Job, Outcome};
 use crate::result::{
-    Billing, CpuStats, Deadlines, Percentiles, SimResult, SystemStats, TaskResult, Timeline,
+    Bands, Billing, CpuStats, Deadlines, Frames, MeanSd, Percentiles, SimResult, SystemStats, TaskResult,
+    Timeline,
 };
 
 /// What the engine measured of one task.
@@ -38,26 +39,92 @@ pub struct TaskMetrics {
     pub latency: Vec<u64>,
     /// Response times of requests: from the nominal release to the finish, met or late.
     pub response: Vec<u64>,
+    /// A player's frames.
+    pub frames: FrameAcc,
+    /// Requests released and not done when the run ended.
+    pub open_at_end: u64,
+}
+
+/// A running mean and variance (Welford).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Welford {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    /// Adds a sample.
+    pub fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+    /// The mean and the standard deviation (population).
+    pub fn get(&self) -> MeanSd {
+        if self.n == 0 {
+            return MeanSd::default();
+        }
+        MeanSd { mean: self.mean, sd: (self.m2 / self.n as f64).max(0.0).sqrt() }
+    }
+}
+
+/// What a player's frames came to, as they are shown or dropped.
+#[derive(Clone, Debug, Default)]
+pub struct FrameAcc {
+    on_time: u64,
+    early: u64,
+    late: u64,
+    dropped: u64,
+    error: Welford,
+    delay: Welford,
+    inter: Welford,
+    last: Option<Nanos>,
+    errors: Vec<i64>,
 }
 
 impl TaskMetrics {
     /// The output contract's view of task `spec` over a run of `duration`.
     pub fn result(&self, spec: &TaskSpec, duration: Nanos) -> TaskResult {
         let periodic = matches!(spec.model, Model::Periodic(_));
+        let player = matches!(spec.model, Model::Player(_));
+        let f = &self.frames;
+        let frames = player.then(|| Frames {
+            frames: f.on_time + f.early + f.late + f.dropped,
+            on_time: f.on_time,
+            early: f.early,
+            late: f.late,
+            dropped: f.dropped,
+            error_ns: f.error.get(),
+            delay_ns: f.delay.get(),
+            interdisplay_ns: f.inter.get(),
+            errors: f.errors.clone(),
+        });
+        let bands = (!spec.bands.is_empty()).then(|| {
+            let mut counts = vec![0u64; spec.bands.len() + 1];
+            for &r in &self.response {
+                counts[spec.bands.partition_point(|&b| b <= r)] += 1;
+            }
+            Bands { bounds_ns: spec.bands.clone(), counts, not_done: self.open_at_end }
+        });
         TaskResult {
             name: spec.name.clone(),
             cpu_ns: self.cpu,
             cpu_share: if duration > 0 { self.cpu as f64 / duration as f64 } else { 0.0 },
             finish_ns: self.finish,
-            deadlines: periodic.then_some(Deadlines::of(&self.requests, self.notifications)),
+            deadlines: (periodic || player).then_some(Deadlines::of(&self.requests, self.notifications)),
             latency_ns: percentiles(&self.latency),
-            response_ns: if periodic { percentiles(&self.response) } else { None },
+            response_ns: if periodic || !spec.bands.is_empty() { percentiles(&self.response) } else { None },
             billing: Billing {
                 charged_ns: self.charged,
                 quanta: self.quanta,
                 unbilled_quanta: self.unbilled,
                 migrations: self.migrations,
             },
+            app: spec.app.clone(),
+            frames,
+            bands,
         }
     }
 }
@@ -132,8 +199,31 @@ impl Metrics {
         t.requests.add(outcome);
         if dropped == Dropped::No {
             t.response.push(now - job.planned.nominal);
+        } else {
+            t.frames.dropped += 1;
         }
         outcome
+    }
+
+    /// Frame `job` of player `i` (its window `window`) is shown at `now`.
+    pub(crate) fn frame_shown(&mut self, i: usize, job: &Job, window: Nanos, now: Nanos) {
+        let f = &mut self.tasks[i].frames;
+        let wanted = job.planned.deadline - window;
+        let error = now as i64 - wanted as i64;
+        if error < -(window as i64) {
+            f.early += 1;
+        } else if error > window as i64 {
+            f.late += 1;
+        } else {
+            f.on_time += 1;
+        }
+        f.error.add(error as f64);
+        f.delay.add((now - job.planned.nominal) as f64);
+        if let Some(l) = f.last {
+            f.inter.add((now - l) as f64);
+        }
+        f.last = Some(now);
+        f.errors.push(error);
     }
 
     /// The result of the run (the output contract).

@@ -84,6 +84,65 @@ pub struct TaskResult {
     pub response_ns: Option<Percentiles>,
     /// Billing.
     pub billing: Billing,
+    /// The application it is a thread of (`app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<String>,
+    /// A player's frames (`model = "player"`): shown on time, early or late against its window, or
+    /// dropped; and how far from their wanted time, after their timestamp, and after the frame shown
+    /// before, they were shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<Frames>,
+    /// Requests by the band of their latency (`bands`: from the release, or the user's event, to the
+    /// request done, its server's work included), and those not done by the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bands: Option<Bands>,
+}
+
+/// A mean and a standard deviation (population), in ns; both 0 without samples.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct MeanSd {
+    /// The mean.
+    pub mean: f64,
+    /// The standard deviation.
+    pub sd: f64,
+}
+
+/// A player's frames (see [`TaskResult::frames`]; Nieh §6.4.1, table 6-3: on time within the window
+/// of the wanted time, early, late, dropped).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Frames {
+    /// Frames the player took in turn (shown or dropped).
+    pub frames: u64,
+    /// Shown within the window of their wanted time.
+    pub on_time: u64,
+    /// Shown more than the window before it.
+    pub early: u64,
+    /// Shown more than the window after it.
+    pub late: u64,
+    /// Not shown: dropped by the player.
+    pub dropped: u64,
+    /// Shown time minus wanted time.
+    pub error_ns: MeanSd,
+    /// Shown time minus the frame's timestamp (Nieh §6.3's delay).
+    pub delay_ns: MeanSd,
+    /// Time between two frames shown in turn (Nieh §6.3's time delta).
+    pub interdisplay_ns: MeanSd,
+    /// Every shown frame's error, in ns, in order (for the distributions of figs. 6-20 and 6-21; not
+    /// in the JSON).
+    #[serde(skip)]
+    pub errors: Vec<i64>,
+}
+
+/// Requests by latency band (see [`TaskResult::bands`]).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Bands {
+    /// The bounds, ascending: band `k` is below `bounds_ns[k]` and at or above the one before; the
+    /// last band is at or above the last bound.
+    pub bounds_ns: Vec<u64>,
+    /// Requests done, per band (one more than the bounds).
+    pub counts: Vec<u64>,
+    /// Requests released and not done by the end of the run.
+    pub not_done: u64,
 }
 
 /// What one CPU did over a run.

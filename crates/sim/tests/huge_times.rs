@@ -265,7 +265,10 @@ fn times_of(s: &Scenario) -> Vec<(String, u64)> {
     let exec = |name: &str, e: &Exec| -> Vec<(String, u64)> {
         match *e {
             Exec::Fixed(a) | Exec::Exponential { mean: a } => vec![(name.into(), a)],
-            Exec::Uniform(a, b) | Exec::Normal { mean: a, sd: b } => vec![(name.into(), a), (name.into(), b)],
+            Exec::Uniform(a, b) | Exec::Normal { mean: a, sd: b } | Exec::Ar1 { mean: a, sd: b, .. } => {
+                vec![(name.into(), a), (name.into(), b)]
+            }
+            Exec::Trace { min, max, .. } => vec![(name.into(), min), (name.into(), max)],
         }
     };
     for t in &s.tasks {
@@ -289,6 +292,16 @@ fn times_of(s: &Scenario) -> Vec<(String, u64)> {
                 v.extend(exec("think", think));
                 v.extend(exec("burst", burst));
             }
+            Model::Server => {}
+            Model::Player(p) => {
+                v.extend(exec("exec", &p.exec));
+                v.push(("period".into(), p.period));
+                v.push(("window".into(), p.window));
+                v.push(("delay".into(), p.delay));
+            }
+        }
+        if let Some(c) = &t.send {
+            v.extend(exec("server_exec", &c.exec));
         }
     }
     v

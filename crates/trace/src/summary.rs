@@ -98,6 +98,22 @@ pub const GLOSSARY: &[(&str, &str)] = &[
          (JSON slice_end).",
     ),
     ("blocked", "a stretch on a CPU that ended because its task slept (for its next request, a timer, I/O)."),
+    (
+        "on time",
+        "a frame of a media player shown within its window (20 ms by default) of the time it was wanted on \
+         screen (Nieh §6.4.1).",
+    ),
+    ("early", "a frame shown more than its window before the time it was wanted."),
+    ("late frame", "a frame shown more than its window after the time it was wanted."),
+    ("dropped", "a frame the player did not show: it expected it to be late, or was told so before it began it."),
+    ("display error", "when a frame was shown minus when it was wanted (mean and standard deviation)."),
+    ("interdisplay", "the time between two frames shown in turn (Nieh §6.3's time delta)."),
+    (
+        "latency band",
+        "the requests of a task with `bands`, counted by the band their latency falls in: from the release \
+         (or the user's event) to the request done, its server's work included; not done: released and not \
+         done by the end of the run.",
+    ),
 ];
 
 /// The footer of a table that uses the terms `terms`: each with its definition, then where the

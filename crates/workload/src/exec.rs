@@ -9,8 +9,15 @@ use crate::time::{format_time, parse_bounded_time, Nanos, MAX_TIME};
 /// How much CPU time one request needs (or, for `think`, how long a user waits).
 ///
 /// Written in a scenario as a fixed time `"30ms"`, a uniform range `"28ms..30ms"`, an exponential
-/// distribution `"exp(20ms)"` (by its mean), or a normal distribution `"normal(20ms, 2ms)"` (mean,
-/// standard deviation), truncated at 0 by redrawing negative values.
+/// distribution `"exp(20ms)"` (by its mean), a normal distribution `"normal(20ms, 2ms)"` (mean,
+/// standard deviation), truncated at 0 by redrawing negative values, a correlated series
+/// `"ar1(28.35ms, 2.19ms, 0.8)"` (mean, standard deviation, lag-1 correlation: successive JPEG frames
+/// cost alike, Nieh §3.5.1), or the times of a file, `"file(frames.txt)"`, in order.
+///
+/// `ar1` and `file` are series: each draw depends on the ones before it, so a task draws them through
+/// its [`crate::Stream`], which keeps their state ([`Series`]); [`Exec::sample`] alone draws an `ar1`
+/// from its marginal distribution (a normal of that mean and deviation) and cannot read a file (it
+/// gives its mean).
 ///
 /// Sampling uses only the given random generator, so a seeded generator (the project uses
 /// `rand_pcg::Pcg64`) gives the same sequence on every run and machine. Every time in it is at most
@@ -35,6 +42,77 @@ pub enum Exec {
         /// The standard deviation.
         sd: Nanos,
     },
+    /// A first-order autoregressive series of normal marginal (mean, standard deviation) whose
+    /// successive draws correlate by `rho`: `x₀ = mean + sd·z₀`, `xₖ = mean + rho·(xₖ₋₁ − mean) +
+    /// sd·√(1 − rho²)·zₖ`, each `z` standard normal; a negative value counts as 0 (the series goes on
+    /// from it unclamped).
+    Ar1 {
+        /// The mean, > 0.
+        mean: Nanos,
+        /// The standard deviation of every draw.
+        sd: Nanos,
+        /// The lag-1 correlation in millionths, -999,999..=999,999 (kept as an integer so that an
+        /// `Exec` compares exactly).
+        rho_ppm: i32,
+    },
+    /// The times of a file, one per request in order, from the first again after the last: the
+    /// task's trace number `id` ([`crate::TaskSpec::traces`]), with the file's statistics.
+    Trace {
+        /// Which of the task's traces.
+        id: u32,
+        /// Their mean, smallest and largest.
+        mean: Nanos,
+        /// The smallest time.
+        min: Nanos,
+        /// The largest time.
+        max: Nanos,
+    },
+}
+
+/// The state of a series ([`Exec::Ar1`], [`Exec::Trace`]) a task draws from: the last value of an AR(1)
+/// series, the position in a trace. One per role (a task's `exec`, its `think`, ...), kept by its
+/// [`crate::Stream`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    prev: Option<f64>,
+    next: usize,
+}
+
+impl Series {
+    /// The next value of `e` for this series, `traces` being the task's traces; a distribution that is
+    /// not a series is drawn as by [`Exec::sample`]. At most [`MAX_TIME`].
+    pub fn draw<R: Rng + ?Sized>(&mut self, e: &Exec, traces: &[crate::Trace], rng: &mut R) -> Nanos {
+        match *e {
+            Exec::Ar1 { mean, sd, rho_ppm } => {
+                let (m, s, rho) = (mean as f64, sd as f64, f64::from(rho_ppm) / 1e6);
+                let z = standard_normal(rng);
+                let x = match self.prev {
+                    None => m + s * z,
+                    Some(p) => m + rho * (p - m) + s * (1.0 - rho * rho).sqrt() * z,
+                };
+                self.prev = Some(x);
+                to_nanos(x.max(0.0)).min(MAX_TIME)
+            }
+            Exec::Trace { id, mean, .. } => {
+                match traces.get(id as usize).map(|t| &t.times).filter(|t| !t.is_empty()) {
+                    Some(t) => {
+                        let x = t[self.next % t.len()];
+                        self.next = (self.next + 1) % t.len();
+                        x.min(MAX_TIME)
+                    }
+                    None => mean,
+                }
+            }
+            _ => e.sample(rng),
+        }
+    }
+}
+
+/// A standard normal draw (Box-Muller, one of the pair).
+fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let u1: f64 = rng.random();
+    let u2: f64 = rng.random();
+    (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 impl Exec {
@@ -61,7 +139,8 @@ impl Exec {
                 let u: f64 = rng.random();
                 to_nanos(-(mean as f64) * (1.0 - u).ln())
             }
-            Exec::Normal { mean, sd } => {
+            Exec::Trace { mean, .. } => mean,
+            Exec::Normal { mean, sd } | Exec::Ar1 { mean, sd, .. } => {
                 if sd == 0 {
                     return mean;
                 }
@@ -88,7 +167,8 @@ impl Exec {
         match *self {
             Exec::Fixed(t) => t,
             Exec::Uniform(a, b) => a + (b - a) / 2,
-            Exec::Exponential { mean } | Exec::Normal { mean, .. } => mean,
+            Exec::Exponential { mean } | Exec::Normal { mean, .. } | Exec::Ar1 { mean, .. } => mean,
+            Exec::Trace { mean, .. } => mean,
         }
     }
 
@@ -96,16 +176,16 @@ impl Exec {
     /// unbounded distributions.
     pub fn max(&self) -> Option<Nanos> {
         match *self {
-            Exec::Fixed(t) | Exec::Uniform(_, t) => Some(t),
-            Exec::Exponential { .. } | Exec::Normal { .. } => None,
+            Exec::Fixed(t) | Exec::Uniform(_, t) | Exec::Trace { max: t, .. } => Some(t),
+            Exec::Exponential { .. } | Exec::Normal { .. } | Exec::Ar1 { .. } => None,
         }
     }
 
     /// The smallest value that can be drawn.
     pub fn min(&self) -> Nanos {
         match *self {
-            Exec::Fixed(t) | Exec::Uniform(t, _) => t,
-            Exec::Exponential { .. } | Exec::Normal { .. } => 0,
+            Exec::Fixed(t) | Exec::Uniform(t, _) | Exec::Trace { min: t, .. } => t,
+            Exec::Exponential { .. } | Exec::Normal { .. } | Exec::Ar1 { .. } => 0,
         }
     }
 }
@@ -152,7 +232,8 @@ fn to_nanos(x: f64) -> Nanos {
 }
 
 const EXEC_FORMS: &str =
-    "a time \"30ms\", a range \"28ms..30ms\", \"exp(<mean>)\" or \"normal(<mean>, <sd>)\"";
+    "a time \"30ms\", a range \"28ms..30ms\", \"exp(<mean>)\", \"normal(<mean>, <sd>)\", \
+     \"ar1(<mean>, <sd>, <correlation>)\" or \"file(<path>)\"";
 
 impl std::str::FromStr for Exec {
     type Err = String;
@@ -180,6 +261,32 @@ impl std::str::FromStr for Exec {
                 return Err("the mean of normal(...) must be > 0".into());
             }
             return Ok(Exec::Normal { mean, sd });
+        }
+        if let Some(inner) = t.strip_prefix("ar1(").and_then(|r| r.strip_suffix(')')) {
+            let parts: Vec<&str> = inner.split(',').collect();
+            let [m, sd, rho] = parts[..] else {
+                return Err(format!(
+                    "\"{t}\": ar1 takes a mean, a standard deviation and a lag-1 correlation, e.g. \
+                     \"ar1(28.35ms, 2.19ms, 0.8)\""
+                ));
+            };
+            let (mean, sd) = (time(m)?, time(sd)?);
+            if mean == 0 {
+                return Err("the mean of ar1(...) must be > 0".into());
+            }
+            let rho: f64 = rho.trim().parse().map_err(|_| {
+                format!("\"{}\": the correlation of ar1(...) is a number in (-1, 1), e.g. 0.8", rho.trim())
+            })?;
+            if !(rho > -1.0 && rho < 1.0) {
+                return Err(format!("the correlation of ar1(...) must be in (-1, 1), not {rho}"));
+            }
+            return Ok(Exec::Ar1 { mean, sd, rho_ppm: (rho * 1e6).round() as i32 });
+        }
+        if t.starts_with("file(") {
+            return Err(format!(
+                "\"{t}\": a file's times are read where the scenario is read (a task's `exec`, `think`, ...), \
+                 not from a lone string"
+            ));
         }
         if let Some((a, b)) = t.split_once("..") {
             let (a, b) = (time(a)?, time(b)?);
@@ -216,6 +323,10 @@ impl fmt::Display for Exec {
             Exec::Normal { mean, sd } => {
                 write!(f, "normal({}, {})", format_time(mean), format_time(sd))
             }
+            Exec::Ar1 { mean, sd, rho_ppm } => {
+                write!(f, "ar1({}, {}, {})", format_time(mean), format_time(sd), f64::from(rho_ppm) / 1e6)
+            }
+            Exec::Trace { id, mean, .. } => write!(f, "file(#{id}, mean {})", format_time(mean)),
         }
     }
 }
@@ -310,6 +421,46 @@ mod tests {
     }
 
     const PINNED: [Nanos; 3] = [410_904_345, 665_846_253, 411_678_644];
+
+    #[test]
+    fn an_ar1_series_has_its_mean_deviation_and_correlation() {
+        // Table 6-2's News video: 28.35 ± 2.19 ms per frame, successive frames alike (rho 0.8).
+        let e = p("ar1(28.35ms, 2.19ms, 0.8)");
+        assert_eq!(e.to_string(), "ar1(28.35ms, 2.19ms, 0.8)");
+        assert_eq!((e.mean(), e.max(), e.min()), (28_350_000, None, 0));
+        let mut series = Series::default();
+        let mut rng = Pcg64::seed_from_u64(5);
+        let x: Vec<f64> = (0..50_000).map(|_| series.draw(&e, &[], &mut rng) as f64).collect();
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let lag1 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum::<f64>() / (n - 1.0) / var;
+        // The mean's standard error is sd/sqrt(n) × sqrt((1 + rho)/(1 − rho)) = 2.19 ms × 3 / 224 ≈ 29 µs.
+        assert!((mean - 28.35e6).abs() < 150e3, "mean {mean}");
+        assert!((var.sqrt() / 2.19e6 - 1.0).abs() < 0.05, "sd {}", var.sqrt());
+        assert!((lag1 - 0.8).abs() < 0.02, "lag-1 correlation {lag1}");
+        // Alone (no series state), each draw is the marginal normal: uncorrelated.
+        let y: Vec<f64> = (0..50_000).map(|_| e.sample(&mut rng) as f64).collect();
+        let m = y.iter().sum::<f64>() / n;
+        let v = y.iter().map(|a| (a - m).powi(2)).sum::<f64>() / n;
+        let l = y.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / (n - 1.0) / v;
+        assert!(l.abs() < 0.02, "{l}");
+    }
+
+    #[test]
+    fn a_trace_gives_its_times_in_order_and_starts_again() {
+        let traces = [crate::Trace { path: "f".into(), times: vec![3, 1, 2].into() }];
+        let e = Exec::Trace { id: 0, mean: 2, min: 1, max: 3 };
+        let mut series = Series::default();
+        let mut rng = Pcg64::seed_from_u64(1);
+        let got: Vec<Nanos> = (0..7).map(|_| series.draw(&e, &traces, &mut rng)).collect();
+        assert_eq!(got, [3, 1, 2, 3, 1, 2, 3]);
+        assert_eq!((e.mean(), e.max(), e.min()), (2, Some(3), 1));
+        // A plain distribution through a series is the same draw as alone.
+        let u = p("1ms..2ms");
+        let (mut r1, mut r2) = (Pcg64::seed_from_u64(9), Pcg64::seed_from_u64(9));
+        assert_eq!(Series::default().draw(&u, &[], &mut r1), u.sample(&mut r2));
+    }
 
     #[test]
     fn times_and_draws_stay_within_max_time() {

@@ -24,8 +24,17 @@
 //! [`task_rng`] derives one `Pcg64` per task from the seed and the task's name, so a task's draws
 //! do not change when other tasks are added or reordered.
 //!
-//! Weak spots: only three task models exist so far (`cpu`, `periodic`, `interactive`; the other
-//! models named in ARCHITECTURE.md, and rt-app JSON import, are to come); policy names and
+//! Tasks that work together are part of the format: a `server` does the work other tasks hand it
+//! (`server`, `server_exec`, `wait`), a `player` shows timestamped frames within a window, a periodic
+//! task's requests may come at drawn times (`interarrival`), times may be correlated series (`ar1`) or
+//! a file's (`file(...)`), and `include` takes the tasks of application models from other files, so
+//! that a mix is written once per application (`scenarios/apps/`). Reading a file a scenario names
+//! goes through a [`Loader`] ([`parse_with`]), so that a tool with its files compiled in reads the
+//! same scenarios.
+//!
+//! Weak spots: the models are `cpu`, `periodic`, `interactive`, `server` and `player` (a producer
+//! filling a bounded ring, threads of one application sharing more than a name, fork-and-wait jobs
+//! and rt-app JSON import are to come); `hourglass` runs only the first three; policy names and
 //! `[scheduler]` options are not checked here (the policy registry is in `sched`; a tool reports
 //! its own errors at [`SchedulerCfg::key_lines`] with [`Scenario::error`]); the normal
 //! distribution's [`Exec::mean`] ignores its truncation at 0; seeded draws depend on `rand` 0.9's
@@ -97,17 +106,19 @@
 //!
 //! | model         | keys                                                                  |
 //! |---------------|-----------------------------------------------------------------------|
-//! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set cpus` |
+//! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set cpus nice class runtime dl_deadline dl_period app` |
 //! | `cpu`         | `work`                                                                |
-//! | `periodic`    | `exec` and `period` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify` |
-//! | `interactive` | `think` and `burst` (required), `count`                               |
+//! | `periodic`    | `exec` and `period` or `interarrival` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify bands server server_exec wait` |
+//! | `interactive` | `think` and `burst` (required), `count bands server server_exec wait` |
+//! | `server`      | none: its clients' `server_exec` is its work                          |
+//! | `player`      | `exec` and `period` or `interarrival` (required), `count window delay pace discard estimate_alpha estimate_factor estimate_initial server server_exec wait` |
 //!
 //! ```
 //! # let src = include_str!("../examples/every-key.toml");
 //! let s = workload::parse_str(src, "every-key.toml").unwrap();
 //! assert_eq!(s.name, "every-key");
 //! assert_eq!(s.machine.duration, 10_000_000_000);
-//! assert_eq!(s.tasks.len(), 3);
+//! assert_eq!(s.tasks.len(), 6);
 //! match &s.tasks[0].model {
 //!     workload::Model::Periodic(p) => {
 //!         assert_eq!(p.exec, workload::Exec::Uniform(2_000_000, 3_000_000));
@@ -132,7 +143,7 @@
 //! let e = workload::parse_str(src, "bad.toml").unwrap_err();
 //! assert_eq!(e.to_string(), "\
 //! bad.toml:3:12: machine.duration: \"10\" has no unit: write e.g. \"10ms\" (units: ns, us, ms, s, m = minutes, h)
-//! bad.toml:8:1: task[0].peroid (task \"R1\"): unknown key `peroid`; did you mean `period`? (a key of model \"periodic\", this task's model is \"cpu\")");
+//! bad.toml:8:1: task[0].peroid (task \"R1\"): unknown key `peroid`; did you mean `period`? (a key of model \"periodic\" or \"player\", this task's model is \"cpu\")");
 //! ```
 
 #![deny(missing_docs)]
@@ -151,8 +162,11 @@ pub mod stream;
 mod time;
 
 pub use error::{Diagnostic, ScenarioError};
-pub use exec::{task_rng, Exec};
-pub use parse::{COMMON_TASK_KEYS, MACHINE_KEYS, MAX_HZ, MODELS, OVERHEAD_KEYS, TOP_KEYS};
+pub use exec::{task_rng, Exec, Series};
+pub use parse::{
+    Loader, CLIENT_KEYS, COMMON_TASK_KEYS, INCLUDE_KEYS, MACHINE_KEYS, MAX_HZ, MAX_INCLUDES, MODELS,
+    OVERHEAD_KEYS, TOP_KEYS,
+};
 /// The `rand` this crate samples with; use it (not another version) for [`Exec::sample`].
 pub use rand;
 /// The `rand_pcg` of [`task_rng`].
@@ -396,7 +410,56 @@ pub struct TaskSpec {
     /// reservation, `1us ≤ runtime ≤ dl_deadline ≤ dl_period`.
     #[serde(serialize_with = "serialize_reservation")]
     pub reservation: Option<sched::Reservation>,
+    /// Key `app`: the application the task is a thread of (News's audio and video), for reports; no
+    /// scheduling meaning.
+    pub app: Option<String>,
+    /// Keys `server`, `server_exec` and `wait`: each request of the task ends with work it hands to a
+    /// `server` task (a frame or a character the X server must draw); the request is done when the
+    /// server has done it.
+    pub send: Option<ServerCall>,
+    /// Key `bands`: bounds of latency bands, ascending (`["50ms", "150ms"]`): its requests are counted
+    /// by the band their latency (release to done) falls in.
+    pub bands: Vec<Nanos>,
+    /// The file it was read from when another file includes it (`include`); empty for the scenario's
+    /// own tasks. [`TaskSpec::line`] is a line of this file.
+    #[serde(skip)]
+    pub file: String,
+    /// The files its times come from (`exec = "file(...)"` and the like), in the order the task's keys
+    /// name them: [`Exec::Trace`]'s `id` indexes this.
+    #[serde(skip)]
+    pub traces: Vec<Trace>,
 }
+
+/// Work a task hands to a server task with each request (keys `server`, `server_exec`, `wait`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerCall {
+    /// Key `server`: the name of a task of model `"server"`.
+    pub to: String,
+    /// Its index among the scenario's tasks.
+    #[serde(skip)]
+    pub to_index: usize,
+    /// Key `server_exec` (required with `server`, mean > 0): the server's CPU per request.
+    pub exec: Exec,
+    /// Key `wait` (default `false`): the task blocks until the server has done its request (a
+    /// round trip); else it goes on with its next request while the server works (X requests are
+    /// asynchronous).
+    pub wait: bool,
+}
+
+/// The times of a file (`"file(frames.txt)"`): one time with its unit per line, `#` comments and blank
+/// lines skipped, at least one and at most [`MAX_TRACE_TIMES`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The file, as the scenario names it.
+    pub path: String,
+    /// Its times, in order.
+    pub times: std::sync::Arc<[Nanos]>,
+}
+
+/// Most times a trace file may hold.
+pub const MAX_TRACE_TIMES: usize = 1_000_000;
+/// Largest trace file read, in bytes.
+pub const MAX_TRACE_BYTES: u64 = 32 << 20;
 
 /// A reservation as `{ "runtime": ns, "deadline": ns, "period": ns }` (`sched` has no serde).
 fn serialize_reservation<S: serde::Serializer>(
@@ -442,6 +505,11 @@ impl TaskSpec {
             class: None,
             reservation: None,
             cpus: None,
+            app: None,
+            send: None,
+            bands: Vec::new(),
+            file: String::new(),
+            traces: Vec::new(),
         }
     }
 }
@@ -467,17 +535,71 @@ pub enum Model {
         /// Key `count`: interactions, > 0; default: until the end.
         count: Option<u64>,
     },
+    /// `model = "server"`: does the work other tasks hand it (their `server` key), one request at a
+    /// time in the order they came, and sleeps when there is none (the X server).
+    Server,
+    /// `model = "player"`: a media player showing timestamped frames ([`Player`]).
+    Player(Player),
 }
 
 impl Model {
-    /// The model's name as written in a scenario: `"cpu"`, `"periodic"`, `"interactive"`.
+    /// The model's name as written in a scenario: `"cpu"`, `"periodic"`, `"interactive"`, `"server"`,
+    /// `"player"`.
     pub fn name(&self) -> &'static str {
         match self {
             Model::Cpu { .. } => "cpu",
             Model::Periodic(_) => "periodic",
             Model::Interactive { .. } => "interactive",
+            Model::Server => "server",
+            Model::Player(_) => "player",
         }
     }
+}
+
+/// A media player (Nieh §3.5.1, §6.4: the Integrated Media Streams player): frame `k` carries the
+/// timestamp `start + k·period` (or the sum of `interarrival` draws), is wanted on screen at that
+/// timestamp plus `delay`, and is on time when shown within `window` of then. The player takes the
+/// frames in order, each when it is done with the one before: if its estimate says it would finish
+/// more than `window` early it sleeps until it would finish on time (`pace`); it drops a frame it
+/// expects to finish more than `window` late (`discard = "estimate"`: the tuning for UNIX time
+/// sharing, estimating by the wall-clock time past frames took), or tells the scheduler its time
+/// constraint and drops a frame it is notified of before it starts it (`discard = "notified"`: the
+/// player adapted to SMART, estimating by the CPU past frames took, 10 % more); a frame is shown when
+/// its work is done.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Player {
+    /// Key `exec` (required, mean > 0): CPU per frame.
+    pub exec: Exec,
+    /// Key `period`: the time between frames' timestamps (or the mean of `interarrival`).
+    pub period: Nanos,
+    /// Key `interarrival`: the time between timestamps drawn per frame, in place of `period`.
+    pub interarrival: Option<Exec>,
+    /// Key `count`: frames, > 0; default: until the end.
+    pub count: Option<u64>,
+    /// Key `window` (default 20ms): a frame shown more than this early or late is early or late.
+    pub window: Nanos,
+    /// Key `delay` (default: one `period`): from a frame's timestamp to when it is wanted on screen.
+    pub delay: Nanos,
+    /// Key `pace` (default true): sleep rather than show a frame early.
+    pub pace: bool,
+    /// Key `discard` (default `"estimate"`).
+    pub discard: Discard,
+    /// Keys `estimate_alpha`, `estimate_factor` (default 1.0 with `discard = "estimate"`, 1.1 with
+    /// `"notified"`), `estimate_initial`: the exponential average of past frames.
+    pub estimate: Estimate,
+}
+
+/// How a [`Player`] drops frames (key `discard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Discard {
+    /// `"estimate"`: a frame the player expects to finish late, by the wall-clock time past frames took.
+    Estimate,
+    /// `"notified"`: the player gives each frame a time constraint (the scheduler's SMART API) and drops
+    /// a frame it is notified of before it starts it.
+    Notified,
+    /// `"never"`: every frame is shown, late or not.
+    Never,
 }
 
 /// A periodic real-time task: requests released every `period`, each needing `exec` of CPU by
@@ -486,8 +608,11 @@ impl Model {
 pub struct Periodic {
     /// Key `exec` (required, mean > 0): CPU per request.
     pub exec: Exec,
-    /// Key `period` (required, > 0).
+    /// Key `period` (required unless `interarrival` is given, > 0; with `interarrival`, its mean).
     pub period: Nanos,
+    /// Key `interarrival`: requests come at independent draws apart (sporadic: a user's keystrokes)
+    /// instead of every `period`.
+    pub interarrival: Option<Exec>,
     /// Key `deadline`: relative to the release, > 0; default = `period`.
     pub deadline: Nanos,
     /// Key `count`: requests, > 0; default: until the end.
@@ -519,6 +644,7 @@ impl Periodic {
         Periodic {
             exec,
             period,
+            interarrival: None,
             deadline: period,
             count: None,
             on_miss: OnMiss::Discard,
@@ -650,7 +776,14 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 }
 
 /// Validates a scenario given as text; `path` names it in messages, and its stem becomes
-/// [`Scenario::name`].
+/// [`Scenario::name`]. The files it names (`include`, `file(...)` times) are read from the file
+/// system, relative to `path`'s directory.
 pub fn parse_str(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
-    parse::parse(src, path)
+    parse::parse(src, path, &|p| read_capped(p, MAX_SCENARIO_BYTES))
+}
+
+/// [`parse_str`] with the files the scenario names read by `loader` (a tool with its files compiled
+/// in: `smartsim reproduce`).
+pub fn parse_with(src: &str, path: &str, loader: &Loader) -> Result<Scenario, ScenarioError> {
+    parse::parse(src, path, loader)
 }

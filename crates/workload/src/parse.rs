@@ -5,6 +5,7 @@
 //! away at the end if anything was reported.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
@@ -13,9 +14,14 @@ use crate::error::{Diagnostic, ScenarioError};
 use crate::exec::Exec;
 use crate::time::{format_time, parse_bandwidth, parse_bounded_time, parse_size, Nanos, MAX_TIME};
 use crate::{
-    Billing, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Scenario, SchedulerCfg, TaskSpec,
-    TimerKind,
+    Billing, Discard, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Player, Scenario,
+    SchedulerCfg, ServerCall, TaskSpec, TimerKind, Trace, MAX_TRACE_BYTES, MAX_TRACE_TIMES,
 };
+
+/// How the parser reads a file a scenario names (an `include`, a `file(...)` of times): its text, or
+/// why it cannot be read. [`crate::load`] reads the file system; `smartsim reproduce` its compiled-in
+/// files.
+pub type Loader = dyn Fn(&Path) -> Result<String, String>;
 
 type Val<'i> = Spanned<DeValue<'i>>;
 
@@ -23,7 +29,10 @@ type Val<'i> = Spanned<DeValue<'i>>;
 // that a test (tests/docs.rs) checks each is documented in docs/scenario.md.
 
 /// The keys a scenario accepts at its top level.
-pub const TOP_KEYS: &[&str] = &["description", "machine", "scheduler", "task"];
+pub const TOP_KEYS: &[&str] = &["description", "include", "machine", "scheduler", "task"];
+/// The keys an `include` entry written as a table accepts besides `file`: what it sets on every task of
+/// the file it includes.
+pub const INCLUDE_KEYS: &[&str] = &["file", "share", "priority", "nice", "class", "start", "stop"];
 /// The keys of `[machine]`.
 pub const MACHINE_KEYS: &[&str] =
     &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
@@ -47,7 +56,10 @@ pub const COMMON_TASK_KEYS: &[&str] = &[
     "runtime",
     "dl_deadline",
     "dl_period",
+    "app",
 ];
+/// The keys of a task that hands work to a server (models `periodic`, `interactive`, `player`).
+pub const CLIENT_KEYS: &[&str] = &["server", "server_exec", "wait"];
 /// Each task model and its own keys (besides [`COMMON_TASK_KEYS`]).
 pub const MODELS: &[(&str, &[&str])] = &[
     ("cpu", &["work"]),
@@ -56,6 +68,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
         &[
             "exec",
             "period",
+            "interarrival",
             "deadline",
             "count",
             "on_miss",
@@ -64,9 +77,33 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "estimate_factor",
             "estimate_initial",
             "notify",
+            "bands",
+            "server",
+            "server_exec",
+            "wait",
         ],
     ),
-    ("interactive", &["think", "burst", "count"]),
+    ("interactive", &["think", "burst", "count", "bands", "server", "server_exec", "wait"]),
+    ("server", &[]),
+    (
+        "player",
+        &[
+            "exec",
+            "period",
+            "interarrival",
+            "count",
+            "window",
+            "delay",
+            "pace",
+            "discard",
+            "estimate_alpha",
+            "estimate_factor",
+            "estimate_initial",
+            "server",
+            "server_exec",
+            "wait",
+        ],
+    ),
 ];
 /// Highest `machine.hz`: a tick period of at least 1 µs. Every trace reader takes the same bound
 /// (`trace::MAX_HZ`).
@@ -84,12 +121,41 @@ struct Ctx<'a> {
     line_starts: Vec<usize>,
     diags: Vec<(usize, Diagnostic)>,
     warns: Vec<(usize, Diagnostic)>,
+    /// Reads the files the scenario names, relative to `dir` (the directory of `file`).
+    loader: &'a Loader,
+    dir: PathBuf,
+    /// The times files the task being read names (`file(...)`), moved into it when it is done.
+    traces: Vec<Trace>,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(src: &'a str, file: &'a str) -> Ctx<'a> {
+    fn new(src: &'a str, file: &'a str, loader: &'a Loader) -> Ctx<'a> {
         let line_starts = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Ctx { src, file, line_starts, diags: Vec::new(), warns: Vec::new() }
+        let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+        Ctx { src, file, line_starts, diags: Vec::new(), warns: Vec::new(), loader, dir, traces: Vec::new() }
+    }
+
+    /// A problem found in another file (a times file, an included scenario) at its `line`, reported in
+    /// this file's order at offset `at` (the key that names the file).
+    fn err_in(&mut self, at: usize, file: &str, line: usize, field: &str, message: impl Into<String>) {
+        let d = Diagnostic {
+            file: file.to_string(),
+            line,
+            col: 1,
+            field: field.to_string(),
+            message: message.into(),
+        };
+        self.diags.push((at, d));
+    }
+
+    /// The path a scenario's `name` of a file stands for: relative to the scenario's directory.
+    fn resolve(&self, name: &str) -> PathBuf {
+        let p = Path::new(name);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -190,6 +256,53 @@ impl<'t, 'i> Tbl<'t, 'i> {
         Some(t)
     }
 
+    fn boolean(&self, cx: &mut Ctx, key: &str) -> Option<bool> {
+        let v = self.get(key)?;
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            other => {
+                type_error(cx, v, &self.field(key), other, "true or false");
+                None
+            }
+        }
+    }
+
+    /// A list of times, ascending, each > 0, at most `most` of them.
+    fn times(&self, cx: &mut Ctx, key: &str, most: usize) -> Option<Vec<Nanos>> {
+        let v = self.get(key)?;
+        let field = self.field(key);
+        let DeValue::Array(items) = v.get_ref() else {
+            type_error(cx, v, &field, v.get_ref(), "a list of times such as [\"50ms\", \"150ms\"]");
+            return None;
+        };
+        if items.is_empty() || items.len() > most {
+            cx.err(v.span().start, &field, format!("give 1 to {most} times, e.g. [\"50ms\", \"150ms\"]"));
+            return None;
+        }
+        let mut out = Vec::new();
+        for item in items.iter() {
+            let t = match item.get_ref() {
+                DeValue::String(s) => match parse_bounded_time(s) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        cx.err(item.span().start, &field, e.to_string());
+                        return None;
+                    }
+                },
+                other => {
+                    type_error(cx, item, &field, other, "a time such as \"50ms\"");
+                    return None;
+                }
+            };
+            if t == 0 || out.last().is_some_and(|&l| t <= l) {
+                cx.err(item.span().start, &field, "the times must be > 0 and ascending");
+                return None;
+            }
+            out.push(t);
+        }
+        Some(out)
+    }
+
     fn at_value(&self, key: &str) -> usize {
         self.get(key).map_or(self.at, |v| v.span().start)
     }
@@ -268,6 +381,9 @@ impl<'t, 'i> Tbl<'t, 'i> {
         let v = self.get(key)?;
         let field = self.field(key);
         match v.get_ref() {
+            DeValue::String(s) if s.trim().starts_with("file(") => {
+                trace(cx, v.span().start, &field, s.trim())
+            }
             DeValue::String(s) => match s.parse::<Exec>() {
                 Ok(e) => Some(e),
                 Err(e) => {
@@ -401,6 +517,61 @@ fn to_value(v: &DeValue) -> toml::Value {
     }
 }
 
+/// `file(<path>)`: the times of a file, one per line with its unit (`28.3ms`), `#` comments and blank
+/// lines skipped; kept in the task being read ([`Ctx::traces`]).
+fn trace(cx: &mut Ctx, at: usize, field: &str, s: &str) -> Option<Exec> {
+    let Some(name) = s.strip_prefix("file(").and_then(|r| r.strip_suffix(')')).map(str::trim) else {
+        cx.err(at, field, format!("\"{s}\": write file(<path>), e.g. \"file(frames.txt)\""));
+        return None;
+    };
+    let name = name.trim_matches('"');
+    if name.is_empty() {
+        cx.err(at, field, "file(): the path is empty");
+        return None;
+    }
+    let path = cx.resolve(name);
+    let shown = path.display().to_string();
+    let text = match (cx.loader)(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            cx.err(at, field, format!("cannot read the times file {shown}: {e}"));
+            return None;
+        }
+    };
+    if text.len() as u64 > MAX_TRACE_BYTES {
+        cx.err(at, field, format!("the times file {shown} is over {} MiB", MAX_TRACE_BYTES >> 20));
+        return None;
+    }
+    let mut times = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let l = line.split('#').next().unwrap_or("").trim();
+        if l.is_empty() {
+            continue;
+        }
+        if times.len() == MAX_TRACE_TIMES {
+            cx.err_in(at, &shown, n + 1, field, format!("more than {MAX_TRACE_TIMES} times"));
+            return None;
+        }
+        match parse_bounded_time(l) {
+            Ok(t) => times.push(t),
+            Err(e) => {
+                cx.err_in(at, &shown, n + 1, field, format!("\"{l}\": {e}"));
+                return None;
+            }
+        }
+    }
+    if times.is_empty() {
+        cx.err(at, field, format!("the times file {shown} holds no time (one per line, e.g. 28.3ms)"));
+        return None;
+    }
+    let sum: u128 = times.iter().map(|&t| u128::from(t)).sum();
+    let mean = sched::clamp_nanos(sum / times.len() as u128);
+    let (min, max) = (*times.iter().min().expect("one"), *times.iter().max().expect("one"));
+    let id = cx.traces.len() as u32;
+    cx.traces.push(Trace { path: name.to_string(), times: times.into() });
+    Some(Exec::Trace { id, mean, min, max })
+}
+
 /// The file stem: `dir/mix.toml` → `mix`.
 fn stem(path: &str) -> String {
     std::path::Path::new(path)
@@ -408,8 +579,8 @@ fn stem(path: &str) -> String {
         .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
-    let mut cx = Ctx::new(src, path);
+pub(crate) fn parse(src: &str, path: &str, loader: &Loader) -> Result<Scenario, ScenarioError> {
+    let mut cx = Ctx::new(src, path, loader);
     let (doc, syntax) = DeTable::parse_recoverable(src);
     if !syntax.is_empty() {
         // A broken file: report the syntax only, since a recovered tree would give confusing
@@ -429,7 +600,12 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
     let scheduler = scheduler(&mut cx, &root);
     let by_affinity =
         matches!(scheduler.options.get("partition"), Some(toml::Value::String(p)) if p == "affinity");
-    let tasks = tasks(&mut cx, &root, &machine, by_affinity);
+    let mut tasks = includes(&mut cx, &root, &machine, by_affinity);
+    let own = root.get("task").is_some() || tasks.is_empty();
+    if own {
+        tasks.extend(self::tasks(&mut cx, &root, &machine, by_affinity));
+    }
+    across_tasks(&mut cx, &root, &mut tasks);
     overheads_against_their_periods(&mut cx, &root, &machine, &scheduler, &tasks);
     if cx.diags.is_empty() {
         cx.warns.sort_by_key(|(at, _)| *at);
@@ -445,6 +621,203 @@ pub(crate) fn parse(src: &str, path: &str) -> Result<Scenario, ScenarioError> {
         })
     } else {
         Err(finish(cx))
+    }
+}
+
+/// Most files a scenario may include.
+pub const MAX_INCLUDES: usize = 64;
+
+/// Key `include`: the tasks of other files (application models, `scenarios/apps/`), each a path
+/// relative to this file, or a table `{ file = "...", priority = 1, ... }` that also sets keys of
+/// [`INCLUDE_KEYS`] on each of its tasks. An included file holds only `description` and `[[task]]`s; its
+/// problems are reported with its own lines.
+fn includes(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> Vec<TaskSpec> {
+    let Some(v) = root.get("include") else { return Vec::new() };
+    let DeValue::Array(items) = v.get_ref() else {
+        type_error(cx, v, "include", v.get_ref(), "a list of files, e.g. include = [\"../apps/news.toml\"]");
+        return Vec::new();
+    };
+    if items.len() > MAX_INCLUDES {
+        cx.err(v.span().start, "include", format!("{} files: at most {MAX_INCLUDES}", items.len()));
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let at = item.span().start;
+        let field = format!("include[{k}]");
+        let (name, sets) = match item.get_ref() {
+            DeValue::String(s) => (s.to_string(), None),
+            DeValue::Table(t) => {
+                let tb = Tbl { table: Some(t), at, prefix: format!("{field}."), suffix: String::new() };
+                tb.check_keys(cx, INCLUDE_KEYS, |_| None);
+                let Some(f) = tb.string(cx, "file") else {
+                    if tb.get("file").is_none() {
+                        cx.err(at, &tb.field("file"), "missing: the file to include");
+                    }
+                    continue;
+                };
+                (f.to_string(), Some(tb))
+            }
+            other => {
+                type_error(cx, item, &field, other, "a file name or a table { file = \"...\" }");
+                continue;
+            }
+        };
+        let path = cx.resolve(&name);
+        let shown = path.display().to_string();
+        if seen.contains(&path) {
+            cx.err(at, &field, format!("{shown} is included twice: its tasks would be there twice"));
+            continue;
+        }
+        seen.push(path.clone());
+        let text = match (cx.loader)(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                cx.err(at, &field, format!("cannot read the included file {shown}: {e}"));
+                continue;
+            }
+        };
+        let mut tasks = included(cx, at, &field, &text, &shown, machine, by_affinity);
+        if let Some(tb) = sets {
+            set_on(cx, &tb, machine, &mut tasks);
+        }
+        out.extend(tasks);
+    }
+    out
+}
+
+/// The tasks of an included file, read with a context of its own; its problems are moved into `cx`
+/// (ordered at the `include` entry, `at`).
+fn included(
+    cx: &mut Ctx,
+    at: usize,
+    field: &str,
+    text: &str,
+    shown: &str,
+    machine: &Machine,
+    by_affinity: bool,
+) -> Vec<TaskSpec> {
+    let loader = cx.loader;
+    let mut sub = Ctx::new(text, shown, loader);
+    let (doc, syntax) = DeTable::parse_recoverable(text);
+    let tasks = if syntax.is_empty() {
+        let root = Tbl { table: Some(doc.get_ref()), at: 0, prefix: String::new(), suffix: String::new() };
+        root.check_keys(&mut sub, &["description", "task"], |k| {
+            Some(format!(
+                "an included file holds only a description and [[task]]s; `{k}` belongs in the scenario that \
+                 includes it"
+            ))
+        });
+        tasks(&mut sub, &root, machine, by_affinity)
+    } else {
+        for e in syntax {
+            let off = e.span().map_or(0, |s| s.start);
+            sub.err(off, "", format!("TOML syntax: {}", e.message()));
+        }
+        Vec::new()
+    };
+    if sub.diags.is_empty() && tasks.is_empty() {
+        cx.err(at, field, format!("{shown} has no [[task]]"));
+    }
+    let mut tasks = tasks;
+    for t in &mut tasks {
+        t.file = shown.to_string();
+    }
+    for (_, d) in sub.diags.drain(..) {
+        cx.diags.push((at, d));
+    }
+    for (_, d) in sub.warns.drain(..) {
+        cx.warns.push((at, d));
+    }
+    tasks
+}
+
+/// What an `include` table sets on every task it includes (`priority`, `class`, ...), checked as a
+/// task's own keys are.
+fn set_on(cx: &mut Ctx, tb: &Tbl, machine: &Machine, tasks: &mut [TaskSpec]) {
+    let share = tb.int(cx, "share", 0, i128::from(u32::MAX)).map(|n| n as u32);
+    let priority = tb.int(cx, "priority", i128::from(i32::MIN), i128::from(i32::MAX)).map(|n| n as i32);
+    let nice = tb.int(cx, "nice", -20, 19).map(|n| n as i8);
+    let class = tb.string(cx, "class").map(str::to_string);
+    let start = tb.time(cx, "start");
+    let stop = tb.time(cx, "stop");
+    if start.is_some_and(|s| machine.duration > 0 && s >= machine.duration) {
+        cx.err(
+            tb.at_value("start"),
+            &tb.field("start"),
+            "is not before machine.duration: the tasks would never run",
+        );
+    }
+    for t in tasks.iter_mut() {
+        share.inspect(|&v| t.share = v);
+        priority.inspect(|&v| t.priority = v);
+        if nice.is_some() {
+            t.nice = nice;
+        }
+        if class.is_some() {
+            t.class.clone_from(&class);
+        }
+        start.inspect(|&v| t.start = v);
+        if stop.is_some() {
+            t.stop = stop;
+        }
+        if t.stop.is_some_and(|s| s <= t.start) {
+            cx.err(
+                tb.at_value("stop"),
+                &tb.field("stop"),
+                format!("task \"{}\" would stop before it starts", t.name),
+            );
+        }
+    }
+}
+
+/// Checks that span tasks: names unique across the included files and this one, every `server` the
+/// name of a task of model `"server"` (resolved to its index).
+fn across_tasks(cx: &mut Ctx, root: &Tbl, tasks: &mut [TaskSpec]) {
+    let file_of = |t: &TaskSpec| if t.file.is_empty() { cx.file.to_string() } else { t.file.clone() };
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        match seen.get(t.name.as_str()) {
+            // Within one file the duplicate was reported where it was read.
+            Some(&first) if tasks[first].file != t.file => problems.push((
+                file_of(t),
+                t.line,
+                format!("task \"{}\".name", t.name),
+                format!(
+                    "duplicate task name \"{}\" (also {}:{})",
+                    t.name,
+                    file_of(&tasks[first]),
+                    tasks[first].line
+                ),
+            )),
+            Some(_) => {}
+            None => {
+                seen.insert(&t.name, i);
+            }
+        }
+    }
+    let names: Vec<(String, bool)> =
+        tasks.iter().map(|t| (t.name.clone(), matches!(t.model, Model::Server))).collect();
+    for t in tasks.iter_mut() {
+        let (file, line, name) = (file_of(t), t.line, t.name.clone());
+        let Some(call) = t.send.as_mut() else { continue };
+        let why = match names.iter().position(|(n, _)| *n == call.to) {
+            Some(k) if names[k].0 == name => Some("a task cannot hand its work to itself".to_string()),
+            Some(k) if names[k].1 => {
+                call.to_index = k;
+                None
+            }
+            Some(_) => Some(format!("\"{}\" is not of model \"server\"", call.to)),
+            None => Some(format!("no task is named \"{}\"", call.to)),
+        };
+        if let Some(why) = why {
+            problems.push((file, line, format!("task \"{name}\".server"), why));
+        }
+    }
+    for (file, line, field, why) in problems {
+        cx.err_in(root.at, &file, line, &field, why);
     }
 }
 
@@ -742,6 +1115,7 @@ fn task(
     machine: &Machine,
     by_affinity: bool,
 ) -> Option<TaskSpec> {
+    cx.traces.clear();
     let mut t = Tbl { table: Some(table), at, prefix: format!("task[{i}]."), suffix: String::new() };
     let name = match t.get("name") {
         None => {
@@ -781,10 +1155,14 @@ fn task(
             t.check_keys(cx, &allowed, |key| {
                 let other_models = models_with_key(key);
                 if !other_models.is_empty() {
+                    let keys = if own.is_empty() {
+                        "it has no keys of its own".to_string()
+                    } else {
+                        format!("whose own keys are: {}", own.join(", "))
+                    };
                     return Some(format!(
-                        "`{key}` is a key of model {} (this task's model is \"{m}\", whose own keys are: {})",
+                        "`{key}` is a key of model {} (this task's model is \"{m}\", {keys})",
                         or_list(&other_models),
-                        own.join(", ")
                     ));
                 }
                 let best = closest(key, &all)?;
@@ -825,6 +1203,13 @@ fn task(
         );
     }
     let reservation = reservation(cx, &t);
+    let app = t.string(cx, "app").map(str::to_string);
+    if let Some(a) = app.as_deref().and_then(name_problem) {
+        cx.err(t.at_value("app"), &t.field("app"), a);
+    }
+    let bands = t.times(cx, "bands", 8).unwrap_or_default();
+    let send =
+        if model.is_some_and(|m| model_keys(m).contains(&"server")) { server_call(cx, &t) } else { None };
     if by_affinity && t.get("cpus").is_some_and(|_| cpus.as_ref().is_some_and(|c| c.len() != 1)) {
         cx.err(
             t.at_value("cpus"),
@@ -874,6 +1259,8 @@ fn task(
         }
         "periodic" => Model::Periodic(periodic(cx, &t, jitter)?),
         "interactive" => interactive(cx, &t)?,
+        "server" => Model::Server,
+        "player" => Model::Player(player(cx, &t)?),
         other => unreachable!("model {other} was checked against MODELS"),
     };
     Some(TaskSpec {
@@ -892,6 +1279,11 @@ fn task(
         nice,
         class,
         reservation,
+        app,
+        send,
+        bands,
+        file: String::new(),
+        traces: std::mem::take(&mut cx.traces),
     })
 }
 
@@ -1045,9 +1437,37 @@ fn cpu_exec(cx: &mut Ctx, t: &Tbl, key: &str) -> Option<Exec> {
     Some(e)
 }
 
+/// Keys `period` and `interarrival` (exactly one): the time between releases, fixed, or drawn per
+/// request; returns the period (the draws' mean) and the draws.
+fn spacing(cx: &mut Ctx, t: &Tbl) -> Option<(Nanos, Option<Exec>)> {
+    match (t.get("period"), t.get("interarrival")) {
+        (Some(_), Some(_)) => {
+            cx.err(
+                t.at_value("interarrival"),
+                &t.field("interarrival"),
+                "give `period` (fixed) or `interarrival` (drawn per request), not both",
+            );
+            None
+        }
+        (None, Some(_)) => {
+            let e = cpu_exec(cx, t, "interarrival")?;
+            if e.mean() == 0 {
+                cx.err(t.at_value("interarrival"), &t.field("interarrival"), "its mean must be > 0");
+                return None;
+            }
+            Some((e.mean(), Some(e)))
+        }
+        _ => required(cx, t, "period", "40ms", |cx| t.positive_time(cx, "period")).map(|p| (p, None)),
+    }
+}
+
 fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
     let exec = required(cx, t, "exec", "28ms..30ms", |cx| cpu_exec(cx, t, "exec"));
-    let period = required(cx, t, "period", "40ms", |cx| t.positive_time(cx, "period"));
+    let spaced = spacing(cx, t);
+    let (period, interarrival) = match spaced {
+        Some((p, i)) => (Some(p), i),
+        None => (None, None),
+    };
     let deadline = t.positive_time(cx, "deadline");
     let count = count(cx, t);
     let on_miss = match t.keyword(cx, "on_miss", &["discard", "finish", "abort"]) {
@@ -1100,7 +1520,84 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
             );
         }
     }
-    Some(Periodic { exec, period, deadline, count, on_miss, on_miss_line, estimate: estimate?, notify })
+    if interarrival.is_some() && t.get("deadline").is_none() {
+        cx.err(
+            t.at,
+            &t.field("deadline"),
+            "missing: requests that come at drawn times need a `deadline` (it defaults to a fixed period)",
+        );
+    }
+    Some(Periodic {
+        exec,
+        period,
+        interarrival,
+        deadline,
+        count,
+        on_miss,
+        on_miss_line,
+        estimate: estimate?,
+        notify,
+    })
+}
+
+/// Keys `server`, `server_exec` and `wait`; the server's name is resolved once every task is read.
+fn server_call(cx: &mut Ctx, t: &Tbl) -> Option<ServerCall> {
+    let Some(to) = t.string(cx, "server") else {
+        for k in ["server_exec", "wait"] {
+            if t.get(k).is_some() {
+                cx.err(t.at_value(k), &t.field(k), "only applies with `server` (the task it hands work to)");
+            }
+        }
+        return None;
+    };
+    let exec = required(cx, t, "server_exec", "1ms..2ms", |cx| cpu_exec(cx, t, "server_exec"))?;
+    let wait = t.boolean(cx, "wait").unwrap_or(false);
+    Some(ServerCall { to: to.to_string(), to_index: usize::MAX, exec, wait })
+}
+
+fn player(cx: &mut Ctx, t: &Tbl) -> Option<Player> {
+    let exec = required(cx, t, "exec", "28ms", |cx| cpu_exec(cx, t, "exec"));
+    let spaced = spacing(cx, t);
+    let count = count(cx, t);
+    let window = t.time(cx, "window").unwrap_or(20 * 1_000_000);
+    let delay = t.time(cx, "delay");
+    let pace = t.boolean(cx, "pace").unwrap_or(true);
+    let discard = match t.keyword(cx, "discard", &["estimate", "notified", "never"]) {
+        Some("notified") => Discard::Notified,
+        Some("never") => Discard::Never,
+        _ => Discard::Estimate,
+    };
+    let alpha = t.float(cx, "estimate_alpha").unwrap_or(crate::EWMA_ALPHA);
+    if !(alpha > 0.0 && alpha <= 1.0) {
+        cx.err(
+            t.at_value("estimate_alpha"),
+            &t.field("estimate_alpha"),
+            format!("{alpha} is out of range: the weight of the newest frame is in (0, 1]"),
+        );
+    }
+    let default_factor = if discard == Discard::Notified { crate::EWMA_FACTOR } else { 1.0 };
+    let factor = t.float(cx, "estimate_factor").unwrap_or(default_factor);
+    if !(factor > 0.0 && factor.is_finite()) {
+        cx.err(
+            t.at_value("estimate_factor"),
+            &t.field("estimate_factor"),
+            format!("{factor} is out of range: must be > 0 (1.1 = 10% margin)"),
+        );
+    }
+    let initial = t.positive_time(cx, "estimate_initial");
+    let (exec, (period, interarrival)) = (exec?, spaced?);
+    let estimate = Estimate::Ewma { alpha, factor, initial };
+    Some(Player {
+        exec,
+        period,
+        interarrival,
+        count,
+        window,
+        delay: delay.unwrap_or(period),
+        pace,
+        discard,
+        estimate,
+    })
 }
 
 fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {

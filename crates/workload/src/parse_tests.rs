@@ -131,7 +131,30 @@ fn every_key_example_sets_every_field() {
     );
     assert_eq!(s.scheduler.policy, "smart");
     assert_eq!(s.scheduler.options.get("partition"), Some(&toml::Value::String("global".into())));
-    assert_eq!(s.tasks.len(), 3);
+    assert_eq!(s.tasks.len(), 6);
+    assert_eq!(s.tasks[3].model, Model::Server);
+    let typing = &s.tasks[4];
+    assert_eq!(
+        (typing.app.as_deref(), typing.bands.as_slice()),
+        (Some("Editor"), [50 * MS, 150 * MS].as_slice())
+    );
+    assert_eq!(typing.send.as_ref().map(|c| (c.to_index, c.wait)), Some((3, false)));
+    let Model::Periodic(p) = &typing.model else { panic!() };
+    assert_eq!(p.interarrival, Some(Exec::Exponential { mean: 228 * MS }));
+    assert_eq!(
+        s.tasks[5].model,
+        Model::Player(crate::Player {
+            exec: Exec::Ar1 { mean: 28_350_000, sd: 2_190_000, rho_ppm: 800_000 },
+            period: 66_700_000,
+            interarrival: None,
+            count: Some(4000),
+            window: 20 * MS,
+            delay: 100 * MS,
+            pace: true,
+            discard: crate::Discard::Notified,
+            estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: Some(30 * MS) },
+        })
+    );
     assert_eq!(
         s.tasks[0],
         TaskSpec {
@@ -145,6 +168,7 @@ fn every_key_example_sets_every_field() {
                 Model::Periodic(Periodic {
                     exec: Exec::Uniform(2 * MS, 3 * MS),
                     period: 10 * MS,
+                    interarrival: None,
                     deadline: 8 * MS,
                     count: Some(500),
                     on_miss: OnMiss::Discard,
@@ -284,8 +308,8 @@ examples/invalid.toml:8:8: machine.cpus: 0 is out of range: expected an integer 
 examples/invalid.toml:16:8: task[0].exec (task \"R1\"): empty range \"30ms..28ms\": the lower bound 30ms is above the upper bound 28ms
 examples/invalid.toml:18:1: task[0].deadlin (task \"R1\"): unknown key `deadlin`; did you mean `deadline`?
 examples/invalid.toml:21:8: task[1].name (task \"R1\"): duplicate task name \"R1\" (first used at line 14)
-examples/invalid.toml:23:1: task[1].period (task \"R1\"): `period` is a key of model \"periodic\" (this task's model is \"cpu\", whose own keys are: work)
-examples/invalid.toml:27:9: task[2].model (task \"ui\"): unknown value \"interactiv\": expected one of \"cpu\", \"periodic\", \"interactive\"; did you mean \"interactive\"?
+examples/invalid.toml:23:1: task[1].period (task \"R1\"): `period` is a key of model \"periodic\" or \"player\" (this task's model is \"cpu\", whose own keys are: work)
+examples/invalid.toml:27:9: task[2].model (task \"ui\"): unknown value \"interactiv\": expected one of \"cpu\", \"periodic\", \"interactive\", \"server\", \"player\"; did you mean \"interactive\"?
 examples/invalid.toml:30:1: task[3].name: missing: every task needs a unique name
 examples/invalid.toml:30:1: task[3].think: missing: required by this model, e.g. think = \"exp(500ms)\"
 examples/invalid.toml:34:8: task[3].stop: stop 1s must be after start 5s";
@@ -410,7 +434,7 @@ fn interactive_task_errors() {
         [
             "t.toml:5:1: task[0].think (task \"T\"): missing: required by this model, e.g. think = \"exp(500ms)\"",
             "t.toml:5:1: task[0].burst (task \"T\"): missing: required by this model, e.g. burst = \"1ms..5ms\"",
-            "t.toml:8:1: task[0].exec (task \"T\"): `exec` is a key of model \"periodic\" (this task's model is \"interactive\", whose own keys are: think, burst, count)",
+            "t.toml:8:1: task[0].exec (task \"T\"): `exec` is a key of model \"periodic\" or \"player\" (this task's model is \"interactive\", whose own keys are: think, burst, count, bands, server, server_exec, wait)",
         ]
     );
     // think may be 0 (a task that is woken again at once), burst may not.
@@ -473,11 +497,11 @@ fn names_must_be_present_unique_and_non_empty() {
 fn model_must_be_known() {
     assert_eq!(
         error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"a\"\n"),
-        "t.toml:3:1: task[0].model (task \"a\"): missing: one of \"cpu\", \"periodic\", \"interactive\""
+        "t.toml:3:1: task[0].model (task \"a\"): missing: one of \"cpu\", \"periodic\", \"interactive\", \"server\", \"player\""
     );
     assert_eq!(
         error("[machine]\nduration = \"1s\"\n[[task]]\nname = \"a\"\nmodel = \"cpu-scan\"\n"),
-        "t.toml:5:9: task[0].model (task \"a\"): unknown value \"cpu-scan\": expected one of \"cpu\", \"periodic\", \"interactive\""
+        "t.toml:5:9: task[0].model (task \"a\"): unknown value \"cpu-scan\": expected one of \"cpu\", \"periodic\", \"interactive\", \"server\", \"player\""
     );
 }
 
@@ -501,7 +525,7 @@ fn unknown_keys_suggest_the_closest_valid_one() {
     );
     assert_eq!(
         error(&with("", "colour = \"red\"")),
-        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, cpus, nice, class, runtime, dl_deadline, dl_period, work"
+        "t.toml:8:1: task[0].colour (task \"T\"): unknown key `colour`; valid keys here: name, model, share, priority, latency_tolerance, start, stop, jitter, timer, working_set, cpus, nice, class, runtime, dl_deadline, dl_period, app, work"
     );
     assert_eq!(
         errors(&with("", "").replace("[machine]", "[machin]")),
@@ -923,4 +947,162 @@ fn nice_class_and_reservation_keys() {
         let e = error(&with("", keys));
         assert!(e.contains(want), "{keys}: {e}");
     }
+}
+
+/// A scenario of a server `X` and whatever tasks `tasks` (TOML) add.
+fn with_server(tasks: &str) -> String {
+    format!("[machine]\nduration = \"10s\"\n\n[[task]]\nname = \"X\"\nmodel = \"server\"\n\n{tasks}")
+}
+
+#[test]
+fn servers_clients_and_players_parse_with_their_defaults() {
+    let s = ok(&with_server(
+        "[[task]]\nname = \"typing\"\nmodel = \"periodic\"\ninterarrival = \"exp(228ms)\"\nexec = \"2ms\"\n\
+         deadline = \"150ms\"\nbands = [\"50ms\", \"150ms\"]\nserver = \"X\"\nserver_exec = \"1ms..2ms\"\napp = \"Editor\"\n\n\
+         [[task]]\nname = \"video\"\nmodel = \"player\"\nperiod = \"66.7ms\"\nexec = \"ar1(28.35ms, 2.19ms, 0.8)\"\n\
+         discard = \"notified\"\nserver = \"X\"\nserver_exec = \"3ms\"\nwait = true\n",
+    ));
+    assert_eq!(s.tasks[0].model, Model::Server);
+    let t = &s.tasks[1];
+    let Model::Periodic(p) = &t.model else { panic!("{t:?}") };
+    assert_eq!((p.period, p.interarrival), (228 * MS, Some(Exec::Exponential { mean: 228 * MS })));
+    assert_eq!(t.bands, [50 * MS, 150 * MS]);
+    assert_eq!(t.app.as_deref(), Some("Editor"));
+    let call = t.send.as_ref().unwrap();
+    assert_eq!(
+        (call.to.as_str(), call.to_index, call.exec, call.wait),
+        ("X", 0, Exec::Uniform(MS, 2 * MS), false)
+    );
+    let Model::Player(v) = &s.tasks[2].model else { panic!() };
+    assert_eq!(v.exec, Exec::Ar1 { mean: 28_350_000, sd: 2_190_000, rho_ppm: 800_000 });
+    assert_eq!((v.period, v.window, v.delay, v.pace), (66_700_000, 20 * MS, 66_700_000, true));
+    assert_eq!(v.discard, crate::Discard::Notified);
+    assert_eq!(v.estimate, Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None }, "10 % over, as §3.5");
+    assert!(s.tasks[2].send.as_ref().unwrap().wait);
+    let plain = ok(&with("", "model = \"player\"\nperiod = \"40ms\"\nexec = \"30ms\""));
+    let Model::Player(p) = &plain.tasks[0].model else { panic!() };
+    assert_eq!(
+        (p.discard, p.estimate),
+        (crate::Discard::Estimate, Estimate::Ewma { alpha: 0.5, factor: 1.0, initial: None })
+    );
+}
+
+#[test]
+fn clients_name_a_server_that_exists() {
+    let client = |to: &str| {
+        format!("[[task]]\nname = \"c\"\nmodel = \"interactive\"\nthink = \"1s\"\nburst = \"1ms\"\nserver = \"{to}\"\nserver_exec = \"1ms\"\n")
+    };
+    assert!(error(&with_server(&client("Y"))).contains("task \"c\".server: no task is named \"Y\""));
+    let s = with_server(&(client("d") + "\n[[task]]\nname = \"d\"\nmodel = \"cpu\"\n"));
+    assert!(error(&s).contains("\"d\" is not of model \"server\""));
+    let own = "[[task]]\nname = \"Y\"\nmodel = \"server\"\n";
+    let e = errors(&format!("[machine]\nduration = \"1s\"\n{own}server = \"Y\"\nserver_exec = \"1ms\"\n"));
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].contains("`server` is a key of model") && e[0].contains("it has no keys of its own"),
+        "{e:?}"
+    );
+    let e =
+        error(&with("", "model = \"interactive\"\nthink = \"1s\"\nburst = \"1ms\"\nserver_exec = \"1ms\""));
+    assert!(e.contains("server_exec") && e.contains("only applies with `server`"), "{e}");
+    let e = error(&with_server(&client("X").replace("server_exec = \"1ms\"\n", "")));
+    assert!(e.contains("server_exec") && e.contains("missing"), "{e}");
+}
+
+#[test]
+fn sporadic_arrivals_bands_and_series_are_checked() {
+    let periodic = |extra: &str| with("", &format!("model = \"periodic\"\nexec = \"1ms\"\n{extra}"));
+    let e = error(&periodic("period = \"10ms\"\ninterarrival = \"exp(10ms)\""));
+    assert!(e.contains("task[0].interarrival") && e.contains("not both"), "{e}");
+    let e = error(&periodic("interarrival = \"exp(10ms)\""));
+    assert!(e.contains("task[0].deadline") && e.contains("missing"), "{e}");
+    let e = error(&periodic("period = \"10ms\"\nbands = [\"150ms\", \"50ms\"]"));
+    assert!(e.contains("bands") && e.contains("ascending"), "{e}");
+    let e = error(&periodic("period = \"10ms\"\nbands = []"));
+    assert!(e.contains("give 1 to 8 times"), "{e}");
+    for (series, why) in [
+        ("ar1(28ms, 2ms)", "a mean, a standard deviation and a lag-1 correlation"),
+        ("ar1(28ms, 2ms, 1)", "in (-1, 1)"),
+        ("ar1(0ms, 2ms, 0.5)", "must be > 0"),
+        ("ar1(28ms, 2ms, x)", "a number in (-1, 1)"),
+        ("file()", "the path is empty"),
+        ("file(no-such-file.txt)", "cannot read the times file"),
+    ] {
+        let src =
+            periodic(&format!("period = \"10ms\"\nexec = \"{series}\"")).replace("exec = \"1ms\"\n", "");
+        let e = error(&src);
+        assert!(e.contains(why), "{series}: {e}");
+    }
+}
+
+#[test]
+fn a_times_file_is_read_relative_to_the_scenario_and_its_errors_name_its_line() {
+    let dir = std::env::temp_dir().join(format!("workload-times-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("frames.txt"), "# frame times\n28ms\n\n30.5ms # a long one\n29ms\n").unwrap();
+    std::fs::write(dir.join("bad.txt"), "28ms\n30\n").unwrap();
+    let scn = |file: &str| {
+        format!("[machine]\nduration = \"1s\"\n[[task]]\nname = \"v\"\nmodel = \"periodic\"\nperiod = \"40ms\"\nexec = \"file({file})\"\n")
+    };
+    let path = dir.join("s.toml");
+    std::fs::write(&path, scn("frames.txt")).unwrap();
+    let s = load(&path).unwrap();
+    let Model::Periodic(p) = &s.tasks[0].model else { panic!() };
+    assert_eq!(p.exec, Exec::Trace { id: 0, mean: 29_166_666, min: 28 * MS, max: 30_500_000 });
+    assert_eq!(&*s.tasks[0].traces[0].times, &[28 * MS, 30_500_000, 29 * MS]);
+    std::fs::write(&path, scn("bad.txt")).unwrap();
+    let e = load(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.txt:2:1") && e.contains("\"30\"") && e.contains("no unit"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn included_tasks_come_with_their_files_lines_and_take_what_the_include_sets() {
+    let dir = std::env::temp_dir().join(format!("workload-include-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("apps")).unwrap();
+    std::fs::write(
+        dir.join("apps/news.toml"),
+        "description = \"News\"\n[[task]]\nname = \"audio\"\nmodel = \"periodic\"\nexec = \"1.5ms\"\nperiod = \"64ms\"\n\
+         [[task]]\nname = \"video\"\nmodel = \"player\"\nexec = \"28ms\"\nperiod = \"66.7ms\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("apps/bad.toml"),
+        "[machine]\nduration = \"1s\"\n[[task]]\nname = \"b\"\nmodel = \"cpu\"\npriority = \"high\"\n",
+    )
+    .unwrap();
+    let path = dir.join("mix.toml");
+    let mix = |inc: &str, extra: &str| {
+        format!("include = [{inc}]\n[machine]\nduration = \"10s\"\n[scheduler]\nclasses = \"svr4\"\n{extra}")
+    };
+    std::fs::write(
+        &path,
+        mix(
+            "{ file = \"apps/news.toml\", class = \"svr4-rt\", priority = 5 }",
+            "[[task]]\nname = \"hog\"\nmodel = \"cpu\"\n",
+        ),
+    )
+    .unwrap();
+    let s = load(&path).unwrap();
+    let names: Vec<&str> = s.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["audio", "video", "hog"]);
+    assert_eq!((s.tasks[0].class.as_deref(), s.tasks[0].priority), (Some("svr4-rt"), 5));
+    assert_eq!((s.tasks[2].class.as_deref(), s.tasks[2].priority), (None, 0));
+    assert!(s.tasks[0].file.ends_with("apps/news.toml") && s.tasks[0].line == 2);
+    // Problems of an included file name it and its lines.
+    std::fs::write(&path, mix("\"apps/bad.toml\"", "")).unwrap();
+    let e = load(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.toml:1:") && e.contains("an included file holds only"), "{e}");
+    assert!(e.contains("bad.toml:6:12") && e.contains("priority"), "{e}");
+    // A name twice across files.
+    std::fs::write(&path, mix("\"apps/news.toml\"", "[[task]]\nname = \"audio\"\nmodel = \"cpu\"\n"))
+        .unwrap();
+    let e = load(&path).unwrap_err().to_string();
+    assert!(e.contains("duplicate task name \"audio\"") && e.contains("news.toml:2"), "{e}");
+    std::fs::write(&path, mix("\"apps/none.toml\"", "")).unwrap();
+    let e = load(&path).unwrap_err().to_string();
+    assert!(e.contains("include[0]") && e.contains("cannot read the included file"), "{e}");
+    std::fs::write(&path, mix("{ file = \"apps/news.toml\", colour = 1 }", "")).unwrap();
+    assert!(load(&path).unwrap_err().to_string().contains("include[0].colour"));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -27,7 +27,9 @@
 use rand::Rng;
 use rand_pcg::Pcg64;
 
-use crate::{task_rng, Estimate, Model, Nanos, Notify, OnMiss, Periodic, TaskSpec, MAX_TIME};
+use crate::{
+    task_rng, Estimate, Exec, Model, Nanos, Notify, OnMiss, Periodic, Player, Series, TaskSpec, MAX_TIME,
+};
 
 /// One request of a periodic task, as planned before it is released.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -102,12 +104,37 @@ pub struct Stream<'s> {
     drawn: u64,
     /// The running average of execution times (the EWMA estimate), once a request has ended.
     average: Option<f64>,
+    /// Drawn times that are series (`ar1`, `file`): the execution times, think times and the server's
+    /// work.
+    execs: Series,
+    thinks: Series,
+    sends: Series,
+    /// Drawn arrivals (`interarrival`: a sporadic task's releases, a player's timestamps), from a
+    /// generator of their own, so that when a runner asks for them does not change any draw.
+    arrivals: Pcg64,
+    gaps: Series,
+    /// With drawn arrivals: the nominal release of request `drawn` (`None`: not drawn yet), and of the
+    /// one before it.
+    upcoming: Option<Nanos>,
+    last_nominal: Option<Nanos>,
 }
 
 impl<'s> Stream<'s> {
     /// The stream of task `spec` in a run with `seed`.
     pub fn new(spec: &'s TaskSpec, seed: u64) -> Self {
-        Stream { spec, rng: task_rng(seed, &spec.name), drawn: 0, average: None }
+        Stream {
+            spec,
+            rng: task_rng(seed, &spec.name),
+            drawn: 0,
+            average: None,
+            execs: Series::default(),
+            thinks: Series::default(),
+            sends: Series::default(),
+            arrivals: task_rng(seed ^ 0x6172_7269_7661_6c73, &spec.name),
+            gaps: Series::default(),
+            upcoming: None,
+            last_nominal: None,
+        }
     }
 
     /// The task.
@@ -148,18 +175,49 @@ impl<'s> Stream<'s> {
         }
     }
 
-    /// The nominal release of request `k`, if it is representable.
+    /// The spacing of the task's releases or timestamps: a fixed period, or drawn gaps.
     #[inline]
-    fn nominal(&self, k: u64) -> Option<Nanos> {
-        k.checked_mul(self.periodic().period)?.checked_add(self.spec.start)
+    fn spacing(&self) -> (Nanos, Option<&'s Exec>) {
+        match &self.spec.model {
+            Model::Periodic(p) => (p.period, p.interarrival.as_ref()),
+            Model::Player(p) => (p.period, p.interarrival.as_ref()),
+            m => panic!("task {} is {}: it has no releases", self.spec.name, m.name()),
+        }
     }
 
-    /// Whether a periodic task releases request `k` in a run that ends at `end`: within its `count`,
-    /// before its `stop` and the end.
+    /// The nominal release of request (or timestamp of frame) `k`, if it is representable: `start +
+    /// k·period`, or, with drawn gaps, the start plus the first `k` gaps (`k` is then the next one
+    /// not planned yet, asked in order).
     #[inline]
-    fn releases(&self, k: u64, end: Nanos) -> Result<Nanos, Ended> {
-        let p = self.periodic();
-        if p.count.is_some_and(|c| k >= c) {
+    fn nominal(&mut self, k: u64) -> Option<Nanos> {
+        match self.spacing() {
+            (period, None) => k.checked_mul(period)?.checked_add(self.spec.start),
+            (_, Some(gap)) => {
+                debug_assert_eq!(k, self.drawn, "drawn arrivals are asked in order");
+                if self.upcoming.is_none() {
+                    let at = if k == 0 {
+                        Some(self.spec.start)
+                    } else {
+                        let g = self.gaps.draw(gap, &self.spec.traces, &mut self.arrivals).max(1);
+                        self.last_nominal.and_then(|l| l.checked_add(g))
+                    };
+                    self.upcoming = Some(at.unwrap_or(Nanos::MAX));
+                }
+                self.upcoming.filter(|&u| u != Nanos::MAX)
+            }
+        }
+    }
+
+    /// Whether a periodic task (or a player) releases request (frame) `k` in a run that ends at
+    /// `end`: within its `count`, before its `stop` and the end.
+    #[inline]
+    fn releases(&mut self, k: u64, end: Nanos) -> Result<Nanos, Ended> {
+        let count = match &self.spec.model {
+            Model::Periodic(p) => p.count,
+            Model::Player(p) => p.count,
+            _ => None,
+        };
+        if count.is_some_and(|c| k >= c) {
             return Err(Ended::Count);
         }
         match self.nominal(k) {
@@ -175,21 +233,40 @@ impl<'s> Stream<'s> {
         let k = self.drawn;
         let nominal = self.releases(k, end)?;
         let at = nominal.saturating_add(self.jitter());
-        self.drawn += 1;
+        self.advance(nominal);
         let deadline = nominal.saturating_add(self.periodic().deadline);
         Ok(Planned { index: k, nominal, at, deadline })
+    }
+
+    /// Request `drawn`, at `nominal`, is planned: the next one is the one after.
+    #[inline]
+    fn advance(&mut self, nominal: Nanos) {
+        self.drawn += 1;
+        self.last_nominal = Some(nominal);
+        self.upcoming = None;
     }
 
     /// The CPU the request just released needs (at least 1 ns).
     #[inline]
     pub fn exec(&mut self) -> Nanos {
-        self.periodic().exec.sample(&mut self.rng).max(1)
+        let e = &self.periodic().exec;
+        self.execs.draw(e, &self.spec.traces, &mut self.rng).max(1)
+    }
+
+    /// The work the request just released hands its server (`server_exec`, at least 1 ns), drawn after
+    /// its own exec; 0 for a task that has no server.
+    #[inline]
+    pub fn server_exec(&mut self) -> Nanos {
+        match &self.spec.send {
+            Some(c) => self.sends.draw(&c.exec, &self.spec.traces, &mut self.rng).max(1),
+            None => 0,
+        }
     }
 
     /// Whether a periodic task that has planned `planned` requests releases another in a run that
     /// ends at `end` (when its last one ends and nothing is pending, it leaves if not).
     #[inline]
-    pub fn more_after(&self, planned: u64, end: Nanos) -> bool {
+    pub fn more_after(&mut self, planned: u64, end: Nanos) -> bool {
         self.releases(planned, end).is_ok()
     }
 
@@ -219,7 +296,7 @@ impl<'s> Stream<'s> {
             deadline: r.deadline,
             cpu_estimate: Some(estimate),
             notify_time,
-            period: Some(p.period),
+            period: p.interarrival.is_none().then_some(p.period),
             release: Some(released),
         }
     }
@@ -252,10 +329,67 @@ impl<'s> Stream<'s> {
         if count.is_some_and(|c| self.drawn >= c) {
             return None;
         }
-        let wait = think.sample(&mut self.rng).saturating_add(self.jitter());
-        let burst = burst.sample(&mut self.rng).max(1);
+        let wait = self.thinks.draw(think, &self.spec.traces, &mut self.rng).saturating_add(self.jitter());
+        let burst = self.execs.draw(burst, &self.spec.traces, &mut self.rng).max(1);
         self.drawn += 1;
         Some(Interaction { wait, burst })
+    }
+
+    #[inline]
+    fn player(&self) -> &'s Player {
+        match &self.spec.model {
+            Model::Player(p) => p,
+            m => panic!("task {} is {}, not a player", self.spec.name, m.name()),
+        }
+    }
+
+    /// A player's next frame in a run that ends at `end`: its number, its timestamp (`nominal`), when it
+    /// is wanted on screen (`at`: the timestamp plus `delay`) and its `deadline` (`at` plus the
+    /// `window`); and the CPU it needs, drawn now, every frame in order whether it is shown or not
+    /// (a frame's cost is its content's), then the work it hands its server (0 without one).
+    #[inline]
+    pub fn next_frame(&mut self, end: Nanos) -> Result<(Planned, Nanos, Nanos), Ended> {
+        let k = self.drawn;
+        let nominal = self.releases(k, end)?;
+        self.advance(nominal);
+        let p = self.player();
+        let at = nominal.saturating_add(p.delay);
+        let exec = self.execs.draw(&p.exec, &self.spec.traces, &mut self.rng).max(1);
+        let server = self.server_exec();
+        Ok((Planned { index: k, nominal, at, deadline: at.saturating_add(p.window) }, exec, server))
+    }
+
+    /// A player's estimate of a frame's cost: `estimate_factor` × the exponential average of what past
+    /// frames took (the wall-clock time, or the CPU, as the runner observes them), the first frame
+    /// `estimate_initial` or the exec's mean.
+    #[inline]
+    pub fn frame_estimate(&self) -> Nanos {
+        let p = self.player();
+        let Estimate::Ewma { factor, initial, .. } = p.estimate else { return p.exec.mean() };
+        let avg = self.average.unwrap_or_else(|| initial.unwrap_or(p.exec.mean()) as f64);
+        (avg * factor).round().clamp(1.0, MAX_TIME as f64) as Nanos
+    }
+
+    /// A player observed a frame take `took` (wall-clock or CPU time): the average learns it.
+    #[inline]
+    pub fn observe_frame(&mut self, took: Nanos) {
+        if let Estimate::Ewma { alpha, .. } = self.player().estimate {
+            let a = self.average.unwrap_or(took as f64);
+            self.average = Some(a + alpha * (took as f64 - a));
+        }
+    }
+
+    /// The time constraint of a frame a player adapted to SMART gives (`discard = "notified"`): its
+    /// deadline (wanted time plus the window), its estimate, notification as soon as a miss is seen.
+    #[inline]
+    pub fn frame_constraint(&self, f: &Planned, now: Nanos) -> sched::TimeConstraint {
+        sched::TimeConstraint {
+            deadline: f.deadline,
+            cpu_estimate: Some(self.frame_estimate()),
+            notify_time: Some(0),
+            period: None,
+            release: Some(now),
+        }
     }
 
     /// Requests (periodic) or interactions (interactive) drawn so far.
@@ -275,6 +409,76 @@ mod tests {
     #[inline]
     fn periodic(p: Periodic) -> TaskSpec {
         TaskSpec { jitter: Some(MS), ..TaskSpec::new("t", Model::Periodic(p)) }
+    }
+
+    #[test]
+    fn drawn_arrivals_accumulate_and_do_not_change_the_other_draws() {
+        let spec = TaskSpec {
+            start: 5 * MS,
+            ..TaskSpec::new(
+                "keys",
+                Model::Periodic(Periodic {
+                    interarrival: Some(Exec::Uniform(MS, 3 * MS)),
+                    deadline: 50 * MS,
+                    ..Periodic::new(Exec::Uniform(MS, 2 * MS), 2 * MS)
+                }),
+            )
+        };
+        let mut a = Stream::new(&spec, 3);
+        let mut b = Stream::new(&spec, 3);
+        let mut at = Vec::new();
+        let mut last = None;
+        for k in 0..50 {
+            let r = a.next_request(u64::MAX).unwrap();
+            assert_eq!(r.index, k);
+            let gap = last.map(|l| r.nominal - l);
+            assert!(gap.is_none_or(|g| (MS..=3 * MS).contains(&g)), "{gap:?}");
+            assert_eq!(r.deadline, r.nominal + 50 * MS);
+            last = Some(r.nominal);
+            at.push((r.nominal, a.exec()));
+        }
+        assert_eq!(at[0].0, 5 * MS, "the first at the start");
+        // The other stream asks for all the releases first, then the execs: the same numbers.
+        let releases: Vec<Nanos> = (0..50).map(|_| b.next_request(u64::MAX).unwrap().nominal).collect();
+        let execs: Vec<Nanos> = (0..50).map(|_| b.exec()).collect();
+        assert_eq!(releases, at.iter().map(|x| x.0).collect::<Vec<_>>());
+        assert_eq!(execs, at.iter().map(|x| x.1).collect::<Vec<_>>());
+        // No period is told to the scheduler for sporadic requests.
+        let r = a.next_request(u64::MAX).unwrap();
+        assert_eq!(a.constraint(&r, MS, r.at).period, None);
+    }
+
+    #[test]
+    fn a_players_frames_are_timestamped_wanted_a_delay_later_and_each_drawn_once() {
+        let p = crate::Player {
+            exec: Exec::Uniform(10 * MS, 20 * MS),
+            period: 40 * MS,
+            interarrival: None,
+            count: Some(3),
+            window: 20 * MS,
+            delay: 100 * MS,
+            pace: true,
+            discard: crate::Discard::Notified,
+            estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
+        };
+        let spec = TaskSpec::new("v", Model::Player(p));
+        let mut s = Stream::new(&spec, 1);
+        let mut rng = task_rng(1, "v");
+        for k in 0..3 {
+            let (f, exec, server) = s.next_frame(u64::MAX).unwrap();
+            assert_eq!(
+                (f.index, f.nominal, f.at, f.deadline),
+                (k, 40 * MS * k, 40 * MS * k + 100 * MS, 40 * MS * k + 120 * MS)
+            );
+            assert_eq!(exec, Exec::Uniform(10 * MS, 20 * MS).sample(&mut rng));
+            assert_eq!(server, 0);
+        }
+        assert_eq!(s.next_frame(u64::MAX), Err(Ended::Count));
+        assert_eq!(s.frame_estimate(), 16_500_000, "the exec's mean, 10 % more");
+        s.observe_frame(20 * MS);
+        assert_eq!(s.frame_estimate(), 22 * MS);
+        s.observe_frame(10 * MS);
+        assert_eq!(s.frame_estimate(), 16_500_000, "half the newest: (20 + 10) / 2 × 1.1");
     }
 
     #[test]

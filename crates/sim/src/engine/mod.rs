@@ -478,13 +478,18 @@ impl<'s> Sim<'s> {
         // finish); one whose deadline lies beyond the end is unfinished, its outcome unknown.
         let record = self.jobs.is_some() || self.trace.is_some();
         for i in 0..self.tasks.len() {
-            let open: Vec<Job> = self.tasks[i].open_jobs().collect();
-            for j in open {
+            let mut open: Vec<(usize, Option<Job>)> =
+                self.tasks[i].open_jobs().map(|j| (i, Some(j))).collect();
+            // Requests at a server are their clients'.
+            open.extend(self.tasks[i].open_requests().map(|r| r.into_open()));
+            for (c, j) in open {
+                self.metrics.tasks[c].open_at_end += 1;
+                let Some(j) = j else { continue };
                 let outcome =
                     if j.planned.deadline <= self.now { Outcome::Late } else { Outcome::Unfinished };
-                self.metrics.tasks[i].requests.add(outcome);
+                self.metrics.tasks[c].requests.add(outcome);
                 if record {
-                    self.record_job(i, &j, None, outcome);
+                    self.record_job(c, &j, None, outcome);
                 }
             }
         }

@@ -7,11 +7,23 @@
 //! (deadline, cpu-estimate, notify-time, period); a notification is handled when the task next runs,
 //! as a signal would be, and a task that discards drops the request then. A task with `on_miss =
 //! "abort"` loses an unfinished request at its deadline, whatever the policy does.
+//!
+//! Tasks that work together (the dissertation's applications, `scenarios/apps/`):
+//! * A **server** (`model = "server"`, the X server) does the work its clients hand it, one request at
+//!   a time in the order they came, and sleeps when it has none. A client (a task with `server`)
+//!   hands over each request once its own work is done; the request is done, and counted (its
+//!   deadline, its latency), when the server has done it. A client with `wait = true` sleeps until
+//!   then; one without goes on with its next request (X requests are asynchronous).
+//! * A **player** (`model = "player"`, the IMS player of §3.5 and §6.4) takes its frames in order:
+//!   it drops a frame its estimate says it would show late (`discard = "estimate"`), sleeps rather than
+//!   show one early (`pace`), or gives each frame a time constraint and drops one it is notified of
+//!   before it began (`discard = "notified"`); a frame is shown when its work (and its server's, if it
+//!   has one) is done, and classed on time, early or late against its window.
 
 use std::collections::VecDeque;
 
 use sched::{CpuId, Nanos, State, Stop, TaskId};
-use workload::{Ended, LateRule, Model, Planned, Stream};
+use workload::{Discard, Ended, LateRule, Model, Planned, Stream};
 
 use super::Sim;
 
@@ -27,6 +39,8 @@ pub(super) enum Ev {
     StopTime,
     /// The deadline of a request of an `on_miss = "abort"` task.
     Abort,
+    /// A player's sleep before its next frame ends.
+    Resume,
 }
 
 /// Where a task is in its life; while it lives, the core says whether it is blocked, runnable or
@@ -51,6 +65,24 @@ pub(crate) struct Job {
     pub(super) start: Nanos,
     pub(super) cpu: CpuId,
     pub(super) preemptions: u32,
+    /// The work it hands its server when its own is done (0: the task has no server).
+    pub(super) server_exec: Nanos,
+}
+
+/// Work a client handed a server: the client, its request (none for an interactive task's burst),
+/// when the request began (its latency counts from there), the server's CPU.
+pub(super) struct ServerReq {
+    client: usize,
+    job: Option<Job>,
+    from: Nanos,
+    exec: Nanos,
+}
+
+impl ServerReq {
+    /// Its client and request, as a request open at the end of the run.
+    pub(super) fn into_open(self) -> (usize, Option<Job>) {
+        (self.client, self.job)
+    }
 }
 
 /// One request of a periodic task, as the run treated it (`smartsim run --jobs`).
@@ -108,13 +140,23 @@ pub(super) struct TaskRt<'s> {
     pub(super) ready_since: Option<Nanos>,
     /// The CPU executing it (from its dispatch until it stops).
     pub(super) on_cpu: Option<CpuId>,
+    /// A server's requests waiting, and the one it serves.
+    queue: VecDeque<ServerReq>,
+    serving: Option<ServerReq>,
+    /// A client that waits for its server (`wait = true`) while its request is there.
+    awaiting: bool,
+    /// When an interactive task's user event came (its latency through a server counts from there).
+    event_at: Nanos,
+    /// A player sleeps before its current frame (`pace`).
+    sleeping: bool,
 }
 
 impl<'s> TaskRt<'s> {
     pub(super) fn new(stream: Stream<'s>, notifies: bool) -> Self {
-        let late = match stream.spec().model {
+        let late = match &stream.spec().model {
             // The simulated application learns of a miss only from the policy.
             Model::Periodic(_) => stream.late_rule(notifies, false),
+            Model::Player(p) if p.discard == Discard::Notified && notifies => LateRule::DropWhenNotified,
             _ => LateRule::Finish,
         };
         TaskRt {
@@ -129,12 +171,22 @@ impl<'s> TaskRt<'s> {
             notified: None,
             ready_since: None,
             on_cpu: None,
+            queue: VecDeque::new(),
+            serving: None,
+            awaiting: false,
+            event_at: 0,
+            sleeping: false,
         }
     }
 
     /// Requests released and not ended (the current one and those waiting behind it).
     pub(super) fn open_jobs(&mut self) -> impl Iterator<Item = Job> + '_ {
         self.job.take().into_iter().chain(self.pending.drain(..))
+    }
+
+    /// A server's requests not done (the one it serves and those waiting).
+    pub(super) fn open_requests(&mut self) -> impl Iterator<Item = ServerReq> + '_ {
+        self.serving.take().into_iter().chain(self.queue.drain(..))
     }
 }
 
@@ -157,13 +209,22 @@ impl Sim<'_> {
                     }
                     Model::Periodic(_) => self.schedule_release(i),
                     Model::Interactive { .. } => self.start_burst(i),
+                    // A server sleeps until a client hands it work.
+                    Model::Server => {}
+                    Model::Player(_) => self.player_next(i),
                 }
             }
             Ev::Release => self.release(i),
             Ev::Wake => {
-                if self.state(i) == State::Blocked {
+                if self.state(i) == State::Blocked && self.tasks[i].life == Life::Live {
+                    self.tasks[i].event_at = now;
                     self.core.interact(id, now);
                     self.make_runnable(id);
+                }
+            }
+            Ev::Resume => {
+                if self.tasks[i].sleeping && self.tasks[i].life == Life::Live {
+                    self.player_begin(i);
                 }
             }
             Ev::StopTime => self.terminate(i),
@@ -181,9 +242,18 @@ impl Sim<'_> {
         }
         let t = &mut self.tasks[i];
         let exec = t.stream.exec();
+        let server_exec = t.stream.server_exec();
         t.released += 1;
         self.metrics.sys.jobs += 1;
-        let job = Job { planned, released: now, exec, start: Nanos::MAX, cpu: CpuId::MAX, preemptions: 0 };
+        let job = Job {
+            planned,
+            released: now,
+            exec,
+            start: Nanos::MAX,
+            cpu: CpuId::MAX,
+            preemptions: 0,
+            server_exec,
+        };
         if t.late == LateRule::DropAtDeadline {
             self.push(planned.deadline, Ev::Abort, i as u32);
         }
@@ -197,7 +267,7 @@ impl Sim<'_> {
         }
         self.tasks[i].pending.push_back(job);
         self.schedule_release(i);
-        if self.state(i) == State::Blocked {
+        if self.state(i) == State::Blocked && !self.tasks[i].awaiting {
             self.next_job(i);
         }
     }
@@ -254,7 +324,9 @@ impl Sim<'_> {
     /// An interactive task thinks, then its user's next event wakes it with a burst of work.
     fn start_burst(&mut self, i: usize) {
         let Some(next) = self.tasks[i].stream.next_interaction() else {
-            self.terminate(i);
+            if self.tasks[i].life == Life::Live {
+                self.terminate(i);
+            }
             return;
         };
         let at = self.timer_fires(self.now.saturating_add(next.wait), i);
@@ -300,7 +372,9 @@ impl Sim<'_> {
     /// The running task finished its current piece of work.
     pub(super) fn work_done(&mut self, r: TaskId) {
         let i = r.idx();
-        match &self.scn.tasks[i].model {
+        let spec = &self.scn.tasks[i];
+        let waits = spec.send.as_ref().is_some_and(|c| c.wait);
+        match &spec.model {
             Model::Cpu { .. } => {
                 self.metrics.tasks[i].finish = Some(self.now);
                 self.stop_running(i, Stop::Blocked);
@@ -308,15 +382,232 @@ impl Sim<'_> {
             }
             Model::Periodic(_) => {
                 let job = self.tasks[i].job.take().expect("a running periodic task has a request");
-                self.complete_job(i, &job, Dropped::No);
                 self.tasks[i].stream.observe(job.exec);
-                self.after_job(i);
+                if spec.send.is_none() {
+                    self.complete_job(i, &job, Dropped::No);
+                    self.after_job(i);
+                    return;
+                }
+                let from = job.planned.nominal;
+                if waits {
+                    self.core.set_time_constraint(r, None, self.now);
+                    self.stop_running(i, Stop::Blocked);
+                    self.tasks[i].awaiting = true;
+                    self.hand_over(i, Some(job), from);
+                } else {
+                    self.hand_over(i, Some(job), from);
+                    self.after_job(i);
+                }
             }
             Model::Interactive { .. } => {
                 self.stop_running(i, Stop::Blocked);
-                self.start_burst(i);
+                if spec.send.is_some() {
+                    let from = self.tasks[i].event_at;
+                    self.tasks[i].awaiting = waits;
+                    self.hand_over(i, None, from);
+                }
+                if !self.tasks[i].awaiting {
+                    self.start_burst(i);
+                }
+            }
+            Model::Server => {
+                let req = self.tasks[i].serving.take().expect("a running server serves a request");
+                self.request_done(req);
+                self.serve_next(i);
+            }
+            Model::Player(_) => {
+                let job = self.tasks[i].job.take().expect("a running player has a frame");
+                if spec.send.is_none() {
+                    self.show_frame(i, &job);
+                    self.player_next(i);
+                    return;
+                }
+                let from = job.planned.nominal;
+                if waits {
+                    self.stop_running(i, Stop::Blocked);
+                    self.tasks[i].awaiting = true;
+                    self.hand_over(i, Some(job), from);
+                } else {
+                    self.hand_over(i, Some(job), from);
+                    self.player_next(i);
+                }
             }
         }
+    }
+
+    // ----- servers and their clients -----
+
+    /// Client `i` hands its server the work of request `job` (none for an interactive burst), which
+    /// began at `from`.
+    fn hand_over(&mut self, i: usize, job: Option<Job>, from: Nanos) {
+        let call = self.scn.tasks[i].send.as_ref().expect("a client has a server");
+        let exec = match &job {
+            Some(j) => j.server_exec,
+            None => self.tasks[i].stream.server_exec(),
+        };
+        let s = call.to_index;
+        if self.tasks[s].life != Life::Live {
+            // The server has not started or has gone: the work is lost with it, as the client's
+            // request (counted when the run ends, or dropped now).
+            if let Some(j) = job {
+                self.complete_job(i, &j, Dropped::Discarded);
+            }
+            self.client_free(i);
+            return;
+        }
+        self.tasks[s].queue.push_back(ServerReq { client: i, job, from, exec: exec.max(1) });
+        if self.tasks[s].serving.is_none() {
+            self.serve_next(s);
+        }
+    }
+
+    /// Server `s` takes its next request, or sleeps.
+    fn serve_next(&mut self, s: usize) {
+        let Some(req) = self.tasks[s].queue.pop_front() else {
+            self.tasks[s].serving = None;
+            if matches!(self.state(s), State::Running(_)) {
+                self.stop_running(s, Stop::Blocked);
+            }
+            return;
+        };
+        self.tasks[s].remaining = req.exec;
+        self.tasks[s].serving = Some(req);
+        match self.state(s) {
+            State::Blocked => self.make_runnable(TaskId(s as u32)),
+            State::Running(_) => {
+                let c = self.tasks[s].on_cpu.expect("running on a CPU") as usize;
+                self.arm(c);
+            }
+            _ => {}
+        }
+    }
+
+    /// A server has done `req`: the client's request is done now.
+    fn request_done(&mut self, req: ServerReq) {
+        let c = req.client;
+        match req.job {
+            Some(job) if matches!(self.scn.tasks[c].model, Model::Player(_)) => self.show_frame(c, &job),
+            Some(job) => self.complete_job(c, &job, Dropped::No),
+            None => self.metrics.tasks[c].response.push(self.now - req.from),
+        }
+        self.client_free(c);
+    }
+
+    /// Client `c`'s request left it (done, or lost with its server): a client waiting for it goes on.
+    fn client_free(&mut self, c: usize) {
+        if !std::mem::take(&mut self.tasks[c].awaiting) || self.tasks[c].life != Life::Live {
+            return;
+        }
+        match &self.scn.tasks[c].model {
+            Model::Periodic(_) => {
+                if !self.next_job(c) {
+                    let t = &mut self.tasks[c];
+                    if !t.stream.more_after(t.released, self.end) {
+                        self.exit(c);
+                    }
+                }
+            }
+            Model::Interactive { .. } => self.start_burst(c),
+            Model::Player(_) => self.player_next(c),
+            Model::Cpu { .. } | Model::Server => {}
+        }
+    }
+
+    // ----- players -----
+
+    /// Player `i` is free for its next frame: it drops those it expects to show late (`discard =
+    /// "estimate"`), then sleeps until its next frame is due (`pace`), or begins it, or, with no frame
+    /// left, leaves.
+    pub(super) fn player_next(&mut self, i: usize) {
+        let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
+        let now = self.now;
+        loop {
+            let t = &mut self.tasks[i];
+            let (planned, exec, server_exec) = match t.stream.next_frame(self.end) {
+                Ok(f) => f,
+                Err(_) => {
+                    if matches!(self.state(i), State::Running(_)) {
+                        self.stop_running(i, Stop::Blocked);
+                    }
+                    self.exit(i);
+                    return;
+                }
+            };
+            t.released += 1;
+            self.metrics.sys.jobs += 1;
+            let estimate = t.stream.frame_estimate();
+            let wanted = planned.deadline - p.window;
+            let job = Job {
+                planned,
+                released: now,
+                exec,
+                start: Nanos::MAX,
+                cpu: CpuId::MAX,
+                preemptions: 0,
+                server_exec,
+            };
+            if self.trace.is_some() {
+                self.emit(trace::Record::Release {
+                    task: i as u32,
+                    job: planned.index as u32,
+                    at: now,
+                    deadline: Some(planned.deadline),
+                });
+            }
+            if p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline {
+                self.complete_job(i, &job, Dropped::Discarded);
+                continue;
+            }
+            self.tasks[i].job = Some(job);
+            if p.pace && now.saturating_add(estimate) < wanted.saturating_sub(p.window) {
+                let at = self.timer_fires(wanted - estimate, i);
+                self.tasks[i].sleeping = true;
+                self.push(at, Ev::Resume, i as u32);
+                if matches!(self.state(i), State::Running(_)) {
+                    self.core.set_time_constraint(TaskId(i as u32), None, now);
+                    self.stop_running(i, Stop::Blocked);
+                }
+                return;
+            }
+            self.player_begin(i);
+            return;
+        }
+    }
+
+    /// Player `i` begins its current frame now: its time constraint (`discard = "notified"`), its work.
+    fn player_begin(&mut self, i: usize) {
+        let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
+        let id = TaskId(i as u32);
+        let now = self.now;
+        let t = &mut self.tasks[i];
+        t.sleeping = false;
+        let job = t.job.as_mut().expect("a player begins a frame it took");
+        job.released = now;
+        let (exec, planned) = (job.exec, job.planned);
+        t.remaining = exec;
+        if p.discard == Discard::Notified {
+            let c = t.stream.frame_constraint(&planned, now);
+            self.core.set_time_constraint(id, Some(c), now);
+        }
+        match self.state(i) {
+            State::Blocked => self.make_runnable(id),
+            State::Running(_) => {
+                let c = self.tasks[i].on_cpu.expect("running on a CPU") as usize;
+                self.arm(c);
+            }
+            _ => {}
+        }
+    }
+
+    /// Player `i`'s frame `job` is on screen now: counted on time, early or late, and the player's
+    /// estimate learns what it took (the wall-clock time from its start, or, adapted to SMART, its CPU).
+    fn show_frame(&mut self, i: usize, job: &Job) {
+        let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
+        let now = self.now;
+        let took = if p.discard == Discard::Notified { job.exec } else { now - job.released };
+        self.tasks[i].stream.observe_frame(took);
+        self.metrics.frame_shown(i, job, p.window, now);
+        self.complete_job(i, job, Dropped::No);
     }
 
     pub(super) fn complete_job(&mut self, i: usize, job: &Job, dropped: Dropped) {
@@ -366,7 +657,7 @@ impl Sim<'_> {
             return;
         }
         self.stop_running(i, Stop::Blocked);
-        let t = &self.tasks[i];
+        let t = &mut self.tasks[i];
         if !t.stream.more_after(t.released, self.end) {
             self.exit(i);
         }
@@ -434,6 +725,19 @@ impl Sim<'_> {
     /// if its request was aborted while it waited, the lack of work (it blocks at once).
     pub(super) fn handle_pending(&mut self, r: TaskId) {
         let i = r.idx();
+        if matches!(self.scn.tasks[i].model, Model::Player(_)) {
+            // A player drops a frame it was notified of before it began it (its first dispatch is
+            // now); once begun, the frame is shown, late (Nieh §3.5.1).
+            let Some(d) = self.tasks[i].notified.take() else { return };
+            let fresh =
+                self.tasks[i].job.as_ref().is_some_and(|j| j.planned.deadline == d && j.start == self.now);
+            if fresh {
+                let job = self.tasks[i].job.take().expect("checked");
+                self.complete_job(i, &job, Dropped::Discarded);
+                self.player_next(i);
+            }
+            return;
+        }
         if let Some(d) = self.tasks[i].notified {
             match self.tasks[i].job.take_if(|j| j.planned.deadline == d) {
                 Some(job) => {

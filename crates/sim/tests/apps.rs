@@ -1,0 +1,200 @@
+//! Tasks that work together, run as scenarios: a server and its clients (the X server), a media player
+//! (the IMS player of Nieh §3.5 and §6.4), sporadic requests with latency bands. Each test states the
+//! outcome the model's rules dictate, computed by hand.
+
+use smartsim::run_scenario;
+
+const MS: u64 = 1_000_000;
+
+fn run(src: &str) -> smartsim::SimResult {
+    let scn = workload::parse_str(src, "apps.toml").unwrap_or_else(|e| panic!("{e}"));
+    run_scenario(&scn, None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_clients_request_is_done_when_the_server_has_done_it() {
+    // Alone on the CPU: 1 ms of the client's own work, then 2 ms of the server's: every request done
+    // 3 ms after its release, in the lowest band; the server is billed 2 ms a request.
+    let r = run(r#"
+[machine]
+duration = "1s"
+[scheduler]
+policy = "fifo"
+[[task]]
+name = "X"
+model = "server"
+priority = 1
+[[task]]
+name = "client"
+model = "periodic"
+exec = "1ms"
+period = "10ms"
+bands = ["3ms", "4ms"]
+server = "X"
+server_exec = "2ms"
+priority = 2
+"#);
+    let c = r.task("client").unwrap();
+    assert_eq!(c.deadlines.as_ref().unwrap().met, 100);
+    let p = c.response_ns.as_ref().unwrap();
+    assert_eq!((p.p50, p.max), (3 * MS, 3 * MS));
+    let b = c.bands.as_ref().unwrap();
+    assert_eq!(
+        (b.counts.as_slice(), b.not_done),
+        ([0, 100, 0].as_slice(), 0),
+        "3 ms is in the band [3 ms, 4 ms)"
+    );
+    assert_eq!(r.task("X").unwrap().cpu_ns, 200 * MS);
+    assert_eq!(c.cpu_ns, 100 * MS);
+}
+
+#[test]
+fn a_client_that_waits_for_its_server_thinks_again_only_after_it() {
+    // An interactive client: think 5 ms, burst 1 ms, then 3 ms at the server. Waiting, one event takes
+    // 9 ms (event k at 5 + 9k, done at 9 + 9k: 11 done by 100 ms, the 12th thinking); not waiting, 6 ms
+    // (event k at 5 + 6k, done at its server at 9 + 6k: 16 done, the 17th not come by 100 ms).
+    let src = |wait: bool| {
+        format!(
+            r#"
+[machine]
+duration = "100ms"
+[scheduler]
+policy = "fifo"
+[[task]]
+name = "X"
+model = "server"
+[[task]]
+name = "user"
+model = "interactive"
+think = "5ms"
+burst = "1ms"
+bands = ["50ms"]
+server = "X"
+server_exec = "3ms"
+wait = {wait}
+"#
+        )
+    };
+    let done = |wait| {
+        let r = run(&src(wait));
+        let b = r.task("user").unwrap().bands.clone().unwrap();
+        (b.counts[0], b.not_done)
+    };
+    assert_eq!(done(true), (11, 0));
+    assert_eq!(done(false), (16, 0));
+}
+
+#[test]
+fn a_server_that_cannot_keep_up_lets_its_clients_requests_wait_ever_longer() {
+    // Requests every 10 ms that need 12 ms of the server: its backlog grows by 2 ms a request, and the
+    // requests' latency with it (ch. 2's typing behind the X server).
+    let r = run(r#"
+[machine]
+duration = "1s"
+[scheduler]
+policy = "rr"
+[[task]]
+name = "X"
+model = "server"
+[[task]]
+name = "client"
+model = "periodic"
+exec = "10us"
+period = "10ms"
+on_miss = "finish"
+bands = ["100ms"]
+server = "X"
+server_exec = "12ms"
+"#);
+    let c = r.task("client").unwrap();
+    let b = c.bands.as_ref().unwrap();
+    // 1 s at 12 ms a request: 83 done, the rest still queued at the server at the end.
+    assert_eq!(b.counts.iter().sum::<u64>(), 83);
+    assert_eq!(b.not_done, 17);
+    assert!(b.counts[1] > 30, "latency grows past 100 ms: {b:?}");
+    assert!(c.response_ns.as_ref().unwrap().max > 150 * MS);
+}
+
+#[test]
+fn an_unloaded_player_that_paces_shows_every_frame_at_its_wanted_time() {
+    // 10 ms a frame every 40 ms, wanted one period after its timestamp: the player sleeps until 10 ms
+    // before each wanted time and shows the frame exactly then.
+    let r = run(r#"
+[machine]
+duration = "4s"
+[scheduler]
+policy = "smart"
+[[task]]
+name = "video"
+model = "player"
+period = "40ms"
+exec = "10ms"
+"#);
+    let f = r.task("video").unwrap().frames.clone().unwrap();
+    // Frames 0..=99 are wanted by 4.0 s (the last one at the very end, which counts as shown).
+    assert_eq!((f.on_time, f.early, f.late, f.dropped), (100, 0, 0, 0));
+    assert_eq!((f.error_ns.mean, f.error_ns.sd), (0.0, 0.0));
+    assert_eq!((f.delay_ns.mean, f.interdisplay_ns.mean, f.interdisplay_ns.sd), (40e6, 40e6, 0.0));
+    assert_eq!(r.task("video").unwrap().cpu_ns, 1000 * MS);
+}
+
+#[test]
+fn an_overloaded_player_drops_the_frames_it_expects_late_and_shows_the_others_on_time() {
+    // 30 ms a frame every 20 ms: it cannot keep up. Tuned for time sharing (`discard = "estimate"`), it
+    // drops each frame its estimate (30 ms) says would finish late, and so shows every other frame on
+    // time, none early or late.
+    let r = run(r#"
+[machine]
+duration = "2s"
+[scheduler]
+policy = "smart"
+[[task]]
+name = "video"
+model = "player"
+period = "20ms"
+exec = "30ms"
+"#);
+    let f = r.task("video").unwrap().frames.clone().unwrap();
+    assert_eq!((f.early, f.late), (0, 0), "{f:?}");
+    assert!(f.on_time >= 60 && f.dropped >= 30, "{f:?}");
+    assert_eq!(f.frames, f.on_time + f.dropped);
+}
+
+#[test]
+fn a_player_adapted_to_smart_drops_a_frame_it_is_notified_of_before_it_begins_it() {
+    // Two players that together need more than the CPU under SMART: each gives its frames time
+    // constraints and drops the frames SMART says will be late (notified before they begin), so that
+    // it shows few late frames; a player that never drops shows many late.
+    let src = |discard: &str| {
+        format!(
+            r#"
+[machine]
+duration = "10s"
+[scheduler]
+policy = "smart"
+[[task]]
+name = "a"
+model = "player"
+period = "40ms"
+exec = "28ms"
+discard = "{discard}"
+[[task]]
+name = "b"
+model = "player"
+period = "40ms"
+exec = "28ms"
+discard = "{discard}"
+"#
+        )
+    };
+    let r = run(&src("notified"));
+    let (a, b) = (r.task("a").unwrap(), r.task("b").unwrap());
+    let (fa, fb) = (a.frames.clone().unwrap(), b.frames.clone().unwrap());
+    assert!(a.deadlines.as_ref().unwrap().notifications > 0);
+    assert!(fa.dropped + fb.dropped > 150, "{fa:?} {fb:?}");
+    assert!(fa.on_time + fb.on_time > 2 * (fa.late + fb.late), "{fa:?} {fb:?}");
+    let r = run(&src("never"));
+    let f = r.task("a").unwrap().frames.clone().unwrap();
+    assert_eq!(f.dropped, 0);
+    assert!(f.late > f.on_time, "{f:?}");
+}
