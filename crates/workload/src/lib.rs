@@ -613,6 +613,10 @@ pub struct Periodic {
     /// Key `interarrival`: requests come at independent draws apart (sporadic: a user's keystrokes)
     /// instead of every `period`.
     pub interarrival: Option<Exec>,
+    /// Key `input_delay`: a request reaches the task this draw after it arrives (a keystroke through the
+    /// serial line, its driver and STREAMS), taking no CPU of the task's; its latency counts from its
+    /// arrival. Requests stay in order.
+    pub input_delay: Option<Exec>,
     /// Key `deadline`: relative to the release, > 0; default = `period`.
     pub deadline: Nanos,
     /// Key `count`: requests, > 0; default: until the end.
@@ -645,6 +649,7 @@ impl Periodic {
             exec,
             period,
             interarrival: None,
+            input_delay: None,
             deadline: period,
             count: None,
             on_miss: OnMiss::Discard,

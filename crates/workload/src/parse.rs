@@ -32,7 +32,7 @@ type Val<'i> = Spanned<DeValue<'i>>;
 pub const TOP_KEYS: &[&str] = &["description", "include", "machine", "scheduler", "task"];
 /// The keys an `include` entry written as a table accepts besides `file`: what it sets on every task of
 /// the file it includes.
-pub const INCLUDE_KEYS: &[&str] = &["file", "share", "priority", "nice", "class", "start", "stop"];
+pub const INCLUDE_KEYS: &[&str] = &["file", "share", "priority", "nice", "class", "start", "stop", "discard"];
 /// The keys of `[machine]`.
 pub const MACHINE_KEYS: &[&str] =
     &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
@@ -69,6 +69,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "exec",
             "period",
             "interarrival",
+            "input_delay",
             "deadline",
             "count",
             "on_miss",
@@ -742,6 +743,19 @@ fn set_on(cx: &mut Ctx, tb: &Tbl, machine: &Machine, tasks: &mut [TaskSpec]) {
     let class = tb.string(cx, "class").map(str::to_string);
     let start = tb.time(cx, "start");
     let stop = tb.time(cx, "stop");
+    let discard = match tb.keyword(cx, "discard", &["estimate", "notified", "never"]) {
+        Some("estimate") => Some(Discard::Estimate),
+        Some("notified") => Some(Discard::Notified),
+        Some(_) => Some(Discard::Never),
+        None => None,
+    };
+    if discard.is_some() && !tasks.iter().any(|t| matches!(t.model, Model::Player(_))) {
+        cx.err(
+            tb.at_value("discard"),
+            &tb.field("discard"),
+            "sets a player's `discard`, but the file has no player",
+        );
+    }
     if start.is_some_and(|s| machine.duration > 0 && s >= machine.duration) {
         cx.err(
             tb.at_value("start"),
@@ -761,6 +775,15 @@ fn set_on(cx: &mut Ctx, tb: &Tbl, machine: &Machine, tasks: &mut [TaskSpec]) {
         start.inspect(|&v| t.start = v);
         if stop.is_some() {
             t.stop = stop;
+        }
+        if let (Some(d), Model::Player(p)) = (discard, &mut t.model) {
+            // The player adapted to SMART estimates 10 % over (§3.5.1), unless its file says otherwise.
+            if let Estimate::Ewma { factor, .. } = &mut p.estimate {
+                if p.discard != Discard::Notified && d == Discard::Notified && *factor == 1.0 {
+                    *factor = crate::EWMA_FACTOR;
+                }
+            }
+            p.discard = d;
         }
         if t.stop.is_some_and(|s| s <= t.start) {
             cx.err(
@@ -1520,6 +1543,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
             );
         }
     }
+    let input_delay = t.exec(cx, "input_delay");
     if interarrival.is_some() && t.get("deadline").is_none() {
         cx.err(
             t.at,
@@ -1531,6 +1555,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
         exec,
         period,
         interarrival,
+        input_delay,
         deadline,
         count,
         on_miss,

@@ -141,6 +141,7 @@ fn every_key_example_sets_every_field() {
     assert_eq!(typing.send.as_ref().map(|c| (c.to_index, c.wait)), Some((3, false)));
     let Model::Periodic(p) = &typing.model else { panic!() };
     assert_eq!(p.interarrival, Some(Exec::Exponential { mean: 228 * MS }));
+    assert_eq!(p.input_delay, Some(Exec::Normal { mean: 23 * MS, sd: 4 * MS }));
     assert_eq!(
         s.tasks[5].model,
         Model::Player(crate::Player {
@@ -169,6 +170,7 @@ fn every_key_example_sets_every_field() {
                     exec: Exec::Uniform(2 * MS, 3 * MS),
                     period: 10 * MS,
                     interarrival: None,
+                    input_delay: None,
                     deadline: 8 * MS,
                     count: Some(500),
                     on_miss: OnMiss::Discard,

@@ -9,7 +9,8 @@
 //! * a `cpu` task: when it starts ([`Stream::start`]: its start, late by a jitter draw), and how
 //!   much work it has ([`Stream::work`]);
 //! * a `periodic` task: its next request ([`Stream::next_request`]: the nominal release `start +
-//!   k·period` and when it is released, late by a jitter draw), then, when it is released, the CPU
+//!   k·period`, or after drawn `interarrival` gaps, from a generator of their own, and when it is
+//!   released, late by a jitter draw and its `input_delay` draw), then, when it is released, the CPU
 //!   it needs ([`Stream::exec`]); when one ends, whether more follow ([`Stream::more_after`]); what it
 //!   tells the scheduler ([`Stream::constraint`]) and what it learns from the time a request took
 //!   ([`Stream::observe`]); what it does with a request that will be late ([`Stream::late_rule`]);
@@ -17,7 +18,8 @@
 //!   user's next event, late by a jitter draw, and the CPU the response needs).
 //!
 //! **The order of draws is part of the format** (a scenario's numbers must not change when a
-//! runner is rewritten): per periodic request, its jitter then its execution time; per
+//! runner is rewritten): per periodic request, its jitter, its input delay, then its execution time and
+//! its server's work; per
 //! interaction, the think time, the jitter, the burst; a `cpu` task draws its start's jitter and
 //! nothing else. A task with no `jitter` draws none.
 //!
@@ -117,6 +119,9 @@ pub struct Stream<'s> {
     /// one before it.
     upcoming: Option<Nanos>,
     last_nominal: Option<Nanos>,
+    /// The input path (`input_delay`): its draws, and the last request's time through it.
+    inputs: Series,
+    last_at: Nanos,
 }
 
 impl<'s> Stream<'s> {
@@ -134,6 +139,8 @@ impl<'s> Stream<'s> {
             gaps: Series::default(),
             upcoming: None,
             last_nominal: None,
+            inputs: Series::default(),
+            last_at: 0,
         }
     }
 
@@ -232,7 +239,12 @@ impl<'s> Stream<'s> {
     pub fn next_request(&mut self, end: Nanos) -> Result<Planned, Ended> {
         let k = self.drawn;
         let nominal = self.releases(k, end)?;
-        let at = nominal.saturating_add(self.jitter());
+        let mut at = nominal.saturating_add(self.jitter());
+        if let Some(d) = &self.periodic().input_delay {
+            // Through the input path, in order: a request never overtakes the one before.
+            at = at.saturating_add(self.inputs.draw(d, &self.spec.traces, &mut self.rng)).max(self.last_at);
+            self.last_at = at;
+        }
         self.advance(nominal);
         let deadline = nominal.saturating_add(self.periodic().deadline);
         Ok(Planned { index: k, nominal, at, deadline })
@@ -446,6 +458,28 @@ mod tests {
         // No period is told to the scheduler for sporadic requests.
         let r = a.next_request(u64::MAX).unwrap();
         assert_eq!(a.constraint(&r, MS, r.at).period, None);
+    }
+
+    #[test]
+    fn an_input_delay_makes_requests_reach_the_task_later_and_in_order() {
+        let spec = TaskSpec::new(
+            "keys",
+            Model::Periodic(Periodic {
+                input_delay: Some(Exec::Uniform(0, 30 * MS)),
+                ..Periodic::new(Exec::Fixed(MS), 10 * MS)
+            }),
+        );
+        let mut s = Stream::new(&spec, 1);
+        let mut last = 0;
+        let mut later = 0;
+        for _ in 0..200 {
+            let r = s.next_request(u64::MAX).unwrap();
+            assert!(r.at >= r.nominal && r.at >= last, "{r:?}");
+            assert_eq!(r.deadline, r.nominal + 10 * MS, "the deadline counts from the arrival");
+            later += u64::from(r.at > r.nominal);
+            last = r.at;
+        }
+        assert!(later > 190);
     }
 
     #[test]
