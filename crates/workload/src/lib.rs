@@ -632,6 +632,10 @@ pub struct Periodic {
     pub estimate: Estimate,
     /// Key `notify` (default `"asap"`): when the task wants to hear that a deadline will be missed.
     pub notify: Notify,
+    /// Key `time_constraint` (default true): each request gives the scheduler its time constraint
+    /// (SMART §3.4.1); false: a conventional application, whose deadline only counts requests met and
+    /// missed (and which hears of no miss).
+    pub time_constraint: bool,
 }
 
 /// Default `estimate_alpha`: the weight of the newest request in the EWMA estimate.
@@ -656,6 +660,7 @@ impl Periodic {
             on_miss_line: None,
             estimate: Estimate::Ewma { alpha: EWMA_ALPHA, factor: EWMA_FACTOR, initial: None },
             notify: Notify::Asap,
+            time_constraint: true,
         }
     }
 

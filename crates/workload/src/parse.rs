@@ -78,6 +78,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "estimate_factor",
             "estimate_initial",
             "notify",
+            "time_constraint",
             "bands",
             "server",
             "server_exec",
@@ -1544,6 +1545,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
         }
     }
     let input_delay = t.exec(cx, "input_delay");
+    let time_constraint = t.boolean(cx, "time_constraint").unwrap_or(true);
     if interarrival.is_some() && t.get("deadline").is_none() {
         cx.err(
             t.at,
@@ -1562,6 +1564,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
         on_miss_line,
         estimate: estimate?,
         notify,
+        time_constraint,
     })
 }
 

@@ -177,6 +177,7 @@ fn every_key_example_sets_every_field() {
                     on_miss_line: Some(33),
                     estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
                     notify: Notify::Asap,
+                    time_constraint: true,
                 })
             )
         }

@@ -30,7 +30,8 @@ use rand::Rng;
 use rand_pcg::Pcg64;
 
 use crate::{
-    task_rng, Estimate, Exec, Model, Nanos, Notify, OnMiss, Periodic, Player, Series, TaskSpec, MAX_TIME,
+    task_rng, Discard, Estimate, Exec, Model, Nanos, Notify, OnMiss, Periodic, Player, Series, TaskSpec,
+    MAX_TIME,
 };
 
 /// One request of a periodic task, as planned before it is released.
@@ -89,7 +90,7 @@ impl Periodic {
         match self.on_miss {
             OnMiss::Abort => LateRule::DropAtDeadline,
             OnMiss::Finish => LateRule::Finish,
-            OnMiss::Discard if self.notify == Notify::Never => LateRule::Finish,
+            OnMiss::Discard if self.notify == Notify::Never || !self.time_constraint => LateRule::Finish,
             OnMiss::Discard if notifies => LateRule::DropWhenNotified,
             OnMiss::Discard if sees_its_deadline => LateRule::DropAtDeadline,
             OnMiss::Discard => LateRule::Finish,
@@ -104,8 +105,10 @@ pub struct Stream<'s> {
     rng: Pcg64,
     /// Requests or interactions drawn so far.
     drawn: u64,
-    /// The running average of execution times (the EWMA estimate), once a request has ended.
+    /// The running average of execution times (the EWMA estimate), once a request has ended; a
+    /// player's also of the wall-clock time its frames took.
     average: Option<f64>,
+    elapsed: Option<f64>,
     /// Drawn times that are series (`ar1`, `file`): the execution times, think times and the server's
     /// work.
     execs: Series,
@@ -132,6 +135,7 @@ impl<'s> Stream<'s> {
             rng: task_rng(seed, &spec.name),
             drawn: 0,
             average: None,
+            elapsed: None,
             execs: Series::default(),
             thinks: Series::default(),
             sends: Series::default(),
@@ -371,23 +375,41 @@ impl<'s> Stream<'s> {
         Ok((Planned { index: k, nominal, at, deadline: at.saturating_add(p.window) }, exec, server))
     }
 
-    /// A player's estimate of a frame's cost: `estimate_factor` × the exponential average of what past
-    /// frames took (the wall-clock time, or the CPU, as the runner observes them), the first frame
-    /// `estimate_initial` or the exec's mean.
+    /// How long a player expects its next frame to take on the wall clock, from its start to its
+    /// display: the exponential average of what past frames took (× `estimate_factor` with `discard =
+    /// "estimate"`), the first frame `estimate_initial` or the exec's mean. It paces by it, and, tuned
+    /// for time sharing, drops by it (Nieh §3.5.1; the player adapted to SMART paces "by the same
+    /// mechanism as the original").
     #[inline]
     pub fn frame_estimate(&self) -> Nanos {
+        let p = self.player();
+        let Estimate::Ewma { factor, initial, .. } = p.estimate else { return p.exec.mean() };
+        let avg = self.elapsed.unwrap_or_else(|| initial.unwrap_or(p.exec.mean()) as f64);
+        let factor = if p.discard == Discard::Estimate { factor } else { 1.0 };
+        (avg * factor).round().clamp(1.0, MAX_TIME as f64) as Nanos
+    }
+
+    /// The CPU a player adapted to SMART tells the scheduler its next frame needs: `estimate_factor` ×
+    /// the exponential average of the CPU past frames took (§3.5.1: 10 % more).
+    #[inline]
+    pub fn frame_cpu_estimate(&self) -> Nanos {
         let p = self.player();
         let Estimate::Ewma { factor, initial, .. } = p.estimate else { return p.exec.mean() };
         let avg = self.average.unwrap_or_else(|| initial.unwrap_or(p.exec.mean()) as f64);
         (avg * factor).round().clamp(1.0, MAX_TIME as f64) as Nanos
     }
 
-    /// A player observed a frame take `took` (wall-clock or CPU time): the average learns it.
+    /// A player showed a frame that took `wall` from its start to its display and `cpu` of the CPU:
+    /// its averages learn them.
     #[inline]
-    pub fn observe_frame(&mut self, took: Nanos) {
+    pub fn observe_frame(&mut self, wall: Nanos, cpu: Nanos) {
         if let Estimate::Ewma { alpha, .. } = self.player().estimate {
-            let a = self.average.unwrap_or(took as f64);
-            self.average = Some(a + alpha * (took as f64 - a));
+            let ewma = |avg: Option<f64>, x: Nanos| {
+                let a = avg.unwrap_or(x as f64);
+                Some(a + alpha * (x as f64 - a))
+            };
+            self.elapsed = ewma(self.elapsed, wall);
+            self.average = ewma(self.average, cpu);
         }
     }
 
@@ -397,7 +419,7 @@ impl<'s> Stream<'s> {
     pub fn frame_constraint(&self, f: &Planned, now: Nanos) -> sched::TimeConstraint {
         sched::TimeConstraint {
             deadline: f.deadline,
-            cpu_estimate: Some(self.frame_estimate()),
+            cpu_estimate: Some(self.frame_cpu_estimate()),
             notify_time: Some(0),
             period: None,
             release: Some(now),
@@ -508,11 +530,13 @@ mod tests {
             assert_eq!(server, 0);
         }
         assert_eq!(s.next_frame(u64::MAX), Err(Ended::Count));
-        assert_eq!(s.frame_estimate(), 16_500_000, "the exec's mean, 10 % more");
-        s.observe_frame(20 * MS);
-        assert_eq!(s.frame_estimate(), 22 * MS);
-        s.observe_frame(10 * MS);
-        assert_eq!(s.frame_estimate(), 16_500_000, "half the newest: (20 + 10) / 2 × 1.1");
+        assert_eq!(s.frame_cpu_estimate(), 16_500_000, "the exec's mean, 10 % more");
+        assert_eq!(s.frame_estimate(), 15 * MS, "paced by the wall clock, with no margin, when notified");
+        s.observe_frame(50 * MS, 20 * MS);
+        assert_eq!((s.frame_estimate(), s.frame_cpu_estimate()), (50 * MS, 22 * MS));
+        s.observe_frame(30 * MS, 10 * MS);
+        assert_eq!(s.frame_cpu_estimate(), 16_500_000, "half the newest: (20 + 10) / 2 × 1.1");
+        assert_eq!(s.frame_estimate(), 40 * MS);
     }
 
     #[test]

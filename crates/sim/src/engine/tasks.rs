@@ -342,8 +342,10 @@ impl Sim<'_> {
             self.core.set_time_constraint(id, None, self.now);
             return false;
         };
-        let c = self.tasks[i].stream.constraint(&job.planned, job.exec, job.released);
-        self.core.set_time_constraint(id, Some(c), self.now);
+        // A conventional application (`time_constraint = false`) tells the scheduler nothing.
+        let told = matches!(&self.scn.tasks[i].model, Model::Periodic(p) if p.time_constraint);
+        let c = told.then(|| self.tasks[i].stream.constraint(&job.planned, job.exec, job.released));
+        self.core.set_time_constraint(id, c, self.now);
         self.tasks[i].remaining = job.exec;
         self.tasks[i].job = Some(job);
         match self.state(i) {
@@ -600,12 +602,11 @@ impl Sim<'_> {
     }
 
     /// Player `i`'s frame `job` is on screen now: counted on time, early or late, and the player's
-    /// estimate learns what it took (the wall-clock time from its start, or, adapted to SMART, its CPU).
+    /// estimates learn what it took (the wall-clock time from its start, and its CPU).
     fn show_frame(&mut self, i: usize, job: &Job) {
         let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
         let now = self.now;
-        let took = if p.discard == Discard::Notified { job.exec } else { now - job.released };
-        self.tasks[i].stream.observe_frame(took);
+        self.tasks[i].stream.observe_frame(now - job.released, job.exec);
         self.metrics.frame_shown(i, job, p.window, now);
         self.complete_job(i, job, Dropped::No);
     }
