@@ -594,8 +594,12 @@ impl Sim<'_> {
         match self.state(i) {
             State::Blocked => self.make_runnable(id),
             State::Running(_) => {
+                // A new constraint: the policy decides again, as for a periodic request.
                 let c = self.tasks[i].on_cpu.expect("running on a CPU") as usize;
                 self.arm(c);
+                if p.discard == Discard::Notified {
+                    self.core.request(c as CpuId);
+                }
             }
             _ => {}
         }
@@ -727,11 +731,11 @@ impl Sim<'_> {
     pub(super) fn handle_pending(&mut self, r: TaskId) {
         let i = r.idx();
         if matches!(self.scn.tasks[i].model, Model::Player(_)) {
-            // A player drops a frame it was notified of before it began it (its first dispatch is
-            // now); once begun, the frame is shown, late (Nieh §3.5.1).
+            // A player drops a frame it was notified of before it began it (before the frame had
+            // any CPU); once begun, the frame is shown, late (Nieh §3.5.1).
             let Some(d) = self.tasks[i].notified.take() else { return };
-            let fresh =
-                self.tasks[i].job.as_ref().is_some_and(|j| j.planned.deadline == d && j.start == self.now);
+            let t = &self.tasks[i];
+            let fresh = t.job.as_ref().is_some_and(|j| j.planned.deadline == d && t.remaining == j.exec);
             if fresh {
                 let job = self.tasks[i].job.take().expect("checked");
                 self.complete_job(i, &job, Dropped::Discarded);
