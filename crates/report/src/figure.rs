@@ -14,16 +14,16 @@ use crate::escape::visible;
 pub const MAX_PLOT_POINTS: usize = 2000;
 
 /// Width of a rendered figure in SVG user units (pixels).
-const WIDTH: u32 = 960;
+pub(crate) const WIDTH: u32 = 960;
 /// Height of a rendered figure in SVG user units (pixels).
-const HEIGHT: u32 = 600;
+pub(crate) const HEIGHT: u32 = 600;
 /// What a series' legend entry and label draw, counted as points.
 const LEGEND_POINTS: u64 = 8;
 /// The points of a dashed series: two a dash, at most a dash every few pixels along a curve that
 /// rises across the plot (measured: 230 for the ideal curve of a run's figure).
 pub const DASHED_POINTS: u64 = 400;
 /// Font family of every text element; the viewer picks the actual face.
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Series colours: the Okabe–Ito palette (distinct for colour-blind readers; its yellow is left
 /// out because it vanishes on white), then a few darker extras. Used in order, then cycled.
@@ -614,7 +614,7 @@ fn tick_decimals(range: &std::ops::Range<f64>) -> usize {
 
 /// A tick-label formatter for `range`: a fixed number of decimals and no `-0`; scientific
 /// notation (`2.50e8`) when the values are 10^7 or more, or all below 10^-4, in magnitude.
-fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
+pub(crate) fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
     let decimals = tick_decimals(range);
     let magnitude = range.start.abs().max(range.end.abs());
     let scientific = magnitude >= 1e7 || (magnitude > 0.0 && magnitude < 1e-4);
@@ -633,7 +633,7 @@ fn tick_formatter(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
 
 /// Width of the y label area: the widest tick label (estimated) plus the axis description,
 /// at most a quarter of the figure.
-fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
+pub(crate) fn y_label_area(range: &std::ops::Range<f64>) -> u32 {
     let fmt = tick_formatter(range);
     let chars = [range.start, range.end].iter().map(|v| fmt(v).chars().count()).max().unwrap_or(1) as u32;
     // ~9 px per digit at the tick font size, plus room for the rotated axis description.

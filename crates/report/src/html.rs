@@ -39,6 +39,8 @@ pub struct HtmlReport {
     intro: String,
     /// `(heading, rendered body)` per section.
     sections: Vec<(String, String)>,
+    /// A section shown before the list of sections ([`HtmlReport::lead_with_last`]).
+    lead: Option<(String, String)>,
 }
 
 const STYLE: &str = "\
@@ -57,7 +59,7 @@ nav ol{padding-left:1.5em}";
 impl HtmlReport {
     /// Creates an empty report with this page title (shown as `<title>` and `<h1>`).
     pub fn new(title: &str) -> Self {
-        HtmlReport { title: title.to_string(), intro: String::new(), sections: Vec::new() }
+        HtmlReport { title: title.to_string(), intro: String::new(), sections: Vec::new(), lead: None }
     }
 
     /// Sets the text under the title (blank lines separate paragraphs), e.g. what the page
@@ -82,20 +84,32 @@ impl HtmlReport {
         table: Option<&Table>,
         figures: &[(&Figure, &str)],
     ) {
+        let drawings: Vec<(String, &str)> = figures.iter().map(|(f, c)| (f.to_svg(), *c)).collect();
+        self.section_drawings(heading, text, table.as_slice(), &drawings);
+    }
+
+    /// Appends a section: the text, the tables, then each drawing (an SVG document made by this
+    /// crate: a [`Figure`], a [`crate::BarChart`], a [`crate::Gantt`]) with its caption under it.
+    pub fn section_drawings(
+        &mut self,
+        heading: &str,
+        text: &str,
+        tables: &[&Table],
+        drawings: &[(String, &str)],
+    ) {
         let mut body = paragraphs(text);
-        if let Some(t) = table {
+        for t in tables {
             // A table wider than the window scrolls sideways in its own box; the page does not.
             body.push_str("<div class=\"wide\">\n");
             body.push_str(&t.to_html());
             body.push_str("</div>\n");
         }
-        for (f, caption) in figures {
+        for (svg, caption) in drawings {
             body.push_str("<figure>\n");
-            let svg = f.to_svg();
             // Inline SVG in HTML needs no XML declaration; plotters emits none, but be safe.
             let svg = match svg.find("<svg") {
                 Some(i) => &svg[i..],
-                None => &svg,
+                None => svg,
             };
             body.push_str(svg.trim_end());
             if !caption.trim().is_empty() {
@@ -104,6 +118,12 @@ impl HtmlReport {
             body.push_str("\n</figure>\n");
         }
         self.sections.push((heading.to_string(), body));
+    }
+
+    /// Shows the last section first, under the intro and before the list of sections: a summary
+    /// known only at the end (a table of verdicts) on the first screen.
+    pub fn lead_with_last(&mut self) {
+        self.lead = self.sections.pop();
     }
 
     /// Appends a section holding an SVG drawing made by this crate (e.g.
@@ -124,6 +144,13 @@ impl HtmlReport {
              <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n{}",
             self.intro
         );
+        if let Some((heading, body)) = &self.lead {
+            out.push_str(&format!(
+                "<section>\n<h2 id=\"lead\">{}</h2>\n{}</section>\n",
+                markup(heading),
+                body
+            ));
+        }
         if self.sections.len() >= 2 {
             out.push_str("<nav><ol>\n");
             for (i, (heading, _)) in self.sections.iter().enumerate() {

@@ -9,6 +9,8 @@
 //! - [`Figure`]: a line chart in the style of the SMART dissertation's figures 6-1 to 6-7
 //!   (cumulative execution time against wall time): measured series solid, ideal series dashed in
 //!   the same colour, a legend, axis labels and a title. Rendered to SVG with `plotters`.
+//! - [`BarChart`]: grouped bars with 95 % intervals as whiskers and reference values (a paper's
+//!   numbers) as marks, like the dissertation's figs. 6-16 to 6-19.
 //! - [`HtmlReport`]: one HTML page of sections, each a paragraph, an optional table and inline SVG
 //!   figures; no external files, scripts or fonts, so it can be mailed or attached to an issue.
 //! - [`analyses`]: the tables and figures of a trace's analyses (tasks, tick billing, quantum CDFs,
@@ -55,6 +57,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analyses;
+mod bars;
 pub mod escape;
 pub mod export;
 mod figure;
@@ -63,6 +66,7 @@ mod html;
 mod table;
 mod trace;
 
+pub use bars::BarChart;
 pub use figure::{downsample, Figure, Series, MAX_PLOT_POINTS};
 pub use gantt::{Gantt, DEFAULT_WINDOW_NS, MAX_BARS, MAX_MARKS, MAX_ROWS};
 pub use html::HtmlReport;

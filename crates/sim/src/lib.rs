@@ -7,7 +7,8 @@
 //! hash order or the wall clock.
 //!
 //! Modules: [`engine`] (the simulator), [`result`] (metrics and the JSON output contract), [`ideal`]
-//! (the fluid "ideal" of the papers' figures), [`papers`] (the dissertation's experiments), [`bench`]
+//! (the fluid "ideal" of the papers' figures), [`papers`] (the dissertation's experiments), [`studies`]
+//! (its application experiments: several scenarios over seeds, with intervals and verdicts), [`bench`]
 //! (synthetic task sets for benchmarks).
 //!
 //! **The output contract's words** (issue 33, "One vocabulary"; this supersedes DESIGN.md's
@@ -31,6 +32,7 @@ pub mod ideal;
 pub mod metrics;
 pub mod papers;
 pub mod result;
+pub mod studies;
 
 pub use engine::Sim;
 pub use result::SimResult;

@@ -1,16 +1,18 @@
 //! `smartsim`: run scenarios, compare policies, reproduce the papers' experiments, benchmark.
 
 use std::cell::RefCell;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trace::summary::Requests;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use report::export::ImageFormat;
-use report::{Figure, HtmlReport, Series, Table};
-use smartsim::papers::{self, Fig, Metric, Plot, Run};
+use report::{Figure, Series, Table};
+use smartsim::papers;
+
+#[path = "cli/reproduce.rs"]
+mod reproduce;
 use smartsim::{run_scenario, SimResult};
 
 #[derive(Parser)]
@@ -145,6 +147,10 @@ enum Cmd {
         /// List the experiments and exit.
         #[arg(long)]
         list: bool,
+        /// Seeds each scenario of the application experiments (§6.4) runs under, in parallel across
+        /// cores; each number is then the mean with its 95 % interval.
+        #[arg(long, default_value_t = smartsim::studies::DEFAULT_SEEDS)]
+        seeds: usize,
     },
     /// List the policies of the registry: what each is, its options with their defaults (every
     /// policy also takes `partition`), the Linux class `hourglass --scenario` runs it in, whether it
@@ -715,10 +721,15 @@ fn real_main() -> Result<()> {
                 Format::Table => diag::out!("{}", compare_table(&results)),
             }
         }
-        Cmd::Reproduce { name, out, format, list, png, pdf } => {
+        Cmd::Reproduce { name, out, format, list, png, pdf, seeds } => {
             if list {
                 for e in papers::EXPERIMENTS {
                     diag::outln!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
+                }
+                for s in smartsim::studies::STUDIES {
+                    let files: Vec<String> =
+                        s.variants.iter().map(|v| format!("scenarios/papers/{}", v.file)).collect();
+                    diag::outln!("{:24} {:28} {}", s.id, s.source, files.join(" "));
                 }
                 return Ok(());
             }
@@ -728,7 +739,7 @@ fn real_main() -> Result<()> {
             let mut also = Vec::new();
             also.extend(png.then_some(ImageFormat::Png));
             also.extend(pdf.then_some(ImageFormat::Pdf));
-            reproduce(&name, &out, format, &also)?;
+            reproduce::reproduce(&name, &out, format, &also, seeds)?;
         }
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies { format } => print_policies(format),
@@ -970,12 +981,14 @@ fn quality_tables(r: &SimResult) -> String {
                 (None, None) => "all".into(),
             });
         }
-        heads.push("not done".into());
+        heads.extend(["not done", "latency mean ms", "sd ms"].map(String::from));
         let h: Vec<&str> = heads.iter().map(String::as_str).collect();
         let mut t = Table::new(&h);
         let mut row = vec![x.name.clone()];
         row.extend(b.counts.iter().map(u64::to_string));
         row.push(b.not_done.to_string());
+        row.push(format!("{:.1}", b.latency_ns.mean / 1e6));
+        row.push(format!("{:.1}", b.latency_ns.sd / 1e6));
         t.row(row);
         out.push_str(&format!("latency bands\n{}", t.render()));
     }
@@ -1077,178 +1090,6 @@ fn cpu_figure(title: &str, r: &SimResult, names: &[String], ideal: &smartsim::id
         f.ideal.push(Series::new(n.clone(), ip));
     }
     f
-}
-
-fn figure(fig: &Fig, run: &Run) -> (String, Figure) {
-    let names: Vec<String> = run.scenario.tasks.iter().map(|t| t.name.clone()).collect();
-    let (id, title) = (fig.id, fig.title);
-    match fig.plot {
-        Plot::Cpu => (id.to_string(), cpu_figure(title, &run.result, &names, &run.ideal)),
-        Plot::Met => {
-            let mut f = Figure::new(title, "wall time (s)", "deadlines met");
-            for (i, n) in names.iter().enumerate() {
-                let workload::Model::Periodic(_) = &run.scenario.tasks[i].model else { continue };
-                f.measured.push(Series::new(n.clone(), run.result.timeline.met_series(i)));
-                // Ideal: the task's fluid CPU spent on whole requests of the run's draws.
-                f.ideal.push(Series::new(n.clone(), run.ideal.met[i].clone()));
-            }
-            (id.to_string(), f)
-        }
-    }
-}
-
-fn fmt_num(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x.is_nan() => "n/a".into(),
-        Some(x) if x.fract() == 0.0 && x.abs() < 1e9 => format!("{x:.0}"),
-        Some(x) if x.abs() < 10.0 => format!("{x:.2}"),
-        Some(x) => format!("{x:.1}"),
-    }
-}
-
-fn metric_table(ms: &[Metric]) -> Table {
-    let mut t = Table::new(&["metric", "paper", "ideal", "ideal of our draws", "ours"]);
-    for m in ms {
-        t.row(vec![
-            m.name.clone(),
-            fmt_num(m.paper),
-            fmt_num(m.ideal),
-            fmt_num(m.drawn),
-            fmt_num(Some(m.ours)),
-        ]);
-    }
-    t
-}
-
-/// Runs the experiments `name` selects, writes each figure as SVG and in the formats `also`
-/// (next to it, same name), and the HTML report `out/index.html`.
-fn reproduce(name: &str, out: &Path, format: Format, also: &[ImageFormat]) -> Result<()> {
-    let exps = papers::select(name);
-    if exps.is_empty() {
-        bail!("no experiment `{name}` (see `smartsim reproduce --list`)");
-    }
-    if !also.is_empty() {
-        report::export::check_fonts()?;
-    }
-    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let bar = indicatif::ProgressBar::new(exps.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    let mut html = HtmlReport::new("SMART's microbenchmarks (Nieh 1999, §6.2) reproduced by smartsim");
-    html.intro(&format!(
-        "The experiments of section 6.2 of {}, run in the simulator with the scenarios of \
-         scenarios/papers/. Each section gives the paper's numbers beside the ideal the paper derives \
-         and ours, then each figure with the paper's caption and what to see in ours. Solid lines are \
-         ours; dotted lines the ideal, computed from the demand the run's requests actually drew.",
-        papers::DISSERTATION
-    ));
-    let mut text = String::new();
-    for e in &exps {
-        bar.set_message(e.id);
-        let t0 = Instant::now();
-        let (run, metrics) = papers::run(e)?;
-        let wall = t0.elapsed();
-        let mut figs = Vec::new();
-        let mut files = Vec::new();
-        for fig in e.figures {
-            let (id, f) = figure(fig, &run);
-            let svg = f.to_svg();
-            for &fmt in std::iter::once(&ImageFormat::Svg).chain(also) {
-                let path = out.join(format!("{id}.{}", fmt.extension()));
-                report::export::write_as(&svg, &path, fmt)?;
-                files.push(path);
-            }
-            figs.push(f);
-        }
-        let table = metric_table(&metrics);
-        match format {
-            Format::Json => {
-                let v = serde_json::json!({ "id": e.id, "source": e.source, "scenario": format!("scenarios/papers/{}", e.file),
-                    "metrics": metrics, "figures": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>() });
-                bar.suspend(|| diag::outln!("{}", serde_json::to_string(&v).expect("serializes")));
-            }
-            Format::Table => {
-                let figs_line = if files.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "figures: {}\n",
-                        files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-                    )
-                };
-                let block = format!(
-                    "== {}  ({})  scenarios/papers/{}  [{:.2} s]\n{}{}\n",
-                    e.id,
-                    e.source,
-                    e.file,
-                    wall.as_secs_f64(),
-                    table.render(),
-                    figs_line
-                );
-                bar.suspend(|| diag::out!("{block}"));
-                text.push_str(&block);
-            }
-        }
-        let desc = run.scenario.description.clone().unwrap_or_default();
-        let captions: Vec<String> = e
-            .figures
-            .iter()
-            .map(|f| {
-                let n = f.id.trim_start_matches("fig");
-                format!("Figure {n} of the dissertation: {}\n\nWhat to see: {}", f.caption, f.see)
-            })
-            .collect();
-        let frefs: Vec<(&Figure, &str)> = figs.iter().zip(&captions).map(|(f, c)| (f, c.as_str())).collect();
-        html.section_captioned(&format!("{} — {}", e.source, e.id), &desc, Some(&table), &frefs);
-        let chart = first_window_gantt(&run.scenario, &format!("scenarios/papers/{}", e.file))?;
-        html.section_svg(
-            &format!("{} — the schedule's first {}", e.source, report::format_time_exact(chart.window().1)),
-            "A row per task: what ran when (bars), releases (up-arrows) and deadlines (down-arrows) of \
-             periodic requests, missed deadlines crossed out in red (the same run, simulated again up to \
-             the window's end).",
-            &chart.to_svg(),
-        );
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    html.section(
-        "Glossary",
-        "The terms of this page and of every smartsim output (docs/glossary.md): a deadline missed is a \
-         request late, discarded or aborted.",
-        Some(&glossary_table()),
-        &[],
-    );
-    let index = out.join("index.html");
-    html.write(&index).with_context(|| format!("writing {}", index.display()))?;
-    if format == Format::Table {
-        diag::outln!("report: {}", index.display());
-    }
-    Ok(())
-}
-
-/// A Gantt chart of the first [`report::DEFAULT_WINDOW_NS`] of `scn` under its own policy (the run
-/// simulated again up to the window's end: the same scenario and seed make the same schedule).
-fn first_window_gantt(scn: &workload::Scenario, scenario_path: &str) -> Result<report::Gantt> {
-    let to = scn.machine.duration.clamp(1, report::DEFAULT_WINDOW_NS);
-    let chart: RefCell<Option<report::Gantt>> = RefCell::default();
-    let mut sim = smartsim::simulator(scn, None)?;
-    let mut g = report::Gantt::new(&sim.trace_header(scenario_path), 0, to);
-    g.set_title(&format!("{} under {}", scn.name, sim.core().name()));
-    *chart.borrow_mut() = Some(g);
-    let c = &chart;
-    sim.trace_to(move |rec| {
-        if let Some(g) = c.borrow_mut().as_mut() {
-            g.add(&rec);
-        }
-    });
-    // A nanosecond past the window, so that what happens at its right edge (a release, say) is in.
-    sim.run_until(to.saturating_add(1));
-    drop(sim.finish_all());
-    Ok(chart.into_inner().expect("set above"))
 }
 
 /// Most simulated seconds of `smartsim bench`: `workload::MAX_TIME` in seconds.

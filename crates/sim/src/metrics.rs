@@ -106,7 +106,15 @@ impl TaskMetrics {
             for &r in &self.response {
                 counts[spec.bands.partition_point(|&b| b <= r)] += 1;
             }
-            Bands { bounds_ns: spec.bands.clone(), counts, not_done: self.open_at_end }
+            let mut w = Welford::default();
+            self.response.iter().for_each(|&r| w.add(r as f64));
+            Bands {
+                bounds_ns: spec.bands.clone(),
+                counts,
+                not_done: self.open_at_end,
+                latency_ns: w.get(),
+                latencies: self.response.clone(),
+            }
         });
         TaskResult {
             name: spec.name.clone(),

@@ -143,6 +143,12 @@ pub struct Bands {
     pub counts: Vec<u64>,
     /// Requests released and not done by the end of the run.
     pub not_done: u64,
+    /// Latency of the requests done: mean and standard deviation (Nieh's table 6-3 and §6.4.3).
+    pub latency_ns: MeanSd,
+    /// Every done request's latency, in ns, in order (for the distribution of fig. 6-22; not in the
+    /// JSON).
+    #[serde(skip)]
+    pub latencies: Vec<u64>,
 }
 
 /// What one CPU did over a run.

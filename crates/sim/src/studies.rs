@@ -1,0 +1,908 @@
+//! The dissertation's application experiments (§6.4): a mix of applications under several
+//! schedulers, each variant run over seeds; every number the mean of the seeds with its 95 %
+//! confidence interval, and the paper's statements checked on those numbers.
+//!
+//! A [`Study`] is a set of [`Variant`]s (a scenario of `scenarios/papers/` each: one scheduler, or one
+//! application alone), the [`Quantity`]s measured in each, the paper's numbers where it printed
+//! them, its [`Claim`]s as predicates, and figures. [`run`] runs every variant under every seed (in
+//! parallel across cores), [`StudyRun::estimate`] gives a quantity's mean and interval, and each
+//! claim is judged: it *holds* when the ordering it states holds beyond the intervals, is *within
+//! noise* when the means are ordered as stated but the intervals overlap, and *fails* otherwise. A
+//! study is *reproduced* when every claim holds, *differs* when some do not but at least half hold
+//! (each such claim gives the reason we found), *not reproduced* otherwise.
+//!
+//! The interval is Student's t at 95 % over the seeds (`statrs`): mean ± t(0.975, n−1)·s/√n, with `s`
+//! the sample standard deviation. Seeds change every random draw of a scenario (frame times,
+//! arrivals, typing), nothing else: the same seed gives the same run.
+//!
+//! The scenarios and the applications they include (`scenarios/apps/`) are compiled in, so
+//! `smartsim reproduce` runs from any directory; `smartsim run scenarios/papers/<file>` runs one by
+//! hand, with its own seed.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use workload::Scenario;
+
+use crate::result::SimResult;
+
+/// Seeds a study runs by default.
+pub const DEFAULT_SEEDS: usize = 10;
+/// Most seeds `smartsim reproduce --seeds` takes.
+pub const MAX_SEEDS: usize = 1000;
+
+/// The application files the papers' scenarios include, compiled in (by file name).
+const APPS: &[(&str, &str)] = &[
+    ("x-server.toml", include_str!("../../../scenarios/apps/x-server.toml")),
+    ("typing.toml", include_str!("../../../scenarios/apps/typing.toml")),
+    ("news.toml", include_str!("../../../scenarios/apps/news.toml")),
+    ("entertain.toml", include_str!("../../../scenarios/apps/entertain.toml")),
+    ("dhrystone.toml", include_str!("../../../scenarios/apps/dhrystone.toml")),
+];
+
+/// Parses a compiled-in scenario of `scenarios/papers/`, its includes taken from [`APPS`].
+pub fn parse_paper_scenario(file: &str, toml: &str) -> anyhow::Result<Scenario> {
+    let loader = |p: &Path| -> Result<String, String> {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let in_apps = p.parent().and_then(Path::file_name).is_some_and(|d| d == "apps");
+        match APPS.iter().find(|(n, _)| *n == name) {
+            Some((_, text)) if in_apps => Ok((*text).to_string()),
+            _ => Err(format!("{} is not one of smartsim's compiled-in applications", p.display())),
+        }
+    };
+    workload::parse_with(toml, &format!("scenarios/papers/{file}"), &loader)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// One scenario of a study.
+#[derive(Debug)]
+pub struct Variant {
+    /// Its label in tables and figures, e.g. `SMART`, `UNIX TS`.
+    pub label: &'static str,
+    /// Scenario file name in `scenarios/papers/`.
+    pub file: &'static str,
+    /// Its text.
+    pub toml: &'static str,
+}
+
+macro_rules! variant {
+    ($label:literal, $f:literal) => {
+        Variant { label: $label, file: $f, toml: include_str!(concat!("../../../scenarios/papers/", $f)) }
+    };
+}
+
+/// A number measured in every run of a study.
+#[derive(Debug)]
+pub struct Quantity {
+    /// Its key, for claims and JSON.
+    pub key: &'static str,
+    /// What it is, with its unit.
+    pub name: &'static str,
+    /// Its value in a run; NaN where the run has no such thing (the variant lacks the task).
+    pub of: fn(&SimResult) -> f64,
+}
+
+/// A quantity over the seeds: mean and 95 % interval.
+#[derive(Copy, Clone, Debug, Serialize, PartialEq)]
+pub struct Estimate {
+    /// Mean of the seeds.
+    pub mean: f64,
+    /// Half-width of the 95 % confidence interval of the mean (0 with one seed).
+    pub half: f64,
+    /// Seeds measured.
+    pub n: usize,
+}
+
+impl Estimate {
+    /// Of the values `xs` (NaNs left out); NaN mean when none is left.
+    pub fn of(xs: &[f64]) -> Estimate {
+        let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+        let n = v.len();
+        if n == 0 {
+            return Estimate { mean: f64::NAN, half: f64::NAN, n };
+        }
+        let mean = v.iter().sum::<f64>() / n as f64;
+        if n == 1 {
+            return Estimate { mean, half: 0.0, n };
+        }
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let t =
+            StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n > 1 degrees of freedom").inverse_cdf(0.975);
+        Estimate { mean, half: t * (var / n as f64).sqrt(), n }
+    }
+    /// Lower end of the interval.
+    pub fn lo(&self) -> f64 {
+        self.mean - self.half
+    }
+    /// Upper end of the interval.
+    pub fn hi(&self) -> f64 {
+        self.mean + self.half
+    }
+}
+
+/// How a claim came out.
+#[derive(Copy, Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Judged {
+    /// The ordering holds beyond the 95 % intervals.
+    Holds,
+    /// The means are ordered as stated, but the intervals overlap.
+    WithinNoise,
+    /// The means are not ordered as stated.
+    Fails,
+}
+
+impl Judged {
+    /// As printed.
+    pub fn word(self) -> &'static str {
+        match self {
+            Judged::Holds => "holds",
+            Judged::WithinNoise => "within noise",
+            Judged::Fails => "fails",
+        }
+    }
+    /// All of `js` at once: the weakest.
+    pub fn all(js: &[Judged]) -> Judged {
+        if js.contains(&Judged::Fails) {
+            Judged::Fails
+        } else if js.contains(&Judged::WithinNoise) {
+            Judged::WithinNoise
+        } else {
+            Judged::Holds
+        }
+    }
+}
+
+/// A statement of the paper, checked on a study's numbers.
+#[derive(Debug)]
+pub struct Claim {
+    /// The statement, with the paper's numbers.
+    pub text: &'static str,
+    /// Its check.
+    pub check: fn(&StudyRun) -> Judged,
+    /// Why ours differs, when it does (empty if it reproduces).
+    pub reason: &'static str,
+}
+
+/// A study's verdict.
+#[derive(Copy, Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every claim holds.
+    Reproduced,
+    /// Some claims do not hold, at least half do; each gives its reason.
+    Differs,
+    /// Fewer than half the claims hold.
+    NotReproduced,
+}
+
+impl Verdict {
+    /// As printed.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::Differs => "differs",
+            Verdict::NotReproduced => "not reproduced",
+        }
+    }
+    /// Of the judgements of a study's claims.
+    pub fn of(js: &[Judged]) -> Verdict {
+        let holding = js.iter().filter(|j| **j == Judged::Holds).count();
+        if holding == js.len() {
+            Verdict::Reproduced
+        } else if 2 * holding >= js.len() {
+            Verdict::Differs
+        } else {
+            Verdict::NotReproduced
+        }
+    }
+}
+
+/// What a bar figure shows.
+#[derive(Debug)]
+pub struct Bars {
+    /// Quantity keys, one bar each per variant, in this order and colour.
+    pub bars: &'static [(&'static str, &'static str)],
+    /// The variants drawn (labels), in order.
+    pub variants: &'static [&'static str],
+    /// The y axis.
+    pub y_label: &'static str,
+}
+
+/// The distribution a figure draws, pooled over the seeds.
+#[derive(Copy, Clone, Debug)]
+pub enum Distribution {
+    /// A player's display errors (shown minus wanted), ms.
+    FrameErrors(&'static str),
+    /// A task's request latencies (its `bands`), ms.
+    Latencies(&'static str),
+}
+
+/// What a study's figure plots.
+#[derive(Debug)]
+pub enum Plot {
+    /// Bars with their 95 % intervals, the paper's values as marks.
+    Bars(Bars),
+    /// Cumulative distributions, one line per variant.
+    Cdf {
+        /// The distribution.
+        of: Distribution,
+        /// The variants drawn (labels), in order.
+        variants: &'static [&'static str],
+        /// The x axis.
+        x_label: &'static str,
+    },
+    /// A task's cumulative CPU against wall time, one line per variant (the first seed).
+    CumulativeCpu {
+        /// The task.
+        task: &'static str,
+        /// The variants drawn (labels), in order.
+        variants: &'static [&'static str],
+    },
+}
+
+/// A figure of a study.
+#[derive(Debug)]
+pub struct Figure {
+    /// File stem and the paper's figure, e.g. `fig6-17`.
+    pub id: &'static str,
+    /// Title drawn on the figure.
+    pub title: &'static str,
+    /// The paper's caption, word for word.
+    pub caption: &'static str,
+    /// One sentence on what to see in ours.
+    pub see: &'static str,
+    /// What it plots.
+    pub plot: Plot,
+}
+
+/// A number the paper printed: variant, quantity, value.
+pub type PaperValue = (&'static str, &'static str, f64);
+
+/// An experiment of several scenarios run over seeds.
+#[derive(Debug)]
+pub struct Study {
+    /// Identifier, e.g. `smart-6.4.3`.
+    pub id: &'static str,
+    /// Where in the paper.
+    pub source: &'static str,
+    /// What it does, a paragraph.
+    pub about: &'static str,
+    /// Its scenarios.
+    pub variants: &'static [Variant],
+    /// What is measured in each.
+    pub quantities: &'static [Quantity],
+    /// The paper's numbers.
+    pub paper: &'static [PaperValue],
+    /// The paper's statements.
+    pub claims: &'static [Claim],
+    /// The tables of numbers: a title and the variants (labels) each shows.
+    pub tables: &'static [(&'static str, &'static [&'static str])],
+    /// Figures.
+    pub figures: &'static [Figure],
+}
+
+impl Study {
+    /// The quantity of key `key`.
+    pub fn quantity(&self, key: &str) -> &Quantity {
+        self.quantities
+            .iter()
+            .find(|q| q.key == key)
+            .unwrap_or_else(|| panic!("{}: no quantity {key}", self.id))
+    }
+    /// The variant labelled `label`, by index.
+    pub fn variant(&self, label: &str) -> usize {
+        self.variants
+            .iter()
+            .position(|v| v.label == label)
+            .unwrap_or_else(|| panic!("{}: no variant {label}", self.id))
+    }
+    /// The paper's value of `key` under `variant`.
+    pub fn paper_value(&self, variant: &str, key: &str) -> Option<f64> {
+        self.paper.iter().find(|(v, k, _)| *v == variant && *k == key).map(|p| p.2)
+    }
+}
+
+/// A study run: every variant under every seed.
+pub struct StudyRun {
+    /// The study.
+    pub study: &'static Study,
+    /// The seeds.
+    pub seeds: Vec<u64>,
+    /// The scenarios (as parsed; each run sets its seed).
+    pub scenarios: Vec<Scenario>,
+    /// Results, by variant then seed.
+    pub results: Vec<Vec<SimResult>>,
+}
+
+impl StudyRun {
+    /// The values of quantity `key` under `variant`, one per seed.
+    pub fn values(&self, variant: &str, key: &str) -> Vec<f64> {
+        let q = self.study.quantity(key);
+        self.results[self.study.variant(variant)].iter().map(q.of).collect()
+    }
+    /// The mean and interval of quantity `key` under `variant`.
+    pub fn estimate(&self, variant: &str, key: &str) -> Estimate {
+        Estimate::of(&self.values(variant, key))
+    }
+    /// `a` (variant, key) is more than `b`.
+    pub fn more(&self, a: (&str, &str), b: (&str, &str)) -> Judged {
+        let (x, y) = (self.estimate(a.0, a.1), self.estimate(b.0, b.1));
+        order(x.mean > y.mean, x.lo() > y.hi())
+    }
+    /// `a` (variant, key) is less than `b`.
+    pub fn less(&self, a: (&str, &str), b: (&str, &str)) -> Judged {
+        let (x, y) = (self.estimate(a.0, a.1), self.estimate(b.0, b.1));
+        order(x.mean < y.mean, x.hi() < y.lo())
+    }
+    /// Quantity `key` under `variant` is below `bound`.
+    pub fn below(&self, variant: &str, key: &str, bound: f64) -> Judged {
+        let x = self.estimate(variant, key);
+        order(x.mean < bound, x.hi() < bound)
+    }
+    /// Quantity `key` under `variant` is above `bound`.
+    pub fn above(&self, variant: &str, key: &str, bound: f64) -> Judged {
+        let x = self.estimate(variant, key);
+        order(x.mean > bound, x.lo() > bound)
+    }
+    /// The judgement of each claim.
+    pub fn judge(&self) -> Vec<Judged> {
+        self.study.claims.iter().map(|c| (c.check)(self)).collect()
+    }
+}
+
+fn order(means: bool, intervals: bool) -> Judged {
+    match (means, intervals) {
+        (true, true) => Judged::Holds,
+        (true, false) => Judged::WithinNoise,
+        _ => Judged::Fails,
+    }
+}
+
+/// Runs every variant of `study` under seeds `1..=seeds`, in parallel across cores (rayon's pool);
+/// `progress` is called after each run.
+pub fn run(study: &'static Study, seeds: usize, progress: &(dyn Fn() + Sync)) -> anyhow::Result<StudyRun> {
+    let scenarios: Vec<Scenario> = study
+        .variants
+        .iter()
+        .map(|v| parse_paper_scenario(v.file, v.toml).with_context(|| format!("study {}", study.id)))
+        .collect::<anyhow::Result<_>>()?;
+    let seeds: Vec<u64> = (1..=seeds as u64).collect();
+    let jobs: Vec<(usize, u64)> =
+        (0..scenarios.len()).flat_map(|v| seeds.iter().map(move |&s| (v, s))).collect();
+    use rayon::prelude::*;
+    let done: Vec<anyhow::Result<SimResult>> = jobs
+        .par_iter()
+        .map(|&(v, seed)| {
+            let mut scn = scenarios[v].clone();
+            scn.machine.seed = seed;
+            let r = crate::run_scenario(&scn, None)
+                .with_context(|| format!("study {}: {} with seed {seed}", study.id, study.variants[v].file));
+            progress();
+            r
+        })
+        .collect();
+    let mut results: Vec<Vec<SimResult>> =
+        (0..scenarios.len()).map(|_| Vec::with_capacity(seeds.len())).collect();
+    for ((v, _), r) in jobs.iter().zip(done) {
+        results[*v].push(r?);
+    }
+    Ok(StudyRun { study, seeds, scenarios, results })
+}
+
+// ----- quantities -----
+
+fn task<'r>(r: &'r SimResult, name: &str) -> Option<&'r crate::result::TaskResult> {
+    r.task(name)
+}
+
+fn frames_pct(r: &SimResult, name: &str, f: fn(&crate::result::Frames) -> u64) -> f64 {
+    task(r, name).and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |x| {
+        if x.frames == 0 {
+            f64::NAN
+        } else {
+            100.0 * f(x) as f64 / x.frames as f64
+        }
+    })
+}
+
+/// Of the frames shown, the percentage on time.
+fn shown_on_time_pct(r: &SimResult, name: &str) -> f64 {
+    task(r, name).and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |x| {
+        let shown = x.on_time + x.early + x.late;
+        if shown == 0 {
+            f64::NAN
+        } else {
+            100.0 * x.on_time as f64 / shown as f64
+        }
+    })
+}
+
+fn share_pct(r: &SimResult, name: &str) -> f64 {
+    task(r, name).map_or(f64::NAN, |t| 100.0 * t.cpu_share)
+}
+
+fn app_share_pct(r: &SimResult, app: &str) -> f64 {
+    let ts: Vec<_> = r.tasks.iter().filter(|t| t.app.as_deref() == Some(app)).collect();
+    if ts.is_empty() {
+        return f64::NAN;
+    }
+    ts.iter().map(|t| 100.0 * t.cpu_share).sum()
+}
+
+fn band(r: &SimResult, name: &str, k: usize) -> f64 {
+    task(r, name)
+        .and_then(|t| t.bands.as_ref())
+        .map_or(f64::NAN, |b| b.counts.get(k).copied().unwrap_or(0) as f64)
+}
+
+fn done(r: &SimResult, name: &str) -> f64 {
+    task(r, name).and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| b.counts.iter().sum::<u64>() as f64)
+}
+
+fn latency_ms(r: &SimResult, name: &str, sd: bool) -> f64 {
+    task(r, name).and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
+        if sd {
+            b.latency_ns.sd / 1e6
+        } else {
+            b.latency_ns.mean / 1e6
+        }
+    })
+}
+
+fn error_ms(r: &SimResult, name: &str, sd: bool) -> f64 {
+    task(r, name).and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |f| {
+        if sd {
+            f.error_ns.sd / 1e6
+        } else {
+            f.error_ns.mean / 1e6
+        }
+    })
+}
+
+fn missed(r: &SimResult, name: &str) -> f64 {
+    task(r, name).and_then(|t| t.deadlines.as_ref()).map_or(f64::NAN, |d| d.missed as f64)
+}
+
+fn cpu_s(r: &SimResult, name: &str) -> f64 {
+    task(r, name).map_or(f64::NAN, |t| t.cpu_ns as f64 / 1e9)
+}
+
+macro_rules! q {
+    ($key:literal, $name:literal, $f:expr) => {
+        Quantity { key: $key, name: $name, of: $f }
+    };
+}
+
+/// What §6.4's figures and tables measure of the mix.
+const MIX_QUANTITIES: &[Quantity] = &[
+    q!("news_on_time", "News video on time %", |r| frames_pct(r, "News video", |f| f.on_time)),
+    q!("news_early", "News video early %", |r| frames_pct(r, "News video", |f| f.early)),
+    q!("news_late", "News video late %", |r| frames_pct(r, "News video", |f| f.late)),
+    q!("news_dropped", "News video dropped %", |r| frames_pct(r, "News video", |f| f.dropped)),
+    q!("news_shown_on_time", "News video on time, % of shown", |r| shown_on_time_pct(r, "News video")),
+    q!("news_error_mean", "News video display error mean ms", |r| error_ms(r, "News video", false)),
+    q!("news_error_sd", "News video display error sd ms", |r| error_ms(r, "News video", true)),
+    q!("audio_dropouts", "News audio dropouts", |r| missed(r, "News audio")),
+    q!("ent_on_time", "Entertain on time %", |r| frames_pct(r, "Entertain", |f| f.on_time)),
+    q!("ent_early", "Entertain early %", |r| frames_pct(r, "Entertain", |f| f.early)),
+    q!("ent_late", "Entertain late %", |r| frames_pct(r, "Entertain", |f| f.late)),
+    q!("ent_dropped", "Entertain dropped %", |r| frames_pct(r, "Entertain", |f| f.dropped)),
+    q!("ent_shown_on_time", "Entertain on time, % of shown", |r| shown_on_time_pct(r, "Entertain")),
+    q!("ent_error_mean", "Entertain display error mean ms", |r| error_ms(r, "Entertain", false)),
+    q!("ent_error_sd", "Entertain display error sd ms", |r| error_ms(r, "Entertain", true)),
+    q!("typing_fast", "Typing characters < 50 ms", |r| band(r, "Typing", 0)),
+    q!("typing_mid", "Typing characters 50-150 ms", |r| band(r, "Typing", 1)),
+    q!("typing_slow", "Typing characters > 150 ms", |r| band(r, "Typing", 2)),
+    q!("typing_done", "Typing characters processed", |r| done(r, "Typing")),
+    q!("typing_mean", "Typing latency mean ms", |r| latency_ms(r, "Typing", false)),
+    q!("typing_sd", "Typing latency sd ms", |r| latency_ms(r, "Typing", true)),
+    q!("cpu_news", "News CPU % (audio and video)", |r| app_share_pct(r, "News")),
+    q!("cpu_news_video", "News video CPU %", |r| share_pct(r, "News video")),
+    q!("cpu_ent", "Entertain CPU %", |r| app_share_pct(r, "Entertain")),
+    q!("cpu_typing", "Typing CPU %", |r| app_share_pct(r, "Typing")),
+    q!("cpu_dhry", "Dhrystone CPU %", |r| app_share_pct(r, "Dhrystone")),
+    q!("cpu_other", "Other (X server) CPU %", |r| app_share_pct(r, "X")),
+    q!("dhry_cpu_s", "Dhrystone CPU s", |r| cpu_s(r, "Dhrystone")),
+];
+
+/// The schedulers of §6.4.3 drawn in its figures, in the paper's order.
+const SCHEDULERS: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART"];
+/// With today's Linux beside them.
+const WITH_LINUX: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART", "Linux RT", "EEVDF", "CFS"];
+
+/// Every study, in the dissertation's order.
+pub static STUDIES: &[Study] = &[
+    Study {
+        id: "smart-6.4.1",
+        source: "Nieh 1999, §6.4.1, tables 6-2 and 6-3",
+        about: "Each application of the mix alone for 300 s under the UNIX SVR4 time-sharing scheduler \
+                (`classes = \"solaris\"`): the baseline of §6.4's figures (their \"Standalone\" bars). The \
+                applications are scenarios/apps/*.toml, whose comments say where each number comes from.",
+        variants: &[
+            variant!("News", "smart-6.4.1-news.toml"),
+            variant!("Entertain", "smart-6.4.1-entertain.toml"),
+            variant!("Typing", "smart-6.4.1-typing.toml"),
+            variant!("Dhrystone", "smart-6.4.1-dhrystone.toml"),
+        ],
+        quantities: MIX_QUANTITIES,
+        paper: &[
+            ("News", "cpu_news_video", 42.34),
+            ("News", "news_on_time", 99.75),
+            ("News", "news_early", 0.09),
+            ("News", "news_late", 0.13),
+            ("News", "news_dropped", 0.02),
+            ("News", "news_error_mean", 1.50),
+            ("News", "news_error_sd", 2.54),
+            ("News", "audio_dropouts", 0.0),
+            ("Entertain", "cpu_ent", 58.55),
+            ("Entertain", "ent_on_time", 99.58),
+            ("Entertain", "ent_early", 0.22),
+            ("Entertain", "ent_late", 0.13),
+            ("Entertain", "ent_dropped", 0.07),
+            ("Entertain", "ent_error_mean", 1.95),
+            ("Entertain", "ent_error_sd", 3.61),
+            ("Typing", "cpu_typing", 0.86),
+            ("Typing", "typing_fast", 1314.0),
+            ("Typing", "typing_done", 1314.0),
+            ("Typing", "typing_mean", 26.40),
+            ("Typing", "typing_sd", 4.12),
+            ("Dhrystone", "dhry_cpu_s", 298.73),
+        ],
+        claims: &[
+            Claim {
+                text: "Alone, each video shows nearly every frame on time (table 6-3: 99.75 % and 99.58 %)",
+                check: |r| Judged::all(&[r.above("News", "news_on_time", 98.0), r.above("Entertain", "ent_on_time", 98.0)]),
+                reason: "",
+            },
+            Claim {
+                text: "Alone, News video takes about 42 % of the CPU and Entertain about 59 % (table 6-2)",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("News", "cpu_news_video", 40.0),
+                        r.below("News", "cpu_news_video", 45.0),
+                        r.above("Entertain", "cpu_ent", 56.0),
+                        r.below("Entertain", "cpu_ent", 61.0),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "Alone, every character is displayed within 50 ms (table 6-3: 26.40 ms on average)",
+                check: |r| Judged::all(&[r.below("Typing", "typing_mean", 50.0), r.below("Typing", "typing_slow", 0.5)]),
+                reason: "",
+            },
+            Claim {
+                text: "Alone, Dhrystone gets nearly the whole CPU (table 6-2: 298.73 s of 300 s)",
+                check: |r| r.above("Dhrystone", "dhry_cpu_s", 295.0),
+                reason: "",
+            },
+        ],
+        tables: &[("Each application alone", &["News", "Entertain", "Typing", "Dhrystone"])],
+        figures: &[],
+    },
+    Study {
+        id: "smart-6.4.3",
+        source: "Nieh 1999, §6.4.3, figs. 6-16 to 6-23",
+        about: "News (audio and video), Entertain, Typing (through the X server) and Dhrystone together for \
+                300 s with each scheduler's default user parameters: UNIX RT (News and Entertain in the \
+                SVR4 real-time class), UNIX TS (all time-sharing), WFQ (equal shares), SMART (equal shares \
+                and priorities; the players give their frames time constraints and drop those SMART says \
+                will be late); then SMART with every bias zero and WFQ with sleep credit, and today's \
+                Linux beside them (EEVDF, CFS, and EEVDF with the videos in SCHED_FIFO: throttling and \
+                the fair server on).",
+        variants: &[
+            variant!("UNIX RT", "smart-6.4.3-unix-rt.toml"),
+            variant!("UNIX TS", "smart-6.4.3-unix-ts.toml"),
+            variant!("WFQ", "smart-6.4.3-wfq.toml"),
+            variant!("SMART", "smart-6.4.3-smart.toml"),
+            variant!("SMART, no bias", "smart-6.4.3-smart-nobias.toml"),
+            variant!("WFQ with credit", "smart-6.4.3-wfq-credit.toml"),
+            variant!("Linux RT", "smart-6.4.3-linux-rt.toml"),
+            variant!("EEVDF", "smart-6.4.3-eevdf.toml"),
+            variant!("CFS", "smart-6.4.3-cfs.toml"),
+        ],
+        quantities: MIX_QUANTITIES,
+        paper: &[
+            ("SMART", "news_on_time", 57.0),
+            ("SMART", "ent_on_time", 37.0),
+            ("SMART", "news_shown_on_time", 86.0),
+            ("SMART", "ent_shown_on_time", 81.0),
+            ("WFQ", "news_on_time", 32.0),
+            ("WFQ", "ent_on_time", 26.0),
+            ("WFQ", "news_shown_on_time", 53.0),
+            ("WFQ", "ent_shown_on_time", 58.0),
+            ("UNIX TS", "news_on_time", 15.0),
+            ("UNIX TS", "ent_on_time", 11.0),
+            ("UNIX TS", "news_shown_on_time", 22.0),
+            ("UNIX TS", "ent_shown_on_time", 21.0),
+            ("UNIX RT", "cpu_dhry", 1.6),
+            ("UNIX RT", "cpu_typing", 0.24),
+            ("UNIX RT", "typing_done", 635.0),
+            ("UNIX RT", "audio_dropouts", 0.0),
+            ("UNIX TS", "audio_dropouts", 0.0),
+            ("WFQ", "audio_dropouts", 0.0),
+            ("SMART", "audio_dropouts", 0.0),
+        ],
+        claims: &[
+            Claim {
+                text: "SMART delivers more News video frames on time than WFQ, and WFQ more than UNIX TS \
+                       (57 %, 32 %, 15 %)",
+                check: |r| {
+                    Judged::all(&[
+                        r.more(("SMART", "news_on_time"), ("WFQ", "news_on_time")),
+                        r.more(("WFQ", "news_on_time"), ("UNIX TS", "news_on_time")),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "SMART delivers more Entertain frames on time than WFQ, and WFQ more than UNIX TS \
+                       (37 %, 26 %, 11 %)",
+                check: |r| {
+                    Judged::all(&[
+                        r.more(("SMART", "ent_on_time"), ("WFQ", "ent_on_time")),
+                        r.more(("WFQ", "ent_on_time"), ("UNIX TS", "ent_on_time")),
+                    ])
+                },
+                reason: "Our WFQ players pace and drop frames by their own estimates in a world without \
+                         the testbed's other activity, and show 75 % of their frames on time (the paper's \
+                         53 to 58 %); under SMART, Entertain, of less value than News for having used \
+                         more, loses its admitted frames to News's and shows a fifth of its frames late.",
+            },
+            Claim {
+                text: "Of the frames it shows, SMART shows more on time than WFQ and UNIX TS \
+                       (86 % and 81 % against 53 %, 58 % and 22 %, 21 %)",
+                check: |r| {
+                    Judged::all(&[
+                        r.more(("SMART", "news_shown_on_time"), ("WFQ", "news_shown_on_time")),
+                        r.more(("SMART", "ent_shown_on_time"), ("WFQ", "ent_shown_on_time")),
+                        r.more(("SMART", "news_shown_on_time"), ("UNIX TS", "news_shown_on_time")),
+                        r.more(("SMART", "ent_shown_on_time"), ("UNIX TS", "ent_shown_on_time")),
+                    ])
+                },
+                reason: "As above: our WFQ and UNIX TS players show most frames they process on time, \
+                         and SMART's Entertain shows a fifth of its frames late.",
+            },
+            Claim {
+                text: "Under UNIX RT, Dhrystone gets almost no CPU (1.6 %)",
+                check: |r| r.below("UNIX RT", "cpu_dhry", 5.0),
+                reason: "",
+            },
+            Claim {
+                text: "Under UNIX RT, Typing is starved: only 635 of 1314 characters are processed, \
+                       nearly all of them in more than 150 ms",
+                check: |r| {
+                    Judged::all(&[
+                        r.less(("UNIX RT", "typing_fast"), ("UNIX RT", "typing_slow")),
+                        // "Only 635 of 1314": fewer than 60 % of the characters typed.
+                        r.below("UNIX RT", "typing_done", 0.6 * 1314.0),
+                    ])
+                },
+                reason: "Ours processes every character, though almost all late: the X server runs in \
+                         the time-sharing class between the videos' frames, while the paper's typing \
+                         also needed the kernel's STREAMS input processing, which ran below the \
+                         real-time class and which we do not model.",
+            },
+            Claim {
+                text: "SMART has the lowest mean and spread of Typing latency of UNIX TS, WFQ and SMART, \
+                       and the most characters under 50 ms",
+                check: |r| {
+                    Judged::all(&[
+                        r.less(("SMART", "typing_mean"), ("WFQ", "typing_mean")),
+                        r.less(("SMART", "typing_mean"), ("UNIX TS", "typing_mean")),
+                        r.less(("SMART", "typing_sd"), ("UNIX TS", "typing_sd")),
+                        r.more(("SMART", "typing_fast"), ("UNIX TS", "typing_fast")),
+                    ])
+                },
+                reason: "In ours every scheduler but UNIX RT shows nearly every character within 50 ms: \
+                         a character's few milliseconds find a free moment under any fair scheduler when \
+                         nothing else in the machine (no STREAMS, no window manager) competes with it.",
+            },
+            Claim {
+                text: "Every scheduler handles News audio without a dropout",
+                check: |r| {
+                    Judged::all(&SCHEDULERS.iter().map(|s| r.below(s, "audio_dropouts", 0.5)).collect::<Vec<_>>())
+                },
+                reason: "",
+            },
+            Claim {
+                text: "With every bias zero, SMART delivers fewer Entertain frames on time (about 10 % fewer)",
+                check: |r| r.more(("SMART", "ent_on_time"), ("SMART, no bias", "ent_on_time")),
+                reason: "In ours the bias makes no difference to the videos: Typing and the X server are \
+                         the only tasks it favours, and they need under 2 % of the CPU.",
+            },
+            Claim {
+                text: "WFQ with sleep credit improves Typing (lower mean latency than WFQ)",
+                check: |r| r.less(("WFQ with credit", "typing_mean"), ("WFQ", "typing_mean")),
+                reason: "",
+            },
+            Claim {
+                text: "Every fair scheduler drops at least the frames its share cannot process: the ideal \
+                       drops 25 % of News video and 45 % of Entertain",
+                check: |r| {
+                    Judged::all(
+                        &["UNIX TS", "WFQ", "SMART"]
+                            .iter()
+                            .flat_map(|s| [r.above(s, "news_dropped", 20.0), r.above(s, "ent_dropped", 40.0)])
+                            .collect::<Vec<_>>(),
+                    )
+                },
+                reason: "",
+            },
+        ],
+        tables: &[
+            ("The paper's schedulers", &["UNIX RT", "UNIX TS", "WFQ", "SMART", "SMART, no bias", "WFQ with credit"]),
+            ("Today's Linux beside them", &["SMART", "Linux RT", "EEVDF", "CFS"]),
+        ],
+        figures: &[
+            Figure {
+                id: "fig6-16",
+                title: "Fig. 6-16: CPU allocations of the mix",
+                caption: "CPU allocations obtained by applications when run with default behavior on different schedulers",
+                see: "UNIX RT gives the videos nearly everything and Dhrystone almost nothing; the fair \
+                      schedulers split the CPU about evenly between News, Entertain and Dhrystone.",
+                plot: Plot::Bars(Bars {
+                    bars: &[
+                        ("cpu_news", "News"),
+                        ("cpu_ent", "Entertain"),
+                        ("cpu_typing", "Typing"),
+                        ("cpu_dhry", "Dhrystone"),
+                        ("cpu_other", "Other (X)"),
+                    ],
+                    variants: WITH_LINUX,
+                    y_label: "CPU %",
+                }),
+            },
+            Figure {
+                id: "fig6-17",
+                title: "Fig. 6-17: News video frames",
+                caption: "News application performance on different schedulers as measured by percentage of audio and video samples delivered on time",
+                see: "SMART shows the most News frames on time of the fair schedulers; UNIX RT processes \
+                      more but shows many early or late.",
+                plot: Plot::Bars(Bars {
+                    bars: &[
+                        ("news_on_time", "on time"),
+                        ("news_early", "early"),
+                        ("news_late", "late"),
+                        ("news_dropped", "dropped"),
+                    ],
+                    variants: WITH_LINUX,
+                    y_label: "% of frames",
+                }),
+            },
+            Figure {
+                id: "fig6-18",
+                title: "Fig. 6-18: Entertain frames",
+                caption: "Entertain application performance on different schedulers as measured by percentage of video frames delivered on time",
+                see: "Every fair scheduler drops about half of Entertain's frames; SMART shows more of the \
+                      rest late than WFQ does.",
+                plot: Plot::Bars(Bars {
+                    bars: &[
+                        ("ent_on_time", "on time"),
+                        ("ent_early", "early"),
+                        ("ent_late", "late"),
+                        ("ent_dropped", "dropped"),
+                    ],
+                    variants: WITH_LINUX,
+                    y_label: "% of frames",
+                }),
+            },
+            Figure {
+                id: "fig6-19",
+                title: "Fig. 6-19: Typing character latency",
+                caption: "Typing application performance on different schedulers as measured by character latency",
+                see: "Only UNIX RT (and Linux with the videos in SCHED_FIFO) leaves characters waiting more \
+                      than 150 ms.",
+                plot: Plot::Bars(Bars {
+                    bars: &[
+                        ("typing_fast", "< 50 ms"),
+                        ("typing_mid", "50-150 ms"),
+                        ("typing_slow", "> 150 ms"),
+                    ],
+                    variants: WITH_LINUX,
+                    y_label: "characters",
+                }),
+            },
+            Figure {
+                id: "fig6-20",
+                title: "Fig. 6-20: News video display error, all seeds",
+                caption: "Distributions of frame display times for the News application on different schedulers",
+                see: "SMART's and WFQ's curves rise steeply around 0 (most frames within the ±20 ms window); \
+                      UNIX TS spreads frames far early and late.",
+                plot: Plot::Cdf {
+                    of: Distribution::FrameErrors("News video"),
+                    variants: SCHEDULERS,
+                    x_label: "shown minus wanted (ms)",
+                },
+            },
+            Figure {
+                id: "fig6-21",
+                title: "Fig. 6-21: Entertain display error, all seeds",
+                caption: "Distributions of frame display times for the Entertain application on different schedulers",
+                see: "SMART's late frames form the long right tail; WFQ's frames gather within the window.",
+                plot: Plot::Cdf {
+                    of: Distribution::FrameErrors("Entertain"),
+                    variants: SCHEDULERS,
+                    x_label: "shown minus wanted (ms)",
+                },
+            },
+            Figure {
+                id: "fig6-22",
+                title: "Fig. 6-22: Typing character latency, all seeds",
+                caption: "Distributions of character latency for the Typing application on different schedulers",
+                see: "The fair schedulers' curves lie together under 50 ms; UNIX RT's rises only after \
+                      hundreds of milliseconds.",
+                plot: Plot::Cdf { of: Distribution::Latencies("Typing"), variants: SCHEDULERS, x_label: "latency (ms)" },
+            },
+            Figure {
+                id: "fig6-23",
+                title: "Fig. 6-23: Dhrystone's cumulative CPU (seed 1)",
+                caption: "Cumulative execution time for the Dhrystone application on different schedulers",
+                see: "Under UNIX RT Dhrystone hardly moves; under the others it climbs at about a third of \
+                      the CPU, WFQ's and Linux's a little faster.",
+                plot: Plot::CumulativeCpu { task: "Dhrystone", variants: WITH_LINUX },
+            },
+        ],
+    },
+];
+
+/// Studies by id, or all for `all`; ids may be given by prefix.
+pub fn select(name: &str) -> Vec<&'static Study> {
+    STUDIES.iter().filter(|s| name == "all" || s.id == name || s.id.starts_with(name)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_is_students_t() {
+        // Ten values 1..=10: mean 5.5, s = 3.0277, t(0.975, 9) = 2.2622: half-width 2.1659.
+        let e = Estimate::of(&(1..=10).map(f64::from).collect::<Vec<_>>());
+        assert_eq!(e.n, 10);
+        assert!((e.mean - 5.5).abs() < 1e-12);
+        assert!((e.half - 2.1659).abs() < 1e-4, "{e:?}");
+        assert_eq!(Estimate::of(&[3.0]).half, 0.0);
+        assert!(Estimate::of(&[f64::NAN]).mean.is_nan());
+    }
+
+    #[test]
+    fn orderings_are_judged_against_the_intervals() {
+        assert_eq!(order(true, true), Judged::Holds);
+        assert_eq!(order(true, false), Judged::WithinNoise);
+        assert_eq!(order(false, false), Judged::Fails);
+        assert_eq!(Verdict::of(&[Judged::Holds, Judged::Holds]), Verdict::Reproduced);
+        assert_eq!(Verdict::of(&[Judged::Holds, Judged::Fails]), Verdict::Differs);
+        assert_eq!(Verdict::of(&[Judged::Holds, Judged::Fails, Judged::WithinNoise]), Verdict::NotReproduced);
+    }
+
+    #[test]
+    fn every_study_parses_and_names_what_it_uses() {
+        for s in STUDIES {
+            for v in s.variants {
+                parse_paper_scenario(v.file, v.toml).unwrap_or_else(|e| panic!("{}: {e:#}", v.file));
+            }
+            for (v, k, _) in s.paper {
+                s.variant(v);
+                s.quantity(k);
+            }
+            for f in s.figures {
+                let labels: &[&str] = match &f.plot {
+                    Plot::Bars(b) => {
+                        for (k, _) in b.bars {
+                            s.quantity(k);
+                        }
+                        b.variants
+                    }
+                    Plot::Cdf { variants, .. } | Plot::CumulativeCpu { variants, .. } => variants,
+                };
+                for l in labels {
+                    s.variant(l);
+                }
+            }
+        }
+    }
+}
