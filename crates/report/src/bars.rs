@@ -58,6 +58,12 @@ impl BarChart {
         root: &DrawingArea<DB, Shift>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
+        // The legend to the right of the plot, so that it never covers a bar.
+        let has_marks = self.marks.iter().flatten().any(|m| m.is_some_and(f64::is_finite));
+        let longest = self.series.iter().map(|n| visible(n).chars().count()).max().unwrap_or(0).max(5);
+        let legend_w = (44 + 10 * longest as u32).min(WIDTH * 2 / 5);
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - legend_w);
+        let root = &plot_area;
         let (ng, ns) = (self.groups.len().max(1), self.series.len().max(1));
         let mut top = 0.0f64;
         for g in 0..self.groups.len() {
@@ -74,8 +80,7 @@ impl BarChart {
                 }
             }
         }
-        // Headroom above the tallest bar for the legend (upper right).
-        let y_range = 0.0..if top > 0.0 { top * 1.3 } else { 1.0 };
+        let y_range = 0.0..if top > 0.0 { top * 1.08 } else { 1.0 };
         let y_fmt = tick_formatter(&y_range);
         let mut chart = ChartBuilder::on(root)
             .caption(visible(&self.title), (FONT, 28).into_font().color(&BLACK))
@@ -113,10 +118,7 @@ impl BarChart {
                     })
                 })
                 .collect();
-            chart
-                .draw_series(bars)?
-                .label(visible(&self.series[s]))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 18, y + 7)], colour.filled()));
+            chart.draw_series(bars)?;
             for g in 0..self.groups.len() {
                 let v = Self::cell(&self.values, g, s).unwrap_or(f64::NAN);
                 let e = Self::cell(&self.errors, g, s).unwrap_or(0.0);
@@ -147,18 +149,23 @@ impl BarChart {
                     + Polygon::new(vec![(0, -7), (6, 0), (0, 7), (-6, 0)], BLACK.filled())
                     + Polygon::new(vec![(0, -4), (3, 0), (0, 4), (-3, 0)], WHITE.filled())
             };
-            chart.draw_series(marks.into_iter().map(diamond))?.label("paper").legend(move |(x, y)| {
-                EmptyElement::at((x + 9, y))
-                    + Polygon::new(vec![(0, -7), (6, 0), (0, 7), (-6, 0)], BLACK.filled())
-            });
+            chart.draw_series(marks.into_iter().map(diamond))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(190, 190, 190))
-            .label_font((FONT, 18))
-            .draw()?;
+        let text =
+            TextStyle::from((FONT, 18).into_font()).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        let mut y = 90;
+        for (s, name) in self.series.iter().enumerate() {
+            let colour = PALETTE[s % PALETTE.len()];
+            legend_area.draw(&Rectangle::new([(8, y - 8), (26, y + 8)], colour.filled()))?;
+            legend_area.draw(&Text::new(visible(name).into_owned(), (34, y), text.clone()))?;
+            y += 28;
+        }
+        if has_marks {
+            let diamond = EmptyElement::at((17, y))
+                + Polygon::new(vec![(0, -8), (7, 0), (0, 8), (-7, 0)], BLACK.filled());
+            legend_area.draw(&diamond)?;
+            legend_area.draw(&Text::new("paper".to_string(), (34, y), text.clone()))?;
+        }
         // Group names under the axis, centred under their bars.
         let style =
             TextStyle::from((FONT, 18).into_font()).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));

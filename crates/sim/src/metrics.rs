@@ -43,6 +43,8 @@ pub struct TaskMetrics {
     pub frames: FrameAcc,
     /// Requests released and not done when the run ended.
     pub open_at_end: u64,
+    /// A player's window (its frames are wanted this long before their deadlines).
+    pub frame_window: Option<Nanos>,
 }
 
 /// A running mean and variance (Welford).
@@ -82,6 +84,8 @@ pub struct FrameAcc {
     inter: Welford,
     last: Option<Nanos>,
     errors: Vec<i64>,
+    wanted: Vec<Nanos>,
+    dropped_wanted: Vec<Nanos>,
 }
 
 impl TaskMetrics {
@@ -96,10 +100,13 @@ impl TaskMetrics {
             early: f.early,
             late: f.late,
             dropped: f.dropped,
+            window_ns: self.frame_window.unwrap_or(0),
             error_ns: f.error.get(),
             delay_ns: f.delay.get(),
             interdisplay_ns: f.inter.get(),
             errors: f.errors.clone(),
+            wanted_ns: f.wanted.clone(),
+            dropped_wanted_ns: f.dropped_wanted.clone(),
         });
         let bands = (!spec.bands.is_empty()).then(|| {
             let mut counts = vec![0u64; spec.bands.len() + 1];
@@ -166,7 +173,17 @@ impl Metrics {
     pub(crate) fn new(scn: &Scenario) -> Metrics {
         let m = &scn.machine;
         Metrics {
-            tasks: vec![TaskMetrics::default(); scn.tasks.len()],
+            tasks: scn
+                .tasks
+                .iter()
+                .map(|t| TaskMetrics {
+                    frame_window: match &t.model {
+                        Model::Player(p) => Some(p.window),
+                        _ => None,
+                    },
+                    ..Default::default()
+                })
+                .collect(),
             sys: SystemStats::default(),
             timeline: Timeline::default(),
             sample_every: m.sample.unwrap_or_else(|| default_sample(m.duration, scn.tasks.len())),
@@ -209,6 +226,9 @@ impl Metrics {
             t.response.push(now - job.planned.nominal);
         } else {
             t.frames.dropped += 1;
+            if let Some(w) = t.frame_window {
+                t.frames.dropped_wanted.push(job.planned.deadline - w);
+            }
         }
         outcome
     }
@@ -232,6 +252,7 @@ impl Metrics {
         }
         f.last = Some(now);
         f.errors.push(error);
+        f.wanted.push(wanted);
     }
 
     /// The result of the run (the output contract).

@@ -121,6 +121,8 @@ pub struct Frames {
     pub late: u64,
     /// Not shown: dropped by the player.
     pub dropped: u64,
+    /// The window: a frame shown within it of its wanted time is on time.
+    pub window_ns: u64,
     /// Shown time minus wanted time.
     pub error_ns: MeanSd,
     /// Shown time minus the frame's timestamp (Nieh §6.3's delay).
@@ -131,6 +133,12 @@ pub struct Frames {
     /// in the JSON).
     #[serde(skip)]
     pub errors: Vec<i64>,
+    /// The wanted time of each shown frame, in the order of `errors` (not in the JSON).
+    #[serde(skip)]
+    pub wanted_ns: Vec<u64>,
+    /// The wanted time of each dropped frame, in order (not in the JSON).
+    #[serde(skip)]
+    pub dropped_wanted_ns: Vec<u64>,
 }
 
 /// Requests by latency band (see [`TaskResult::bands`]).

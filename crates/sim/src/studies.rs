@@ -508,6 +508,127 @@ const MIX_QUANTITIES: &[Quantity] = &[
     q!("dhry_cpu_s", "Dhrystone CPU s", |r| cpu_s(r, "Dhrystone")),
 ];
 
+/// What a player's frames wanted in `[from, to)` seconds came to.
+#[derive(Copy, Clone)]
+enum FrameOutcome {
+    OnTime,
+    /// On time or early: shown by the deadline (the wanted time plus the window).
+    ByDeadline,
+    Dropped,
+}
+
+/// The percentage of the frames of player `name` wanted in `[from, to)` s with outcome `o`.
+fn phase_frames_pct(r: &SimResult, name: &str, from: f64, to: f64, o: FrameOutcome) -> f64 {
+    let Some(f) = task(r, name).and_then(|t| t.frames.as_ref()) else { return f64::NAN };
+    let inside = |w: u64| (from * 1e9..to * 1e9).contains(&(w as f64));
+    let win = f.window_ns as i64;
+    let (mut n, mut hit) = (0u64, 0u64);
+    for (&w, &e) in f.wanted_ns.iter().zip(&f.errors) {
+        if inside(w) {
+            n += 1;
+            hit += match o {
+                FrameOutcome::OnTime => (-win..=win).contains(&e),
+                FrameOutcome::ByDeadline => e <= win,
+                FrameOutcome::Dropped => false,
+            } as u64;
+        }
+    }
+    for &w in &f.dropped_wanted_ns {
+        if inside(w) {
+            n += 1;
+            hit += matches!(o, FrameOutcome::Dropped) as u64;
+        }
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        100.0 * hit as f64 / n as f64
+    }
+}
+
+/// The CPU share, percent, of the tasks of application `app` over `[from, to)` s.
+fn phase_app_share_pct(r: &SimResult, app: &str, from: f64, to: f64) -> f64 {
+    let Some(s) = r.timeline.shares((from * 1e9) as u64, (to * 1e9) as u64) else { return f64::NAN };
+    let ix: Vec<usize> = (0..r.tasks.len()).filter(|&i| r.tasks[i].app.as_deref() == Some(app)).collect();
+    if ix.is_empty() {
+        return f64::NAN;
+    }
+    ix.iter().map(|&i| 100.0 * s[i]).sum()
+}
+
+/// The percentage of task `name`'s requests done within `ms`.
+fn within_pct(r: &SimResult, name: &str, ms: f64) -> f64 {
+    task(r, name).and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
+        if b.latencies.is_empty() {
+            return f64::NAN;
+        }
+        let k = b.latencies.iter().filter(|&&l| (l as f64) < ms * 1e6).count();
+        100.0 * k as f64 / (b.latencies.len() as u64 + b.not_done) as f64
+    })
+}
+
+/// The phases of §6.4.4, s: News leaves at 120 s of 300.
+const PHASE_1: (f64, f64) = (0.0, 120.0);
+const PHASE_2: (f64, f64) = (120.0, 300.0);
+
+/// What §6.4.4 measures: by phase.
+const PHASE_QUANTITIES: &[Quantity] = &[
+    q!("p1_cpu_news", "News CPU %, phase 1", |r| phase_app_share_pct(r, "News", PHASE_1.0, PHASE_1.1)),
+    q!("p1_cpu_ent", "Entertain CPU %, phase 1", |r| phase_app_share_pct(
+        r,
+        "Entertain",
+        PHASE_1.0,
+        PHASE_1.1
+    )),
+    q!("p1_cpu_dhry", "Dhrystone CPU %, phase 1", |r| phase_app_share_pct(
+        r,
+        "Dhrystone",
+        PHASE_1.0,
+        PHASE_1.1
+    )),
+    q!("p2_cpu_ent", "Entertain CPU %, phase 2", |r| phase_app_share_pct(
+        r,
+        "Entertain",
+        PHASE_2.0,
+        PHASE_2.1
+    )),
+    q!("p2_cpu_dhry", "Dhrystone CPU %, phase 2", |r| phase_app_share_pct(
+        r,
+        "Dhrystone",
+        PHASE_2.0,
+        PHASE_2.1
+    )),
+    q!("p1_ent_to_dhry", "Entertain : Dhrystone CPU, phase 1", |r| {
+        phase_app_share_pct(r, "Entertain", PHASE_1.0, PHASE_1.1)
+            / phase_app_share_pct(r, "Dhrystone", PHASE_1.0, PHASE_1.1)
+    }),
+    q!("audio_dropouts", "News audio dropouts", |r| missed(r, "News audio")),
+    q!("p1_news_on_time", "News video on time %, phase 1", |r| {
+        phase_frames_pct(r, "News video", PHASE_1.0, PHASE_1.1, FrameOutcome::OnTime)
+    }),
+    q!("p1_news_met", "News video deadlines met %, phase 1", |r| {
+        phase_frames_pct(r, "News video", PHASE_1.0, PHASE_1.1, FrameOutcome::ByDeadline)
+    }),
+    q!("p1_ent_on_time", "Entertain on time %, phase 1", |r| {
+        phase_frames_pct(r, "Entertain", PHASE_1.0, PHASE_1.1, FrameOutcome::OnTime)
+    }),
+    q!("p1_ent_dropped", "Entertain dropped %, phase 1", |r| {
+        phase_frames_pct(r, "Entertain", PHASE_1.0, PHASE_1.1, FrameOutcome::Dropped)
+    }),
+    q!("p2_ent_on_time", "Entertain on time %, phase 2", |r| {
+        phase_frames_pct(r, "Entertain", PHASE_2.0, PHASE_2.1, FrameOutcome::OnTime)
+    }),
+    q!("p2_ent_met", "Entertain deadlines met %, phase 2", |r| {
+        phase_frames_pct(r, "Entertain", PHASE_2.0, PHASE_2.1, FrameOutcome::ByDeadline)
+    }),
+    q!("typing_100", "Typing characters within 100 ms %", |r| within_pct(r, "Typing", 100.0)),
+    q!("typing_mean", "Typing latency mean ms", |r| latency_ms(r, "Typing", false)),
+];
+
+/// Entertain's frames dropped in phase 1 by the ideal the paper computes: average frame times and
+/// 33 % of the CPU for a player needing 58.55 % (table 6-2), percent.
+const P1_IDEAL_ENT_DROPPED: f64 = 100.0 * (1.0 - 33.0 / 58.55);
+
 /// The schedulers of §6.4.3 drawn in its figures, in the paper's order.
 const SCHEDULERS: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART"];
 /// With today's Linux beside them.
@@ -846,6 +967,102 @@ pub static STUDIES: &[Study] = &[
                 plot: Plot::CumulativeCpu { task: "Dhrystone", variants: WITH_LINUX },
             },
         ],
+    },
+    Study {
+        id: "smart-6.4.4",
+        source: "Nieh 1999, §6.4.4, figs. 6-24 to 6-27",
+        about: "The mix of §6.4.3 under SMART with the end user's controls: News more important than \
+                everything else, Entertain with twice the shares of any other application; News leaves \
+                at 120 s. Phase 1 (0-120 s) is overloaded: News should get all it needs and Entertain and \
+                Dhrystone share the rest 2:1; in phase 2 (120-300 s) Entertain may take up to two thirds, \
+                enough for its full rate.",
+        variants: &[variant!("SMART", "smart-6.4.4.toml")],
+        quantities: PHASE_QUANTITIES,
+        paper: &[
+            ("SMART", "audio_dropouts", 0.0),
+            ("SMART", "p1_news_on_time", 97.0),
+            ("SMART", "p1_news_met", 99.0),
+            ("SMART", "p2_ent_on_time", 98.0),
+            ("SMART", "p2_ent_met", 99.0),
+            ("SMART", "p1_ent_dropped", P1_IDEAL_ENT_DROPPED + 5.0),
+            ("SMART", "typing_100", 99.0),
+        ],
+        claims: &[
+            Claim {
+                text: "Phase 1: News, more important, is served as if alone: no audio dropout, 97 % of \
+                       its video frames on time and 99 % of its deadlines met",
+                check: |r| {
+                    Judged::all(&[
+                        r.below("SMART", "audio_dropouts", 0.5),
+                        r.above("SMART", "p1_news_on_time", 93.0),
+                        r.above("SMART", "p1_news_met", 97.0),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "Phase 1: Entertain and Dhrystone share what News leaves 2:1",
+                check: |r| Judged::all(&[r.above("SMART", "p1_ent_to_dhry", 1.8), r.below("SMART", "p1_ent_to_dhry", 2.2)]),
+                reason: "",
+            },
+            Claim {
+                text: "Phase 1: Entertain drops only about 5 % more frames than the ideal at 33 % of the \
+                       CPU (43.6 % dropped)",
+                check: |r| r.below("SMART", "p1_ent_dropped", P1_IDEAL_ENT_DROPPED + 7.0),
+                reason: "",
+            },
+            Claim {
+                text: "Phase 2: Entertain, alone with Dhrystone and twice its shares, shows 98 % of its \
+                       frames on time and meets 99 % of its deadlines",
+                check: |r| Judged::all(&[r.above("SMART", "p2_ent_on_time", 95.0), r.above("SMART", "p2_ent_met", 97.0)]),
+                reason: "",
+            },
+            Claim {
+                text: "Typing: 99 % of the characters are displayed within 100 ms, in both phases",
+                check: |r| r.above("SMART", "typing_100", 98.5),
+                reason: "",
+            },
+        ],
+        tables: &[("SMART with the user's controls", &["SMART"])],
+        figures: &[Figure {
+            id: "fig6-24",
+            title: "Fig. 6-24: CPU allocations under a changing load",
+            caption: "CPU allocations for different applications under a changing load when using SMART end user controls",
+            see: "In phase 1 News gets what it needs and Entertain twice Dhrystone's share of the rest; in \
+                  phase 2 Entertain takes what its full rate needs.",
+            plot: Plot::Bars(Bars {
+                bars: &[
+                    ("p1_cpu_news", "News, phase 1"),
+                    ("p1_cpu_ent", "Entertain, phase 1"),
+                    ("p1_cpu_dhry", "Dhrystone, phase 1"),
+                    ("p2_cpu_ent", "Entertain, phase 2"),
+                    ("p2_cpu_dhry", "Dhrystone, phase 2"),
+                ],
+                variants: &["SMART"],
+                y_label: "CPU %",
+            }),
+        },
+        Figure {
+            id: "fig6-25-26",
+            title: "Figs. 6-25, 6-26: News and Entertain frames under a changing load",
+            caption: "News application performance under a changing load when using SMART end user controls; \
+                      Entertain application performance under a changing load when using SMART end user controls",
+            see: "News, more important, shows nearly all its frames on time in phase 1; Entertain drops many \
+                  in phase 1 and shows nearly all on time in phase 2.",
+            plot: Plot::Bars(Bars {
+                bars: &[
+                    ("p1_news_on_time", "News on time, phase 1"),
+                    ("p1_news_met", "News by deadline, phase 1"),
+                    ("p1_ent_on_time", "Entertain on time, phase 1"),
+                    ("p1_ent_dropped", "Entertain dropped, phase 1"),
+                    ("p2_ent_on_time", "Entertain on time, phase 2"),
+                    ("p2_ent_met", "Entertain by deadline, phase 2"),
+                    ("typing_100", "Typing within 100 ms"),
+                ],
+                variants: &["SMART"],
+                y_label: "% of frames (characters)",
+            }),
+        }],
     },
 ];
 
