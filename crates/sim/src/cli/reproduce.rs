@@ -474,6 +474,23 @@ fn study_figure(run: &StudyRun, f: &studies::Figure) -> String {
             }
             c.to_svg()
         }
+        studies::Plot::Grid { key, groups, series, y_label } => {
+            let mut c = BarChart {
+                title: f.title.into(),
+                y_label: y_label.to_string(),
+                groups: groups.iter().map(|g| g.0.to_string()).collect(),
+                series: series.iter().map(|x| x.to_string()).collect(),
+                ..Default::default()
+            };
+            for (_, g) in *groups {
+                let labels: Vec<String> = series.iter().map(|x| format!("{g} {x}")).collect();
+                let es: Vec<Estimate> = labels.iter().map(|l| run.estimate(l, key)).collect();
+                c.values.push(es.iter().map(|e| e.mean).collect());
+                c.errors.push(es.iter().map(|e| e.half).collect());
+                c.marks.push(labels.iter().map(|l| s.paper_value(l, key)).collect());
+            }
+            c.to_svg()
+        }
         studies::Plot::Cdf { of, variants, x_label } => {
             let mut fig = Figure::new(f.title, x_label, "fraction at or below");
             for v in *variants {
