@@ -177,6 +177,7 @@ pub(crate) fn reproduce(
     }
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let runs: usize = sts.iter().map(|s| s.variants.len() * seeds).sum();
+    let seeds_word = if seeds == 1 { "1 seed".to_string() } else { format!("{seeds} seeds") };
     let bar = indicatif::ProgressBar::new((exps.len() + runs) as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} runs {msg} ({elapsed})")
@@ -192,7 +193,7 @@ pub(crate) fn reproduce(
          reproduced otherwise. Each experiment then gives the paper's statements and how they came \
          out, the paper's numbers beside ours, and each figure with the paper's caption and what to \
          see in ours.\n\n\
-         The application experiments (§6.4) run every scenario under {seeds} seeds (every random \
+         The application experiments (§6.4) run every scenario under {seeds_word} (every random \
          draw changes: frame times, arrivals, typing); their numbers are the mean with its 95 % \
          confidence interval (Student's t), and an ordering the paper states holds only when the \
          intervals do not overlap (within noise when only the means are ordered).",
@@ -323,17 +324,17 @@ pub(crate) fn reproduce(
             }
             Format::Table => {
                 let mut block = format!(
-                    "== {}  ({})  {} scenarios x {} seeds  [{:.2} s]\nverdict: {}\n{}\n",
+                    "== {}  ({})  {} scenarios x {}  [{:.2} s]\nverdict: {}\n{}\n",
                     s.id,
                     s.source,
                     s.variants.len(),
-                    seeds,
+                    seeds_word,
                     wall.as_secs_f64(),
                     verdict.word(),
                     statements.render()
                 );
                 for (title, t) in &tables {
-                    block.push_str(&format!("{title} (mean ± 95 % interval over {seeds} seeds; the paper's number in parentheses)\n{}\n", t.render()));
+                    block.push_str(&format!("{title} (mean ± 95 % interval over {seeds_word}; the paper's number in parentheses)\n{}\n", t.render()));
                 }
                 block.push_str(&figures_line(&files));
                 block.push('\n');
@@ -350,7 +351,7 @@ pub(crate) fn reproduce(
             &format!("{} — {}: {}", s.source, s.id, verdict.word()),
             &format!(
                 "{}\n\nVerdict: {}.\n\nThe tables: the paper's statements and how they came out; then {} \
-                 (each number the mean over {seeds} seeds ± its 95 % interval, the paper's number in \
+                 (each number the mean over {seeds_word} ± its 95 % interval, the paper's number in \
                  parentheses where it printed one; a dash where the scenario has no such task). Frames: \
                  on time within 20 ms of the wanted time, early or late beyond it, dropped by the player; \
                  a character's latency runs from its arrival to its display by the X server.",
