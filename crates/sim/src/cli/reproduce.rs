@@ -193,7 +193,8 @@ pub(crate) fn reproduce(
          reproduced otherwise. Each experiment then gives the paper's statements and how they came \
          out, the paper's numbers beside ours, and each figure with the paper's caption and what to \
          see in ours.\n\n\
-         The application experiments (§6.4) run every scenario under {seeds_word} (every random \
+         The application experiments (§6.4) and §6.2 under other schedulers run every scenario under \
+         {seeds_word} (every random \
          draw changes: frame times, arrivals, typing); their numbers are the mean with its 95 % \
          confidence interval (Student's t), and an ordering the paper states holds only when the \
          intervals do not overlap (within noise when only the means are ordered).",
