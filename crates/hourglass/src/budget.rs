@@ -72,7 +72,7 @@ pub fn samples(t: &ThreadSpec, duration: Nanos) -> u64 {
                 count.map_or(k, |c| c.saturating_add(16).min(k))
             }
             // Refused before a run (simulated only, `scenario::simulated_only_models`).
-            Model::Server | Model::Player(_) => 0,
+            Model::Server | Model::Player(_) | Model::ForkWait { .. } => 0,
         },
         _ => 0,
     }
@@ -102,7 +102,7 @@ impl Kept {
                 Model::Cpu { .. } => Kept::default(),
                 Model::Periodic(_) => Kept { wakes: true, responses: true, misses: true, jobs: true },
                 Model::Interactive { .. } => Kept { wakes: true, responses: true, ..Kept::default() },
-                Model::Server | Model::Player(_) => Kept::default(),
+                Model::Server | Model::Player(_) | Model::ForkWait { .. } => Kept::default(),
             },
             _ => Kept::default(),
         }

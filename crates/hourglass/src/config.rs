@@ -98,7 +98,7 @@ fn task_params<S: serde::Serializer>(t: &TaskSpec, s: S) -> Result<S::Ok, S::Err
         },
         Model::Interactive { think, burst, .. } => TaskParams::Interactive { think, burst },
         // Refused before a run (simulated only).
-        Model::Server | Model::Player(_) => TaskParams::Cpu,
+        Model::Server | Model::Player(_) | Model::ForkWait { .. } => TaskParams::Cpu,
     }
     .serialize(s)
 }
@@ -168,7 +168,9 @@ impl Workload {
                     e => format!("PERIODIC {e} {}", t(p.period)),
                 },
                 Model::Interactive { think, burst, .. } => format!("INTERACTIVE {think} {burst}"),
-                m @ (Model::Server | Model::Player(_)) => format!("{} (simulated only)", m.name()),
+                m @ (Model::Server | Model::Player(_) | Model::ForkWait { .. }) => {
+                    format!("{} (simulated only)", m.name())
+                }
             },
         }
     }
@@ -227,7 +229,7 @@ impl Workload {
                 Model::Cpu { .. } => None,
                 Model::Periodic(p) => Some(p.period),
                 Model::Interactive { think, .. } => Some(think.mean().max(1_000)),
-                Model::Server | Model::Player(_) => None,
+                Model::Server | Model::Player(_) | Model::ForkWait { .. } => None,
             },
             _ => None,
         }

@@ -913,7 +913,7 @@ impl Thread<'_, '_> {
             Model::Periodic(p) => self.periodic_task(body, s, late_rule(p)),
             Model::Interactive { .. } => self.interactive_task(body, s),
             // Refused before a run (simulated only).
-            Model::Server | Model::Player(_) => {}
+            Model::Server | Model::Player(_) | Model::ForkWait { .. } => {}
         }
     }
 

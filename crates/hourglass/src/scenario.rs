@@ -878,15 +878,16 @@ fn unserved_classes(scn: &Scenario) -> Vec<Diagnostic> {
     out
 }
 
-/// The tasks that work with others (a `server` task, a client handing it work, a media `player`):
-/// the simulator runs them; hourglass's threads do not talk to each other, and refuses them, each at
-/// its task.
+/// The tasks that work with others (a `server` task, a client handing it work, a media `player`, a
+/// `forkwait` job and its children): the simulator runs them; hourglass's threads do not talk to each
+/// other or fork, and refuses them, each at its task.
 fn simulated_only_models(scn: &Scenario) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, t) in scn.tasks.iter().enumerate() {
         let what = match (&t.model, &t.send) {
             (Model::Server, _) => "a server (model \"server\")",
             (Model::Player(_), _) => "a media player (model \"player\")",
+            (Model::ForkWait { .. }, _) => "a fork-and-wait job (model \"forkwait\")",
             (_, Some(_)) => "a client of a server (key `server`)",
             _ => continue,
         };

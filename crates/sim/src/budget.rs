@@ -105,6 +105,12 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
                 let k = live / think.mean().saturating_add(burst.mean()).max(1) + 1;
                 count.map_or(k, |c| c.min(k))
             }
+            // Two pieces per child, each a block and a wake.
+            Model::ForkWait { fork, child, children, count } => {
+                let per = fork.mean().saturating_add(child.mean()).max(1);
+                let k = live / per + 1;
+                count.map_or(k, |c| c.saturating_mul(*children).min(k)).saturating_mul(2)
+            }
             Model::Cpu { .. } => 0,
         }
     };

@@ -360,6 +360,8 @@ fn demands<'a>(scn: &Scenario, jobs: impl Fn(usize) -> &'a Vec<Draw>) -> Vec<Dem
             let stop = t.stop.map_or(end, secs).min(end);
             let (mut changes, work) = match &t.model {
                 Model::Cpu { work } => (vec![(from, 1.0), (stop, -1.0)], work.map_or(f64::INFINITY, secs)),
+                // Always runnable but for the instants between its pieces: a CPU-bound task.
+                Model::ForkWait { .. } => (vec![(from, 1.0), (stop, -1.0)], f64::INFINITY),
                 Model::Periodic(_) => {
                     let mut c = Vec::with_capacity(2 * jobs(i).len());
                     for j in jobs(i) {

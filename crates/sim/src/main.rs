@@ -992,6 +992,20 @@ fn quality_tables(r: &SimResult) -> String {
         t.row(row);
         out.push_str(&format!("latency bands\n{}", t.render()));
     }
+    let jobs: Vec<_> = r.tasks.iter().filter_map(|x| x.iterations.as_ref().map(|it| (x, it))).collect();
+    if !jobs.is_empty() {
+        let mut t = Table::new(&["fork-and-wait job", "iterations", "iteration mean ms", "sd ms", "cpu s"]);
+        for (x, it) in jobs {
+            t.row(vec![
+                x.name.clone(),
+                it.count.to_string(),
+                format!("{:.1}", it.time_ns.mean / 1e6),
+                format!("{:.1}", it.time_ns.sd / 1e6),
+                format!("{:.3}", x.cpu_ns as f64 / 1e9),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
     if !out.is_empty() {
         out.push_str(&trace::summary::footer(&[
             "on time",
@@ -1001,6 +1015,7 @@ fn quality_tables(r: &SimResult) -> String {
             "display error",
             "interdisplay",
             "latency band",
+            "iteration",
         ]));
     }
     out

@@ -8,8 +8,8 @@ use workload::{Model, Scenario, TaskSpec};
 
 use crate::engine::{Dropped, Job, Outcome};
 use crate::result::{
-    Bands, Billing, CpuStats, Deadlines, Frames, MeanSd, Percentiles, SimResult, SystemStats, TaskResult,
-    Timeline,
+    Bands, Billing, CpuStats, Deadlines, Frames, Iterations, MeanSd, Percentiles, SimResult, SystemStats,
+    TaskResult, Timeline,
 };
 
 /// What the engine measured of one task.
@@ -92,6 +92,7 @@ impl TaskMetrics {
     /// The output contract's view of task `spec` over a run of `duration`.
     pub fn result(&self, spec: &TaskSpec, duration: Nanos) -> TaskResult {
         let periodic = matches!(spec.model, Model::Periodic(_));
+        let forkwait = matches!(spec.model, Model::ForkWait { .. });
         let player = matches!(spec.model, Model::Player(_));
         let f = &self.frames;
         let frames = player.then(|| Frames {
@@ -130,7 +131,11 @@ impl TaskMetrics {
             finish_ns: self.finish,
             deadlines: (periodic || player).then_some(Deadlines::of(&self.requests, self.notifications)),
             latency_ns: percentiles(&self.latency),
-            response_ns: if periodic || !spec.bands.is_empty() { percentiles(&self.response) } else { None },
+            response_ns: if periodic || forkwait || !spec.bands.is_empty() {
+                percentiles(&self.response)
+            } else {
+                None
+            },
             billing: Billing {
                 charged_ns: self.charged,
                 quanta: self.quanta,
@@ -140,6 +145,15 @@ impl TaskMetrics {
             app: spec.app.clone(),
             frames,
             bands,
+            iterations: forkwait.then(|| {
+                let mut w = Welford::default();
+                self.response.iter().for_each(|&r| w.add(r as f64));
+                Iterations {
+                    count: self.response.len() as u64,
+                    time_ns: w.get(),
+                    times: self.response.clone(),
+                }
+            }),
         }
     }
 }

@@ -96,6 +96,22 @@ pub struct TaskResult {
     /// request done, its server's work included), and those not done by the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bands: Option<Bands>,
+    /// A `forkwait` job's iterations done, and the time each took (Nieh table 2-1: "time to execute
+    /// one loop iteration"); its accumulated CPU is `cpu_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<Iterations>,
+}
+
+/// A `forkwait` job's iterations (see [`TaskResult::iterations`]).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Iterations {
+    /// Iterations done.
+    pub count: u64,
+    /// The time they took, from the first fork to the last child's exit: mean and standard deviation.
+    pub time_ns: MeanSd,
+    /// Every iteration's time, in ns, in order (not in the JSON).
+    #[serde(skip)]
+    pub times: Vec<u64>,
 }
 
 /// A mean and a standard deviation (population), in ns; both 0 without samples.

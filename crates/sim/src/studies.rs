@@ -1,4 +1,4 @@
-//! The dissertation's application experiments (§6.4): a mix of applications under several
+//! The dissertation's application experiments (ch. 2, §6.4): a mix of applications under several
 //! schedulers, each variant run over seeds; every number the mean of the seeds with its 95 %
 //! confidence interval, and the paper's statements checked on those numbers.
 //!
@@ -40,6 +40,9 @@ const APPS: &[(&str, &str)] = &[
     ("news.toml", include_str!("../../../scenarios/apps/news.toml")),
     ("entertain.toml", include_str!("../../../scenarios/apps/entertain.toml")),
     ("dhrystone.toml", include_str!("../../../scenarios/apps/dhrystone.toml")),
+    ("ch2-typing.toml", include_str!("../../../scenarios/apps/ch2-typing.toml")),
+    ("ch2-video.toml", include_str!("../../../scenarios/apps/ch2-video.toml")),
+    ("ch2-compute.toml", include_str!("../../../scenarios/apps/ch2-compute.toml")),
 ];
 
 /// Parses a compiled-in scenario of `scenarios/papers/`, its includes taken from [`APPS`].
@@ -758,6 +761,177 @@ const MICRO_VARIANTS: &[Variant] = &{
     ]
 };
 
+// ----- ch. 2 -----
+
+/// Table 2-1's baselines: typing latency, video inter-display time, compute iteration time (ms), mean
+/// and standard deviation.
+const CH2_BASE: [(f64, f64); 3] = [(38.5, 15.7), (112.0, 9.75), (149.0, 6.79)];
+
+/// Typing's latency (ms): mean or sd of the characters displayed; NaN when none was.
+fn ch2_typing(r: &SimResult, sd: bool) -> f64 {
+    task(r, "typing").and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
+        match (b.counts.iter().sum::<u64>(), sd) {
+            (0, _) => f64::NAN,
+            (_, true) => b.latency_ns.sd / 1e6,
+            (_, false) => b.latency_ns.mean / 1e6,
+        }
+    })
+}
+
+/// The video's time between displays (ms), mean or sd, the wait after the last frame shown until the
+/// run's end counted as one more (a video that stops has not shown its next frame); NaN when fewer
+/// than two frames were shown.
+fn ch2_video(r: &SimResult, sd: bool) -> f64 {
+    let Some(f) = task(r, "video").and_then(|t| t.frames.as_ref()) else { return f64::NAN };
+    let shown: Vec<f64> =
+        f.wanted_ns.iter().zip(&f.errors).map(|(&w, &e)| (w as f64 + e as f64) / 1e6).collect();
+    if shown.len() < 2 {
+        return f64::NAN;
+    }
+    let mut gaps: Vec<f64> = shown.windows(2).map(|w| w[1] - w[0]).collect();
+    let tail = r.duration_ns as f64 / 1e6 - shown[shown.len() - 1];
+    if tail > gaps.iter().copied().fold(0.0, f64::max) {
+        gaps.push(tail);
+    }
+    mean_sd(&gaps, sd)
+}
+
+/// Compute's iteration time (ms), mean or sd; NaN when no iteration was done.
+fn ch2_compute(r: &SimResult, sd: bool) -> f64 {
+    task(r, "compute").and_then(|t| t.iterations.as_ref()).map_or(f64::NAN, |it| match (it.count, sd) {
+        (0, _) => f64::NAN,
+        (_, true) => it.time_ns.sd / 1e6,
+        (_, false) => it.time_ns.mean / 1e6,
+    })
+}
+
+fn mean_sd(xs: &[f64], sd: bool) -> f64 {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    if sd {
+        (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt()
+    } else {
+        m
+    }
+}
+
+/// Fig. 2-2's value: the baseline over what was measured, at most 1 (a full bar: as good as alone);
+/// 0 for an application that did not complete its measured operation.
+fn ch2_value(base: f64, measured: f64) -> f64 {
+    if measured.is_nan() {
+        0.0
+    } else {
+        (base / measured.max(f64::MIN_POSITIVE)).min(1.0)
+    }
+}
+
+const CH2_QUANTITIES: &[Quantity] = &[
+    q!("typing_mean", "typing latency mean ms", |r| ch2_typing(r, false)),
+    q!("typing_sd", "typing latency sd ms", |r| ch2_typing(r, true)),
+    q!("typing_done", "typing characters displayed %", |r| {
+        task(r, "typing").and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
+            let done = b.counts.iter().sum::<u64>() as f64;
+            100.0 * done / (done + b.not_done as f64).max(1.0)
+        })
+    }),
+    q!("video_mean", "video time between displays mean ms", |r| ch2_video(r, false)),
+    q!("video_sd", "video time between displays sd ms", |r| ch2_video(r, true)),
+    q!("video_shown", "video frames shown", |r| {
+        task(r, "video").and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |f| f.errors.len() as f64)
+    }),
+    q!("compute_mean", "compute iteration mean ms", |r| ch2_compute(r, false)),
+    q!("compute_sd", "compute iteration sd ms", |r| ch2_compute(r, true)),
+    q!("compute_cpu", "compute CPU %", |r| share_pct(r, "compute")),
+    q!("x_cpu", "X server CPU %", |r| share_pct(r, "X")),
+    q!("v_typing_mean", "value Tχ", |r| ch2_value(CH2_BASE[0].0, ch2_typing(r, false))),
+    q!("v_typing_sd", "value Tσ", |r| ch2_value(CH2_BASE[0].1, ch2_typing(r, true))),
+    q!("v_video_mean", "value Vχ", |r| ch2_value(CH2_BASE[1].0, ch2_video(r, false))),
+    q!("v_video_sd", "value Vσ", |r| ch2_value(CH2_BASE[1].1, ch2_video(r, true))),
+    q!("v_compute_mean", "value Cχ", |r| ch2_value(CH2_BASE[2].0, ch2_compute(r, false))),
+    q!("v_compute_sd", "value Cσ", |r| ch2_value(CH2_BASE[2].1, ch2_compute(r, true))),
+];
+
+/// Table 2-2's row for one set-up: typing, video, compute (mean, sd in ms), `None` where the
+/// application did not complete its measured operation; and the value contour's bars it gives.
+macro_rules! ch2_row {
+    ($v:literal, $t:expr, $vid:expr, $c:expr) => {
+        [
+            ($v, "typing_mean", $t.0),
+            ($v, "typing_sd", $t.1),
+            ($v, "video_mean", $vid.0),
+            ($v, "video_sd", $vid.1),
+            ($v, "compute_mean", $c.0),
+            ($v, "compute_sd", $c.1),
+            ($v, "v_typing_mean", pv(CH2_BASE[0].0, $t.0)),
+            ($v, "v_typing_sd", pv(CH2_BASE[0].1, $t.1)),
+            ($v, "v_video_mean", pv(CH2_BASE[1].0, $vid.0)),
+            ($v, "v_video_sd", pv(CH2_BASE[1].1, $vid.1)),
+            ($v, "v_compute_mean", pv(CH2_BASE[2].0, $c.0)),
+            ($v, "v_compute_sd", pv(CH2_BASE[2].1, $c.1)),
+        ]
+    };
+}
+
+/// A value from the paper's numbers (`NONE`: did not complete).
+const fn pv(base: f64, x: f64) -> f64 {
+    if x.is_nan() {
+        0.0
+    } else if base / x > 1.0 {
+        1.0
+    } else {
+        base / x
+    }
+}
+
+/// Table 2-2's "—": the application did not complete its measured operation (shown as n/a).
+const NONE: f64 = f64::NAN;
+
+const CH2_VALUE_BARS: &[(&str, &str)] = &[
+    ("v_typing_mean", "Tχ"),
+    ("v_typing_sd", "Tσ"),
+    ("v_video_mean", "Vχ"),
+    ("v_video_sd", "Vσ"),
+    ("v_compute_mean", "Cχ"),
+    ("v_compute_sd", "Cσ"),
+];
+
+const CH2_SETUPS: &[&str] =
+    &["a TS", "b X+20 C-20", "c V-5", "d V-10", "e V RT", "f X RT", "g RT X<V", "h RT X>V", "i TS-M"];
+
+const CH2_PAPER_ROWS: [[PaperValue; 12]; 9] = [
+    ch2_row!("a TS", (42900.0, 23800.0), (2780.0, 9300.0), (150.0, 16.0)),
+    ch2_row!("b X+20 C-20", (49.6, 26.4), (117.0, 17.9), (3910.0, 699.0)),
+    ch2_row!("c V-5", (41.8, 17.9), (529.0, 1430.0), (189.0, 279.0)),
+    ch2_row!("d V-10", (44.0, 18.5), (174.0, 619.0), (412.0, 896.0)),
+    ch2_row!("e V RT", (NONE, NONE), (1100.0, 4810.0), (243.0, 415.0)),
+    ch2_row!("f X RT", (26400.0, 14400.0), (4230.0, 9350.0), (150.0, 22.9)),
+    ch2_row!("g RT X<V", (NONE, NONE), (142.0, 260.0), (NONE, NONE)),
+    ch2_row!("h RT X>V", (42000.0, 32900.0), (112.0, 8.1), (8040.0, 2870.0)),
+    ch2_row!("i TS-M", (46.0, 19.1), (177.0, 48.3), (496.0, 114.0)),
+];
+
+/// The paper's numbers of ch. 2: table 2-1's baselines, table 2-2 (those the application completed)
+/// and the values they give.
+const CH2_PAPER: [PaperValue; 6 + 9 * 12] = {
+    let mut out = [("", "", 0.0); 6 + 9 * 12];
+    out[0] = ("typing alone", "typing_mean", 38.5);
+    out[1] = ("typing alone", "typing_sd", 15.7);
+    out[2] = ("video alone", "video_mean", 112.0);
+    out[3] = ("video alone", "video_sd", 9.75);
+    out[4] = ("compute alone", "compute_mean", 149.0);
+    out[5] = ("compute alone", "compute_sd", 6.79);
+    let mut i = 0;
+    while i < 9 {
+        let mut j = 0;
+        while j < 12 {
+            out[6 + i * 12 + j] = CH2_PAPER_ROWS[i][j];
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
 /// The schedulers of §6.4.3 drawn in its figures, in the paper's order.
 const SCHEDULERS: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART"];
 /// With today's Linux beside them.
@@ -765,6 +939,216 @@ const WITH_LINUX: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART", "Linux RT", 
 
 /// Every study, in the dissertation's order.
 pub static STUDIES: &[Study] = &[
+    Study {
+        id: "smart-2",
+        source: "Nieh 1999, ch. 2, tables 2-1 and 2-2, fig. 2-2",
+        about: "Typing, video and compute (a shell loop forking `expr`) through the X server on one CPU at \
+                100 Hz, under UNIX SVR4's classes as Solaris 2.2 had them (`classes = \"svr4\"`: svr4-rt, \
+                sys, svr4-ts) in the nine set-ups of table 2-2, the last in the modified time-sharing class \
+                that became Solaris 2.3's (`ts`); beside them the same mix under Linux (EEVDF, CFS, and the \
+                video in SCHED_FIFO), which the dissertation could not run. The applications \
+                (scenarios/apps/ch2-*.toml) are calibrated on table 2-1's baselines; their split of CPU \
+                between the application and the X server, and compute's four children an iteration, are \
+                ours (the dissertation gives neither). A value (fig. 2-2) is the baseline over what was \
+                measured, at most 1; 0 where the application did not complete its measured operation \
+                (table 2-2's —). The video's time between displays counts the wait after its last frame \
+                until the run's end as one more.",
+        variants: &[
+            variant!("typing alone", "smart-2-alone-typing.toml"),
+            variant!("video alone", "smart-2-alone-video.toml"),
+            variant!("compute alone", "smart-2-alone-compute.toml"),
+            variant!("a TS", "smart-2-a-ts.toml"),
+            variant!("b X+20 C-20", "smart-2-b-nice.toml"),
+            variant!("c V-5", "smart-2-c-nice.toml"),
+            variant!("d V-10", "smart-2-d-nice.toml"),
+            variant!("e V RT", "smart-2-e-video-rt.toml"),
+            variant!("f X RT", "smart-2-f-x-rt.toml"),
+            variant!("g RT X<V", "smart-2-g-rt-x-below.toml"),
+            variant!("h RT X>V", "smart-2-h-rt-x-above.toml"),
+            variant!("i TS-M", "smart-2-i-ts-m.toml"),
+            variant!("EEVDF", "smart-2-eevdf.toml"),
+            variant!("CFS", "smart-2-cfs.toml"),
+            variant!("Linux V FIFO", "smart-2-linux-video-fifo.toml"),
+        ],
+        quantities: CH2_QUANTITIES,
+        paper: &CH2_PAPER,
+        claims: &[
+            Claim {
+                text: "Table 2-1: alone, typing takes 38.5 ms a character, video 112 ms between frames, compute \
+                       149 ms an iteration (our models are calibrated on them: within 5 %)",
+                check: |r| {
+                    let near = |v: &str, k: &str, x: f64| {
+                        Judged::all(&[r.above(v, k, 0.95 * x), r.below(v, k, 1.05 * x)])
+                    };
+                    Judged::all(&[
+                        near("typing alone", "typing_mean", 38.5),
+                        near("video alone", "video_mean", 112.0),
+                        near("compute alone", "compute_mean", 149.0),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "§2.4.1, fig. 2-2a: all in time sharing, the batch job climbs to the top and takes \
+                       most of the CPU (150 ms an iteration, its pace alone) while typing latency grows to \
+                       seconds (42.9 s) and the video all but stops (2.78 s between frames)",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("a TS", "compute_cpu", 75.0),
+                        r.above("a TS", "typing_mean", 1000.0),
+                        r.above("a TS", "video_mean", 5.0 * CH2_BASE[1].0),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "§2.4.1, fig. 2-2b: the X server at +20 and compute at -20 bring typing and the video \
+                       back near their baselines (49.6 ms, 117 ms), and compute barely runs (3.91 s)",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("b X+20 C-20", "v_typing_mean", 0.5),
+                        r.above("b X+20 C-20", "v_video_mean", 0.8),
+                        r.below("b X+20 C-20", "v_compute_mean", 0.1),
+                    ])
+                },
+                reason: "Ours: the video and compute as the paper, but typing's characters wait 29 s on \
+                         average over the seeds (from under a second to over a minute) and 11 % are never \
+                         shown: the video and the X server take the whole CPU (82 + 30 ms a frame, as alone) \
+                         and, the X server at +20, hold the top levels; typing, at the default user \
+                         priority, waits there for ts_update's aging whenever a sleep return leaves it below \
+                         them. The paper's video left the CPU idle while it slept on the digitizer; ours \
+                         always takes the newest frame at once.",
+            },
+            Claim {
+                text: "§2.4.1, figs. 2-2c, d: small changes of user priorities have large, unpredictable \
+                       effects: lowering the video to -5 lets compute run (189 ms) and ruins the video \
+                       (529 ms); lowering it further to -10 makes the video better (174 ms), not worse",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("c V-5", "v_compute_mean", 0.5),
+                        r.less(("d V-10", "video_mean"), ("c V-5", "video_mean")),
+                    ])
+                },
+                reason: "Ours: lowering the video by 5 or 10 changes nothing (c and d are the same run): the \
+                         video at upri -5 or -10 still sits above compute at -20 (whose level is at most 39) \
+                         as long as it sleeps before its quantum ends, which our video (one 82 ms burst per \
+                         frame, then a wait for the X server) always does.",
+            },
+            Claim {
+                text: "§2.4.2, fig. 2-2e: the video in the real-time class stops typing (it never completes) \
+                       and degrades itself (1.1 s between frames), the X server starved of the CPU",
+                check: |r| {
+                    Judged::all(&[
+                        r.below("e V RT", "typing_done", 50.0),
+                        r.above("e V RT", "video_mean", 2.0 * CH2_BASE[1].0),
+                    ])
+                },
+                reason: "Ours depends on the seed: typing never completes in most seeds (16 % of characters \
+                         shown on average), but the video is degraded (a second and more between frames) \
+                         in some seeds only, 0.5 s on average. Our video waits for the X server to draw each \
+                         frame, so it runs only as fast as the X server, a time-sharing process, gets the \
+                         CPU from the fork-and-wait job; whether the X server keeps a level beside the job or \
+                         falls below it for good is decided early in the run.",
+            },
+            Claim {
+                text: "§2.4.2, fig. 2-2f: the X server in the real-time class does not help: the batch job \
+                       monopolizes the CPU (150 ms an iteration), typing takes 26.4 s and the video 4.23 s",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("f X RT", "compute_cpu", 50.0),
+                        r.above("f X RT", "typing_mean", 1000.0),
+                        r.above("f X RT", "video_mean", 5.0 * CH2_BASE[1].0),
+                    ])
+                },
+                reason: "Compute takes two thirds of the CPU and typing waits 87 s on average, but the video \
+                         shows a frame every 0.34 s, not every 4.2 s: our video, a time-sharing process that \
+                         sleeps on the X server every frame, returns to the top level as often as the \
+                         fork-and-wait job does and shares it with it round robin; the paper's video slept \
+                         less (on the digitizer only, we think, the X server taking frames without a reply).",
+            },
+            Claim {
+                text: "§2.4.2: with the X server and the video both real-time, neither typing nor compute \
+                       runs when the X server is below the video (table 2-2's —), and with the X server \
+                       above, the video runs at its baseline (112 ms) while compute crawls (8.04 s)",
+                check: |r| {
+                    Judged::all(&[
+                        r.below("g RT X<V", "v_typing_mean", 0.04),
+                        r.below("g RT X<V", "v_compute_mean", 0.04),
+                        r.above("h RT X>V", "v_video_mean", 0.9),
+                        r.below("h RT X>V", "v_compute_mean", 0.1),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "§2.4.3, fig. 2-2i: the modified time-sharing class serves typing and the video better \
+                       than any set-up of SVR4's classes that lets compute run (typing 46 ms, video 177 ms: \
+                       both within twice their baselines, which no such set-up gives typing), and compute \
+                       still gets about 30 % of the CPU",
+                check: |r| {
+                    let mut js = vec![
+                        r.above("i TS-M", "compute_cpu", 20.0),
+                        r.below("i TS-M", "compute_cpu", 50.0),
+                        r.above("i TS-M", "v_typing_mean", 0.5),
+                        r.above("i TS-M", "v_video_mean", 0.5),
+                    ];
+                    for v in ["a TS", "e V RT", "f X RT"] {
+                        js.push(r.below(v, "v_typing_mean", 0.5));
+                    }
+                    Judged::all(&js)
+                },
+                reason: "",
+            },
+            Claim {
+                text: "Not in the dissertation: today's Linux fair class (EEVDF, CFS) starves none of the \
+                       three (each at least a quarter of its baseline value), where SVR4's time sharing \
+                       starved two",
+                check: |r| {
+                    let mut js = Vec::new();
+                    for v in ["EEVDF", "CFS"] {
+                        for k in ["v_typing_mean", "v_video_mean", "v_compute_mean"] {
+                            js.push(r.above(v, k, 0.25));
+                        }
+                    }
+                    Judged::all(&js)
+                },
+                reason: "",
+            },
+        ],
+        tables: &[
+            ("Table 2-1: each application alone", &["typing alone", "video alone", "compute alone"]),
+            ("Table 2-2: UNIX SVR4's classes, and TS-M", CH2_SETUPS),
+            ("Today's Linux (not in the dissertation)", &["EEVDF", "CFS", "Linux V FIFO"]),
+        ],
+        figures: &[
+            Figure {
+                id: "fig2-2",
+                title: "Application value contours",
+                caption: "Figure 2-2. Application value contours",
+                see: "Each set-up's six bars (typing, video, compute: mean and deviation against table \
+                      2-1's baselines; taller is better, a mark is the paper's): SVR4's classes starve one \
+                      application or another in every set-up but i, the modified class.",
+                plot: Plot::Bars(Bars {
+                    bars: CH2_VALUE_BARS,
+                    variants: CH2_SETUPS,
+                    y_label: "value (baseline / measured, at most 1)",
+                }),
+            },
+            Figure {
+                id: "fig2-2-linux",
+                title: "Value contours under today's Linux",
+                caption: "Not a figure of the dissertation: ch. 2's mix under Linux's fair class and with the \
+                          video in SCHED_FIFO",
+                see: "Under EEVDF and CFS nothing starves; with the video in SCHED_FIFO, typing waits behind \
+                      it but completes, because the video waits for the X server, a fair task.",
+                plot: Plot::Bars(Bars {
+                    bars: CH2_VALUE_BARS,
+                    variants: &["i TS-M", "EEVDF", "CFS", "Linux V FIFO"],
+                    y_label: "value (baseline / measured, at most 1)",
+                }),
+            },
+        ],
+    },
     Study {
         id: "smart-6.2-others",
         source: "Nieh 1999, §6.2 under other schedulers; §6.2.3.3's last paragraph",

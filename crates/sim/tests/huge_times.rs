@@ -78,6 +78,12 @@ enum TaskGen {
         burst: u64,
         count: Option<u64>,
     },
+    ForkWait {
+        fork: u64,
+        child: (u8, u64, u64),
+        children: u64,
+        count: Option<u64>,
+    },
 }
 
 /// A task's model with its `start`, `stop` and `jitter`.
@@ -122,6 +128,18 @@ fn task_gen() -> impl Strategy<Value = TaskGen> {
             }),
         (exec_gen(), edge(), prop::option::of(prop_oneof![Just(1u64), Just(4), Just(u64::MAX)]))
             .prop_map(|(think, burst, count)| TaskGen::Interactive { think, burst, count }),
+        (
+            edge(),
+            exec_gen(),
+            prop_oneof![Just(1u64), Just(3), Just(1 << 20)],
+            maybe(prop_oneof![Just(1u64), Just(u64::MAX)])
+        )
+            .prop_map(|(fork, child, children, count)| TaskGen::ForkWait {
+                fork,
+                child,
+                children,
+                count
+            }),
     ]
 }
 
@@ -246,6 +264,16 @@ fn write(g: &Gen) -> Text {
                     t.line(format!("count = {}", (*c).min(i64::MAX as u64)));
                 }
             }
+            TaskGen::ForkWait { fork, child, children, count } => {
+                t.line("model = \"forkwait\"");
+                t.ns("fork", &f("fork"), *fork);
+                let (text, ts) = exec_text(*child);
+                t.time("child", &f("child"), text, ts);
+                t.line(format!("children = {children}"));
+                if let Some(c) = count {
+                    t.line(format!("count = {}", (*c).min(i64::MAX as u64)));
+                }
+            }
         }
     }
     t
@@ -293,6 +321,10 @@ fn times_of(s: &Scenario) -> Vec<(String, u64)> {
                 v.extend(exec("burst", burst));
             }
             Model::Server => {}
+            Model::ForkWait { fork, child, .. } => {
+                v.extend(exec("fork", fork));
+                v.extend(exec("child", child));
+            }
             Model::Player(p) => {
                 v.extend(exec("exec", &p.exec));
                 v.push(("period".into(), p.period));

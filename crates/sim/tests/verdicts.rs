@@ -58,3 +58,37 @@ fn section_6_4_3_orderings() {
         assert_eq!(r.above(s, "cpu_dhry", 30.0), Judged::Holds, "{s}");
     }
 }
+
+/// Ch. 2: the pathologies of SVR4's classes that ours reproduces, beyond the 95 % intervals of 10 seeds.
+#[test]
+fn chapter_2_pathologies() {
+    let r = study("smart-2");
+    // All in time sharing: the fork-and-wait job takes most of the CPU; typing waits seconds, the video
+    // shows a frame every few hundred ms at best.
+    assert_eq!(r.above("a TS", "compute_cpu", 75.0), Judged::Holds);
+    assert_eq!(r.above("a TS", "typing_mean", 1000.0), Judged::Holds);
+    assert_eq!(r.above("a TS", "video_mean", 560.0), Judged::Holds);
+    // Raising the X server and lowering compute brings the video back and stops compute.
+    assert_eq!(r.above("b X+20 C-20", "v_video_mean", 0.9), Judged::Holds);
+    assert_eq!(r.below("b X+20 C-20", "compute_cpu", 1.0), Judged::Holds);
+    // The video real-time: typing seldom completes.
+    assert_eq!(r.below("e V RT", "typing_done", 50.0), Judged::Holds);
+    // The X server real-time: typing waits a minute and more on average behind the forking job.
+    assert_eq!(r.above("f X RT", "typing_mean", 10_000.0), Judged::Holds);
+    // The X server and the video real-time: nothing in time sharing runs.
+    for v in ["g RT X<V", "h RT X>V"] {
+        assert_eq!(r.below(v, "compute_cpu", 1.0), Judged::Holds, "{v}");
+        assert_eq!(r.below(v, "typing_done", 1.0), Judged::Holds, "{v}");
+    }
+    // The modified class serves all three; it gives typing a latency near its baseline.
+    assert_eq!(r.less(("i TS-M", "typing_mean"), ("c V-5", "typing_mean")), Judged::Holds);
+    assert_eq!(r.above("i TS-M", "compute_cpu", 20.0), Judged::Holds);
+    // Linux's fair classes give each of the three a share; SCHED_FIFO video delays typing but, waiting on
+    // the X server in the fair class, does not stop it.
+    for v in ["EEVDF", "CFS"] {
+        assert_eq!(r.above(v, "compute_cpu", 30.0), Judged::Holds, "{v}");
+        assert_eq!(r.below(v, "typing_mean", 100.0), Judged::Holds, "{v}");
+    }
+    assert_eq!(r.more(("Linux V FIFO", "typing_mean"), ("EEVDF", "typing_mean")), Judged::Holds);
+    assert_eq!(r.above("Linux V FIFO", "typing_done", 99.0), Judged::Holds);
+}

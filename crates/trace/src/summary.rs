@@ -105,7 +105,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     ("early", "a frame shown more than its window before the time it was wanted."),
     ("late frame", "a frame shown more than its window after the time it was wanted."),
-    ("dropped", "a frame the player did not show: it expected it to be late, or was told so before it began it."),
+    ("dropped", "a frame the player did not show: it expected it to be late, was told so before it began it, or its device overwrote it before the player took it (`ring`)."),
     ("display error", "when a frame was shown minus when it was wanted (mean and standard deviation)."),
     ("interdisplay", "the time between two frames shown in turn (Nieh §6.3's time delta)."),
     (
@@ -113,6 +113,11 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "the requests of a task with `bands`, counted by the band their latency falls in: from the release \
          (or the user's event) to the request done, its server's work included; not done: released and not \
          done by the end of the run.",
+    ),
+    (
+        "iteration",
+        "one turn of a fork-and-wait job's loop (`model = \"forkwait\"`): its forks and its children, from \
+         the first fork to the last child's exit (Nieh table 2-1's \"time to execute one loop iteration\").",
     ),
 ];
 

@@ -111,14 +111,15 @@
 //! | `periodic`    | `exec` and `period` or `interarrival` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify bands server server_exec wait` |
 //! | `interactive` | `think` and `burst` (required), `count bands server server_exec wait` |
 //! | `server`      | none: its clients' `server_exec` is its work                          |
-//! | `player`      | `exec` and `period` or `interarrival` (required), `count window delay pace discard estimate_alpha estimate_factor estimate_initial server server_exec wait` |
+//! | `player`      | `exec` and `period` or `interarrival` (required), `count window delay pace discard ring estimate_alpha estimate_factor estimate_initial server server_exec wait` |
+//! | `forkwait`    | `fork` and `child` (required), `children count bands`                 |
 //!
 //! ```
 //! # let src = include_str!("../examples/every-key.toml");
 //! let s = workload::parse_str(src, "every-key.toml").unwrap();
 //! assert_eq!(s.name, "every-key");
 //! assert_eq!(s.machine.duration, 10_000_000_000);
-//! assert_eq!(s.tasks.len(), 6);
+//! assert_eq!(s.tasks.len(), 7);
 //! match &s.tasks[0].model {
 //!     workload::Model::Periodic(p) => {
 //!         assert_eq!(p.exec, workload::Exec::Uniform(2_000_000, 3_000_000));
@@ -171,7 +172,7 @@ pub use parse::{
 pub use rand;
 /// The `rand_pcg` of [`task_rng`].
 pub use rand_pcg;
-pub use stream::{Ended, Interaction, LateRule, Planned, Stream};
+pub use stream::{Ended, Interaction, LateRule, Piece, Planned, Stream};
 pub use time::{
     format_time, parse_bandwidth, parse_bounded_time, parse_size, parse_size_bare, parse_time, parse_units,
     Nanos, Time, TimeError, MAX_TIME, SIZE_UNITS, TIME_UNITS,
@@ -540,11 +541,28 @@ pub enum Model {
     Server,
     /// `model = "player"`: a media player showing timestamped frames ([`Player`]).
     Player(Player),
+    /// `model = "forkwait"`: a batch job that forks children one at a time and waits for each (a
+    /// `make`, a shell loop: Nieh ch. 2's `compute`). Per child the parent runs `fork` of CPU, then
+    /// sleeps until the child has run `child` of CPU and exited; `children` children make one
+    /// iteration (the quality: the time an iteration takes). The child is simulated as its parent
+    /// going on (one schedulable task, as SVR4's `ts_fork` gives a child its parent's priority): what
+    /// the scheduler sees is a fork's burst ending in a yield (the child, a new process, queued behind
+    /// those waiting), then the child's burst ending in a sleep (the parent woken from `wait`).
+    ForkWait {
+        /// Key `fork` (required, mean > 0): the parent's CPU per child (fork, and the loop's own work).
+        fork: Exec,
+        /// Key `child` (required, mean > 0): a child's CPU (exec, its run, exit).
+        child: Exec,
+        /// Key `children` (default 1): children per iteration.
+        children: u64,
+        /// Key `count`: iterations, > 0; default: until the end.
+        count: Option<u64>,
+    },
 }
 
 impl Model {
     /// The model's name as written in a scenario: `"cpu"`, `"periodic"`, `"interactive"`, `"server"`,
-    /// `"player"`.
+    /// `"player"`, `"forkwait"`.
     pub fn name(&self) -> &'static str {
         match self {
             Model::Cpu { .. } => "cpu",
@@ -552,6 +570,7 @@ impl Model {
             Model::Interactive { .. } => "interactive",
             Model::Server => "server",
             Model::Player(_) => "player",
+            Model::ForkWait { .. } => "forkwait",
         }
     }
 }
@@ -584,6 +603,13 @@ pub struct Player {
     pub pace: bool,
     /// Key `discard` (default `"estimate"`).
     pub discard: Discard,
+    /// Key `ring`: the frames come from a device (a digitizer) that puts frame `k` into a ring of this
+    /// many slots at its timestamp, overwriting the oldest when the ring is full (that frame is
+    /// dropped); the player takes the oldest frame in the ring and sleeps while it is empty. `ring = 0`
+    /// keeps no frame: the player gets the next frame captured after it asks (a digitizer read that
+    /// waits for the next frame). Without it, every frame is there from the start (a file). Needs a
+    /// fixed `period`.
+    pub ring: Option<u64>,
     /// Keys `estimate_alpha`, `estimate_factor` (default 1.0 with `discard = "estimate"`, 1.1 with
     /// `"notified"`), `estimate_initial`: the exponential average of past frames.
     pub estimate: Estimate,

@@ -98,6 +98,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "delay",
             "pace",
             "discard",
+            "ring",
             "estimate_alpha",
             "estimate_factor",
             "estimate_initial",
@@ -106,6 +107,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "wait",
         ],
     ),
+    ("forkwait", &["fork", "child", "children", "count", "bands"]),
 ];
 /// Highest `machine.hz`: a tick period of at least 1 µs. Every trace reader takes the same bound
 /// (`trace::MAX_HZ`).
@@ -1285,6 +1287,7 @@ fn task(
         "interactive" => interactive(cx, &t)?,
         "server" => Model::Server,
         "player" => Model::Player(player(cx, &t)?),
+        "forkwait" => forkwait(cx, &t)?,
         other => unreachable!("model {other} was checked against MODELS"),
     };
     Some(TaskSpec {
@@ -1613,6 +1616,14 @@ fn player(cx: &mut Ctx, t: &Tbl) -> Option<Player> {
         );
     }
     let initial = t.positive_time(cx, "estimate_initial");
+    let ring = t.int(cx, "ring", 0, MAX_RING).map(|n| n as u64);
+    if ring.is_some() && t.get("interarrival").is_some() {
+        cx.err(
+            t.at_value("ring"),
+            &t.field("ring"),
+            "a ring is filled by a device at a fixed `period`; it cannot take `interarrival`",
+        );
+    }
     let (exec, (period, interarrival)) = (exec?, spaced?);
     let estimate = Estimate::Ewma { alpha, factor, initial };
     Some(Player {
@@ -1624,9 +1635,13 @@ fn player(cx: &mut Ctx, t: &Tbl) -> Option<Player> {
         delay: delay.unwrap_or(period),
         pace,
         discard,
+        ring,
         estimate,
     })
 }
+
+/// Most slots a player's `ring` may have (a device's frame buffers: a handful in practice).
+const MAX_RING: i128 = 1 << 16;
 
 fn estimate(cx: &mut Ctx, t: &Tbl) -> Option<Estimate> {
     let kind = match t.get("estimate") {
@@ -1727,6 +1742,14 @@ fn interactive(cx: &mut Ctx, t: &Tbl) -> Option<Model> {
     let burst = required(cx, t, "burst", "1ms..5ms", |cx| cpu_exec(cx, t, "burst"));
     let count = count(cx, t);
     Some(Model::Interactive { think: think?, burst: burst?, count })
+}
+
+fn forkwait(cx: &mut Ctx, t: &Tbl) -> Option<Model> {
+    let fork = required(cx, t, "fork", "20ms", |cx| cpu_exec(cx, t, "fork"));
+    let child = required(cx, t, "child", "normal(129ms, 6ms)", |cx| cpu_exec(cx, t, "child"));
+    let children = t.int(cx, "children", 1, 1 << 20).map_or(1, |n| n as u64);
+    let count = count(cx, t);
+    Some(Model::ForkWait { fork: fork?, child: child?, children, count })
 }
 
 #[cfg(test)]

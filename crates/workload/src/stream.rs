@@ -15,12 +15,14 @@
 //!   tells the scheduler ([`Stream::constraint`]) and what it learns from the time a request took
 //!   ([`Stream::observe`]); what it does with a request that will be late ([`Stream::late_rule`]);
 //! * an `interactive` task: its next interaction ([`Stream::next_interaction`]: the wait until the
-//!   user's next event, late by a jitter draw, and the CPU the response needs).
+//!   user's next event, late by a jitter draw, and the CPU the response needs);
+//! * a `forkwait` task: its next piece ([`Stream::next_piece`]: a fork, then a child, in turn).
 //!
 //! **The order of draws is part of the format** (a scenario's numbers must not change when a
 //! runner is rewritten): per periodic request, its jitter, its input delay, then its execution time and
 //! its server's work; per
-//! interaction, the think time, the jitter, the burst; a `cpu` task draws its start's jitter and
+//! interaction, the think time, the jitter, the burst; per child of a `forkwait` task, its fork, then
+//! the child; a `cpu` task draws its start's jitter and
 //! nothing else. A task with no `jitter` draws none.
 //!
 //! Times are exact integers of nanoseconds; a release that would lie beyond `u64` nanoseconds ends
@@ -65,6 +67,19 @@ pub struct Interaction {
     pub wait: Nanos,
     /// The CPU its response needs (at least 1 ns).
     pub burst: Nanos,
+}
+
+/// One piece of a `forkwait` task's work ([`Stream::next_piece`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// The CPU it needs (at least 1 ns).
+    pub cpu: Nanos,
+    /// A child's work (else the parent's fork).
+    pub child: bool,
+    /// The first piece of an iteration (the iteration's time counts from its start).
+    pub first: bool,
+    /// The last piece of an iteration (its end ends the iteration).
+    pub last: bool,
 }
 
 /// What a task does with a request that will not meet its deadline (`on_miss`, `notify`), as its
@@ -359,6 +374,31 @@ impl<'s> Stream<'s> {
         }
     }
 
+    /// A `forkwait` task's next piece of work: the parent's fork, then the child, in turn, `children`
+    /// children an iteration; `None` once it has done its `count` iterations. Draws: per child, its
+    /// fork's CPU, then the child's (each at least 1 ns).
+    #[inline]
+    pub fn next_piece(&mut self) -> Option<Piece> {
+        let Model::ForkWait { fork, child, children, count } = &self.spec.model else {
+            panic!("task {} is {}, not forkwait", self.spec.name, self.spec.model.name())
+        };
+        // `drawn` counts pieces: 2 per child.
+        let per_iteration = children.saturating_mul(2);
+        let k = self.drawn;
+        if count.is_some_and(|c| k / per_iteration >= c) {
+            return None;
+        }
+        self.drawn += 1;
+        let in_iteration = k % per_iteration;
+        Some(if in_iteration % 2 == 0 {
+            let cpu = self.execs.draw(fork, &self.spec.traces, &mut self.rng).max(1);
+            Piece { cpu, child: false, first: in_iteration == 0, last: false }
+        } else {
+            let cpu = self.thinks.draw(child, &self.spec.traces, &mut self.rng).max(1);
+            Piece { cpu, child: true, first: false, last: in_iteration + 1 == per_iteration }
+        })
+    }
+
     /// A player's next frame in a run that ends at `end`: its number, its timestamp (`nominal`), when it
     /// is wanted on screen (`at`: the timestamp plus `delay`) and its `deadline` (`at` plus the
     /// `window`); and the CPU it needs, drawn now, every frame in order whether it is shown or not
@@ -515,6 +555,7 @@ mod tests {
             delay: 100 * MS,
             pace: true,
             discard: crate::Discard::Notified,
+            ring: None,
             estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
         };
         let spec = TaskSpec::new("v", Model::Player(p));

@@ -145,10 +145,15 @@ pub(super) struct TaskRt<'s> {
     serving: Option<ServerReq>,
     /// A client that waits for its server (`wait = true`) while its request is there.
     awaiting: bool,
-    /// When an interactive task's user event came (its latency through a server counts from there).
+    /// When an interactive task's user event came (its latency through a server counts from there);
+    /// when a `forkwait` task's iteration began.
     event_at: Nanos,
-    /// A player sleeps before its current frame (`pace`).
+    /// A player sleeps before its current frame (`pace`, or a frame not captured yet).
     sleeping: bool,
+    /// A `forkwait` task's current piece is a child's (else its parent's fork), and ends an iteration
+    /// (whose time counts from `event_at`).
+    piece_child: bool,
+    piece_last: bool,
 }
 
 impl<'s> TaskRt<'s> {
@@ -176,6 +181,8 @@ impl<'s> TaskRt<'s> {
             awaiting: false,
             event_at: 0,
             sleeping: false,
+            piece_child: false,
+            piece_last: false,
         }
     }
 
@@ -209,6 +216,7 @@ impl Sim<'_> {
                     }
                     Model::Periodic(_) => self.schedule_release(i),
                     Model::Interactive { .. } => self.start_burst(i),
+                    Model::ForkWait { .. } => self.forkwait_next(i),
                     // A server sleeps until a client hands it work.
                     Model::Server => {}
                     Model::Player(_) => self.player_next(i),
@@ -412,6 +420,27 @@ impl Sim<'_> {
                     self.start_burst(i);
                 }
             }
+            Model::ForkWait { .. } if !self.tasks[i].piece_child => {
+                // The parent has forked and sleeps in wait(): its child, a new process, joins the
+                // queue behind those waiting (a task giving way at user level, not one woken from a
+                // sleep).
+                let c = self.tasks[i].on_cpu.expect("running on a CPU");
+                self.stop_running(i, Stop::Yielded);
+                let piece = self.tasks[i].stream.next_piece().expect("a fork is followed by its child");
+                let t = &mut self.tasks[i];
+                (t.piece_child, t.piece_last, t.remaining) = (piece.child, piece.last, piece.cpu);
+                t.ready_since = Some(self.now);
+                self.core.request(c);
+            }
+            Model::ForkWait { .. } => {
+                // The child exits and wakes its parent from its sleep in wait().
+                self.stop_running(i, Stop::Blocked);
+                if self.tasks[i].piece_last {
+                    let took = self.now - self.tasks[i].event_at;
+                    self.metrics.tasks[i].response.push(took);
+                }
+                self.forkwait_next(i);
+            }
             Model::Server => {
                 let req = self.tasks[i].serving.take().expect("a running server serves a request");
                 self.request_done(req);
@@ -511,8 +540,23 @@ impl Sim<'_> {
             }
             Model::Interactive { .. } => self.start_burst(c),
             Model::Player(_) => self.player_next(c),
-            Model::Cpu { .. } | Model::Server => {}
+            Model::Cpu { .. } | Model::Server | Model::ForkWait { .. } => {}
         }
+    }
+
+    /// A `forkwait` task's next piece of work (a fork, or a child), runnable at once; or, after its
+    /// last iteration, it leaves.
+    fn forkwait_next(&mut self, i: usize) {
+        let Some(piece) = self.tasks[i].stream.next_piece() else {
+            self.terminate(i);
+            return;
+        };
+        let t = &mut self.tasks[i];
+        if piece.first {
+            t.event_at = self.now;
+        }
+        (t.piece_child, t.piece_last, t.remaining) = (piece.child, piece.last, piece.cpu);
+        self.make_runnable(TaskId(i as u32));
     }
 
     // ----- players -----
@@ -556,13 +600,28 @@ impl Sim<'_> {
                     deadline: Some(planned.deadline),
                 });
             }
-            if p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline {
+            // From a device's ring: a frame that `ring` newer ones have overwritten is lost; with no
+            // slot, one captured before the player asked.
+            let captured = p.ring.map(|n| {
+                let lost = match n {
+                    0 => planned.nominal < now,
+                    n => planned.nominal.saturating_add(n.saturating_mul(p.period)) <= now,
+                };
+                (lost, planned.nominal)
+            });
+            if captured.is_some_and(|(lost, _)| lost)
+                || (p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline)
+            {
                 self.complete_job(i, &job, Dropped::Discarded);
                 continue;
             }
             self.tasks[i].job = Some(job);
-            if p.pace && now.saturating_add(estimate) < wanted.saturating_sub(p.window) {
-                let at = self.timer_fires(wanted - estimate, i);
+            let paced = p.pace && now.saturating_add(estimate) < wanted.saturating_sub(p.window);
+            // Not captured yet: the device's interrupt wakes the player when it is (no timer).
+            let capture = captured.map(|(_, at)| at).filter(|&at| at > now);
+            if paced || capture.is_some() {
+                let pace_at = if paced { self.timer_fires(wanted - estimate, i) } else { now };
+                let at = pace_at.max(capture.unwrap_or(now));
                 self.tasks[i].sleeping = true;
                 self.push(at, Ev::Resume, i as u32);
                 if matches!(self.state(i), State::Running(_)) {
