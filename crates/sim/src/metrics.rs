@@ -85,6 +85,7 @@ pub struct FrameAcc {
     last: Option<Nanos>,
     errors: Vec<i64>,
     wanted: Vec<Nanos>,
+    delays: Vec<Nanos>,
     dropped_wanted: Vec<Nanos>,
 }
 
@@ -107,6 +108,7 @@ impl TaskMetrics {
             interdisplay_ns: f.inter.get(),
             errors: f.errors.clone(),
             wanted_ns: f.wanted.clone(),
+            delays_ns: f.delays.clone(),
             dropped_wanted_ns: f.dropped_wanted.clone(),
         });
         let bands = (!spec.bands.is_empty()).then(|| {
@@ -267,6 +269,7 @@ impl Metrics {
         f.last = Some(now);
         f.errors.push(error);
         f.wanted.push(wanted);
+        f.delays.push(now - job.planned.nominal);
     }
 
     /// The result of the run (the output contract).

@@ -152,6 +152,9 @@ pub struct Frames {
     /// The wanted time of each shown frame, in the order of `errors` (not in the JSON).
     #[serde(skip)]
     pub wanted_ns: Vec<u64>,
+    /// Each shown frame's delay (shown − timestamp), in the order of `errors` (not in the JSON).
+    #[serde(skip)]
+    pub delays_ns: Vec<u64>,
     /// The wanted time of each dropped frame, in order (not in the JSON).
     #[serde(skip)]
     pub dropped_wanted_ns: Vec<u64>,

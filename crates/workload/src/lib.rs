@@ -610,9 +610,31 @@ pub struct Player {
     /// waits for the next frame). Without it, every frame is there from the start (a file). Needs a
     /// fixed `period`.
     pub ring: Option<u64>,
+    /// Key `adapt` (default `"none"`): how the player chooses its frame rate ([`Adapt`]).
+    pub adapt: Adapt,
     /// Keys `estimate_alpha`, `estimate_factor` (default 1.0 with `discard = "estimate"`, 1.1 with
     /// `"notified"`), `estimate_initial`: the exponential average of past frames.
     pub estimate: Estimate,
+}
+
+/// How a [`Player`] chooses its frame rate (key `adapt`, Nieh §6.3.6 and §6.3.7). An adapting player
+/// shows one frame of every `n` (from 1) and wants each on screen `n` periods after its timestamp
+/// (its `delay` is then `n · period`); every ten frames it has taken (shown, or dropped by lateness)
+/// it decides again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Adapt {
+    /// `"none"`: every frame, wanted `delay` after its timestamp.
+    None,
+    /// `"late"`: by its own lateness (the TS2 player of §6.3.6): `n` grows when half or more of the ten
+    /// were late (shown late, dropped by its estimate or lost in the ring: "a large percentage"),
+    /// shrinks when none was ("all on time").
+    Late,
+    /// `"availability"`: by the scheduler's availability (SMART's §3.4.3 API, the player of §6.3.7):
+    /// `n` grows when some of the ten were late and the CPU its estimate needs at one frame in `n` is
+    /// more than its allocation rate; it shrinks when its consumption rate is below its allocation and
+    /// one frame in `n − 1` would fit the allocation.
+    Availability,
 }
 
 /// How a [`Player`] drops frames (key `discard`).

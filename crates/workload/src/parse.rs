@@ -14,7 +14,7 @@ use crate::error::{Diagnostic, ScenarioError};
 use crate::exec::Exec;
 use crate::time::{format_time, parse_bandwidth, parse_bounded_time, parse_size, Nanos, MAX_TIME};
 use crate::{
-    Billing, Discard, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Player, Scenario,
+    Adapt, Billing, Discard, Estimate, Machine, Model, Notify, OnMiss, Overheads, Periodic, Player, Scenario,
     SchedulerCfg, ServerCall, TaskSpec, TimerKind, Trace, MAX_TRACE_BYTES, MAX_TRACE_TIMES,
 };
 
@@ -99,6 +99,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "pace",
             "discard",
             "ring",
+            "adapt",
             "estimate_alpha",
             "estimate_factor",
             "estimate_initial",
@@ -1617,6 +1618,18 @@ fn player(cx: &mut Ctx, t: &Tbl) -> Option<Player> {
     }
     let initial = t.positive_time(cx, "estimate_initial");
     let ring = t.int(cx, "ring", 0, MAX_RING).map(|n| n as u64);
+    let adapt = match t.keyword(cx, "adapt", &["none", "late", "availability"]) {
+        Some("late") => Adapt::Late,
+        Some("availability") => Adapt::Availability,
+        _ => Adapt::None,
+    };
+    if adapt != Adapt::None && t.get("interarrival").is_some() {
+        cx.err(
+            t.at_value("adapt"),
+            &t.field("adapt"),
+            "a player adapts its rate to whole periods: it needs a fixed `period`, not `interarrival`",
+        );
+    }
     if ring.is_some() && t.get("interarrival").is_some() {
         cx.err(
             t.at_value("ring"),
@@ -1636,6 +1649,7 @@ fn player(cx: &mut Ctx, t: &Tbl) -> Option<Player> {
         pace,
         discard,
         ring,
+        adapt,
         estimate,
     })
 }

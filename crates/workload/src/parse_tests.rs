@@ -154,6 +154,7 @@ fn every_key_example_sets_every_field() {
             pace: true,
             discard: crate::Discard::Notified,
             ring: Some(3),
+            adapt: crate::Adapt::Availability,
             estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: Some(30 * MS) },
         })
     );

@@ -556,6 +556,7 @@ mod tests {
             pace: true,
             discard: crate::Discard::Notified,
             ring: None,
+            adapt: crate::Adapt::None,
             estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
         };
         let spec = TaskSpec::new("v", Model::Player(p));

@@ -324,8 +324,9 @@ pub(crate) fn reproduce(
                 bar.suspend(|| diag::outln!("{}", serde_json::to_string(&v).expect("serializes")));
             }
             Format::Table => {
+                let searched = run.tuned.as_ref().map_or(String::new(), |t| format!("search: {t}\n"));
                 let mut block = format!(
-                    "== {}  ({})  {} scenarios x {}  [{:.2} s]\nverdict: {}\n{}\n",
+                    "== {}  ({})  {} scenarios x {}  [{:.2} s]\n{searched}verdict: {}\n{}\n",
                     s.id,
                     s.source,
                     s.variants.len(),
@@ -351,12 +352,13 @@ pub(crate) fn reproduce(
         html.section_drawings(
             &format!("{} — {}: {}", s.source, s.id, verdict.word()),
             &format!(
-                "{}\n\nVerdict: {}.\n\nThe tables: the paper's statements and how they came out; then {} \
+                "{}{}\n\nVerdict: {}.\n\nThe tables: the paper's statements and how they came out; then {} \
                  (each number the mean over {seeds_word} ± its 95 % interval, the paper's number in \
                  parentheses where it printed one; a dash where the scenario has no such task). Frames: \
                  on time within 20 ms of the wanted time, early or late beyond it, dropped by the player; \
                  a character's latency runs from its arrival to its display by the X server.",
                 s.about,
+                run.tuned.as_ref().map_or(String::new(), |t| format!("\n\nSearch: {t}.")),
                 verdict.word(),
                 titles.join(", ")
             ),
@@ -448,7 +450,7 @@ fn study_json(run: &StudyRun, judged: &[Judged], verdict: Verdict, files: &[Path
             serde_json::json!({ "label": v.label, "scenario": format!("scenarios/papers/{}", v.file), "quantities": qs })
         })
         .collect();
-    serde_json::json!({ "id": s.id, "source": s.source, "seeds": run.seeds, "verdict": verdict, "claims": claims,
+    serde_json::json!({ "id": s.id, "source": s.source, "seeds": run.seeds, "search": run.tuned, "verdict": verdict, "claims": claims,
         "variants": variants, "figures": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>() })
 }
 

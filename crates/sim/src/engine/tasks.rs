@@ -23,7 +23,7 @@
 use std::collections::VecDeque;
 
 use sched::{CpuId, Nanos, State, Stop, TaskId};
-use workload::{Discard, Ended, LateRule, Model, Planned, Stream};
+use workload::{Adapt, Discard, Ended, LateRule, Model, Planned, Stream};
 
 use super::Sim;
 
@@ -154,7 +154,18 @@ pub(super) struct TaskRt<'s> {
     /// (whose time counts from `event_at`).
     piece_child: bool,
     piece_last: bool,
+    /// An adapting player (`adapt`): it shows one frame of every `rate`, the next at or after
+    /// `skip_to`; of the frames it took since it last decided, how many, and how many were late.
+    rate: u64,
+    skip_to: u64,
+    taken: u32,
+    late_taken: u32,
 }
+
+/// Frames an adapting player takes between two decisions on its rate.
+const ADAPT_WINDOW: u32 = 10;
+/// The fewest frames an adapting player shows: one in this many.
+const ADAPT_MAX_RATE: u64 = 64;
 
 impl<'s> TaskRt<'s> {
     pub(super) fn new(stream: Stream<'s>, notifies: bool) -> Self {
@@ -183,6 +194,10 @@ impl<'s> TaskRt<'s> {
             sleeping: false,
             piece_child: false,
             piece_last: false,
+            rate: 1,
+            skip_to: 0,
+            taken: 0,
+            late_taken: 0,
         }
     }
 
@@ -567,9 +582,10 @@ impl Sim<'_> {
     pub(super) fn player_next(&mut self, i: usize) {
         let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
         let now = self.now;
+        self.player_adapt(i);
         loop {
             let t = &mut self.tasks[i];
-            let (planned, exec, server_exec) = match t.stream.next_frame(self.end) {
+            let (mut planned, exec, server_exec) = match t.stream.next_frame(self.end) {
                 Ok(f) => f,
                 Err(_) => {
                     if matches!(self.state(i), State::Running(_)) {
@@ -581,6 +597,12 @@ impl Sim<'_> {
             };
             t.released += 1;
             self.metrics.sys.jobs += 1;
+            // Adapting: one frame in `rate`, wanted `rate` periods after its timestamp.
+            let skipped = p.adapt != Adapt::None && planned.index < t.skip_to;
+            if p.adapt != Adapt::None {
+                planned.at = planned.nominal.saturating_add(t.rate.saturating_mul(p.period));
+                planned.deadline = planned.at.saturating_add(p.window);
+            }
             let estimate = t.stream.frame_estimate();
             let wanted = planned.deadline - p.window;
             let job = Job {
@@ -609,12 +631,19 @@ impl Sim<'_> {
                 };
                 (lost, planned.nominal)
             });
+            if skipped {
+                self.complete_job(i, &job, Dropped::Discarded);
+                continue;
+            }
             if captured.is_some_and(|(lost, _)| lost)
                 || (p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline)
             {
                 self.complete_job(i, &job, Dropped::Discarded);
+                self.player_took(i, true);
                 continue;
             }
+            let t = &mut self.tasks[i];
+            t.skip_to = planned.index.saturating_add(t.rate);
             self.tasks[i].job = Some(job);
             let paced = p.pace && now.saturating_add(estimate) < wanted.saturating_sub(p.window);
             // Not captured yet: the device's interrupt wakes the player when it is (no timer).
@@ -633,6 +662,46 @@ impl Sim<'_> {
             self.player_begin(i);
             return;
         }
+    }
+
+    /// An adapting player took a frame: shown, or dropped as late (`late`).
+    fn player_took(&mut self, i: usize, late: bool) {
+        let t = &mut self.tasks[i];
+        t.taken += 1;
+        t.late_taken += u32::from(late);
+    }
+
+    /// An adapting player decides its rate again once it has taken [`ADAPT_WINDOW`] frames since it
+    /// last did (see [`Adapt`]).
+    fn player_adapt(&mut self, i: usize) {
+        let Model::Player(p) = &self.scn.tasks[i].model else { unreachable!("a player") };
+        if p.adapt == Adapt::None || self.tasks[i].taken < ADAPT_WINDOW {
+            return;
+        }
+        let (n, late) = (self.tasks[i].rate, self.tasks[i].late_taken);
+        let rate = match p.adapt {
+            Adapt::None => n,
+            Adapt::Late if late >= ADAPT_WINDOW / 2 => n + 1,
+            Adapt::Late if late == 0 => n - 1,
+            Adapt::Late => n,
+            Adapt::Availability => {
+                let a = self.core.availability(TaskId(i as u32), self.now);
+                let need = |k: u64| {
+                    100.0 * self.tasks[i].stream.frame_cpu_estimate() as f64 / (k as f64 * p.period as f64)
+                };
+                if late > 0 && need(n) > a.allocation_rate {
+                    n + 1
+                } else if n > 1 && a.consumption_rate < a.allocation_rate && need(n - 1) <= a.allocation_rate
+                {
+                    n - 1
+                } else {
+                    n
+                }
+            }
+        };
+        let t = &mut self.tasks[i];
+        t.rate = rate.clamp(1, ADAPT_MAX_RATE);
+        (t.taken, t.late_taken) = (0, 0);
     }
 
     /// Player `i` begins its current frame now: its time constraint (`discard = "notified"`), its work.
@@ -671,6 +740,8 @@ impl Sim<'_> {
         let now = self.now;
         self.tasks[i].stream.observe_frame(now - job.released, job.exec);
         self.metrics.frame_shown(i, job, p.window, now);
+        let late = now > job.planned.deadline;
+        self.player_took(i, late);
         self.complete_job(i, job, Dropped::No);
     }
 
@@ -798,6 +869,7 @@ impl Sim<'_> {
             if fresh {
                 let job = self.tasks[i].job.take().expect("checked");
                 self.complete_job(i, &job, Dropped::Discarded);
+                self.player_took(i, true);
                 self.player_next(i);
             }
             return;
