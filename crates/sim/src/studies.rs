@@ -43,6 +43,9 @@ const APPS: &[(&str, &str)] = &[
     ("ch2-typing.toml", include_str!("../../../scenarios/apps/ch2-typing.toml")),
     ("ch2-video.toml", include_str!("../../../scenarios/apps/ch2-video.toml")),
     ("ch2-compute.toml", include_str!("../../../scenarios/apps/ch2-compute.toml")),
+    ("slic-video.toml", include_str!("../../../scenarios/apps/slic-video.toml")),
+    ("slic-video-ts2.toml", include_str!("../../../scenarios/apps/slic-video-ts2.toml")),
+    ("slic-video-smart.toml", include_str!("../../../scenarios/apps/slic-video-smart.toml")),
 ];
 
 /// Parses a compiled-in scenario of `scenarios/papers/`, its includes taken from [`APPS`].

@@ -32,7 +32,8 @@ type Val<'i> = Spanned<DeValue<'i>>;
 pub const TOP_KEYS: &[&str] = &["description", "include", "machine", "scheduler", "task"];
 /// The keys an `include` entry written as a table accepts besides `file`: what it sets on every task of
 /// the file it includes.
-pub const INCLUDE_KEYS: &[&str] = &["file", "share", "priority", "nice", "class", "start", "stop", "discard"];
+pub const INCLUDE_KEYS: &[&str] =
+    &["file", "name", "share", "priority", "nice", "class", "start", "stop", "discard"];
 /// The keys of `[machine]`.
 pub const MACHINE_KEYS: &[&str] =
     &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
@@ -647,7 +648,9 @@ fn includes(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> V
         return Vec::new();
     }
     let mut out = Vec::new();
-    let mut seen: Vec<PathBuf> = Vec::new();
+    // Each file included so far, and whether every inclusion of it renamed its task.
+    let mut seen: Vec<(PathBuf, bool)> = Vec::new();
+    let mut renamed_to: Vec<String> = Vec::new();
     for (k, item) in items.iter().enumerate() {
         let at = item.span().start;
         let field = format!("include[{k}]");
@@ -669,13 +672,44 @@ fn includes(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> V
                 continue;
             }
         };
+        // `name`: the file's one task takes this name (one application included several times).
+        let rename = match &sets {
+            Some(tb) if tb.get("name").is_some() => match tb.string(cx, "name") {
+                Some(n) => match name_problem(n) {
+                    Some(why) => {
+                        cx.err(tb.at_value("name"), &tb.field("name"), why);
+                        continue;
+                    }
+                    None if renamed_to.iter().any(|r| r == n) => {
+                        cx.err(
+                            tb.at_value("name"),
+                            &tb.field("name"),
+                            format!("another include already names its task \"{n}\""),
+                        );
+                        continue;
+                    }
+                    None => Some(n.to_string()),
+                },
+                None => continue,
+            },
+            _ => None,
+        };
         let path = cx.resolve(&name);
         let shown = path.display().to_string();
-        if seen.contains(&path) {
-            cx.err(at, &field, format!("{shown} is included twice: its tasks would be there twice"));
-            continue;
+        if let Some((_, all_renamed)) = seen.iter().find(|(p, _)| *p == path) {
+            if !(*all_renamed && rename.is_some()) {
+                cx.err(
+                    at,
+                    &field,
+                    format!(
+                        "{shown} is included twice: its tasks would be there twice (include a file of one \
+                         task several times with a `name` for each)"
+                    ),
+                );
+                continue;
+            }
         }
-        seen.push(path.clone());
+        seen.push((path.clone(), rename.is_some()));
         let text = match (cx.loader)(&path) {
             Ok(t) => t,
             Err(e) => {
@@ -684,6 +718,28 @@ fn includes(cx: &mut Ctx, root: &Tbl, machine: &Machine, by_affinity: bool) -> V
             }
         };
         let mut tasks = included(cx, at, &field, &text, &shown, machine, by_affinity);
+        if let (Some(n), Some(tb)) = (&rename, &sets) {
+            match tasks.as_mut_slice() {
+                [t] => {
+                    // Its application, if it was the task itself, is renamed with it.
+                    if t.app.as_deref() == Some(t.name.as_str()) {
+                        t.app = Some(n.clone());
+                    }
+                    t.name.clone_from(n);
+                    renamed_to.push(n.clone());
+                }
+                [] => {}
+                more => {
+                    let k = more.len();
+                    cx.err(
+                        tb.at_value("name"),
+                        &tb.field("name"),
+                        format!("names the included file's one task, but {shown} has {k}"),
+                    );
+                    continue;
+                }
+            }
+        }
         if let Some(tb) = sets {
             set_on(cx, &tb, machine, &mut tasks);
         }
