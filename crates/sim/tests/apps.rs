@@ -234,47 +234,59 @@ count = 3
     assert_eq!((t.iterations.as_ref().unwrap().count, t.finish_ns), (3, Some(150 * MS)));
 }
 
+/// The CPU shares of a fork-and-wait job (10 ms forks, 40 ms children) and a CPU-bound task under
+/// `policy`, over 60 s at 100 Hz.
+fn forkwait_beside_hog(policy: &str) -> (f64, f64) {
+    let r = run(&format!(
+        r#"
+[machine]
+duration = "60s"
+hz = 100
+[scheduler]
+policy = "{policy}"
+[[task]]
+name = "make"
+model = "forkwait"
+fork = "10ms"
+child = "40ms"
+[[task]]
+name = "hog"
+model = "cpu"
+"#
+    ));
+    (r.task("make").unwrap().cpu_share, r.task("hog").unwrap().cpu_share)
+}
+
 #[test]
 fn under_svr4_time_sharing_a_forking_job_wins_the_cpu_from_a_cpu_bound_one() {
     // Nieh §2.4.1: the job returns from every wait() at a kernel-mode priority and then at `slpret`, and
     // never uses up a quantum; the CPU-bound task sinks with every quantum it uses up, and runs only when
     // SVR4's aging lifts it (98.8 % against 1.2 % when written).
-    let r = run(r#"
-[machine]
-duration = "60s"
-hz = 100
-[scheduler]
-policy = "svr4-ts"
-[[task]]
-name = "make"
-model = "forkwait"
-fork = "10ms"
-child = "40ms"
-[[task]]
-name = "hog"
-model = "cpu"
-"#);
-    let (job, hog) = (r.task("make").unwrap().cpu_share, r.task("hog").unwrap().cpu_share);
+    let (job, hog) = forkwait_beside_hog("svr4-ts");
     assert!(job > 0.8 && hog < 0.2, "job {job}, hog {hog}");
     // Under the modified class (Solaris's ts) the boost is for a task that waited through an update,
     // and the two share the CPU (44 % against 56 %).
-    let r = run(r#"
-[machine]
-duration = "60s"
-hz = 100
-[scheduler]
-policy = "ts"
-[[task]]
-name = "make"
-model = "forkwait"
-fork = "10ms"
-child = "40ms"
-[[task]]
-name = "hog"
-model = "cpu"
-"#);
-    let (job, hog) = (r.task("make").unwrap().cpu_share, r.task("hog").unwrap().cpu_share);
+    let (job, hog) = forkwait_beside_hog("ts");
     assert!(job > 0.3 && hog > 0.3, "job {job}, hog {hog}");
+}
+
+/// The frames of a player alone, frames every 20 ms of `exec` each, on a device ring of `ring` slots,
+/// showing every frame it takes as soon as it is done.
+fn player_on_ring(exec: &str, ring: u64) -> smartsim::SimResult {
+    run(&format!(
+        r#"
+[machine]
+duration = "1s"
+[[task]]
+name = "v"
+model = "player"
+period = "20ms"
+exec = "{exec}"
+ring = {ring}
+discard = "never"
+pace = false
+"#
+    ))
 }
 
 #[test]
@@ -282,18 +294,7 @@ fn a_player_on_a_ring_of_one_takes_the_newest_frame() {
     // Frames every 20 ms, 50 ms of work each: frame 0 is shown at 50 ms; by then frame 1 (20 ms) was
     // overwritten by frame 2 (40 ms), which is shown at 100 ms; at 100 ms frame 5 is being captured (3 and
     // 4 overwritten), and so on: a frame every 50 ms, the others lost.
-    let r = run(r#"
-[machine]
-duration = "1s"
-[[task]]
-name = "v"
-model = "player"
-period = "20ms"
-exec = "50ms"
-ring = 1
-discard = "never"
-pace = false
-"#);
+    let r = player_on_ring("50ms", 1);
     let f = r.task("v").unwrap().frames.as_ref().unwrap();
     assert_eq!((f.interdisplay_ns.mean, f.interdisplay_ns.sd), (50.0 * MS as f64, 0.0));
     let shown = f.on_time + f.early + f.late;
@@ -306,18 +307,7 @@ fn a_player_on_no_ring_waits_for_the_next_frame_captured() {
     // Frames every 20 ms, 30 ms each, no slot: frame 0 done at 30 ms; frame 1 (20 ms) was captured before
     // the player asked, so it sleeps until frame 2 (40 ms), done at 70 ms; then frame 4 (80 ms), done at 110
     // ms: a frame every 40 ms.
-    let r = run(r#"
-[machine]
-duration = "1s"
-[[task]]
-name = "v"
-model = "player"
-period = "20ms"
-exec = "30ms"
-ring = 0
-discard = "never"
-pace = false
-"#);
+    let r = player_on_ring("30ms", 0);
     let f = r.task("v").unwrap().frames.as_ref().unwrap();
     assert_eq!((f.interdisplay_ns.mean, f.interdisplay_ns.sd), (40.0 * MS as f64, 0.0));
     assert_eq!(r.task("v").unwrap().cpu_share, 0.75, "30 ms of every 40");
