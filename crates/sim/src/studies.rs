@@ -1025,6 +1025,31 @@ macro_rules! s63_quantities {
     };
 }
 
+/// A §6.3 figure: one bar per player and phase of quantity `{player}_{phase}_{what}`, per scheduler.
+macro_rules! s63_figure {
+    ($id:literal, $what:literal, $title:literal, $caption:literal, $see:literal, $y:literal) => {
+        Figure {
+            id: $id,
+            title: $title,
+            caption: $caption,
+            see: $see,
+            plot: Plot::Bars(Bars {
+                bars: &[
+                    (concat!("V1_1_", $what), "V1, 0-100 s"),
+                    (concat!("V2_1_", $what), "V2, 0-100 s"),
+                    (concat!("V1_2_", $what), "V1, 100-200 s"),
+                    (concat!("V2_2_", $what), "V2, 100-200 s"),
+                    (concat!("V3_2_", $what), "V3, 100-200 s"),
+                    (concat!("V1_3_", $what), "V1, 200-300 s"),
+                    (concat!("V2_3_", $what), "V2, 200-300 s"),
+                ],
+                variants: &["UNIX TS", "UNIX RT", "UNIX TS2", "SMART"],
+                y_label: $y,
+            }),
+        }
+    };
+}
+
 const S63_QUANTITIES: &[Quantity] = s63_quantities!("V1" 1, "V2" 1, "V1" 2, "V2" 2, "V3" 2, "V1" 3, "V2" 3);
 
 /// §6.3.4: "extensive trial and error was required to find a suitable nice setting for V3" to give it
@@ -1468,68 +1493,31 @@ pub static STUDIES: &[Study] = &[
             ("Figs. 6-10 to 6-15: V1, V2 and V3 under each scheduler, by phase", &["UNIX TS", "UNIX RT", "UNIX TS2", "SMART"]),
         ],
         figures: &[
-            Figure {
-                id: "fig6-11",
-                title: "Frames displayed, % of those that arrived",
-                caption: "Figure 6-11. Percentage of frames displayed by video players V1, V2, and V3 when \
-                          running on different schedulers during three different time intervals",
-                see: "The ideal is 50 % for V1 and V2 in the first and last 100 s, 25 % while V3 runs, and 50 \
-                      % for V3.",
-                plot: Plot::Bars(Bars {
-                    bars: &[
-                        ("V1_1_shown", "V1, 0-100 s"),
-                        ("V2_1_shown", "V2, 0-100 s"),
-                        ("V1_2_shown", "V1, 100-200 s"),
-                        ("V2_2_shown", "V2, 100-200 s"),
-                        ("V3_2_shown", "V3, 100-200 s"),
-                        ("V1_3_shown", "V1, 200-300 s"),
-                        ("V2_3_shown", "V2, 200-300 s"),
-                    ],
-                    variants: &["UNIX TS", "UNIX RT", "UNIX TS2", "SMART"],
-                    y_label: "% of frames displayed",
-                }),
-            },
-            Figure {
-                id: "fig6-13",
-                title: "Standard deviation of the delay from arrival to display",
-                caption: "Figure 6-13. Standard deviation in the frame delay for video players V1, V2, and V3 \
-                          when running on different schedulers during three different time intervals",
-                see: "The primary measure of quality: ideally 0.",
-                plot: Plot::Bars(Bars {
-                    bars: &[
-                        ("V1_1_delay_sd", "V1, 0-100 s"),
-                        ("V2_1_delay_sd", "V2, 0-100 s"),
-                        ("V1_2_delay_sd", "V1, 100-200 s"),
-                        ("V2_2_delay_sd", "V2, 100-200 s"),
-                        ("V3_2_delay_sd", "V3, 100-200 s"),
-                        ("V1_3_delay_sd", "V1, 200-300 s"),
-                        ("V2_3_delay_sd", "V2, 200-300 s"),
-                    ],
-                    variants: &["UNIX TS", "UNIX RT", "UNIX TS2", "SMART"],
-                    y_label: "ms",
-                }),
-            },
-            Figure {
-                id: "fig6-15",
-                title: "Standard deviation of the time between frames",
-                caption: "Figure 6-15. Standard deviation in the time delta between frames for video players \
-                          V1, V2, and V3 when running on different schedulers during three different time \
-                          intervals",
-                see: "The secondary measure of quality: ideally 0.",
-                plot: Plot::Bars(Bars {
-                    bars: &[
-                        ("V1_1_delta_sd", "V1, 0-100 s"),
-                        ("V2_1_delta_sd", "V2, 0-100 s"),
-                        ("V1_2_delta_sd", "V1, 100-200 s"),
-                        ("V2_2_delta_sd", "V2, 100-200 s"),
-                        ("V3_2_delta_sd", "V3, 100-200 s"),
-                        ("V1_3_delta_sd", "V1, 200-300 s"),
-                        ("V2_3_delta_sd", "V2, 200-300 s"),
-                    ],
-                    variants: &["UNIX TS", "UNIX RT", "UNIX TS2", "SMART"],
-                    y_label: "ms",
-                }),
-            },
+            s63_figure!("fig6-10", "cpu", "CPU allocations",
+                "Figure 6-10. CPU allocations obtained by video players V1, V2, and V3 on different schedulers \
+                 during three different time intervals",
+                "The ideal shares: V1 and V2 half each, a quarter while V3 runs, V3 half.", "% of the CPU"),
+            s63_figure!("fig6-11", "shown", "Frames displayed, % of those that arrived",
+                "Figure 6-11. Percentage of frames displayed by video players V1, V2, and V3 when running on \
+                 different schedulers during three different time intervals",
+                "The ideal is 50 % for V1 and V2 in the first and last 100 s, 25 % while V3 runs, and 50 % for V3.",
+                "% of frames displayed"),
+            s63_figure!("fig6-12", "delay", "Average delay from arrival to display",
+                "Figure 6-12. Average frame delay for video players V1, V2, and V3 when running on different \
+                 schedulers during three different time intervals",
+                "The ideal: 100.10 ms at every other frame, 166.83 ms at every fourth.", "ms"),
+            s63_figure!("fig6-13", "delay_sd", "Standard deviation of the delay from arrival to display",
+                "Figure 6-13. Standard deviation in the frame delay for video players V1, V2, and V3 when \
+                 running on different schedulers during three different time intervals",
+                "The primary measure of quality: ideally 0.", "ms"),
+            s63_figure!("fig6-14", "delta", "Average time between frames displayed",
+                "Figure 6-14. Average time delta between frames for video players V1, V2, and V3 when running \
+                 on different schedulers during three different time intervals",
+                "The ideal: 66.73 ms at every other frame, 133.47 ms at every fourth.", "ms"),
+            s63_figure!("fig6-15", "delta_sd", "Standard deviation of the time between frames",
+                "Figure 6-15. Standard deviation in the time delta between frames for video players V1, V2, and \
+                 V3 when running on different schedulers during three different time intervals",
+                "The secondary measure of quality: ideally 0.", "ms"),
         ],
         tune: Some(s63_search_nice),
     },
