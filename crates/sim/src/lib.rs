@@ -32,6 +32,7 @@ pub mod ideal;
 pub mod metrics;
 pub mod papers;
 pub mod result;
+pub mod rta;
 pub mod studies;
 
 pub use engine::Sim;
