@@ -34,6 +34,7 @@ pub mod papers;
 pub mod result;
 pub mod rta;
 pub mod studies;
+pub mod sweep;
 
 pub use engine::Sim;
 pub use result::SimResult;

@@ -49,6 +49,17 @@ enum Format {
     Json,
 }
 
+/// `sweep`'s output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SweepFormat {
+    /// Aligned columns for a person.
+    Table,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one scenario and print per-task results: CPU time and share, requests by outcome (met,
@@ -143,6 +154,25 @@ enum Cmd {
         /// Output format (json: `{"tasks": [{"name", "wcrt_ns", "schedulable"}]}`).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+    },
+    /// Run one scenario over a grid of parameters and seeds, in parallel across cores, and print one
+    /// tidy table: a row per run and task with the run's parameters and seed, the task's CPU share,
+    /// deadlines met and missed, wake-up latency (p50, p99) and longest response. Every combination's
+    /// scenario is validated before any run. A progress bar is drawn on a terminal.
+    Sweep {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// A key of the scenario by its path and its values, e.g. `--set machine.hz=100,1000,20000`,
+        /// `--set scheduler.policy=smart,edf`, `--set task.R1.exec=10ms,20ms`; repeat for a grid. A value
+        /// is a number or true/false when it reads as one, a string otherwise.
+        #[arg(long = "set", value_parser = smartsim::sweep::parse_axis, value_name = "KEY=V1,V2,...", required = true)]
+        set: Vec<smartsim::sweep::Axis>,
+        /// Seeds: N (1 to N) or A..B; default the scenario's own.
+        #[arg(long, value_parser = smartsim::sweep::parse_seeds, value_name = "N|A..B")]
+        seeds: Option<smartsim::sweep::Seeds>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: SweepFormat,
     },
     /// Reproduce the papers' experiments: paper vs ours, with figures.
     Reproduce {
@@ -400,6 +430,107 @@ impl Window {
         }
         Ok(())
     }
+}
+
+/// `smartsim sweep`.
+fn sweep(
+    file: &Path,
+    axes: &[smartsim::sweep::Axis],
+    seeds: Option<smartsim::sweep::Seeds>,
+    format: SweepFormat,
+) -> Result<()> {
+    use smartsim::sweep;
+    let path = file.display().to_string();
+    let src = workload::read_capped(file, workload::MAX_SCENARIO_BYTES)
+        .map_err(|e| anyhow::anyhow!("{path}: cannot read the scenario: {e}"))?;
+    // The file as it is, first: its own problems are reported as any scenario's.
+    let base = load(file)?;
+    let combos = sweep::combinations(axes);
+    let scns = sweep::scenarios(&src, &path, axes, &combos)?;
+    for s in &scns {
+        within_budget(s, None, Default::default(), false)?;
+    }
+    let seeds = seeds.map_or_else(|| vec![base.machine.seed], |s| s.0);
+    let params: Vec<Vec<(String, String)>> = combos
+        .iter()
+        .map(|c| axes.iter().zip(c).map(|(a, v)| (a.key.clone(), v.clone())).collect())
+        .collect();
+    let bar = indicatif::ProgressBar::new((scns.len() * seeds.len()) as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{bar:30}] {pos}/{len} runs ({elapsed}, {eta} left)",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let rows = sweep::run(&scns, &params, &seeds, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let opt = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+    let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+    let heads: Vec<&str> = keys
+        .iter()
+        .copied()
+        .chain([
+            "seed",
+            "task",
+            "cpu_share",
+            "met",
+            "missed",
+            "latency_p50_ns",
+            "latency_p99_ns",
+            "response_max_ns",
+        ])
+        .collect();
+    let cells = |r: &sweep::Row| -> Vec<String> {
+        r.params
+            .iter()
+            .map(|(_, v)| v.clone())
+            .chain([
+                r.seed.to_string(),
+                r.task.clone(),
+                format!("{:.6}", r.cpu_share),
+                opt(r.met),
+                opt(r.missed),
+                opt(r.latency_p50_ns),
+                opt(r.latency_p99_ns),
+                opt(r.response_max_ns),
+            ])
+            .collect()
+    };
+    match format {
+        SweepFormat::Table => {
+            let mut t = Table::new(&heads);
+            for r in &rows {
+                t.row(cells(r).into_iter().map(|c| if c.is_empty() { "-".into() } else { c }).collect());
+            }
+            diag::out!("{}", t.render());
+        }
+        SweepFormat::Csv => {
+            let line = |cs: Vec<String>| {
+                cs.iter().map(|c| report::escape::csv_field(c).into_owned()).collect::<Vec<_>>().join(",")
+            };
+            diag::outln!("{}", line(heads.iter().map(|h| h.to_string()).collect()));
+            for r in &rows {
+                diag::outln!("{}", line(cells(r)));
+            }
+        }
+        SweepFormat::Jsonl => {
+            for r in &rows {
+                let mut o = serde_json::Map::new();
+                for (k, v) in &r.params {
+                    o.insert(k.clone(), serde_json::Value::String(v.clone()));
+                }
+                let rest = serde_json::to_value(r)?;
+                for (k, v) in rest.as_object().expect("a row is an object") {
+                    if k != "params" {
+                        o.insert(k.clone(), v.clone());
+                    }
+                }
+                diag::outln!("{}", serde_json::to_string(&o)?);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses `TASK=TIME` (a time with its unit) for `rta --blocking`.
@@ -748,6 +879,7 @@ fn real_main() -> Result<()> {
                 Format::Table => diag::out!("{}", compare_table(&results)),
             }
         }
+        Cmd::Sweep { file, set, seeds, format } => sweep(&file, &set, seeds, format)?,
         Cmd::Rta { file, blocking, format } => {
             let scn = load(&file)?;
             let mut by_task = std::collections::BTreeMap::new();
