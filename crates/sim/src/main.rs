@@ -141,9 +141,10 @@ enum Cmd {
     /// Response-time analysis of a scenario's periodic tasks under fixed priorities on one CPU (Audsley;
     /// Tindell): each task's worst-case response time, with release jitter and blocking, against its
     /// deadline. C is the largest `exec` can draw, T the `period` (or the least `interarrival`), D the
-    /// `deadline`, J the `jitter`; a larger `priority` is more urgent, and equal priorities are served
-    /// first come, first served. Exact for preemptive fixed priorities with timers that fire on time
-    /// (the `fifo` policy at hz = 0); the wcrt is "-" (JSON null) where the busy period never ends.
+    /// `deadline`, J the `jitter` plus a tick when the task's timer is tick-granular; a larger `priority`
+    /// is more urgent, and equal priorities are served first come, first served. Exact for preemptive
+    /// fixed priorities with high-resolution timers (the `fifo` policy); the wcrt is "-" (JSON null)
+    /// where the busy period never ends.
     Rta {
         /// Scenario file (TOML).
         file: PathBuf,

@@ -22,17 +22,18 @@
 //! `hp(i)` and `i` reaches 1 the busy period never ends: the recurrence diverges and there is no bound.
 //!
 //! From a scenario: every `periodic` task, `C` the largest `exec` can draw, `T` its `period` (or the
-//! least `interarrival` it can draw), `D` its `deadline`, `J` its `jitter`, priorities from `priority`
-//! (larger is more urgent); blocking is given per task on the command line. The analysis is exact for
-//! preemptive fixed priorities on one CPU with zero-cost context switches and timers that fire on
-//! time: the simulator's `fifo` policy on a scenario with `hz = 0` (a property test checks that a set
-//! it accepts misses no deadline there).
+//! least `interarrival` it can draw), `D` its `deadline`, `J` its `jitter` plus what its timer adds (a
+//! tick-granular timer releases a request up to one tick late, an `rtc:<Hz>` one up to one of its
+//! periods: release jitter, Regehr §5.5), priorities from `priority` (larger is more urgent); blocking
+//! is given per task on the command line. The analysis is exact for preemptive fixed priorities on one
+//! CPU with zero-cost context switches and high-resolution timers (the simulator's `fifo` policy), and
+//! an upper bound with tick-granular ones (a property test checks both against the simulator).
 
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use workload::{Model, Nanos, Scenario};
+use workload::{Model, Nanos, Scenario, TimerKind};
 
 /// One task as the analysis sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,13 +165,20 @@ pub fn from_scenario(
                 g => g,
             },
         };
+        // A timer that fires on a tick, or on a periodic clock, releases the request up to a period of it late.
+        let lateness = match t.effective_timer(&scn.machine) {
+            TimerKind::Hr => 0,
+            TimerKind::Tick if scn.machine.hz == 0 => 0,
+            TimerKind::Tick => 1_000_000_000u64.div_ceil(u64::from(scn.machine.hz)),
+            TimerKind::Rtc(f) => 1_000_000_000u64.div_ceil(u64::from(f)),
+        };
         tasks.push(RtaTask {
             name: t.name.clone(),
             priority: t.priority,
             exec,
             period,
             deadline: p.deadline,
-            jitter: t.jitter.unwrap_or(0),
+            jitter: t.jitter.unwrap_or(0).saturating_add(lateness),
             blocking: blocking.get(&t.name).copied().unwrap_or(0),
         });
     }

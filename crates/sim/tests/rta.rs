@@ -1,11 +1,12 @@
 //! `smartsim rta` against the simulator: a task set the response-time analysis accepts never misses a
-//! deadline when simulated under fixed priorities (`fifo`) on one CPU with exact timers (hz = 0), and
-//! no simulated response is longer than the analysis's bound (proptest over random task sets with
-//! release jitter, deadlines short and long, equal priorities).
+//! deadline when simulated under fixed priorities (`fifo`) on one CPU, and no simulated response is
+//! longer than the analysis's bound (proptest over random task sets with release jitter, timers
+//! high-resolution or on a 100 Hz tick, deadlines short and long, equal priorities); and Regehr §5.5's
+//! set meets its bound exactly.
 
 use proptest::prelude::*;
 use smartsim::rta::{analyse, RtaTask};
-use workload::{Exec, Model, OnMiss, Periodic, Scenario, TaskSpec};
+use workload::{Exec, Model, OnMiss, Periodic, Scenario, TaskSpec, TimerKind};
 
 const MS: u64 = 1_000_000;
 
@@ -22,16 +23,19 @@ struct Gen {
     /// Release jitter, in tenths of a ms.
     jitter: u64,
     priority: i32,
+    /// Released by a tick-granular timer (at 100 Hz) instead of a high-resolution one.
+    tick: bool,
 }
 
 fn task_gen() -> impl Strategy<Value = Gen> {
-    (0usize..PERIODS.len(), 1u64..60, 50u64..=200, 0u64..30, 0i32..4).prop_map(
-        |(p, exec, deadline_pct, jitter, priority)| Gen {
+    (0usize..PERIODS.len(), 1u64..60, 50u64..=200, 0u64..30, 0i32..4, prop::bool::weighted(0.3)).prop_map(
+        |(p, exec, deadline_pct, jitter, priority, tick)| Gen {
             period: PERIODS[p] * MS,
             exec,
             deadline_pct,
             jitter,
             priority,
+            tick,
         },
     )
 }
@@ -48,7 +52,10 @@ fn scenario(set: &[Gen]) -> (Scenario, Vec<RtaTask>) {
         let mut t = TaskSpec::new(&name, Model::Periodic(p));
         t.priority = g.priority;
         t.jitter = (jitter > 0).then_some(jitter);
+        t.timer = Some(if g.tick { TimerKind::Tick } else { TimerKind::Hr });
         tasks.push(t);
+        // A tick at 100 Hz releases the request up to 10 ms late.
+        let jitter = jitter + if g.tick { 10 * MS } else { 0 };
         analysed.push(RtaTask {
             name,
             priority: g.priority,
@@ -62,7 +69,10 @@ fn scenario(set: &[Gen]) -> (Scenario, Vec<RtaTask>) {
     // Two hyperperiods (200 ms each at most) and the longest jitter: the worst case of release phasing
     // (all released together at 0) is in the first, and each later request is drawn late at random.
     let mut scn = Scenario::new("rta", 400 * MS, 1, "fifo", tasks);
-    scn.machine.hz = 0;
+    scn.machine.hz = 100;
+    // The analysis reads the same from the scenario.
+    let (read, _) = smartsim::rta::from_scenario(&scn, &Default::default()).expect("analysable");
+    assert_eq!(read, analysed);
     (scn, analysed)
 }
 
@@ -94,8 +104,8 @@ fn the_critical_instant_is_reached_and_the_bound_is_tight() {
     // Regehr §5.5's set, released together at 0 with no jitter: the simulated worst response of the
     // lower task is exactly the analysis's 29 ms.
     let set = [
-        Gen { period: 8 * MS, exec: 30, deadline_pct: 100, jitter: 0, priority: 2 },
-        Gen { period: 33 * MS, exec: 170, deadline_pct: 100, jitter: 0, priority: 1 },
+        Gen { period: 8 * MS, exec: 30, deadline_pct: 100, jitter: 0, priority: 2, tick: false },
+        Gen { period: 33 * MS, exec: 170, deadline_pct: 100, jitter: 0, priority: 1, tick: false },
     ];
     let (scn, analysed) = scenario(&set);
     let bounds = analyse(&analysed);
