@@ -277,7 +277,10 @@ impl Sim<'_> {
             preemptions: 0,
             server_exec,
         };
-        if t.late == LateRule::DropAtDeadline {
+        // Released at or after its deadline (a tick-granular timer fired late): under `on_miss =
+        // "abort"` it is dropped at once, without running (a frame woken too late to be shown).
+        let too_late = t.late == LateRule::DropAtDeadline && now >= planned.deadline;
+        if t.late == LateRule::DropAtDeadline && !too_late {
             self.push(planned.deadline, Ev::Abort, i as u32);
         }
         if self.trace.is_some() {
@@ -287,6 +290,11 @@ impl Sim<'_> {
                 at: now,
                 deadline: Some(planned.deadline),
             });
+        }
+        if too_late {
+            self.complete_job(i, &job, Dropped::Aborted);
+            self.schedule_release(i);
+            return;
         }
         self.tasks[i].pending.push_back(job);
         self.schedule_release(i);
