@@ -202,34 +202,23 @@ discard = "{discard}"
     assert!(f.late > f.on_time, "{f:?}");
 }
 
+/// A fork-and-wait job alone for 1 s, 10 ms forks and 40 ms children, with `keys` of its own.
+fn forkwait_alone(keys: &str) -> smartsim::SimResult {
+    run(&format!(
+        "[machine]\nduration = \"1s\"\n[[task]]\nname = \"make\"\nmodel = \"forkwait\"\nfork = \"10ms\"\nchild = \"40ms\"\n{keys}\n"
+    ))
+}
+
 #[test]
 fn a_fork_and_wait_job_takes_its_forks_and_children_an_iteration() {
     // Alone: 10 ms fork, 40 ms child, twice an iteration: every iteration takes 100 ms, 10 in 1 s.
-    let r = run(r#"
-[machine]
-duration = "1s"
-[[task]]
-name = "make"
-model = "forkwait"
-fork = "10ms"
-child = "40ms"
-children = 2
-"#);
+    let r = forkwait_alone("children = 2");
     let t = r.task("make").unwrap();
     let it = t.iterations.as_ref().unwrap();
     assert_eq!((it.count, it.time_ns.mean, it.time_ns.sd), (10, 100.0 * MS as f64, 0.0));
     assert_eq!(t.cpu_ns, 1000 * MS);
     // With `count`, it leaves after its last iteration.
-    let r = run(r#"
-[machine]
-duration = "1s"
-[[task]]
-name = "make"
-model = "forkwait"
-fork = "10ms"
-child = "40ms"
-count = 3
-"#);
+    let r = forkwait_alone("count = 3");
     let t = r.task("make").unwrap();
     assert_eq!((t.iterations.as_ref().unwrap().count, t.finish_ns), (3, Some(150 * MS)));
 }

@@ -177,51 +177,27 @@ fn a_trace_reader_takes_every_tick_rate_a_scenario_does() {
     assert_eq!(trace::MAX_HZ, workload::MAX_HZ);
 }
 
+/// A task released every 10 ms from 5 ms by a 100 Hz tick (5 ms late), 1 ms each, due `deadline` after
+/// its nominal release, dropped at its deadline.
+fn released_on_a_tick(deadline: &str) -> workload::Scenario {
+    scn(&format!(
+        "[machine]\nduration = \"1s\"\nhz = 100\ntimer = \"tick\"\n[scheduler]\npolicy = \"edf\"\n[[task]]\nname = \"p\"\n\
+         model = \"periodic\"\nperiod = \"10ms\"\ndeadline = \"{deadline}\"\nexec = \"1ms\"\nstart = \"5ms\"\non_miss = \"abort\"\n"
+    ))
+}
+
 /// Issue 36: a request that a tick-granular timer releases at or after its deadline, under `on_miss =
 /// "abort"`, is dropped at its release without running (a frame woken too late to be shown); one
 /// released in time runs.
 #[test]
 fn a_request_released_after_its_deadline_is_aborted_without_running() {
-    // Nominal releases at 5, 15, 25 ms...; a 100 Hz tick wakes the task 5 ms late, past its 3 ms deadline.
-    let s = scn(r#"
-[machine]
-duration = "1s"
-hz = 100
-timer = "tick"
-[scheduler]
-policy = "edf"
-[[task]]
-name = "p"
-model = "periodic"
-period = "10ms"
-deadline = "3ms"
-exec = "1ms"
-start = "5ms"
-on_miss = "abort"
-"#);
-    let r = smartsim::run_scenario(&s, None).unwrap();
+    // Woken at 10, 20, ..., 990 ms (the wake-up at 1 s is the run's end), past a 3 ms deadline.
+    let r = smartsim::run_scenario(&released_on_a_tick("3ms"), None).unwrap();
     let t = &r.tasks[0];
     let d = t.deadlines.as_ref().unwrap();
-    // Woken at 10, 20, ..., 990 ms (the wake-up at 1 s is the run's end).
     assert_eq!((d.met, d.aborted), (0, 99));
     assert_eq!(t.cpu_ns, 0, "no request ran");
     // With a deadline past the tick, every request runs and is met.
-    let s = scn(r#"
-[machine]
-duration = "1s"
-hz = 100
-timer = "tick"
-[scheduler]
-policy = "edf"
-[[task]]
-name = "p"
-model = "periodic"
-period = "10ms"
-deadline = "7ms"
-exec = "1ms"
-start = "5ms"
-on_miss = "abort"
-"#);
-    let r = smartsim::run_scenario(&s, None).unwrap();
+    let r = smartsim::run_scenario(&released_on_a_tick("7ms"), None).unwrap();
     assert_eq!(r.tasks[0].deadlines.as_ref().unwrap().met, 99);
 }
