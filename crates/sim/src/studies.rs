@@ -1096,6 +1096,39 @@ fn s63_search_nice(scenarios: &mut [Scenario]) -> anyhow::Result<String> {
     ))
 }
 
+// ----- Regehr 2002, §5.5 -----
+
+fn met(r: &SimResult, name: &str) -> f64 {
+    task(r, name).and_then(|t| t.deadlines.as_ref()).map_or(f64::NAN, |d| d.met as f64)
+}
+
+fn missed_pct(r: &SimResult, name: &str) -> f64 {
+    task(r, name).and_then(|t| t.deadlines.as_ref()).map_or(f64::NAN, |d| {
+        let n = d.met + d.missed;
+        if n == 0 {
+            f64::NAN
+        } else {
+            100.0 * d.missed as f64 / n as f64
+        }
+    })
+}
+
+const REGEHR_QUANTITIES: &[Quantity] = &[
+    q!("t0_met", "task 0 deadlines met", |r| met(r, "task 0")),
+    q!("t0_missed", "task 0 deadlines missed", |r| missed(r, "task 0")),
+    q!("t1_met", "task 1 deadlines met", |r| met(r, "task 1")),
+    q!("t1_missed", "task 1 deadlines missed", |r| missed(r, "task 1")),
+    q!("t1_missed_pct", "task 1 deadlines missed %", |r| missed_pct(r, "task 1")),
+];
+
+/// Task `k`'s worst-case response time by `smartsim rta` on variant `v`'s scenario, ms (NaN: no bound).
+fn regehr_wcrt_ms(r: &StudyRun, v: &str, k: usize) -> f64 {
+    let scn = &r.scenarios[r.study.variant(v)];
+    crate::rta::from_scenario(scn, &Default::default())
+        .map(|(tasks, _)| crate::rta::analyse(&tasks)[k].wcrt_ns.map_or(f64::NAN, |w| w as f64 / 1e6))
+        .unwrap_or(f64::NAN)
+}
+
 /// The schedulers of §6.4.3 drawn in its figures, in the paper's order.
 const SCHEDULERS: &[&str] = &["UNIX RT", "UNIX TS", "WFQ", "SMART"];
 /// With today's Linux beside them.
@@ -2067,6 +2100,104 @@ pub static STUDIES: &[Study] = &[
                 ],
                 variants: &["SMART"],
                 y_label: "% of frames (characters)",
+            }),
+        }],
+        tune: None,
+    },
+    Study {
+        id: "regehr-5.5",
+        source: "Regehr 2002, §5.5",
+        about: "Regehr's Hourglass (2002), §5.5: two real-time tasks in rate-monotonic priorities on one CPU \
+                with a 100 Hz clock, task 0 needing 3 ms every 8 ms (woken by its device: a high-resolution \
+                timer) and task 1 17 ms every 33 ms (video, woken by usleep on the tick). Response-time \
+                analysis (smartsim rta) says 3 and 29 ms, feasible; Hourglass found task 1 missing about half \
+                its deadlines, because the tick wakes it up to 10 ms late (release jitter) and Linux busy-waits \
+                a real-time usleep of 2 ms or less (19 ms of run time instead of 17). Both tasks on \
+                high-resolution timers, or task 1 cut to 12 ms, meet every deadline. Paper's runs: 8 to 10 s; \
+                ours 10 s.",
+        variants: &[
+            variant!("task 1 on the tick", "regehr-5.5-tick.toml"),
+            variant!("both high-resolution", "regehr-5.5-hr.toml"),
+            variant!("task 1 at 12 ms", "regehr-5.5-tick-12ms.toml"),
+        ],
+        quantities: REGEHR_QUANTITIES,
+        paper: &[
+            ("task 1 on the tick", "t0_missed", 0.0),
+            ("task 1 on the tick", "t0_met", 1001.0),
+            ("task 1 on the tick", "t1_missed", 142.0),
+            ("task 1 on the tick", "t1_met", 143.0),
+            ("task 1 on the tick", "t1_missed_pct", 100.0 * 142.0 / 285.0),
+            ("both high-resolution", "t0_missed", 0.0),
+            ("both high-resolution", "t0_met", 1003.0),
+            ("both high-resolution", "t1_missed", 0.0),
+            ("both high-resolution", "t1_met", 304.0),
+            ("both high-resolution", "t1_missed_pct", 0.0),
+            ("task 1 at 12 ms", "t0_missed", 0.0),
+            ("task 1 at 12 ms", "t0_met", 1001.0),
+            ("task 1 at 12 ms", "t1_missed", 0.0),
+            ("task 1 at 12 ms", "t1_met", 303.0),
+            ("task 1 at 12 ms", "t1_missed_pct", 0.0),
+        ],
+        claims: &[
+            Claim {
+                text: "Response-time analysis gives task 0 3 ms and task 1 29 ms, within its 33 ms period",
+                check: |r| {
+                    let (a, b) = (regehr_wcrt_ms(r, "both high-resolution", 0), regehr_wcrt_ms(r, "both high-resolution", 1));
+                    order(a == 3.0 && b == 29.0, a == 3.0 && b == 29.0)
+                },
+                reason: "",
+            },
+            Claim {
+                text: "With 8 ms of release jitter (and 19 ms of run time) the analysis gives task 1 39 ms, past its \
+                       period; ours, counting the tick's 10 ms of jitter with 17 ms, also 39 ms",
+                check: |r| {
+                    let w = regehr_wcrt_ms(r, "task 1 on the tick", 1);
+                    order(w == 39.0, w == 39.0)
+                },
+                reason: "",
+            },
+            Claim {
+                text: "Task 1 waking by usleep on the tick misses about as many deadlines as it hits (142 of 285); \
+                       task 0 misses none",
+                check: |r| {
+                    Judged::all(&[
+                        r.above("task 1 on the tick", "t1_missed_pct", 40.0),
+                        r.below("task 1 on the tick", "t0_missed", 0.5),
+                    ])
+                },
+                reason: "Ours misses 91 of 303 (30 %): the tick's release jitter alone. Linux also busy-waits a \
+                         real-time usleep of 2 ms or less, which adds up to 2 ms to task 1's run time; we do not \
+                         model it yet (with 19 ms of execution ours misses 227 of 303, more than the paper's: \
+                         the busy-wait adds 2 ms only to some requests).",
+            },
+            Claim {
+                text: "Both tasks on high-resolution timers meet every deadline, as the analysis predicts",
+                check: |r| {
+                    Judged::all(&[
+                        r.below("both high-resolution", "t0_missed", 0.5),
+                        r.below("both high-resolution", "t1_missed", 0.5),
+                    ])
+                },
+                reason: "",
+            },
+            Claim {
+                text: "Task 1 cut to 12 ms meets every deadline even on the tick",
+                check: |r| Judged::all(&[r.below("task 1 at 12 ms", "t0_missed", 0.5), r.below("task 1 at 12 ms", "t1_missed", 0.5)]),
+                reason: "",
+            },
+        ],
+        tables: &[("Deadlines met and missed in 10 s", &["task 1 on the tick", "both high-resolution", "task 1 at 12 ms"])],
+        figures: &[Figure {
+            id: "regehr-5.5",
+            title: "Task 1's deadlines missed",
+            caption: "Not a figure of the paper: its §5.5 results (thread 1: missed 142, hit 143; 0 and 304; 0 and \
+                      303) as bars",
+            see: "On the tick, the release jitter makes task 1 miss a third of its deadlines in ours, half in the \
+                  paper's (which also busy-waits short sleeps); with high-resolution timers or 12 ms, none.",
+            plot: Plot::Bars(Bars {
+                bars: &[("t1_missed_pct", "task 1 missed %")],
+                variants: &["task 1 on the tick", "both high-resolution", "task 1 at 12 ms"],
+                y_label: "% of deadlines missed",
             }),
         }],
         tune: None,

@@ -184,7 +184,7 @@ pub(crate) fn reproduce(
     );
     let mut html = HtmlReport::new("SMART (Nieh 1999) reproduced by smartsim");
     html.intro(&format!(
-        "The experiments of chapters 2 and 6 of {}, run in the simulator with the scenarios of \
+        "The experiments of chapters 2 and 6 of {}, and of §5.5 of Regehr's Hourglass (2002), run in the simulator with the scenarios of \
          scenarios/papers/ (the applications of §6.4 are scenarios/apps/). The first section is the \
          table of verdicts: an experiment is reproduced when every statement the paper makes of it \
          holds in ours, differs when some do not (the reason is given) and at least half do, not \
@@ -312,10 +312,13 @@ pub(crate) fn reproduce(
             let svg = study_figure(&run, f);
             files.extend(write(f.id, &svg)?);
             let n = f.id.trim_start_matches("fig");
-            drawings.push((
-                svg,
-                format!("Figure {n} of the dissertation: {}\n\nWhat to see: {}", f.caption, f.see),
-            ));
+            // A figure of our own says so in its caption.
+            let caption = if f.caption.starts_with("Not a figure") {
+                f.caption.to_string()
+            } else {
+                format!("Figure {n} of the dissertation: {}", f.caption)
+            };
+            drawings.push((svg, format!("{caption}\n\nWhat to see: {}", f.see)));
         }
         match format {
             Format::Json => {
