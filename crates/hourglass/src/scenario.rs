@@ -892,7 +892,7 @@ fn simulated_only_models(scn: &Scenario) -> Vec<Diagnostic> {
             _ => continue,
         };
         out.push(Diagnostic {
-            file: if t.file.is_empty() { scn.path.clone() } else { t.file.clone() },
+            file: t.source(&scn.path).to_string(),
             line: t.line,
             col: 1,
             field: format!("task[{i}] (task \"{}\")", t.name),

@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::{Deserialize, Serialize};
 
 use crate::escape::visible;
-use crate::figure::{tick_formatter, y_label_area, FONT, HEIGHT, PALETTE, WIDTH};
+use crate::figure::{tick_formatter, y_label_area, FONT, PALETTE, WIDTH};
 
 /// A grouped bar chart: along x the groups (e.g. schedulers), in each group one bar per series
 /// (e.g. frames on time, early, late, dropped), each series in its own colour in every group.
@@ -40,13 +40,7 @@ impl BarChart {
     /// Renders the chart as a standalone SVG document (960×600 user units, with a `viewBox`).
     /// Deterministic: the same chart gives the same string.
     pub fn to_svg(&self) -> String {
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-            self.draw(&root).unwrap_or_else(|e| panic!("report: plotting {:?} failed: {e}", self.title));
-            root.present().unwrap_or_else(|e| panic!("report: finishing SVG {:?} failed: {e}", self.title));
-        }
-        svg
+        crate::figure::svg_string(&self.title, |root| self.draw(root))
     }
 
     fn cell<T: Copy>(v: &[Vec<T>], g: usize, s: usize) -> Option<T> {

@@ -17,6 +17,22 @@ pub const MAX_PLOT_POINTS: usize = 2000;
 pub(crate) const WIDTH: u32 = 960;
 /// Height of a rendered figure in SVG user units (pixels).
 pub(crate) const HEIGHT: u32 = 600;
+
+/// A chart titled `title` drawn by `draw` as a standalone SVG document of [`WIDTH`]×[`HEIGHT`]
+/// user units. Drawing into a String cannot fail for I/O reasons; plotters only reports errors of the
+/// backend, and the SVG string backend has none. A failure here is a bug.
+pub(crate) fn svg_string(
+    title: &str,
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), DrawingAreaErrorKind<std::io::Error>>,
+) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root).unwrap_or_else(|e| panic!("report: plotting {title:?} failed: {e}"));
+        root.present().unwrap_or_else(|e| panic!("report: finishing SVG {title:?} failed: {e}"));
+    }
+    svg
+}
 /// What a series' legend entry and label draw, counted as points.
 const LEGEND_POINTS: u64 = 8;
 /// The points of a dashed series: two a dash, at most a dash every few pixels along a curve that
@@ -156,15 +172,7 @@ impl Figure {
     /// Renders the figure as a standalone SVG document (960×600 user units, with a `viewBox`,
     /// so it scales). Deterministic: the same figure gives the same string.
     pub fn to_svg(&self) -> String {
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-            // Drawing into a String cannot fail for I/O reasons; plotters only reports errors of
-            // the backend, and the SVG string backend has none. A failure here is a bug.
-            self.draw(&root).unwrap_or_else(|e| panic!("report: plotting {:?} failed: {e}", self.title));
-            root.present().unwrap_or_else(|e| panic!("report: finishing SVG {:?} failed: {e}", self.title));
-        }
-        svg
+        svg_string(&self.title, |root| self.draw(root))
     }
 
     /// Writes [`Figure::to_svg`] to `path`, replacing the file.

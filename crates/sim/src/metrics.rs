@@ -56,6 +56,12 @@ pub struct Welford {
 }
 
 impl Welford {
+    /// The mean and standard deviation (population) of `xs`; both 0 without any.
+    pub fn of(xs: impl IntoIterator<Item = f64>) -> MeanSd {
+        let mut w = Welford::default();
+        xs.into_iter().for_each(|x| w.add(x));
+        w.get()
+    }
     /// Adds a sample.
     pub fn add(&mut self, x: f64) {
         self.n += 1;
@@ -111,18 +117,18 @@ impl TaskMetrics {
             delays_ns: f.delays.clone(),
             dropped_wanted_ns: f.dropped_wanted.clone(),
         });
+        // The response times' mean and sd: a task's latency bands, a fork-and-wait job's iterations.
+        let response = || Welford::of(self.response.iter().map(|&r| r as f64));
         let bands = (!spec.bands.is_empty()).then(|| {
             let mut counts = vec![0u64; spec.bands.len() + 1];
             for &r in &self.response {
                 counts[spec.bands.partition_point(|&b| b <= r)] += 1;
             }
-            let mut w = Welford::default();
-            self.response.iter().for_each(|&r| w.add(r as f64));
             Bands {
                 bounds_ns: spec.bands.clone(),
                 counts,
                 not_done: self.open_at_end,
-                latency_ns: w.get(),
+                latency_ns: response(),
                 latencies: self.response.clone(),
             }
         });
@@ -147,14 +153,10 @@ impl TaskMetrics {
             app: spec.app.clone(),
             frames,
             bands,
-            iterations: forkwait.then(|| {
-                let mut w = Welford::default();
-                self.response.iter().for_each(|&r| w.add(r as f64));
-                Iterations {
-                    count: self.response.len() as u64,
-                    time_ns: w.get(),
-                    times: self.response.clone(),
-                }
+            iterations: forkwait.then(|| Iterations {
+                count: self.response.len() as u64,
+                time_ns: response(),
+                times: self.response.clone(),
             }),
         }
     }

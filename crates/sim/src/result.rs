@@ -123,6 +123,17 @@ pub struct MeanSd {
     pub sd: f64,
 }
 
+impl MeanSd {
+    /// The standard deviation if `sd`, else the mean.
+    pub fn pick(&self, sd: bool) -> f64 {
+        if sd {
+            self.sd
+        } else {
+            self.mean
+        }
+    }
+}
+
 /// A player's frames (see [`TaskResult::frames`]; Nieh §6.4.1, table 6-3: on time within the window
 /// of the wanted time, early, late, dropped).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -149,12 +149,7 @@ pub fn from_scenario(
             others.push(t);
             continue;
         };
-        let at = format!(
-            "{}:{}: task \"{}\"",
-            if t.file.is_empty() { &scn.path } else { &t.file },
-            t.line,
-            t.name
-        );
+        let at = format!("{}:{}: task \"{}\"", t.source(&scn.path), t.line, t.name);
         let exec = p.exec.max().with_context(|| {
             format!("{at}: its exec has no largest value (exp, normal, ar1): give a fixed time or a range")
         })?;
@@ -190,7 +185,7 @@ pub fn from_scenario(
         bail!(
             "{}:{}: task \"{}\" ({}) is not periodic and its priority {} is not below every periodic task's: it \
              could run before them, and the analysis cannot bound it",
-            if t.file.is_empty() { &scn.path } else { &t.file },
+            t.source(&scn.path),
             t.line,
             t.name,
             t.model.name(),

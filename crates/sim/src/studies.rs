@@ -508,23 +508,11 @@ fn done(r: &SimResult, name: &str) -> f64 {
 }
 
 fn latency_ms(r: &SimResult, name: &str, sd: bool) -> f64 {
-    task(r, name).and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
-        if sd {
-            b.latency_ns.sd / 1e6
-        } else {
-            b.latency_ns.mean / 1e6
-        }
-    })
+    task(r, name).and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| b.latency_ns.pick(sd) / 1e6)
 }
 
 fn error_ms(r: &SimResult, name: &str, sd: bool) -> f64 {
-    task(r, name).and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |f| {
-        if sd {
-            f.error_ns.sd / 1e6
-        } else {
-            f.error_ns.mean / 1e6
-        }
-    })
+    task(r, name).and_then(|t| t.frames.as_ref()).map_or(f64::NAN, |f| f.error_ns.pick(sd) / 1e6)
 }
 
 fn missed(r: &SimResult, name: &str) -> f64 {
@@ -786,13 +774,11 @@ const CH2_BASE: [(f64, f64); 3] = [(38.5, 15.7), (112.0, 9.75), (149.0, 6.79)];
 
 /// Typing's latency (ms): mean or sd of the characters displayed; NaN when none was.
 fn ch2_typing(r: &SimResult, sd: bool) -> f64 {
-    task(r, "typing").and_then(|t| t.bands.as_ref()).map_or(f64::NAN, |b| {
-        match (b.counts.iter().sum::<u64>(), sd) {
-            (0, _) => f64::NAN,
-            (_, true) => b.latency_ns.sd / 1e6,
-            (_, false) => b.latency_ns.mean / 1e6,
-        }
-    })
+    if done(r, "typing") > 0.0 {
+        latency_ms(r, "typing", sd)
+    } else {
+        f64::NAN
+    }
 }
 
 /// The video's time between displays (ms), mean or sd, the wait after the last frame shown until the
@@ -800,8 +786,7 @@ fn ch2_typing(r: &SimResult, sd: bool) -> f64 {
 /// than two frames were shown.
 fn ch2_video(r: &SimResult, sd: bool) -> f64 {
     let Some(f) = task(r, "video").and_then(|t| t.frames.as_ref()) else { return f64::NAN };
-    let shown: Vec<f64> =
-        f.wanted_ns.iter().zip(&f.errors).map(|(&w, &e)| (w as f64 + e as f64) / 1e6).collect();
+    let shown: Vec<f64> = shown_ms(f).collect();
     if shown.len() < 2 {
         return f64::NAN;
     }
@@ -815,21 +800,20 @@ fn ch2_video(r: &SimResult, sd: bool) -> f64 {
 
 /// Compute's iteration time (ms), mean or sd; NaN when no iteration was done.
 fn ch2_compute(r: &SimResult, sd: bool) -> f64 {
-    task(r, "compute").and_then(|t| t.iterations.as_ref()).map_or(f64::NAN, |it| match (it.count, sd) {
-        (0, _) => f64::NAN,
-        (_, true) => it.time_ns.sd / 1e6,
-        (_, false) => it.time_ns.mean / 1e6,
+    task(r, "compute").and_then(|t| t.iterations.as_ref()).map_or(f64::NAN, |it| match it.count {
+        0 => f64::NAN,
+        _ => it.time_ns.pick(sd) / 1e6,
     })
 }
 
+/// The mean (or, with `sd`, the standard deviation) of `xs`.
 fn mean_sd(xs: &[f64], sd: bool) -> f64 {
-    let n = xs.len() as f64;
-    let m = xs.iter().sum::<f64>() / n;
-    if sd {
-        (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt()
-    } else {
-        m
-    }
+    crate::metrics::Welford::of(xs.iter().copied()).pick(sd)
+}
+
+/// When each frame a player showed was shown, ms, in order.
+fn shown_ms(f: &crate::result::Frames) -> impl Iterator<Item = f64> + '_ {
+    f.wanted_ns.iter().zip(&f.errors).map(|(&w, &e)| (w as f64 + e as f64) / 1e6)
 }
 
 /// Fig. 2-2's value: the baseline over what was measured, at most 1 (a full bar: as good as alone);
@@ -974,12 +958,9 @@ enum S63 {
 fn s63(r: &SimResult, name: &str, k: usize, what: S63) -> f64 {
     let (from, to) = S63_PHASES[k];
     let Some(f) = task(r, name).and_then(|t| t.frames.as_ref()) else { return f64::NAN };
-    let shown: Vec<(f64, f64)> = f
-        .wanted_ns
-        .iter()
-        .zip(&f.errors)
+    let shown: Vec<(f64, f64)> = shown_ms(f)
         .zip(&f.delays_ns)
-        .map(|((&w, &e), &d)| ((w as f64 + e as f64) / 1e6, d as f64 / 1e6))
+        .map(|(at, &d)| (at, d as f64 / 1e6))
         .filter(|&(at, _)| (from * 1e3..to * 1e3).contains(&at))
         .collect();
     match what {
@@ -1058,8 +1039,8 @@ const S63_QUANTITIES: &[Quantity] = s63_quantities!("V1" 1, "V2" 1, "V1" 2, "V2"
 /// it runs; UNIX TS and UNIX TS2 then run with it.
 fn s63_search_nice(scenarios: &mut [Scenario]) -> anyhow::Result<String> {
     use rayon::prelude::*;
-    let ts = STUDIES.iter().find(|s| s.id == "smart-6.3").expect("the §6.3 study").variant("UNIX TS");
-    let base = scenarios[ts].clone();
+    let study = STUDIES.iter().find(|s| s.id == "smart-6.3").expect("the §6.3 study");
+    let base = scenarios[study.variant("UNIX TS")].clone();
     let v3 = base.tasks.iter().position(|t| t.name == "V3").context("UNIX TS has V3")?;
     let tried: Vec<(i32, f64)> = (0..=60)
         .step_by(5)
@@ -1083,8 +1064,7 @@ fn s63_search_nice(scenarios: &mut [Scenario]) -> anyhow::Result<String> {
         .min_by(|a, b| (a.1 - 2.0).abs().total_cmp(&(b.1 - 2.0).abs()))
         .expect("some priority tried");
     for label in ["UNIX TS", "UNIX TS2"] {
-        let v = STUDIES.iter().find(|s| s.id == "smart-6.3").expect("the §6.3 study").variant(label);
-        if let Some(t) = scenarios[v].tasks.iter_mut().find(|t| t.name == "V3") {
+        if let Some(t) = scenarios[study.variant(label)].tasks.iter_mut().find(|t| t.name == "V3") {
             t.priority = best;
         }
     }

@@ -481,6 +481,15 @@ fn serialize_reservation<S: serde::Serializer>(
 }
 
 impl TaskSpec {
+    /// The file the task was read from: its included file, or else `scenario_path` (the scenario's own).
+    pub fn source<'a>(&'a self, scenario_path: &'a str) -> &'a str {
+        if self.file.is_empty() {
+            scenario_path
+        } else {
+            &self.file
+        }
+    }
+
     /// The timer this task's wake-ups use: its own `timer`, else the machine's.
     pub fn effective_timer(&self, machine: &Machine) -> TimerKind {
         self.timer.unwrap_or(machine.timer)

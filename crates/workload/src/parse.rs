@@ -858,7 +858,7 @@ fn set_on(cx: &mut Ctx, tb: &Tbl, machine: &Machine, tasks: &mut [TaskSpec]) {
 /// Checks that span tasks: names unique across the included files and this one, every `server` the
 /// name of a task of model `"server"` (resolved to its index).
 fn across_tasks(cx: &mut Ctx, root: &Tbl, tasks: &mut [TaskSpec]) {
-    let file_of = |t: &TaskSpec| if t.file.is_empty() { cx.file.to_string() } else { t.file.clone() };
+    let file_of = |t: &TaskSpec| t.source(cx.file).to_string();
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut problems = Vec::new();
     for (i, t) in tasks.iter().enumerate() {

@@ -86,6 +86,20 @@ struct VerdictRow {
     why: String,
 }
 
+impl VerdictRow {
+    /// The row of experiment `id` (at `source`) whose statements came out `judged`.
+    fn of(id: &str, source: &str, judged: &[Judged]) -> VerdictRow {
+        VerdictRow {
+            id: id.to_string(),
+            source: source.to_string(),
+            verdict: Verdict::of(judged),
+            held: judged.iter().filter(|j| **j == Judged::Holds).count(),
+            of: judged.len(),
+            why: reasons(judged),
+        }
+    }
+}
+
 fn verdict_table(rows: &[VerdictRow]) -> Table {
     let mut t = Table::new(&["experiment", "where", "verdict", "statements that hold", "those that do not"]);
     for r in rows {
@@ -209,15 +223,7 @@ pub(crate) fn reproduce(
         let wall = t0.elapsed();
         let verdict = Verdict::of(&judged);
         let statements = statements_table(e.checks.iter().zip(&judged).map(|(c, j)| (c.text, *j, c.reason)));
-        let why = reasons(&judged);
-        verdicts.push(VerdictRow {
-            id: e.id.to_string(),
-            source: e.source.to_string(),
-            verdict,
-            held: judged.iter().filter(|j| **j == Judged::Holds).count(),
-            of: judged.len(),
-            why: why.clone(),
-        });
+        verdicts.push(VerdictRow::of(e.id, e.source, &judged));
         let mut figs = Vec::new();
         let mut files = Vec::new();
         for fig in e.figures {
@@ -295,15 +301,7 @@ pub(crate) fn reproduce(
         let judged = run.judge();
         let verdict = Verdict::of(&judged);
         let statements = statements_table(s.claims.iter().zip(&judged).map(|(c, j)| (c.text, *j, c.reason)));
-        let why = reasons(&judged);
-        verdicts.push(VerdictRow {
-            id: s.id.to_string(),
-            source: s.source.to_string(),
-            verdict,
-            held: judged.iter().filter(|j| **j == Judged::Holds).count(),
-            of: judged.len(),
-            why: why.clone(),
-        });
+        verdicts.push(VerdictRow::of(s.id, s.source, &judged));
         let tables: Vec<(&str, Table)> =
             s.tables.iter().map(|(title, vs)| (*title, study_table(&run, vs))).collect();
         let mut drawings = Vec::new();

@@ -632,30 +632,26 @@ impl Sim<'_> {
             }
             // From a device's ring: a frame that `ring` newer ones have overwritten is lost; with no
             // slot, one captured before the player asked.
-            let captured = p.ring.map(|n| {
-                let lost = match n {
-                    0 => planned.nominal < now,
-                    n => planned.nominal.saturating_add(n.saturating_mul(p.period)) <= now,
-                };
-                (lost, planned.nominal)
-            });
+            let lost = match p.ring {
+                None => false,
+                Some(0) => planned.nominal < now,
+                Some(n) => planned.nominal.saturating_add(n.saturating_mul(p.period)) <= now,
+            };
             if skipped {
                 self.complete_job(i, &job, Dropped::Discarded);
                 continue;
             }
-            if captured.is_some_and(|(lost, _)| lost)
-                || (p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline)
-            {
+            if lost || (p.discard == Discard::Estimate && now.saturating_add(estimate) > planned.deadline) {
                 self.complete_job(i, &job, Dropped::Discarded);
                 self.player_took(i, true);
                 continue;
             }
             let t = &mut self.tasks[i];
             t.skip_to = planned.index.saturating_add(t.rate);
-            self.tasks[i].job = Some(job);
+            t.job = Some(job);
             let paced = p.pace && now.saturating_add(estimate) < wanted.saturating_sub(p.window);
             // Not captured yet: the device's interrupt wakes the player when it is (no timer).
-            let capture = captured.map(|(_, at)| at).filter(|&at| at > now);
+            let capture = (p.ring.is_some() && planned.nominal > now).then_some(planned.nominal);
             if paced || capture.is_some() {
                 let pace_at = if paced { self.timer_fires(wanted - estimate, i) } else { now };
                 let at = pace_at.max(capture.unwrap_or(now));
