@@ -8,7 +8,7 @@
 //! the file with the keys set, validated as any scenario is, every one before any run: a value the
 //! scenario refuses is an error naming it, and nothing runs.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::Serialize;
 use workload::Scenario;
 
@@ -107,6 +107,22 @@ fn set(doc: &mut toml::Table, key: &str, v: toml::Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The scenario `doc` with every `(key, value)` of `pairs` set (values as on the command line), as
+/// TOML text.
+fn set_all(mut doc: toml::Table, pairs: &[(&str, &str)]) -> Result<String, String> {
+    for (k, v) in pairs {
+        set(&mut doc, k, value(v))?;
+    }
+    toml::to_string(&doc).map_err(|e| format!("writing the scenario with its keys set: {e}"))
+}
+
+/// The scenario text `src` with every `(key, value)` of `pairs` set, as `--set` sets them (a study's
+/// variant that is a file with some keys changed).
+pub fn with_keys(src: &str, pairs: &[(&str, &str)]) -> Result<String, String> {
+    let doc: toml::Table = src.parse().map_err(|e| format!("not valid TOML: {e}"))?;
+    set_all(doc, pairs)
+}
+
 /// Every combination of the axes' values, in order (the last axis varies fastest).
 pub fn combinations(axes: &[Axis]) -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> = vec![Vec::new()];
@@ -132,12 +148,10 @@ pub fn scenarios(src: &str, path: &str, axes: &[Axis], combos: &[Vec<String>]) -
     combos
         .iter()
         .map(|combo| {
-            let mut d = doc.clone();
-            let what: Vec<String> = axes.iter().zip(combo).map(|(a, v)| format!("{}={v}", a.key)).collect();
-            for (a, v) in axes.iter().zip(combo) {
-                set(&mut d, &a.key, value(v)).map_err(|e| anyhow::anyhow!("--set {e}"))?;
-            }
-            let text = toml::to_string(&d).context("writing the swept scenario")?;
+            let pairs: Vec<(&str, &str)> =
+                axes.iter().zip(combo).map(|(a, v)| (a.key.as_str(), v.as_str())).collect();
+            let what: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let text = set_all(doc.clone(), &pairs).map_err(|e| anyhow::anyhow!("--set {e}"))?;
             workload::parse_str(&text, path)
                 .map_err(|e| anyhow::anyhow!("{path} with {}: the scenario refuses it:\n{e}", what.join(" ")))
         })

@@ -528,6 +528,22 @@ fn study_figure(run: &StudyRun, f: &studies::Figure) -> String {
             fig.log_x = matches!(of, Distribution::Latencies(_));
             fig.to_svg()
         }
+        studies::Plot::Against { key, series, x_label, y_label } => {
+            let mut fig = Figure::new(f.title, x_label, y_label);
+            for (legend, prefix) in *series {
+                let mut pts: Vec<(f64, f64)> = s
+                    .variants
+                    .iter()
+                    .filter_map(|v| {
+                        let x = studies::number_after(v.label, prefix)?;
+                        Some((x, run.estimate(v.label, key).mean))
+                    })
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                fig.measured.push(Series::new(legend.to_string(), pts));
+            }
+            fig.to_svg()
+        }
         studies::Plot::CumulativeCpu { task, variants } => {
             let mut fig = Figure::new(f.title, "wall time (s)", "cumulative execution time (s)");
             let mut end = 0.0f64;
