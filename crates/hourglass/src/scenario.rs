@@ -889,6 +889,10 @@ fn simulated_only_models(scn: &Scenario) -> Vec<Diagnostic> {
             (Model::Player(_), _) => "a media player (model \"player\")",
             (Model::ForkWait { .. }, _) => "a fork-and-wait job (model \"forkwait\")",
             (_, Some(_)) => "a client of a server (key `server`)",
+            (Model::Periodic(p), _) if p.busy_wait > 0 => {
+                "a periodic task that spins until its next request (key `busy_wait`, Linux 2.4's short \
+                 usleep)"
+            }
             _ => continue,
         };
         out.push(Diagnostic {

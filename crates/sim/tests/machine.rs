@@ -201,3 +201,41 @@ fn a_request_released_after_its_deadline_is_aborted_without_running() {
     let r = smartsim::run_scenario(&released_on_a_tick("7ms"), None).unwrap();
     assert_eq!(r.tasks[0].deadlines.as_ref().unwrap().met, 99);
 }
+
+/// Issue 36, Linux 2.4's short real-time `usleep` (Regehr §5.5): a task 4 ms every 10 ms from 5 ms,
+/// woken by a 100 Hz tick. Asleep, a request is woken at the next tick (5 ms late); with `busy_wait =
+/// "2ms"`, one that ends 1 ms before its next request spins through that millisecond on the CPU and
+/// the next request starts at its exact time, the one after that sleeps again: every other request
+/// is on time, and the spins are CPU the task used.
+#[test]
+fn a_short_wait_is_spun_through_and_the_request_starts_on_time() {
+    let run = |busy: &str| {
+        let s = scn(&format!(
+            "[machine]\nduration = \"1s\"\nhz = 100\n[scheduler]\npolicy = \"fifo\"\n[[task]]\nname = \"v\"\n\
+             model = \"periodic\"\nperiod = \"10ms\"\nexec = \"4ms\"\nstart = \"5ms\"\ntimer = \"tick\"\n\
+             on_miss = \"finish\"\n{busy}"
+        ));
+        let mut sim = smartsim::simulator(&s, None).unwrap();
+        sim.record_jobs();
+        sim.run_until(u64::MAX);
+        sim.finish_all()
+    };
+    let (asleep, jobs) = run("");
+    assert!(jobs.iter().all(|j| j.release_ns % 10_000_000 == 0), "every request woken on a tick");
+    assert_eq!(asleep.tasks[0].cpu_ns, 99 * 4_000_000);
+    let (spun, jobs) = run("busy_wait = \"2ms\"\n");
+    for j in &jobs {
+        // Requests 0, 2, 4, ... are woken by the tick at 10, 30, ... ms; 1, 3, ... start at 15, 35, ...
+        let want = if j.job % 2 == 0 {
+            10_000_000 + 20_000_000 * (j.job / 2)
+        } else {
+            15_000_000 + 20_000_000 * (j.job / 2)
+        };
+        assert_eq!(j.release_ns, want, "request {}", j.job);
+        assert_eq!(j.start_ns, Some(want), "request {} starts at its release", j.job);
+    }
+    let n = jobs.len() as u64;
+    let spins = jobs.iter().filter(|j| j.job % 2 == 1).count() as u64;
+    assert_eq!(spun.tasks[0].cpu_ns, n * 4_000_000 + spins * 1_000_000, "each spin is 1 ms of CPU");
+    assert!(spun.tasks[0].deadlines.as_ref().unwrap().met == n);
+}

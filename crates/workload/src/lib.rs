@@ -108,7 +108,7 @@
 //! |---------------|-----------------------------------------------------------------------|
 //! | every task    | `name model share priority latency_tolerance start stop jitter timer working_set cpus nice class runtime dl_deadline dl_period app` |
 //! | `cpu`         | `work`                                                                |
-//! | `periodic`    | `exec` and `period` or `interarrival` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify bands server server_exec wait` |
+//! | `periodic`    | `exec` and `period` or `interarrival` (required), `deadline count on_miss estimate estimate_alpha estimate_factor estimate_initial notify time_constraint busy_wait bands server server_exec wait` |
 //! | `interactive` | `think` and `burst` (required), `count bands server server_exec wait` |
 //! | `server`      | none: its clients' `server_exec` is its work                          |
 //! | `player`      | `exec` and `period` or `interarrival` (required), `count window delay pace discard ring estimate_alpha estimate_factor estimate_initial server server_exec wait` |
@@ -693,6 +693,10 @@ pub struct Periodic {
     /// (SMART §3.4.1); false: a conventional application, whose deadline only counts requests met and
     /// missed (and which hears of no miss).
     pub time_constraint: bool,
+    /// Key `busy_wait` (default 0: none): a wait for the next request of at most this long is spent
+    /// spinning on the CPU rather than asleep, and the request then starts at its exact time, whatever
+    /// the task's timer (Linux 2.4's `usleep` of 2 ms or less in a real-time class, Regehr §5.5).
+    pub busy_wait: Nanos,
 }
 
 /// Default `estimate_alpha`: the weight of the newest request in the EWMA estimate.
@@ -718,6 +722,7 @@ impl Periodic {
             estimate: Estimate::Ewma { alpha: EWMA_ALPHA, factor: EWMA_FACTOR, initial: None },
             notify: Notify::Asap,
             time_constraint: true,
+            busy_wait: 0,
         }
     }
 

@@ -80,6 +80,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "estimate_initial",
             "notify",
             "time_constraint",
+            "busy_wait",
             "bands",
             "server",
             "server_exec",
@@ -1606,6 +1607,18 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
     }
     let input_delay = t.exec(cx, "input_delay");
     let time_constraint = t.boolean(cx, "time_constraint").unwrap_or(true);
+    let busy_wait = t.positive_time(cx, "busy_wait").unwrap_or(0);
+    if busy_wait >= period && t.get("busy_wait").is_some() {
+        cx.err(
+            t.at_value("busy_wait"),
+            &t.field("busy_wait"),
+            format!(
+                "busy_wait {} must be shorter than the period {}: the task would never sleep",
+                format_time(busy_wait),
+                format_time(period)
+            ),
+        );
+    }
     if interarrival.is_some() && t.get("deadline").is_none() {
         cx.err(
             t.at,
@@ -1625,6 +1638,7 @@ fn periodic(cx: &mut Ctx, t: &Tbl, jitter: Option<Nanos>) -> Option<Periodic> {
         estimate: estimate?,
         notify,
         time_constraint,
+        busy_wait,
     })
 }
 

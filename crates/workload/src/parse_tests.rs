@@ -189,6 +189,7 @@ fn every_key_example_sets_every_field() {
                     estimate: Estimate::Ewma { alpha: 0.5, factor: 1.1, initial: None },
                     notify: Notify::Asap,
                     time_constraint: true,
+                    busy_wait: 2_000_000,
                 })
             )
         }

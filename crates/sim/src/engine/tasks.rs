@@ -160,6 +160,10 @@ pub(super) struct TaskRt<'s> {
     skip_to: u64,
     taken: u32,
     late_taken: u32,
+    /// A periodic task spins on the CPU until its next request (`busy_wait`), and release events of
+    /// its timer still pending for requests the spin released itself (to be ignored).
+    spinning: bool,
+    stale_releases: u32,
 }
 
 /// Frames an adapting player takes between two decisions on its rate.
@@ -198,6 +202,8 @@ impl<'s> TaskRt<'s> {
             skip_to: 0,
             taken: 0,
             late_taken: 0,
+            spinning: false,
+            stale_releases: 0,
         }
     }
 
@@ -237,6 +243,8 @@ impl Sim<'_> {
                     Model::Player(_) => self.player_next(i),
                 }
             }
+            Ev::Release if self.tasks[i].stale_releases > 0 => self.tasks[i].stale_releases -= 1,
+            Ev::Release if self.tasks[i].spinning => self.end_spin(i),
             Ev::Release => self.release(i),
             Ev::Wake => {
                 if self.state(i) == State::Blocked && self.tasks[i].life == Life::Live {
@@ -332,6 +340,38 @@ impl Sim<'_> {
         }
     }
 
+    /// A periodic task's spin ends, by its own CPU (it spun until its request) or by its timer's
+    /// release event (it was preempted while spinning): the request is released now and taken.
+    fn end_spin(&mut self, i: usize) {
+        self.tasks[i].spinning = false;
+        if let Some(c) = self.tasks[i].on_cpu {
+            self.sync(c as usize);
+        }
+        self.release(i);
+        match self.state(i) {
+            State::Running(_) => self.after_job(i),
+            _ => {
+                self.next_job(i);
+            }
+        }
+    }
+
+    /// Whether periodic task `i`, done with its requests, spins until its next one rather than
+    /// sleeping (`busy_wait`), and if so starts the spin.
+    fn spin_until_next(&mut self, i: usize) -> bool {
+        let Model::Periodic(p) = &self.scn.tasks[i].model else { return false };
+        let Some(next) = self.tasks[i].next.as_ref() else { return false };
+        let wait = next.at.saturating_sub(self.now);
+        if p.busy_wait == 0 || wait == 0 || wait > p.busy_wait || self.tasks[i].life != Life::Live {
+            return false;
+        }
+        self.tasks[i].spinning = true;
+        self.tasks[i].remaining = wait;
+        let c = self.tasks[i].on_cpu.expect("running on a CPU") as usize;
+        self.arm(c);
+        true
+    }
+
     /// Plans the next release of a periodic task, if it has one.
     fn schedule_release(&mut self, i: usize) {
         if !matches!(self.scn.tasks[i].model, Model::Periodic(_)) {
@@ -412,6 +452,11 @@ impl Sim<'_> {
                 self.metrics.tasks[i].finish = Some(self.now);
                 self.stop_running(i, Stop::Blocked);
                 self.exit(i);
+            }
+            Model::Periodic(_) if self.tasks[i].spinning => {
+                // Spun until its request's time: released now; its timer's event comes later.
+                self.tasks[i].stale_releases += 1;
+                self.end_spin(i);
             }
             Model::Periodic(_) => {
                 let job = self.tasks[i].job.take().expect("a running periodic task has a request");
@@ -793,6 +838,9 @@ impl Sim<'_> {
             // A new constraint: the policy decides again.
             let c = self.tasks[i].on_cpu.expect("running on a CPU");
             self.core.request(c);
+            return;
+        }
+        if self.spin_until_next(i) {
             return;
         }
         self.stop_running(i, Stop::Blocked);
