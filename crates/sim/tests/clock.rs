@@ -96,3 +96,17 @@ fn regehr_5_5_the_tick_makes_task_1_miss() {
     assert_eq!(run("regehr-5.5-hr.toml").iter().map(|m| m.1).sum::<u64>(), 0);
     assert_eq!(run("regehr-5.5-tick-12ms.toml").iter().map(|m| m.1).sum::<u64>(), 0);
 }
+
+/// Dannenberg et al. 1993, §6: a loop makes 1530 iterations/s at 100 Hz and 1333.6 at 2000 Hz, so a
+/// clock interrupt costs 67 us. With the simulator's tick handler at 67 us, the loop's progress at
+/// each rate is 1 − rate × 67 us, and the paper's two rates come back.
+#[test]
+fn dannenberg_6_the_clock_costs_the_loop_67_us_per_interrupt() {
+    let r = study("dannenberg-6");
+    for (v, hz) in [("100 Hz", 100.0), ("1000 Hz", 1000.0), ("2000 Hz", 2000.0)] {
+        let p = r.estimate(v, "progress").mean / 100.0;
+        assert!((p - (1.0 - hz * 67e-6)).abs() < 1e-3, "{v}: progress {p}");
+    }
+    let at_2000 = r.estimate("2000 Hz", "iterations").mean;
+    assert!((at_2000 - 1333.6).abs() < 0.01 * 1333.6, "{at_2000} iterations/s at 2000 Hz");
+}
