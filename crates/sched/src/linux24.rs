@@ -15,7 +15,8 @@
 //! shifts by the kernel's `HZ` band so that a slice stays near 50 ms: `x >> 2` below 200 Hz, `x >> 1`
 //! below 400, `x` below 800, `x << 1` below 1600, `x << 2` from 1600 ([`nice_to_ticks`]). At 100 Hz
 //! that is 6 ticks (60 ms) at nice 0, 11 (110 ms) at nice −20 and 1 (10 ms) at nice 19; at 1000 Hz
-//! 41, 81 and 3 ticks (41, 81 and 3 ms).
+//! 41, 81 and 3 ticks (41, 81 and 3 ms). Option `rr_ticks` gives every `SCHED_RR` task a slice of
+//! that many ticks instead (a kernel built with its own quantum: Etsion 2003 §7 ran 20,000 Hz with 2).
 //!
 //! **State per task.** Its policy: `SCHED_FIFO` or `SCHED_RR` when [`TaskParams::class`] is
 //! `"fifo"` or `"rr"` (real time, `rt_priority` = [`TaskParams::priority`] clamped to 1..99), else
@@ -180,6 +181,8 @@ struct Task {
 pub struct Linux24 {
     hz: u32,
     tick: Nanos,
+    /// A `SCHED_RR` task's slice in ticks instead of `NICE_TO_TICKS` (option `rr_ticks`; 0: none).
+    rr_ticks: u32,
     /// An SMP kernel (2 CPUs or more): the CPU bonus counts.
     smp: bool,
     tasks: Vec<Task>,
@@ -200,6 +203,7 @@ impl Linux24 {
         Linux24 {
             hz,
             tick: tick_of(hz),
+            rr_ticks: 0,
             smp: cpus > 1,
             tasks: Vec::new(),
             runqueue: Vec::new(),
@@ -207,6 +211,23 @@ impl Linux24 {
             last_schedule: vec![0; cpus],
             recalculations: 0,
             yields: 0,
+        }
+    }
+
+    /// With every `SCHED_RR` task's slice `ticks` ticks instead of `NICE_TO_TICKS(nice)` (0: the
+    /// macro's), as a kernel built with its own quantum (Etsion 2003 §7: 2 ticks at 20,000 Hz).
+    pub fn with_rr_ticks(mut self, ticks: u32) -> Self {
+        self.rr_ticks = ticks;
+        self
+    }
+
+    /// The slice of task `i` in ticks: `NICE_TO_TICKS(nice)`, or `rr_ticks` for a `SCHED_RR` task.
+    fn slice_ticks(&self, i: usize) -> u32 {
+        let t = &self.tasks[i];
+        if t.class == Class::Rr && self.rr_ticks > 0 {
+            self.rr_ticks
+        } else {
+            nice_to_ticks(t.nice, self.hz)
         }
     }
 
@@ -273,7 +294,7 @@ impl Linux24 {
             }
             let t = TaskId(i as u32);
             let now = self.live_counter(t, v);
-            let new = (now >> 1) + nice_to_ticks(self.tasks[i].nice, self.hz);
+            let new = (now >> 1) + self.slice_ticks(i);
             // A running task's counter is kept as at its dispatch: shift it by the change.
             let s = &mut self.tasks[i];
             s.counter = s.counter - now + new;
@@ -308,8 +329,7 @@ impl Policy for Linux24 {
     fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         *slot(&mut self.tasks, t) = Task { live: true, ..Default::default() };
         self.set(t, p);
-        let s = &mut self.tasks[t.idx()];
-        s.counter = nice_to_ticks(s.nice, self.hz);
+        self.tasks[t.idx()].counter = self.slice_ticks(t.idx());
     }
 
     fn exit(&mut self, t: TaskId, _v: &View) {
@@ -344,10 +364,10 @@ impl Policy for Linux24 {
         };
         s.counter = s.counter.saturating_sub(ticks);
         s.partial = partial;
-        let (class, nice) = (s.class, s.nice);
+        let class = s.class;
         // schedule(): an exhausted SCHED_RR task gets a new slice and goes last.
         if class == Class::Rr && s.counter == 0 {
-            s.counter = nice_to_ticks(nice, self.hz);
+            self.tasks[t.idx()].counter = self.slice_ticks(t.idx());
             self.move_last(t);
         }
         match why {
@@ -471,8 +491,18 @@ impl Policy for Linux24 {
 }
 
 /// The options of `linux-2.4`.
-const OPTIONS: &[OptionDoc] =
-    &[opt("hz", "100", "the kernel's HZ: ticks per second; a tick is 1/hz, slices are NICE_TO_TICKS ticks")];
+const OPTIONS: &[OptionDoc] = &[
+    opt("hz", "100", "the kernel's HZ: ticks per second; a tick is 1/hz, slices are NICE_TO_TICKS ticks"),
+    opt(
+        "rr_ticks",
+        "0",
+        "a SCHED_RR task's slice in ticks instead of NICE_TO_TICKS (0: the macro's); Etsion's 20,000 Hz kernel: 2",
+    ),
+];
+
+fn read_rr_ticks(o: &mut OptReader<'_>) -> Result<u32, PolicyError> {
+    Ok(o.int("rr_ticks", 0, 0, 1_000_000)? as u32)
+}
 
 fn read_hz(o: &mut OptReader<'_>) -> Result<u32, PolicyError> {
     Ok(o.int("hz", i64::from(DEFAULT_HZ), 1, 1_000_000)? as u32)
@@ -480,7 +510,7 @@ fn read_hz(o: &mut OptReader<'_>) -> Result<u32, PolicyError> {
 
 /// The registry's entry of `linux-2.4`.
 pub const ENTRY: Entry = Entry::new("linux-2.4", "linux24.rs", |o, cpus| {
-    Ok(Box::new(Linux24::new(read_hz(o)?, cpus)))
+    Ok(Box::new(Linux24::new(read_hz(o)?, cpus).with_rr_ticks(read_rr_ticks(o)?)))
 })
 .about("Linux 2.4's epoch scheduler: goodness = counter + 20 − nice, counters renewed when the runnable ones run out; SCHED_FIFO/RR above")
 .options(OPTIONS)
@@ -722,6 +752,26 @@ mod tests {
         assert_eq!(p.policy().select_cpu(TaskId(2), None, &[0, 2], v), 2);
         assert_eq!(p.policy().select_cpu(TaskId(2), Some(0), &[0, 2], v), 0);
         assert_eq!(p.policy().select_cpu(TaskId(2), None, &[0, 1, 2], v), 1, "never switched");
+    }
+
+    #[test]
+    fn rr_ticks_sets_the_rr_slice_and_leaves_the_others_at_nice_to_ticks() {
+        // Etsion's 20,000 Hz kernel: SCHED_RR quanta of 2 ticks (100 us); SCHED_OTHER keeps the macro's.
+        let mut p = test_core(Linux24::new(20_000, 1).with_rr_ticks(2), 1);
+        for (i, t) in [rt("rr", 10), rt("rr", 10), other(0)].iter().enumerate() {
+            p.admit(TaskId(i as u32), t, 0);
+        }
+        assert_eq!(p.policy().counter(TaskId(2)), nice_to_ticks(0, 20_000), "SCHED_OTHER: 81 ticks");
+        wake(&mut p, &[0, 1, 2], 0);
+        let mut now = 0;
+        for want in [1, 0, 1] {
+            let d = p.pick(0, now).unwrap();
+            assert_eq!(d.task, TaskId(want));
+            assert_eq!(d.slice, Some(100_000), "two ticks of 50 us");
+            now += 100_000;
+            p.stop(d.task, 100_000, Stop::SliceEnd, now);
+            assert_eq!(p.policy().counter(d.task), 2, "refilled with rr_ticks");
+        }
     }
 
     #[test]
