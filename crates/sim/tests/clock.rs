@@ -126,3 +126,21 @@ fn etsion_table_6_a_fast_clock_and_short_quanta_bound_the_latency() {
     assert!((30_000.0..=60_000.0).contains(&beside_cpu), "{beside_cpu} us");
     assert!(r.estimate("8% x8 100 Hz", "max").mean > 150_000.0);
 }
+
+/// Etsion et al. 2003, §3, the worked example and figs. 2 and 3, on a Pentium III 664's overheads: a
+/// sort loses 9900 × (0.49 us + 12 KiB / 2512 MB/s) per second more at 10,000 Hz than at 100 Hz (the
+/// example's 5.7 %, 9 % of it direct); with quanta of 6 ticks, every switch among several sorts also
+/// refills a sort's 128 KiB.
+#[test]
+fn etsion_figures_2_and_3_the_clock_costs_its_handlers_and_the_caches() {
+    let r = study("etsion-3");
+    let at = |v: &str| 1.0 + r.estimate(v, "overhead").mean / 100.0;
+    let per_tick = 490e-9 + 12.0 * 1024.0 / 2512e6;
+    let lost = 1.0 - at("50 ms, 1 sort, 100 Hz") / at("50 ms, 1 sort, 10000 Hz");
+    assert!((lost - 9900.0 * per_tick).abs() < 1e-4, "lost {lost}, the model gives {}", 9900.0 * per_tick);
+    // 6 ticks at 10,000 Hz: a switch (1.98 us + 128 KiB / 2512 MB/s) every 600 us among 8 sorts.
+    let switch = 1.98e-6 + 128.0 * 1024.0 / 2512e6;
+    let lost8 = 1.0 - 1.0 / at("6 ticks, 8 sorts, 10000 Hz");
+    let want = 1.0 - (1.0 - 10_000.0 * per_tick) * (1.0 - switch / 600e-6);
+    assert!((lost8 - want).abs() < 0.01, "8 sorts lose {lost8}, about {want}");
+}

@@ -313,6 +313,32 @@ pub struct Overheads {
     /// Key `migration`: cost paid by a task dispatched on another CPU than the one it last ran on
     /// (cache and TLB refill elsewhere).
     pub migration: Nanos,
+    /// Key `tick_cache`: bytes of the interrupted task's cache that one clock interrupt evicts (the
+    /// handler's code and data: Etsion 2003 §3's indirect overhead), refilled at `bandwidth`: each
+    /// tick costs the running task `min(tick_cache, working_set, cache_bytes) / bandwidth` more.
+    pub tick_cache: u64,
+}
+
+impl Overheads {
+    /// The cache refill after a switch to a task of `working_set` bytes: `min(working_set, cache) /
+    /// bandwidth` (0 without a cache or bandwidth).
+    pub fn switch_refill(&self, working_set: u64) -> Nanos {
+        self.refill(working_set.min(self.cache_bytes))
+    }
+
+    /// The cache refill after a clock interrupt of a task of `working_set` bytes: `min(tick_cache,
+    /// working_set, cache) / bandwidth`.
+    pub fn tick_refill(&self, working_set: u64) -> Nanos {
+        self.refill(self.tick_cache.min(working_set).min(self.cache_bytes))
+    }
+
+    fn refill(&self, bytes: u64) -> Nanos {
+        if self.bandwidth == 0 {
+            return 0;
+        }
+        let t = u128::from(bytes) * 1_000_000_000 / u128::from(self.bandwidth);
+        Nanos::try_from(t).unwrap_or(Nanos::MAX)
+    }
 }
 
 /// `[scheduler]`: which policy, with what options.

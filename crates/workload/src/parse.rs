@@ -38,7 +38,8 @@ pub const INCLUDE_KEYS: &[&str] =
 pub const MACHINE_KEYS: &[&str] =
     &["cpus", "hz", "billing", "timer", "duration", "seed", "sample", "overhead"];
 /// The keys of `[machine.overhead]`.
-pub const OVERHEAD_KEYS: &[&str] = &["tick", "switch", "decision", "cache", "bandwidth", "migration"];
+pub const OVERHEAD_KEYS: &[&str] =
+    &["tick", "switch", "decision", "cache", "bandwidth", "migration", "tick_cache"];
 /// The keys every `[[task]]` accepts, whatever its model.
 pub const COMMON_TASK_KEYS: &[&str] = &[
     "name",
@@ -1049,7 +1050,16 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
         cache_bytes: o.size(cx, "cache", parse_size).unwrap_or(0),
         bandwidth: o.size(cx, "bandwidth", parse_bandwidth).unwrap_or(0),
         migration: o.time(cx, "migration").unwrap_or(0),
+        tick_cache: o.size(cx, "tick_cache", parse_size).unwrap_or(0),
     };
+    if overhead.tick_cache > 0 && (overhead.cache_bytes == 0 || hz == 0) {
+        cx.err(
+            o.at_value("tick_cache"),
+            &o.field("tick_cache"),
+            "a clock interrupt's cache refill needs clock interrupts (hz > 0) and a cache to refill (`cache` \
+             and `bandwidth`)",
+        );
+    }
     if hz == 0 && overhead.tick > 0 {
         cx.err(
             o.at_value("tick"),
@@ -1057,13 +1067,20 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
             "a clock-interrupt cost, but hz = 0 (tickless): there are no clock interrupts",
         );
     }
-    if hz > 0 && overhead.tick >= 1_000_000_000 / u64::from(hz) {
+    let tick_refill = overhead.tick_refill(overhead.cache_bytes);
+    if hz > 0 && overhead.tick.saturating_add(tick_refill) >= 1_000_000_000 / u64::from(hz) {
+        let key = if overhead.tick > 0 { "tick" } else { "tick_cache" };
         cx.err(
-            o.at_value("tick"),
-            &o.field("tick"),
+            o.at_value(key),
+            &o.field(key),
             format!(
-                "the clock-interrupt handler ({}) would take the whole tick period ({}) at hz = {hz}",
+                "the clock-interrupt handler ({}{}) would take the whole tick period ({}) at hz = {hz}",
                 format_time(overhead.tick),
+                if tick_refill > 0 {
+                    format!(" and {} of cache refill", format_time(tick_refill))
+                } else {
+                    String::new()
+                },
                 format_time(1_000_000_000 / u64::from(hz))
             ),
         );

@@ -5,7 +5,8 @@
 //! between two ticks is billed nothing, Etsion 2003 §4); timer resolution `hr` (exact), `tick`
 //! (fires on the next tick) or `rtc:<Hz>`, per machine with a per-task override for the task's own
 //! wake-ups; overheads: the tick handler, the context switch, each scheduling decision, the cache
-//! refill after a switch (`min(working_set, cache) / bandwidth`, Regehr 2002 §5.2) and a migration
+//! refill after a switch (`min(working_set, cache) / bandwidth`, Regehr 2002 §5.2) and after a clock
+//! interrupt (`min(tick_cache, working_set, cache) / bandwidth`, Etsion 2003 §3), and a migration
 //! (a task dispatched on another CPU than it last ran on) are time the CPU spends before the
 //! incoming task makes progress, billed to it as the kernel would.
 //!
@@ -90,6 +91,9 @@ pub(super) struct Machine {
     /// What switching to each task costs its CPU: the switch itself and refilling the cache with
     /// the task's working set.
     pub(super) switch_cost: Vec<Nanos>,
+    /// What a clock interrupt costs the task it interrupts: the handler and refilling what it
+    /// evicted of the task's working set (`tick_cache`).
+    pub(super) tick_cost: Vec<Nanos>,
 }
 
 impl Machine {
@@ -98,21 +102,23 @@ impl Machine {
     pub(super) fn new(scn: &Scenario, policy_ticks: bool) -> Machine {
         let m = &scn.machine;
         let n = m.cpus as usize;
-        let ticks_on =
-            m.hz > 0 && (m.billing == workload::Billing::Tick || m.overhead.tick > 0 || policy_ticks);
+        let ticks_on = m.hz > 0
+            && (m.billing == workload::Billing::Tick
+                || m.overhead.tick > 0
+                || m.overhead.tick_cache > 0
+                || policy_ticks);
         let switch_cost = scn
             .tasks
             .iter()
             .map(|spec| {
                 let o = &m.overhead;
-                let refill = if o.cache_bytes > 0 && o.bandwidth > 0 && spec.working_set > 0 {
-                    let bytes = spec.working_set.min(o.cache_bytes) as u128;
-                    sched::clamp_nanos(bytes * 1_000_000_000 / o.bandwidth as u128)
-                } else {
-                    0
-                };
-                o.switch.saturating_add(refill)
+                o.switch.saturating_add(o.switch_refill(spec.working_set))
             })
+            .collect();
+        let tick_cost = scn
+            .tasks
+            .iter()
+            .map(|spec| m.overhead.tick.saturating_add(m.overhead.tick_refill(spec.working_set)))
             .collect();
         Machine {
             cpus: vec![Cpu { next_event: Nanos::MAX, ..Cpu::default() }; n],
@@ -124,6 +130,7 @@ impl Machine {
             ticks_on,
             tick_len: if m.hz > 0 { 1_000_000_000 / m.hz as u64 } else { 0 },
             switch_cost,
+            tick_cost,
         }
     }
 }
@@ -253,10 +260,10 @@ impl Sim<'_> {
                 self.emit(trace::Record::Tick { cpu: c as u32, task: running.map(|r| r.0), at: now });
             }
             let cpu = &mut self.m.cpus[c];
-            if running.is_some() {
+            if let Some(r) = running {
                 cpu.run_ticks += self.m.tick_len;
                 // Overheads pile up at one instant without bound: saturating (see `start_on`).
-                cpu.stall = cpu.stall.saturating_add(handler);
+                cpu.stall = cpu.stall.saturating_add(self.m.tick_cost[r.idx()]);
                 self.arm(c);
             } else {
                 self.metrics.sys.overhead_ns += handler;
