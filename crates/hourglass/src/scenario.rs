@@ -74,8 +74,8 @@
 //! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
 //! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
 //! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → TICK at the machine's `hz`
-//! (an emulated tick: the first multiple of 1/hz of `CLOCK_MONOTONIC` at or after the target; HR when
-//! tickless), `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
+//! (an emulated tick: the first multiple of 1/hz of `CLOCK_MONOTONIC` at or after the target),
+//! `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
 //!
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
@@ -191,13 +191,13 @@ fn reservation_budget(bound: u64, deadline: u64) -> u64 {
 /// whose firing this kernel decides. So `hr` → HR (an absolute high-resolution sleep);
 /// `tick` → TICK at the machine's `hz` (Linux has no tick-aligned user timers: an absolute sleep to
 /// the first tick at or after the target, ticks at the multiples of 1/hz of `CLOCK_MONOTONIC`, as the
-/// simulator's tick fires; HR when `hz = 0`, tickless); `rtc:<Hz>` → RTC at the rate hourglass picks
+/// simulator's tick fires); `rtc:<Hz>` → RTC at the rate hourglass picks
 /// from the period.
 fn timer_of(t: workload::TimerKind, hz: u32) -> TimerKind {
     match t {
         workload::TimerKind::Hr => TimerKind::Hr,
-        workload::TimerKind::Tick if hz == 0 => TimerKind::Hr,
-        workload::TimerKind::Tick => TimerKind::Tick(hz.min(100_000)),
+        // The workload crate refuses `tick` when tickless (`hz = 0`).
+        workload::TimerKind::Tick => TimerKind::Tick(hz.clamp(1, 100_000)),
         workload::TimerKind::Rtc(_) => TimerKind::Rtc,
     }
 }
@@ -1157,7 +1157,7 @@ count = 10
     #[test]
     fn a_tick_timer_is_an_emulated_tick_at_the_machines_hz() {
         let task = "[[task]]\nname = \"T\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"33ms\"\ntimer = \"tick\"\n";
-        for (hz, want) in [(100, TimerKind::Tick(100)), (250, TimerKind::Tick(250)), (0, TimerKind::Hr)] {
+        for (hz, want) in [(100, TimerKind::Tick(100)), (250, TimerKind::Tick(250))] {
             let s = format!("[machine]\nduration = \"1s\"\nhz = {hz}\n{task}");
             let c = load_str(&s, "t.toml", RunConfig::new(0), false).unwrap();
             assert_eq!(c.threads[0].timer, want, "hz = {hz}");
