@@ -82,7 +82,10 @@ per-thread options:
                                          gets <amount>; a period with no frame is a miss
        LAT <period>             -- dispatch latency test (prints 'latlate:' lines, in us)
   -i <timer>  NATIVE (relative nanosleep, default), HR (absolute clock_nanosleep),
-              TIMERFD (timerfd), RTC (/dev/rtc periodic interrupts, if present)
+              TIMERFD (timerfd), RTC (/dev/rtc periodic interrupts, if present),
+              TICK[:Hz] (emulated tick-granular timer: the first tick at or after the
+              target, 100 Hz by default), LINUX24[:Hz] (Linux 2.4's usleep: up to two
+              ticks late; real-time sleeps of at most 2 ms busy-wait)
   -s <time> -- start running this thread <time> into the run
   -f <time> -- terminate this thread <time> into the run
 

@@ -126,7 +126,7 @@ fn text(r: &RunResult) -> String {
             t.id,
             t.spec.sched_describe(),
             t.spec.workload.describe(),
-            if blocking { t.spec.timer.name() } else { "-" },
+            if blocking { t.spec.timer.name() } else { "-".into() },
             format_time(t.cpu_ns),
             100.0 * t.cpu_ns as f64 / r.duration_ns.max(1) as f64,
             intervals_of(r, t.id),

@@ -73,8 +73,9 @@
 //!
 //! Models: every model and key the stream knows (`cpu` with `work`, and a `working_set` the thread
 //! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
-//! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → NATIVE (Linux has no
-//! tick-aligned user timers), `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
+//! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → TICK at the machine's `hz`
+//! (an emulated tick: the first multiple of 1/hz of `CLOCK_MONOTONIC` at or after the target),
+//! `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
 //!
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
 //! at its deadline (as with `notify = "deadline"`), while the simulator drops it when the policy
@@ -188,12 +189,15 @@ fn reservation_budget(bound: u64, deadline: u64) -> u64 {
 /// periodic source of that rate), while hourglass's [`TimerKind`] is *which Linux mechanism* a
 /// thread sleeps on (appendix A's `-i`: `nanosleep`, `clock_nanosleep`, a timerfd, `/dev/rtc`),
 /// whose firing this kernel decides. So `hr` → HR (an absolute high-resolution sleep);
-/// `tick` → NATIVE (Linux has no tick-aligned user timers; a relative `nanosleep`, with its
-/// timer slack, is the nearest); `rtc:<Hz>` → RTC at the rate hourglass picks from the period.
-fn timer_of(t: workload::TimerKind) -> TimerKind {
+/// `tick` → TICK at the machine's `hz` (Linux has no tick-aligned user timers: an absolute sleep to
+/// the first tick at or after the target, ticks at the multiples of 1/hz of `CLOCK_MONOTONIC`, as the
+/// simulator's tick fires); `rtc:<Hz>` → RTC at the rate hourglass picks
+/// from the period.
+fn timer_of(t: workload::TimerKind, hz: u32) -> TimerKind {
     match t {
         workload::TimerKind::Hr => TimerKind::Hr,
-        workload::TimerKind::Tick => TimerKind::Native,
+        // The workload crate refuses `tick` when tickless (`hz = 0`).
+        workload::TimerKind::Tick => TimerKind::Tick(hz.clamp(1, 100_000)),
         workload::TimerKind::Rtc(_) => TimerKind::Rtc,
     }
 }
@@ -201,7 +205,9 @@ fn timer_of(t: workload::TimerKind) -> TimerKind {
 /// What the mapping of timer `t` changes, for the task's mapping line.
 fn timer_note(t: workload::TimerKind) -> Option<&'static str> {
     match t {
-        workload::TimerKind::Tick => Some("for timer \"tick\": Linux has no tick-aligned user timers"),
+        workload::TimerKind::Tick => {
+            Some("for timer \"tick\": an emulated tick at the machine's hz (Linux has no tick-aligned user timers)")
+        }
         workload::TimerKind::Rtc(_) => Some("RTC at the rate hourglass picks from the period"),
         workload::TimerKind::Hr => None,
     }
@@ -786,7 +792,7 @@ fn ignored_keys(t: &TaskSpec, cpu_given: bool) -> impl Iterator<Item = &'static 
 fn thread_of(i: usize, t: &TaskSpec, sched: &Sched, m: &workload::Machine) -> (ThreadSpec, String) {
     let mut spec = ThreadSpec::for_task(i, t);
     let timer = t.effective_timer(m);
-    spec.timer = timer_of(timer);
+    spec.timer = timer_of(timer, m.hz);
     let mut notes: Vec<&str> = timer_note(timer).into_iter().collect();
     if let Model::Periodic(p) = &t.model {
         if late_rule(p) != LateRule::Finish {
@@ -1150,6 +1156,16 @@ count = 10
         assert_eq!(t.timer, TimerKind::Hr);
         assert_eq!((t.workload.task().unwrap().jitter, t.start, t.finish), (None, 0, None));
         assert_eq!(t.priority, Priority::Nice(0));
+    }
+
+    #[test]
+    fn a_tick_timer_is_an_emulated_tick_at_the_machines_hz() {
+        let task = "[[task]]\nname = \"T\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"33ms\"\ntimer = \"tick\"\n";
+        for (hz, want) in [(100, TimerKind::Tick(100)), (250, TimerKind::Tick(250))] {
+            let s = format!("[machine]\nduration = \"1s\"\nhz = {hz}\n{task}");
+            let c = load_str(&s, "t.toml", RunConfig::new(0), false).unwrap();
+            assert_eq!(c.threads[0].timer, want, "hz = {hz}");
+        }
     }
 
     #[test]

@@ -196,6 +196,14 @@ pub fn set_other() -> Result<(), String> {
     set_scheduler(libc::SCHED_OTHER, 0)
 }
 
+/// Whether the calling thread is real-time (`SCHED_FIFO` or `SCHED_RR`): Linux 2.4's `nanosleep`
+/// busy-waited short sleeps of such threads ([`crate::timer`]'s `LINUX24`).
+pub fn is_rt_thread() -> bool {
+    // SAFETY: sched_getscheduler(0) only reads the calling thread's policy.
+    let p = unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK;
+    p == libc::SCHED_FIFO || p == libc::SCHED_RR
+}
+
 /// Gives up the CPU (`sched_yield`): the CPU_YIELD models' voluntary switch.
 pub fn sched_yield() {
     let _ = nix::sched::sched_yield();
