@@ -192,14 +192,62 @@ fn reservation_budget(bound: u64, deadline: u64) -> u64 {
 /// `tick` → TICK at the machine's `hz` (Linux has no tick-aligned user timers: an absolute sleep to
 /// the first tick at or after the target, ticks at the multiples of 1/hz of `CLOCK_MONOTONIC`, as the
 /// simulator's tick fires); `rtc:<Hz>` → RTC at the rate hourglass picks
-/// from the period.
+/// from the period; `linux-2.4` → LINUX24 at the machine's `hz` (2.4's `usleep` emulated, its
+/// real-time short sleeps busy-waiting: the simulator's `busy_wait = "2ms"`, see [`linux24_sleeps`]).
 fn timer_of(t: workload::TimerKind, hz: u32) -> TimerKind {
     match t {
         workload::TimerKind::Hr => TimerKind::Hr,
-        // The workload crate refuses `tick` when tickless (`hz = 0`).
+        // The workload crate refuses `tick` and `linux-2.4` when tickless (`hz = 0`).
         workload::TimerKind::Tick => TimerKind::Tick(hz.clamp(1, 100_000)),
+        workload::TimerKind::Linux24 => TimerKind::Linux24(hz.clamp(1, 100_000)),
         workload::TimerKind::Rtc(_) => TimerKind::Rtc,
     }
+}
+
+/// What a task's `busy_wait` asks of a thread: hourglass has it only as Linux 2.4's rule, with timer
+/// `linux-2.4` (LINUX24), which spins a real-time thread's sleep of at most 2 ms; a task whose
+/// simulated sleeps and real ones would differ is refused at its key.
+fn linux24_sleeps(scn: &Scenario, sched: &Sched) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, t) in scn.tasks.iter().enumerate() {
+        let busy = match &t.model {
+            Model::Periodic(p) => p.busy_wait,
+            _ => 0,
+        };
+        let linux24 = t.effective_timer(&scn.machine) == workload::TimerKind::Linux24;
+        let rt = sched.is_rt(i);
+        let spin = workload::format_time(crate::timer::LINUX24_SPIN_NS);
+        let (key, message) = match (linux24, rt, busy) {
+            (true, true, b) if b == crate::timer::LINUX24_SPIN_NS => continue,
+            (true, true, _) => (
+                "timer",
+                format!(
+                    "timer \"linux-2.4\" runs on LINUX24, which busy-waits a real-time thread's sleep of at most \
+                     {spin}, as Linux 2.4 did: give the task busy_wait = \"{spin}\" so that the simulator does too"
+                ),
+            ),
+            (_, _, 0) => continue,
+            (true, false, _) => (
+                "busy_wait",
+                "LINUX24 busy-waits only a real-time thread's sleeps; this task is not in a real-time class".to_string(),
+            ),
+            (false, _, _) => (
+                "busy_wait",
+                format!(
+                    "a thread busy-waits only as Linux 2.4 did: timer \"linux-2.4\" in a real-time class, with \
+                     busy_wait = \"{spin}\""
+                ),
+            ),
+        };
+        out.push(Diagnostic {
+            file: t.source(&scn.path).to_string(),
+            line: t.line,
+            col: 1,
+            field: format!("task[{i}].{key} (task \"{}\")", t.name),
+            message,
+        });
+    }
+    out
 }
 
 /// What the mapping of timer `t` changes, for the task's mapping line.
@@ -209,6 +257,9 @@ fn timer_note(t: workload::TimerKind) -> Option<&'static str> {
             Some("for timer \"tick\": an emulated tick at the machine's hz (Linux has no tick-aligned user timers)")
         }
         workload::TimerKind::Rtc(_) => Some("RTC at the rate hourglass picks from the period"),
+        workload::TimerKind::Linux24 => {
+            Some("for timer \"linux-2.4\": Linux 2.4's usleep emulated at the machine's hz (up to two ticks late)")
+        }
         workload::TimerKind::Hr => None,
     }
 }
@@ -895,10 +946,6 @@ fn simulated_only_models(scn: &Scenario) -> Vec<Diagnostic> {
             (Model::Player(_), _) => "a media player (model \"player\")",
             (Model::ForkWait { .. }, _) => "a fork-and-wait job (model \"forkwait\")",
             (_, Some(_)) => "a client of a server (key `server`)",
-            (Model::Periodic(p), _) if p.busy_wait > 0 => {
-                "a periodic task that spins until its next request (key `busy_wait`, Linux 2.4's short \
-                 usleep)"
-            }
             _ => continue,
         };
         out.push(Diagnostic {
@@ -947,6 +994,7 @@ fn map_scenario(
         &|i| sched.in_deadline(i, &scn.tasks[i]),
         crate::sys::deadline_periods(),
     ));
+    errors.extend(linux24_sleeps(scn, &sched));
     if !cfg.force {
         errors.extend(rt_hogs(scn, &sched));
     }

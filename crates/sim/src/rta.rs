@@ -160,11 +160,13 @@ pub fn from_scenario(
                 g => g,
             },
         };
-        // A timer that fires on a tick, or on a periodic clock, releases the request up to a period of it late.
+        // A timer that fires on a tick, or on a periodic clock, releases the request up to a period of it late;
+        // Linux 2.4's sleep, up to two ticks.
         let lateness = match t.effective_timer(&scn.machine) {
             TimerKind::Hr => 0,
-            TimerKind::Tick if scn.machine.hz == 0 => 0,
+            TimerKind::Tick | TimerKind::Linux24 if scn.machine.hz == 0 => 0,
             TimerKind::Tick => 1_000_000_000u64.div_ceil(u64::from(scn.machine.hz)),
+            TimerKind::Linux24 => 2 * 1_000_000_000u64.div_ceil(u64::from(scn.machine.hz)),
             TimerKind::Rtc(f) => 1_000_000_000u64.div_ceil(u64::from(f)),
         };
         tasks.push(RtaTask {

@@ -84,17 +84,27 @@ fn regehr_5_6_exact_reservations_miss_by_the_overheads_billed_to_them() {
     assert_eq!((m[0].1, m[1].1), (0, 0), "0.1 ms more, no miss: {m:?}");
 }
 
-/// Regehr 2002, §5.5: task 1 (17 ms every 33 ms, below task 0's 3 ms every 8 ms) woken by usleep on the
-/// 100 Hz tick misses deadlines; on a high-resolution timer, or cut to 12 ms, it misses none (the
-/// paper's 142 of 285, 0 and 0).
+/// Regehr 2002, §5.5: task 1 (17 ms every 33 ms, below task 0's 3 ms every 8 ms) woken by Linux 2.4's
+/// usleep misses about half its deadlines (the paper's 142 of 285); on a high-resolution timer it
+/// misses none (paper: 0); cut to 12 ms it misses some on 2.4's usleep (paper: 0) and none on the plain
+/// tick.
 #[test]
-fn regehr_5_5_the_tick_makes_task_1_miss() {
-    let run = |f: &str| missed(&smartsim::run_scenario(&paper_scenario(f, &[]), None).unwrap());
-    let tick = run("regehr-5.5-tick.toml");
-    assert_eq!(tick[0].1, 0, "task 0 misses none");
-    assert!(tick[1].1 * 5 > tick[1].0 + tick[1].1, "task 1 misses over a fifth: {tick:?}");
-    assert_eq!(run("regehr-5.5-hr.toml").iter().map(|m| m.1).sum::<u64>(), 0);
-    assert_eq!(run("regehr-5.5-tick-12ms.toml").iter().map(|m| m.1).sum::<u64>(), 0);
+fn regehr_5_5_linux_2_4_usleep_makes_task_1_miss_half() {
+    let run = |f: &str, change: &[(&str, &str)]| {
+        missed(&smartsim::run_scenario(&paper_scenario(f, change), None).unwrap())
+    };
+    let usleep = run("regehr-5.5-usleep.toml", &[]);
+    assert_eq!(usleep[0].1, 0, "task 0 misses none");
+    let pct = 100.0 * usleep[1].1 as f64 / (usleep[1].0 + usleep[1].1) as f64;
+    assert!((40.0..=60.0).contains(&pct), "task 1 misses {pct} %: {usleep:?}");
+    assert_eq!(run("regehr-5.5-hr.toml", &[]).iter().map(|m| m.1).sum::<u64>(), 0);
+    let twelve = run("regehr-5.5-usleep-12ms.toml", &[]);
+    assert!(
+        twelve[1].1 > 0 && twelve[1].1 * 5 < twelve[1].0,
+        "12 ms on 2.4's usleep misses a few: {twelve:?}"
+    );
+    let tick = run("regehr-5.5-usleep-12ms.toml", &[("task.task 1.timer", "tick")]);
+    assert_eq!(tick.iter().map(|m| m.1).sum::<u64>(), 0, "12 ms on the tick misses none");
 }
 
 /// Dannenberg et al. 1993, §6: a loop makes 1530 iterations/s at 100 Hz and 1333.6 at 2000 Hz, so a

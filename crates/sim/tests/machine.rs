@@ -239,3 +239,23 @@ fn a_short_wait_is_spun_through_and_the_request_starts_on_time() {
     assert_eq!(spun.tasks[0].cpu_ns, n * 4_000_000 + spins * 1_000_000, "each spin is 1 ms of CPU");
     assert!(spun.tasks[0].deadlines.as_ref().unwrap().met == n);
 }
+
+/// Linux 2.4's `nanosleep` (timer `linux-2.4`): a sleep of d begun at t ends on tick ⌊t·HZ⌋ + ⌈d·HZ⌉ + 1,
+/// never early and up to two ticks late; a passed time is no sleep.
+#[test]
+fn a_linux_2_4_sleep_ends_one_tick_after_the_sleep_rounded_up_from_the_jiffies() {
+    use smartsim::engine::sleep_ends;
+    use workload::TimerKind::Linux24;
+    let ms = 1_000_000;
+    // From 15 ms (jiffies 1) for 30 ms (3 ticks): tick 5, 50 ms, 5 ms late.
+    assert_eq!(sleep_ends(15 * ms, 45 * ms, Linux24, 100), 50 * ms);
+    // From a tick for a whole tick: still one more, 10 ms late.
+    assert_eq!(sleep_ends(10 * ms, 20 * ms, Linux24, 100), 30 * ms);
+    // From 19.9 ms for 0.2 ms: ⌈0.02⌉ = 1 tick from jiffies 1, plus one: 30 ms, almost two ticks late.
+    assert_eq!(sleep_ends(19_900_000, 20_100_000, Linux24, 100), 30 * ms);
+    assert_eq!(sleep_ends(20 * ms, 20 * ms, Linux24, 100), 20 * ms, "nothing to sleep");
+    // Any other timer: as it fires for the target.
+    assert_eq!(sleep_ends(15 * ms, 45 * ms, workload::TimerKind::Tick, 100), 50 * ms);
+    assert_eq!(sleep_ends(15 * ms, 41 * ms, workload::TimerKind::Tick, 100), 50 * ms);
+    assert_eq!(sleep_ends(15 * ms, 41 * ms, workload::TimerKind::Hr, 100), 41 * ms);
+}

@@ -49,7 +49,7 @@
 //! duration = "10s"        # required: simulated time
 //! hz = 1000               # clock interrupts per second; 0 = tickless (default 1000)
 //! billing = "exact"       # "exact" ns, or "tick": whole ticks to whoever runs at the tick
-//! timer = "hr"            # "hr" (exact) | "tick" (next tick) | "rtc:<Hz>" (power of two, 2..=8192)
+//! timer = "hr"            # "hr" (exact) | "tick" (next tick) | "linux-2.4" (2.4 usleep) | "rtc:<Hz>" (power of two, 2..=8192)
 //! seed = 1                # every random draw follows from it (default 1)
 //! cpus = 4                # processors, 1 to 1024 (default 1)
 //! sample = "10ms"         # optional: timeline sampling interval
@@ -293,6 +293,10 @@ pub enum TimerKind {
     /// `"rtc:<Hz>"`: a periodic source at this rate (a power of two in 2..=8192, as the PC's
     /// real-time clock); fires at its first period boundary at or after the requested time.
     Rtc(u32),
+    /// `"linux-2.4"`: Linux 2.4's `nanosleep`/`usleep`: a sleep of `d` begun at `t` ends on tick
+    /// `⌊t·hz⌋ + ⌈d·hz⌉ + 1` (the jiffies then, the sleep rounded up to ticks, and one more so that
+    /// it is never short): up to two ticks late. Requires `hz > 0`.
+    Linux24,
 }
 
 /// `[machine.overhead]`: costs the machine adds (Regehr 2002 §5.2, Etsion 2003 §3). All default 0.
@@ -827,6 +831,7 @@ impl fmt::Display for TimerKind {
             TimerKind::Tick => f.write_str("tick"),
             TimerKind::Hr => f.write_str("hr"),
             TimerKind::Rtc(hz) => write!(f, "rtc:{hz}"),
+            TimerKind::Linux24 => f.write_str("linux-2.4"),
         }
     }
 }

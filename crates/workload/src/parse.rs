@@ -417,6 +417,7 @@ impl<'t, 'i> Tbl<'t, 'i> {
         match s {
             "tick" => Some(TimerKind::Tick),
             "hr" => Some(TimerKind::Hr),
+            "linux-2.4" => Some(TimerKind::Linux24),
             _ => match s.strip_prefix("rtc:") {
                 Some(hz) => match hz.trim().parse::<u32>() {
                     Ok(hz) if hz.is_power_of_two() && (2..=8192).contains(&hz) => Some(TimerKind::Rtc(hz)),
@@ -433,7 +434,9 @@ impl<'t, 'i> Tbl<'t, 'i> {
                     cx.err(
                         at,
                         &field,
-                        format!("unknown timer \"{s}\": expected \"tick\", \"hr\" or \"rtc:<Hz>\""),
+                        format!(
+                            "unknown timer \"{s}\": expected \"tick\", \"hr\", \"linux-2.4\" or \"rtc:<Hz>\""
+                        ),
                     );
                     None
                 }
@@ -996,11 +999,11 @@ fn machine(cx: &mut Ctx, root: &Tbl) -> Machine {
         );
     }
     let timer = m.timer(cx, "timer").unwrap_or(TimerKind::Hr);
-    if timer == TimerKind::Tick && hz == 0 {
+    if matches!(timer, TimerKind::Tick | TimerKind::Linux24) && hz == 0 {
         cx.err(
             m.at_value("timer"),
             &m.field("timer"),
-            "timer = \"tick\" needs clock ticks, but hz = 0 (tickless)",
+            format!("timer = \"{timer}\" needs clock ticks, but hz = 0 (tickless)"),
         );
     }
     let duration = match m.get("duration") {
@@ -1345,12 +1348,14 @@ fn task(
             );
         }
     }
-    if timer == Some(TimerKind::Tick) && machine.hz == 0 {
-        cx.err(
-            t.at_value("timer"),
-            &t.field("timer"),
-            "timer = \"tick\" needs clock ticks, but machine.hz = 0 (tickless)",
-        );
+    if let Some(k @ (TimerKind::Tick | TimerKind::Linux24)) = timer {
+        if machine.hz == 0 {
+            cx.err(
+                t.at_value("timer"),
+                &t.field("timer"),
+                format!("timer = \"{k}\" needs clock ticks, but machine.hz = 0 (tickless)"),
+            );
+        }
     }
 
     let model = match model? {

@@ -576,7 +576,7 @@ fn machine_errors() {
     );
     assert_eq!(
         error(&with("timer = \"hpet\"", "")),
-        "t.toml:3:9: machine.timer: unknown timer \"hpet\": expected \"tick\", \"hr\" or \"rtc:<Hz>\""
+        "t.toml:3:9: machine.timer: unknown timer \"hpet\": expected \"tick\", \"hr\", \"linux-2.4\" or \"rtc:<Hz>\""
     );
     assert_eq!(
         error(&with("hz = 1000\n[machine.overhead]\ntick = \"1ms\"", "")),

@@ -42,13 +42,32 @@ fn tick_at_or_after(t: Nanos, hz: u32) -> u64 {
     k
 }
 
-/// When a timer asked for `t` fires, given its resolution.
+/// When a timer asked for `t` fires, given its resolution (`linux-2.4` as `tick`: see [`sleep_ends`]
+/// for its sleeps).
 pub fn timer_fires(t: Nanos, kind: TimerKind, hz: u32) -> Nanos {
     match kind {
         TimerKind::Hr => t,
-        TimerKind::Tick if hz == 0 => t,
-        TimerKind::Tick => tick_time(tick_at_or_after(t, hz), hz),
+        TimerKind::Tick | TimerKind::Linux24 if hz == 0 => t,
+        TimerKind::Tick | TimerKind::Linux24 => tick_time(tick_at_or_after(t, hz), hz),
         TimerKind::Rtc(f) => tick_time(tick_at_or_after(t, f), f),
+    }
+}
+
+/// When a sleep begun at `now` until `until` ends: as [`timer_fires`]`(until)`, but for Linux 2.4's
+/// `nanosleep` (`linux-2.4`), which counts from the jiffies at the call: tick `⌊now·hz⌋ + ⌈(until −
+/// now)·hz⌉ + 1`, up to two ticks late; no sleep when `until` has passed.
+pub fn sleep_ends(now: Nanos, until: Nanos, kind: TimerKind, hz: u32) -> Nanos {
+    match kind {
+        TimerKind::Linux24 if hz > 0 => {
+            if until <= now {
+                return now;
+            }
+            let jiffies = sched::clamp_nanos(u128::from(now) * u128::from(hz) / 1_000_000_000);
+            let d = u128::from(until - now) * u128::from(hz);
+            let ticks = sched::clamp_nanos(d.div_ceil(1_000_000_000));
+            tick_time(jiffies.saturating_add(ticks).saturating_add(1), hz)
+        }
+        _ => timer_fires(until, kind, hz),
     }
 }
 

@@ -27,8 +27,8 @@ use workload::{Scenario, Stream};
 
 use crate::metrics::Metrics;
 use crate::result::SimResult;
-pub use machine::timer_fires;
 use machine::Machine;
+pub use machine::{sleep_ends, timer_fires};
 pub(crate) use tasks::{Dropped, Job};
 use tasks::{Ev, TaskRt};
 pub use tasks::{JobRecord, Outcome};
@@ -144,10 +144,14 @@ impl<'s> Sim<'s> {
         self.heap.push(Reverse((at, self.seq, ev, task)));
     }
 
-    /// When a timer task `i` sets for `t` fires (its own timer, else the machine's).
-    fn timer_fires(&self, t: Nanos, i: usize) -> Nanos {
-        let kind = self.scn.tasks[i].timer.unwrap_or(self.scn.machine.timer);
-        timer_fires(t, kind, self.scn.machine.hz)
+    /// When a sleep task `i` begins now until `t` ends (its own timer, else the machine's).
+    fn sleep_ends(&self, t: Nanos, i: usize) -> Nanos {
+        sleep_ends(self.now, t, self.timer_kind(i), self.scn.machine.hz)
+    }
+
+    /// Task `i`'s timer: its own, else the machine's.
+    fn timer_kind(&self, i: usize) -> workload::TimerKind {
+        self.scn.tasks[i].timer.unwrap_or(self.scn.machine.timer)
     }
 
     /// Send the run's execution trace to `sink` as it happens (the crate `trace`): first a Task record

@@ -164,6 +164,9 @@ pub(super) struct TaskRt<'s> {
     /// its timer still pending for requests the spin released itself (to be ignored).
     spinning: bool,
     stale_releases: u32,
+    /// The release event of its next request is in the queue (under `linux-2.4` it is put there only
+    /// when the task goes to sleep: the sleep counts from then).
+    armed: bool,
 }
 
 /// Frames an adapting player takes between two decisions on its rate.
@@ -204,6 +207,7 @@ impl<'s> TaskRt<'s> {
             late_taken: 0,
             spinning: false,
             stale_releases: 0,
+            armed: false,
         }
     }
 
@@ -244,8 +248,14 @@ impl Sim<'_> {
                 }
             }
             Ev::Release if self.tasks[i].stale_releases > 0 => self.tasks[i].stale_releases -= 1,
-            Ev::Release if self.tasks[i].spinning => self.end_spin(i),
-            Ev::Release => self.release(i),
+            Ev::Release if self.tasks[i].spinning => {
+                self.tasks[i].armed = false;
+                self.end_spin(i);
+            }
+            Ev::Release => {
+                self.tasks[i].armed = false;
+                self.release(i);
+            }
             Ev::Wake => {
                 if self.state(i) == State::Blocked && self.tasks[i].life == Life::Live {
                     self.tasks[i].event_at = now;
@@ -372,6 +382,18 @@ impl Sim<'_> {
         true
     }
 
+    /// A periodic task under `linux-2.4` goes to sleep until its next request: the sleep's end counts
+    /// from now.
+    fn arm_sleep(&mut self, i: usize) {
+        if self.tasks[i].armed || self.timer_kind(i) != workload::TimerKind::Linux24 {
+            return;
+        }
+        let Some(at) = self.tasks[i].next.as_ref().map(|p| p.at) else { return };
+        let fires = self.sleep_ends(at, i);
+        self.tasks[i].armed = true;
+        self.push(fires, Ev::Release, i as u32);
+    }
+
     /// Plans the next release of a periodic task, if it has one.
     fn schedule_release(&mut self, i: usize) {
         if !matches!(self.scn.tasks[i].model, Model::Periodic(_)) {
@@ -379,9 +401,16 @@ impl Sim<'_> {
         }
         match self.tasks[i].stream.next_request(self.end) {
             Ok(p) => {
-                let at = self.timer_fires(p.at, i);
+                let at = p.at;
                 self.tasks[i].next = Some(p);
-                self.push(at, Ev::Release, i as u32);
+                // Linux 2.4's sleep counts from when the task goes to sleep (`arm_sleep`), unless
+                // it is asleep already.
+                let busy = self.tasks[i].job.is_some() || !self.tasks[i].pending.is_empty();
+                if self.timer_kind(i) != workload::TimerKind::Linux24 || !busy {
+                    let fires = self.sleep_ends(at, i);
+                    self.tasks[i].armed = true;
+                    self.push(fires, Ev::Release, i as u32);
+                }
             }
             Err(Ended::Count) => {
                 if self.state(i) == State::Blocked && self.tasks[i].pending.is_empty() {
@@ -400,7 +429,7 @@ impl Sim<'_> {
             }
             return;
         };
-        let at = self.timer_fires(self.now.saturating_add(next.wait), i);
+        let at = self.sleep_ends(self.now.saturating_add(next.wait), i);
         self.tasks[i].remaining = next.burst;
         self.push(at, Ev::Wake, i as u32);
     }
@@ -454,8 +483,10 @@ impl Sim<'_> {
                 self.exit(i);
             }
             Model::Periodic(_) if self.tasks[i].spinning => {
-                // Spun until its request's time: released now; its timer's event comes later.
-                self.tasks[i].stale_releases += 1;
+                // Spun until its request's time: released now; its timer's event, if set, comes later.
+                if std::mem::take(&mut self.tasks[i].armed) {
+                    self.tasks[i].stale_releases += 1;
+                }
                 self.end_spin(i);
             }
             Model::Periodic(_) => {
@@ -600,6 +631,7 @@ impl Sim<'_> {
         match &self.scn.tasks[c].model {
             Model::Periodic(_) => {
                 if !self.next_job(c) {
+                    self.arm_sleep(c);
                     let t = &mut self.tasks[c];
                     if !t.stream.more_after(t.released, self.end) {
                         self.exit(c);
@@ -698,7 +730,7 @@ impl Sim<'_> {
             // Not captured yet: the device's interrupt wakes the player when it is (no timer).
             let capture = (p.ring.is_some() && planned.nominal > now).then_some(planned.nominal);
             if paced || capture.is_some() {
-                let pace_at = if paced { self.timer_fires(wanted - estimate, i) } else { now };
+                let pace_at = if paced { self.sleep_ends(wanted - estimate, i) } else { now };
                 let at = pace_at.max(capture.unwrap_or(now));
                 self.tasks[i].sleeping = true;
                 self.push(at, Ev::Resume, i as u32);
@@ -844,6 +876,7 @@ impl Sim<'_> {
             return;
         }
         self.stop_running(i, Stop::Blocked);
+        self.arm_sleep(i);
         let t = &mut self.tasks[i];
         if !t.stream.more_after(t.released, self.end) {
             self.exit(i);
