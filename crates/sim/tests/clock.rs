@@ -170,3 +170,15 @@ fn etsion_table_3_the_tick_bills_what_it_samples() {
     let cpu = r.estimate("CPU-bound 100 Hz", "ratio").mean;
     assert!((98.0..102.0).contains(&cpu), "CPU-bound billed {cpu} %");
 }
+
+/// Dannenberg et al. 1993, §5, table 1: a message every 10 ms; a compute-bound process delays the
+/// time-sharing output thread by a whole quantum (100 ms here, over 200 ms in Mach) and the
+/// fixed-priority one not at all; a server above it delays it by its burst (20 ms) either way.
+#[test]
+fn dannenberg_table_1_fixed_priority_shields_the_output_thread_from_computation_only() {
+    let r = study("dannenberg-5");
+    assert_eq!(r.estimate("compute-bound, time sharing", "max").mean, 100.0);
+    assert!(r.estimate("compute-bound, fixed priority", "max").mean < 0.1);
+    let fp = r.estimate("server bursts, fixed priority", "max").mean;
+    assert!((19.0..=20.0).contains(&fp), "{fp} ms behind the server");
+}
