@@ -1,10 +1,13 @@
-//! The dissertation's application experiments (ch. 2, §6.4): a mix of applications under several
-//! schedulers, each variant run over seeds; every number the mean of the seeds with its 95 %
-//! confidence interval, and the paper's statements checked on those numbers.
+//! The papers' experiments of several scenarios: the dissertation's application mixes (ch. 2, §6.3,
+//! §6.4) under several schedulers, and the clock's experiments of Etsion et al., Regehr and Dannenberg
+//! et al.; each variant run over seeds, every number the mean of the seeds with its 95 % confidence
+//! interval, and the paper's statements checked on those numbers.
 //!
-//! A [`Study`] is a set of [`Variant`]s (a scenario of `scenarios/papers/` each: one scheduler, or one
-//! application alone), the [`Quantity`]s measured in each, the paper's numbers where it printed
-//! them, its [`Claim`]s as predicates, and figures. [`run`] runs every variant under every seed (in
+//! A [`Study`] is a set of [`Variant`]s (a scenario of `scenarios/papers/` each, or one file with some of
+//! its keys set as `smartsim sweep --set` sets them: one scheduler, one application alone, one clock
+//! rate or phase), the [`Quantity`]s measured in each, the paper's numbers where it printed them, its
+//! [`Claim`]s as predicates, and figures (bars, a grid of bars, distributions, cumulative CPU, or a
+//! quantity against a number the variants' labels end with: [`Plot::Against`]). [`run`] runs every variant under every seed (in
 //! parallel across cores), [`StudyRun::estimate`] gives a quantity's mean and interval, and each
 //! claim is judged: it *holds* when the ordering it states holds beyond the intervals, is *within
 //! noise* when the means are ordered as stated but the intervals overlap, and *fails* otherwise. A
