@@ -75,6 +75,8 @@
 //! scans; `periodic` with `exec` of any distribution, `deadline` also beyond the period, `count`,
 //! `on_miss`, `jitter`; `interactive`). Timers: `hr` → HR, `tick` → TICK at the machine's `hz`
 //! (an emulated tick: the first multiple of 1/hz of `CLOCK_MONOTONIC` at or after the target),
+//! `linux-2.4` → LINUX24 at the machine's `hz` (2.4's `usleep` emulated; a real-time task on it must
+//! say `busy_wait = "2ms"`, as LINUX24 spins such sleeps, and `busy_wait` is refused elsewhere),
 //! `rtc:<Hz>` → RTC (`timer_of` says why the two kinds of timer differ).
 //!
 //! Weak: Linux sends no notification of a coming miss, so a request of a `discard` task is dropped
