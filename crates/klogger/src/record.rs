@@ -280,18 +280,35 @@ impl Child {
     }
 }
 
-/// One CPU's `struct cpu_state` of the BPF side (src/bpf/klogger.bpf.c).
+/// One CPU's `struct cpu_state` of the BPF side (src/bpf/klogger.bpf.c): its counters and the
+/// records still in its batch (a batch goes into the ring buffer only once it is full).
 struct CpuState {
     pending: u64,
     first_ts: u64,
     lost: u64,
     switch_calls: u64,
+    /// The records of the batch not yet in the ring buffer, RECORD_SIZE bytes each.
+    staged: Vec<u8>,
 }
 
 impl CpuState {
+    /// Bytes before the batch: four u64 counters, then `n` and `busy` (u32 each).
+    const BATCH_OFFSET: usize = 40;
+
     fn from_bytes(v: &[u8]) -> CpuState {
         let w = |i: usize| v.get(i * 8..i * 8 + 8).map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap()));
-        CpuState { pending: w(0), first_ts: w(1), lost: w(2), switch_calls: w(3) }
+        let n = v.get(32..36).map_or(0, |b| u32::from_ne_bytes(b.try_into().unwrap()) as usize);
+        // The batch's length follows from the value's size, so it is not written twice; `n` is
+        // always below it, but is bounded here all the same.
+        let slots = v.len().saturating_sub(Self::BATCH_OFFSET) / RECORD_SIZE;
+        let batch = &v[Self::BATCH_OFFSET.min(v.len())..];
+        CpuState {
+            pending: w(0),
+            first_ts: w(1),
+            lost: w(2),
+            switch_calls: w(3),
+            staged: batch[..n.min(slots) * RECORD_SIZE].to_vec(),
+        }
     }
 }
 
@@ -610,7 +627,8 @@ impl Sink {
         self.header_bytes + self.writer.borrow().records() * RECORD_SIZE as u64
     }
 
-    /// The consumer of every CPU's ring buffer: each record is appended to the file as it is.
+    /// The consumer of every CPU's ring buffer: each record is appended to the file as it is (a
+    /// ring buffer's entry is one record or a batch of them).
     fn ring_buffer(&self, rings: &[MapHandle]) -> Result<RingBuffer<'static>> {
         let lost_type = Kind::Lost.to_u16();
         let mut rbb = RingBufferBuilder::new();
@@ -619,15 +637,16 @@ impl Sink {
             let err = self.io_error.clone();
             let lost = self.lost_records.clone();
             rbb.add(ring, move |data: &[u8]| {
-                if data.len() < RECORD_SIZE {
-                    return 0;
-                }
-                if u16::from_le_bytes([data[12], data[13]]) == lost_type {
-                    lost.set(lost.get() + 1);
-                }
-                if let Err(e) = w.borrow_mut().write_raw(&data[..RECORD_SIZE]) {
-                    *err.borrow_mut() = Some(e);
-                    return -1;
+                // One record, or a whole batch of them (see the BPF side).
+                let mut w = w.borrow_mut();
+                for rec in data.chunks_exact(RECORD_SIZE) {
+                    if u16::from_le_bytes([rec[12], rec[13]]) == lost_type {
+                        lost.set(lost.get() + 1);
+                    }
+                    if let Err(e) = w.write_raw(rec) {
+                        *err.borrow_mut() = Some(e);
+                        return -1;
+                    }
                 }
                 0
             })?;
@@ -635,9 +654,10 @@ impl Sink {
         rbb.build().context("setting up ring buffer polling")
     }
 
-    /// Ends the file: a lost record for each CPU whose losses no later event reported, a missed
-    /// record for each program the kernel skipped runs of, and the end record. Returns the events
-    /// recorded (records less the lost records the BPF side wrote).
+    /// Ends the file: the records left in each CPU's batch, a lost record for each CPU whose
+    /// losses no later event reported, a missed record for each program the kernel skipped runs
+    /// of, and the end record. Returns the events recorded (records less the lost records the BPF
+    /// side wrote).
     fn write_trailer(
         &self,
         states: &[CpuState],
@@ -646,6 +666,12 @@ impl Sink {
     ) -> Result<u64> {
         let end_ts = sys::monotonic_ns();
         let mut w = self.writer.borrow_mut();
+        // What each CPU's last batch held when the programs were detached.
+        for st in states {
+            for rec in st.staged.chunks_exact(RECORD_SIZE) {
+                w.write_raw(rec)?;
+            }
+        }
         // Lost records the BPF side wrote itself (room came back) are records too: count events only.
         let events = w.records() - self.lost_records.get();
         // Losses no event came after to report them: written here the same way.
