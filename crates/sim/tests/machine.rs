@@ -259,3 +259,32 @@ fn a_linux_2_4_sleep_ends_one_tick_after_the_sleep_rounded_up_from_the_jiffies()
     assert_eq!(sleep_ends(15 * ms, 41 * ms, workload::TimerKind::Tick, 100), 50 * ms);
     assert_eq!(sleep_ends(15 * ms, 41 * ms, workload::TimerKind::Hr, 100), 41 * ms);
 }
+
+/// A spinning task (`busy_wait`) loses no request and never panics, whatever preempts its spin (a
+/// higher-priority task released just before its request), whichever timer wakes it, whatever it does
+/// with a late request, and when it stops mid-spin: every request released has an outcome.
+#[test]
+fn a_spinning_task_accounts_for_every_request_it_releases() {
+    for timer in ["hr", "tick", "linux-2.4"] {
+        for on_miss in ["finish", "abort"] {
+            for (hi_period, hi_exec) in [("8ms", "3ms"), ("7ms", "1ms"), ("11ms", "4ms"), ("33ms", "9ms")] {
+                for stop in ["", "stop = \"517ms\"\n"] {
+                    let s = scn(&format!(
+                        "[machine]\nduration = \"1s\"\nhz = 100\n[scheduler]\npolicy = \"fifo\"\n\
+                         [[task]]\nname = \"hi\"\nmodel = \"periodic\"\nexec = \"{hi_exec}\"\nperiod = \"{hi_period}\"\n\
+                         priority = 2\non_miss = \"finish\"\n\
+                         [[task]]\nname = \"spin\"\nmodel = \"periodic\"\nexec = \"5ms..9ms\"\nperiod = \"10ms\"\n\
+                         priority = 1\ntimer = \"{timer}\"\nbusy_wait = \"2ms\"\non_miss = \"{on_miss}\"\n{stop}"
+                    ));
+                    let r = smartsim::run_scenario(&s, None).unwrap();
+                    let requests: u64 = r.tasks.iter().filter_map(|t| t.deadlines.as_ref()).map(|d| d.requests).sum();
+                    assert_eq!(
+                        requests, r.system.jobs,
+                        "{timer}, {on_miss}, hi {hi_exec}/{hi_period}, {stop:?}: released {} requests, {requests} accounted",
+                        r.system.jobs
+                    );
+                }
+            }
+        }
+    }
+}

@@ -354,25 +354,45 @@ impl Sim<'_> {
     /// release event (it was preempted while spinning): the request is released now and taken.
     fn end_spin(&mut self, i: usize) {
         self.tasks[i].spinning = false;
+        if self.tasks[i].life != Life::Live {
+            return;
+        }
         if let Some(c) = self.tasks[i].on_cpu {
             self.sync(c as usize);
         }
         self.release(i);
         match self.state(i) {
             State::Running(_) => self.after_job(i),
-            _ => {
+            // Preempted while spinning: it takes the request when it runs again (a blocked task was
+            // given it by `release`).
+            State::Runnable if self.tasks[i].job.is_none() => {
                 self.next_job(i);
             }
+            _ => {}
         }
     }
 
-    /// Whether periodic task `i`, done with its requests, spins until its next one rather than
-    /// sleeping (`busy_wait`), and if so starts the spin.
+    /// Whether periodic task `i`, running and done with its requests, spins until its next one rather
+    /// than sleeping (`busy_wait`), and if so starts (or, dispatched again after a preemption, goes on
+    /// with) the spin; a spin whose request's time passed while it was preempted ends at once.
     fn spin_until_next(&mut self, i: usize) -> bool {
+        let spinning = std::mem::take(&mut self.tasks[i].spinning);
         let Model::Periodic(p) = &self.scn.tasks[i].model else { return false };
         let Some(next) = self.tasks[i].next.as_ref() else { return false };
+        if p.busy_wait == 0 || self.tasks[i].life != Life::Live {
+            return false;
+        }
         let wait = next.at.saturating_sub(self.now);
-        if p.busy_wait == 0 || wait == 0 || wait > p.busy_wait || self.tasks[i].life != Life::Live {
+        if wait == 0 && spinning {
+            // Its request's time came while it waited for the CPU: released now, its timer's
+            // event (if set) to be ignored.
+            if std::mem::take(&mut self.tasks[i].armed) {
+                self.tasks[i].stale_releases += 1;
+            }
+            self.end_spin(i);
+            return true;
+        }
+        if wait == 0 || wait > p.busy_wait {
             return false;
         }
         self.tasks[i].spinning = true;
@@ -887,6 +907,7 @@ impl Sim<'_> {
         if self.tasks[i].life == Life::Done {
             return;
         }
+        self.tasks[i].spinning = false;
         // A task gone can change what the policy prefers: the core has it decide again wherever a
         // task runs.
         self.core.exit(TaskId(i as u32), self.now);
