@@ -207,47 +207,67 @@ fn timer_of(t: workload::TimerKind, hz: u32) -> TimerKind {
 }
 
 /// What a task's `busy_wait` asks of a thread: hourglass has it only as Linux 2.4's rule, with timer
-/// `linux-2.4` (LINUX24), which spins a real-time thread's sleep of at most 2 ms; a task whose
-/// simulated sleeps and real ones would differ is refused at its key.
+/// `linux-2.4` (LINUX24), which spins a real-time thread's sleep of at most 2 ms. A task whose
+/// simulated sleeps and real ones would differ is refused at its key: a real-time periodic task on
+/// LINUX24 without `busy_wait = "2ms"` (or whose period leaves no sleep above 2 ms), a real-time
+/// interactive one that may think 2 ms or less, and `busy_wait` anywhere else. A task that never
+/// sleeps (`cpu`) is as it is.
 fn linux24_sleeps(scn: &Scenario, sched: &Sched) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let spin = crate::timer::LINUX24_SPIN_NS;
+    let spin_text = workload::format_time(spin);
     for (i, t) in scn.tasks.iter().enumerate() {
-        let busy = match &t.model {
-            Model::Periodic(p) => p.busy_wait,
-            _ => 0,
-        };
         let linux24 = t.effective_timer(&scn.machine) == workload::TimerKind::Linux24;
         let rt = sched.is_rt(i);
-        let spin = workload::format_time(crate::timer::LINUX24_SPIN_NS);
-        let (key, message) = match (linux24, rt, busy) {
-            (true, true, b) if b == crate::timer::LINUX24_SPIN_NS => continue,
-            (true, true, _) => (
+        let refusal = match &t.model {
+            Model::Periodic(p) if linux24 && rt && p.period <= spin => Some((
+                "period",
+                format!(
+                    "on LINUX24 a real-time thread spins every sleep of {spin_text} or less, and a period of {} \
+                     leaves none longer: the simulator cannot spin them all (busy_wait must be shorter than the \
+                     period); give the task timer = \"tick\" or \"hr\"",
+                    workload::format_time(p.period)
+                ),
+            )),
+            Model::Periodic(p) if linux24 && rt && p.busy_wait != spin => Some((
                 "timer",
                 format!(
                     "timer \"linux-2.4\" runs on LINUX24, which busy-waits a real-time thread's sleep of at most \
-                     {spin}, as Linux 2.4 did: give the task busy_wait = \"{spin}\" so that the simulator does too"
+                     {spin_text}, as Linux 2.4 did: give the task busy_wait = \"{spin_text}\" so that the \
+                     simulator does too"
                 ),
-            ),
-            (_, _, 0) => continue,
-            (true, false, _) => (
+            )),
+            Model::Periodic(p) if p.busy_wait > 0 && !(linux24 && rt) => Some((
                 "busy_wait",
-                "LINUX24 busy-waits only a real-time thread's sleeps; this task is not in a real-time class".to_string(),
-            ),
-            (false, _, _) => (
-                "busy_wait",
+                if linux24 {
+                    "LINUX24 busy-waits only a real-time thread's sleeps; this task is not in a real-time class"
+                        .to_string()
+                } else {
+                    format!(
+                        "a thread busy-waits only as Linux 2.4 did: timer \"linux-2.4\" in a real-time class, \
+                         with busy_wait = \"{spin_text}\""
+                    )
+                },
+            )),
+            Model::Interactive { think, .. } if linux24 && rt && think.min() <= spin => Some((
+                "timer",
                 format!(
-                    "a thread busy-waits only as Linux 2.4 did: timer \"linux-2.4\" in a real-time class, with \
-                     busy_wait = \"{spin}\""
+                    "on LINUX24 a real-time thread spins a sleep of {spin_text} or less, and this task may think \
+                     that short, which the simulator sleeps through; give it timer = \"tick\" or \"hr\", or a \
+                     think time above {spin_text}"
                 ),
-            ),
+            )),
+            _ => None,
         };
-        out.push(Diagnostic {
-            file: t.source(&scn.path).to_string(),
-            line: t.line,
-            col: 1,
-            field: format!("task[{i}].{key} (task \"{}\")", t.name),
-            message,
-        });
+        if let Some((key, message)) = refusal {
+            out.push(Diagnostic {
+                file: t.source(&scn.path).to_string(),
+                line: t.line,
+                col: 1,
+                field: format!("task[{i}].{key} (task \"{}\")", t.name),
+                message,
+            });
+        }
     }
     out
 }
@@ -736,7 +756,13 @@ fn simulated_only(scn: &Scenario) -> Vec<String> {
     }
     let m = &scn.machine;
     let mut keys = Vec::new();
-    if m.hz != 1000 {
+    // A task on an emulated tick (tick, linux-2.4) uses machine.hz; otherwise it describes the
+    // simulated machine only.
+    let ticks = scn
+        .tasks
+        .iter()
+        .any(|t| matches!(t.effective_timer(m), workload::TimerKind::Tick | workload::TimerKind::Linux24));
+    if m.hz != 1000 && !ticks {
         keys.push("hz");
     }
     if m.billing != workload::Billing::Exact {

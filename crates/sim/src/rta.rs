@@ -52,6 +52,9 @@ pub struct RtaTask {
     pub jitter: Nanos,
     /// Blocking `B`.
     pub blocking: Nanos,
+    /// CPU it may spin before each request (`busy_wait`, at most its period less its execution): the
+    /// tasks below it see it as execution.
+    pub spin: Nanos,
 }
 
 /// What the analysis found for one task.
@@ -93,8 +96,8 @@ pub fn analyse(tasks: &[RtaTask]) -> Vec<Response> {
 /// Task `t`'s worst-case response time against the tasks `hp` that may run before it.
 fn wcrt(t: &RtaTask, hp: &[&RtaTask]) -> Option<Nanos> {
     // Utilisation of the level-i busy period: at 1 or more it may never end.
-    let u: f64 =
-        hp.iter().map(|j| j.exec as f64 / j.period as f64).sum::<f64>() + t.exec as f64 / t.period as f64;
+    let u: f64 = hp.iter().map(|j| (j.exec + j.spin) as f64 / j.period as f64).sum::<f64>()
+        + t.exec as f64 / t.period as f64;
     if u >= 1.0 {
         return None;
     }
@@ -107,7 +110,9 @@ fn wcrt(t: &RtaTask, hp: &[&RtaTask]) -> Option<Nanos> {
         loop {
             let interference: u128 = hp
                 .iter()
-                .map(|j| (w + u128::from(j.jitter)).div_ceil(u128::from(j.period)) * u128::from(j.exec))
+                .map(|j| {
+                    (w + u128::from(j.jitter)).div_ceil(u128::from(j.period)) * u128::from(j.exec + j.spin)
+                })
                 .sum();
             let next = (q + 1) * c + u128::from(t.blocking) + interference;
             if next > BOUND {
@@ -177,6 +182,7 @@ pub fn from_scenario(
             deadline: p.deadline,
             jitter: t.jitter.unwrap_or(0).saturating_add(lateness),
             blocking: blocking.get(&t.name).copied().unwrap_or(0),
+            spin: p.busy_wait.min(period.saturating_sub(exec)),
         });
     }
     if tasks.is_empty() {
@@ -209,7 +215,16 @@ mod tests {
     const MS: Nanos = 1_000_000;
 
     fn task(name: &str, priority: i32, exec: Nanos, period: Nanos) -> RtaTask {
-        RtaTask { name: name.into(), priority, exec, period, deadline: period, jitter: 0, blocking: 0 }
+        RtaTask {
+            name: name.into(),
+            priority,
+            exec,
+            period,
+            deadline: period,
+            jitter: 0,
+            blocking: 0,
+            spin: 0,
+        }
     }
 
     #[test]
@@ -224,6 +239,19 @@ mod tests {
         let r = analyse(&[task("t0", 2, 3 * MS, 8 * MS), t1]);
         assert_eq!(r[1].wcrt_ns, Some(39 * MS));
         assert!(!r[1].schedulable, "39 ms is past its 33 ms deadline");
+    }
+
+    #[test]
+    fn a_higher_task_s_spin_counts_below_it_and_not_for_itself() {
+        // Task 0 may spin 2 ms before each request (busy_wait): task 1 below sees 5 ms every 8 ms.
+        let t0 = RtaTask { spin: 2 * MS, ..task("t0", 2, 3 * MS, 8 * MS) };
+        let r = analyse(&[t0.clone(), task("t1", 1, 10 * MS, 33 * MS)]);
+        assert_eq!(r[0].wcrt_ns, Some(3 * MS), "its own response counts from its release, after the spin");
+        // w = 10 + ceil(w/8)·5: 10 + 10 = 20, 10 + 15 = 25, 10 + 20 = 30, 10 + 20 = 30; without the
+        // spin 10 + ceil(w/8)·3 = 16.
+        assert_eq!(r[1].wcrt_ns, Some(30 * MS));
+        let r = analyse(&[RtaTask { spin: 0, ..t0 }, task("t1", 1, 10 * MS, 33 * MS)]);
+        assert_eq!(r[1].wcrt_ns, Some(16 * MS));
     }
 
     #[test]

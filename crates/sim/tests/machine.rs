@@ -277,7 +277,8 @@ fn a_spinning_task_accounts_for_every_request_it_releases() {
                          priority = 1\ntimer = \"{timer}\"\nbusy_wait = \"2ms\"\non_miss = \"{on_miss}\"\n{stop}"
                     ));
                     let r = smartsim::run_scenario(&s, None).unwrap();
-                    let requests: u64 = r.tasks.iter().filter_map(|t| t.deadlines.as_ref()).map(|d| d.requests).sum();
+                    let requests: u64 =
+                        r.tasks.iter().filter_map(|t| t.deadlines.as_ref()).map(|d| d.requests).sum();
                     assert_eq!(
                         requests, r.system.jobs,
                         "{timer}, {on_miss}, hi {hi_exec}/{hi_period}, {stop:?}: released {} requests, {requests} accounted",

@@ -64,6 +64,7 @@ fn scenario(set: &[Gen]) -> (Scenario, Vec<RtaTask>) {
             deadline,
             jitter,
             blocking: 0,
+            spin: 0,
         });
     }
     // Two hyperperiods (200 ms each at most) and the longest jitter: the worst case of release phasing
