@@ -127,13 +127,25 @@ impl Timeline {
         // A tick belongs to the stretch it falls in, [start, end). At a switch exactly on a tick, the
         // tick's own record decides when it names the task it found running: a simulator switching
         // at the tick bills it to the task the tick stopped, as Linux's tick handler does.
-        for q in runs.iter_mut() {
+        // A stretch followed at once by one of the same task on its CPU (a slice renewed on a tick)
+        // leaves the tick at their boundary to the second, which holds it: counted once.
+        let continued: Vec<bool> = (0..runs.len())
+            .map(|i| {
+                runs.get(i + 1)
+                    .is_some_and(|n| n.cpu == runs[i].cpu && n.start == runs[i].end && n.task == runs[i].task)
+            })
+            .collect();
+        for (q, continued) in runs.iter_mut().zip(continued) {
             if let Some(tk) = ticks.get(q.cpu as usize) {
                 let a = tk.partition_point(|t| t.0 < q.start);
                 let b = tk.partition_point(|t| t.0 < q.end);
                 let other = |t: &&(u64, Option<u32>)| t.1.is_some_and(|x| x != q.task);
                 let lost = tk[a..b].iter().take_while(|t| t.0 == q.start).filter(other).count();
-                let gained = tk[b..].iter().take_while(|t| t.0 == q.end && t.1 == Some(q.task)).count();
+                let gained = if continued {
+                    0
+                } else {
+                    tk[b..].iter().take_while(|t| t.0 == q.end && t.1 == Some(q.task)).count()
+                };
                 q.observed_ticks = (b - a - lost + gained) as u32;
             }
         }
@@ -380,6 +392,29 @@ mod tests {
         ];
         let t = Timeline::from_records(&h, recs).unwrap();
         assert_eq!(t.runs.iter().map(|q| q.observed_ticks).collect::<Vec<_>>(), vec![2, 0]);
+    }
+
+    #[test]
+    fn a_tick_between_two_stretches_of_one_task_counts_once() {
+        // Task 5 runs 0..4 and 4..8 (its slice renewed on the tick at 4, which names it), then task 6
+        // 8..12 (the tick at 8 stopped 5 and names it; the tick at 12 ends the trace).
+        let h = Header::new(
+            Source::Simulator { scenario: "s".into(), seed: 1, policy: "p".into() },
+            1,
+            "simulated",
+            0,
+            Some(250),
+        );
+        let recs = vec![
+            run(5, 0, 4, EndReason::SliceEnd),
+            run(5, 4, 8, EndReason::Preempted),
+            run(6, 8, 12, EndReason::SliceEnd),
+            Ok(Record::Tick { cpu: 0, task: Some(5), at: 4 }),
+            Ok(Record::Tick { cpu: 0, task: Some(5), at: 8 }),
+            Ok(Record::End { at: 12 }),
+        ];
+        let t = Timeline::from_records(&h, recs).unwrap();
+        assert_eq!(t.runs.iter().map(|q| q.observed_ticks).collect::<Vec<_>>(), vec![0, 2, 0]);
     }
 
     #[test]
