@@ -544,6 +544,26 @@ fn study_figure(run: &StudyRun, f: &studies::Figure) -> String {
             }
             fig.to_svg()
         }
+        studies::Plot::Quanta { billed, series } => {
+            let mut fig = if *billed {
+                Figure::new(f.title, "effective quantum (ms)", "billed (ms)")
+            } else {
+                Figure::new(f.title, "effective quantum (ms)", "fraction at or below")
+            };
+            for (legend, v, task) in *series {
+                let mut q = quanta_of(run, v, task);
+                if *billed {
+                    fig.scatter.push(Series::new(legend.to_string(), q));
+                } else {
+                    q.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let n = q.len() as f64;
+                    let pts = q.iter().enumerate().map(|(i, p)| (p.0, (i + 1) as f64 / n)).collect();
+                    fig.measured.push(Series::new(legend.to_string(), pts));
+                }
+            }
+            fig.log_x = !*billed;
+            fig.to_svg()
+        }
         studies::Plot::CumulativeCpu { task, variants } => {
             let mut fig = Figure::new(f.title, "wall time (s)", "cumulative execution time (s)");
             let mut end = 0.0f64;
@@ -559,4 +579,31 @@ fn study_figure(run: &StudyRun, f: &studies::Figure) -> String {
             fig.to_svg()
         }
     }
+}
+
+/// The effective quanta of `task` in variant `v`'s run under the first seed, from the run's trace: each
+/// stretch on a CPU as (its length, what the ticks in it billed), ms.
+fn quanta_of(run: &StudyRun, v: &str, task: &str) -> Vec<(f64, f64)> {
+    let k = run.study.variant(v);
+    let mut scn = run.scenarios[k].clone();
+    scn.machine.seed = run.seeds.first().copied().unwrap_or(1);
+    let Ok(mut sim) = smartsim::simulator(&scn, run.study.variants[k].policy) else { return Vec::new() };
+    let header = sim.trace_header(run.study.variants[k].file);
+    let records = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let sink = std::rc::Rc::clone(&records);
+    sim.trace_to(move |r| sink.borrow_mut().push(r));
+    sim.run_until(u64::MAX);
+    drop(sim.finish());
+    let records = std::mem::take(&mut *records.borrow_mut());
+    let Ok(tl) = trace::timeline::Timeline::from_records(&header, records.into_iter().map(Ok::<_, ()>))
+    else {
+        return Vec::new();
+    };
+    let Some(id) = scn.tasks.iter().position(|t| t.name == task) else { return Vec::new() };
+    let tick_ms = tl.hz.map_or(0.0, |hz| 1e3 / f64::from(hz));
+    tl.runs
+        .iter()
+        .filter(|q| q.task == id as u32 && q.complete)
+        .map(|q| ((q.end - q.start) as f64 / 1e6, f64::from(q.observed_ticks) * tick_ms))
+        .collect()
 }
