@@ -941,8 +941,15 @@ fn real_main() -> Result<()> {
                     diag::outln!("{:24} {:28} scenarios/papers/{}", e.id, e.source, e.file);
                 }
                 for s in smartsim::studies::STUDIES {
-                    let files: Vec<String> =
-                        s.variants.iter().map(|v| format!("scenarios/papers/{}", v.file)).collect();
+                    // Each file once, in the order the variants first use it (a file with keys set is
+                    // several variants).
+                    let mut files: Vec<String> = Vec::new();
+                    for v in s.variants {
+                        let f = format!("scenarios/papers/{}", v.file);
+                        if !files.contains(&f) {
+                            files.push(f);
+                        }
+                    }
                     diag::outln!("{:24} {:28} {}", s.id, s.source, files.join(" "));
                 }
                 return Ok(());
