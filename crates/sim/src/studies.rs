@@ -85,12 +85,15 @@ pub struct Variant {
 
 macro_rules! variant {
     ($label:expr, $f:literal) => {
+        variant!($label, $f, set: &[])
+    };
+    ($label:expr, $f:literal, set: $set:expr) => {
         Variant {
             label: $label,
             file: $f,
             toml: include_str!(concat!("../../../scenarios/papers/", $f)),
             policy: None,
-            set: &[],
+            set: $set,
         }
     };
     ($label:expr, $f:literal, $policy:literal) => {
@@ -1193,13 +1196,11 @@ const ETSION5_QUANTITIES: &[Quantity] = &[
 macro_rules! shifted {
     ($( ($prefix:literal, $f:literal, $task:literal, $hz:literal, [$($shift:literal),*]) ),*) => {
         &[$($(
-            Variant {
-                label: concat!($prefix, $shift),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[("machine.hz", $hz), ("scheduler.hz", $hz), (concat!("task.", $task, ".start"), concat!($shift, "ms"))],
-            },
+            variant!(
+                concat!($prefix, $shift),
+                $f,
+                set: &[("machine.hz", $hz), ("scheduler.hz", $hz), (concat!("task.", $task, ".start"), concat!($shift, "ms"))]
+            ),
         )*)*]
     };
 }
@@ -1276,25 +1277,13 @@ const ETSION7_QUANTITIES: &[Quantity] = &[
     q!("max", "largest latency (us)", |r| etsion7_latency_us(r, "max")),
 ];
 
-/// Etsion §7's variants: each row's file as written (100 Hz, 60 ms quanta) and at 20,000 Hz with
-/// quanta of 2 ticks; labels `"{row} 100 Hz"` and `"{row} 20000 Hz"`.
-macro_rules! etsion7 {
-    ($( ($row:literal, $f:literal) ),*) => {
+/// Two variants of each row's file: as written (at 100 Hz), labelled `"{row} 100 Hz"`, and with the
+/// keys `$set`, labelled `"{row}{$other}"` (Etsion §4 at 1000 Hz, §7 at 20,000 Hz).
+macro_rules! at_100_and {
+    ($other:literal, $set:expr; $( ($row:literal, $f:literal) ),*) => {
         &[$(
-            Variant {
-                label: concat!($row, " 100 Hz"),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[],
-            },
-            Variant {
-                label: concat!($row, " 20000 Hz"),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[("machine.hz", "20000"), ("scheduler.hz", "20000"), ("scheduler.rr_ticks", "2")],
-            },
+            variant!(concat!($row, " 100 Hz"), $f),
+            variant!(concat!($row, $other), $f, set: $set),
         )*]
     };
 }
@@ -1336,13 +1325,7 @@ const ETSION3_QUANTITIES: &[Quantity] =
 macro_rules! sorts {
     ($( ($prefix:literal, $f:literal, [$( ($hz:literal, $q:literal) ),*]) ),*) => {
         &[$($(
-            Variant {
-                label: concat!($prefix, $hz, " Hz"),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[("machine.hz", $hz), ("scheduler.slice", $q)],
-            },
+            variant!(concat!($prefix, $hz, " Hz"), $f, set: &[("machine.hz", $hz), ("scheduler.slice", $q)]),
         )*)*]
     };
 }
@@ -1406,28 +1389,6 @@ const ETSION4_QUANTITIES: &[Quantity] = &[
     q!("x_share", "X server: CPU, %", |r| etsion4(r, etsion4_x, "share")),
 ];
 
-/// Etsion §4's variants: each application's file at 100 Hz as written and at 1000 Hz.
-macro_rules! at_100_and_1000 {
-    ($( ($app:literal, $f:literal) ),*) => {
-        &[$(
-            Variant {
-                label: concat!($app, " 100 Hz"),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[],
-            },
-            Variant {
-                label: concat!($app, " 1000 Hz"),
-                file: $f,
-                toml: include_str!(concat!("../../../scenarios/papers/", $f)),
-                policy: None,
-                set: &[("machine.hz", "1000"), ("scheduler.hz", "1000")],
-            },
-        )*]
-    };
-}
-
 const ETSION4_APPS: &[(&str, &str)] =
     &[("Emacs", "Emacs"), ("Xine", "Xine"), ("Quake", "Quake"), ("CPU-bound", "CPU-bound")];
 
@@ -1459,13 +1420,7 @@ const DANNENBERG5_QUANTITIES: &[Quantity] = &[
 /// Dannenberg §6's scenario at `hz`.
 macro_rules! at_hz {
     ($label:literal, $hz:literal) => {
-        Variant {
-            label: $label,
-            file: "dannenberg-6.toml",
-            toml: include_str!("../../../scenarios/papers/dannenberg-6.toml"),
-            policy: None,
-            set: &[("machine.hz", $hz)],
-        }
+        variant!($label, "dannenberg-6.toml", set: &[("machine.hz", $hz)])
     };
 }
 
@@ -2601,7 +2556,8 @@ pub static STUDIES: &[Study] = &[
                 times of our own (in scenarios/papers/etsion-4-*.toml); Xine is calibrated on table 5. Figs. 4 \
                 and 6 (billed against effective quantum, the quanta's distribution) are drawn from the first \
                 seed's trace.",
-        variants: at_100_and_1000!(
+        variants: at_100_and!(
+            " 1000 Hz", &[("machine.hz", "1000"), ("scheduler.hz", "1000")];
             ("Emacs", "etsion-4-emacs.toml"),
             ("Xine", "etsion-4-xine.toml"),
             ("Quake", "etsion-4-quake.toml"),
@@ -2890,7 +2846,8 @@ pub static STUDIES: &[Study] = &[
                 their instant, each process's computation drawn independently of its next interval. The \
                 paper's CONT rows (processes computing all the time, their signal delivered when they next \
                 run) are not modelled: a task here has no signal that waits for it to run.",
-        variants: etsion7!(
+        variants: at_100_and!(
+            " 20000 Hz", &[("machine.hz", "20000"), ("scheduler.hz", "20000"), ("scheduler.rr_ticks", "2")];
             ("BLK x2", "etsion-7-blk-2.toml"),
             ("BLK x8", "etsion-7-blk-8.toml"),
             ("2% x2", "etsion-7-2pct-2.toml"),
@@ -3023,13 +2980,7 @@ pub static STUDIES: &[Study] = &[
             variant!("task 1 on usleep", "regehr-5.5-usleep.toml"),
             variant!("both high-resolution", "regehr-5.5-hr.toml"),
             variant!("task 1 at 12 ms", "regehr-5.5-usleep-12ms.toml"),
-            Variant {
-                label: "task 1 at 12 ms, on the tick",
-                file: "regehr-5.5-usleep-12ms.toml",
-                toml: include_str!("../../../scenarios/papers/regehr-5.5-usleep-12ms.toml"),
-                policy: None,
-                set: &[("task.task 1.timer", "tick")],
-            },
+            variant!("task 1 at 12 ms, on the tick", "regehr-5.5-usleep-12ms.toml", set: &[("task.task 1.timer", "tick")]),
         ],
         quantities: REGEHR_QUANTITIES,
         paper: &[

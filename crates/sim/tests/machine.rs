@@ -254,6 +254,9 @@ fn a_linux_2_4_sleep_ends_one_tick_after_the_sleep_rounded_up_from_the_jiffies()
     // From 19.9 ms for 0.2 ms: ⌈0.02⌉ = 1 tick from jiffies 1, plus one: 30 ms, almost two ticks late.
     assert_eq!(sleep_ends(19_900_000, 20_100_000, Linux24, 100), 30 * ms);
     assert_eq!(sleep_ends(20 * ms, 20 * ms, Linux24, 100), 20 * ms, "nothing to sleep");
+    // At 300 Hz a tick falls between nanoseconds (tick 1 at 3,333,333 ns): from exactly on it, the
+    // jiffies are 1, and 1 ms is one tick more: tick 3, 10 ms.
+    assert_eq!(sleep_ends(3_333_333, 4_333_333, Linux24, 300), 10 * ms);
     // Any other timer: as it fires for the target.
     assert_eq!(sleep_ends(15 * ms, 45 * ms, workload::TimerKind::Tick, 100), 50 * ms);
     assert_eq!(sleep_ends(15 * ms, 41 * ms, workload::TimerKind::Tick, 100), 50 * ms);

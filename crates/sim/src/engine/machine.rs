@@ -62,11 +62,9 @@ pub fn sleep_ends(now: Nanos, until: Nanos, kind: TimerKind, hz: u32) -> Nanos {
             if until <= now {
                 return now;
             }
-            // The ticks fired by now (the last at or before it).
-            let mut jiffies = sched::clamp_nanos(u128::from(now) * u128::from(hz) / 1_000_000_000);
-            while tick_time(jiffies.saturating_add(1), hz) <= now {
-                jiffies += 1;
-            }
+            // The ticks fired by now: the last at or before it.
+            let next = tick_at_or_after(now, hz);
+            let jiffies = if tick_time(next, hz) == now { next } else { next - 1 };
             let d = u128::from(until - now) * u128::from(hz);
             let ticks = sched::clamp_nanos(d.div_ceil(1_000_000_000));
             tick_time(jiffies.saturating_add(ticks).saturating_add(1), hz)

@@ -350,6 +350,15 @@ impl Sim<'_> {
         }
     }
 
+    /// A spin ended before the release event of its request, if one is queued: that event is to be
+    /// ignored when it comes.
+    fn end_spin_early(&mut self, i: usize) {
+        if std::mem::take(&mut self.tasks[i].armed) {
+            self.tasks[i].stale_releases += 1;
+        }
+        self.end_spin(i);
+    }
+
     /// A periodic task's spin ends, by its own CPU (it spun until its request) or by its timer's
     /// release event (it was preempted while spinning): the request is released now and taken.
     fn end_spin(&mut self, i: usize) {
@@ -384,12 +393,8 @@ impl Sim<'_> {
         }
         let wait = next.at.saturating_sub(self.now);
         if wait == 0 && spinning {
-            // Its request's time came while it waited for the CPU: released now, its timer's
-            // event (if set) to be ignored.
-            if std::mem::take(&mut self.tasks[i].armed) {
-                self.tasks[i].stale_releases += 1;
-            }
-            self.end_spin(i);
+            // Its request's time came while it waited for the CPU: released now.
+            self.end_spin_early(i);
             return true;
         }
         if wait == 0 || wait > p.busy_wait {
@@ -503,11 +508,8 @@ impl Sim<'_> {
                 self.exit(i);
             }
             Model::Periodic(_) if self.tasks[i].spinning => {
-                // Spun until its request's time: released now; its timer's event, if set, comes later.
-                if std::mem::take(&mut self.tasks[i].armed) {
-                    self.tasks[i].stale_releases += 1;
-                }
-                self.end_spin(i);
+                // Spun until its request's time: released now.
+                self.end_spin_early(i);
             }
             Model::Periodic(_) => {
                 let job = self.tasks[i].job.take().expect("a running periodic task has a request");
