@@ -196,9 +196,11 @@ pub(crate) fn reproduce(
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let mut html = HtmlReport::new("SMART (Nieh 1999) reproduced by smartsim");
+    let mut html = HtmlReport::new("SMART (Nieh 1999) and the clock's papers reproduced by smartsim");
     html.intro(&format!(
-        "The experiments of chapters 2 and 6 of {}, and of §5.5 of Regehr's Hourglass (2002), run in the simulator with the scenarios of \
+        "The experiments of chapters 2 and 6 of {}, and the timing experiments of Etsion, Tsafrir and \
+         Feitelson (2003, §§3-5, 7), Regehr's Hourglass (2002, §§5.5-5.6) and Dannenberg et al. (1993, \
+         §§5-6), run in the simulator with the scenarios of \
          scenarios/papers/ (the applications of §6.4 are scenarios/apps/). The first section is the \
          table of verdicts: an experiment is reproduced when every statement the paper makes of it \
          holds in ours, differs when some do not (the reason is given) and at least half do, not \
