@@ -88,7 +88,7 @@ impl<'s> Sim<'s> {
         // One stream per task: adding a task does not change the draws of the others.
         let mut streams: Vec<Stream<'s>> = scn.tasks.iter().map(|spec| Stream::new(spec, m.seed)).collect();
         let starts: Vec<Nanos> = streams.iter_mut().map(|s| s.start()).collect();
-        let tasks = streams.into_iter().map(|s| TaskRt::new(s, notifies)).collect();
+        let tasks = streams.into_iter().map(|s| TaskRt::new(s, notifies, m.timer)).collect();
         let params: Vec<TaskParams> = scn
             .tasks
             .iter()

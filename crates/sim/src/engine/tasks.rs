@@ -167,6 +167,10 @@ pub(super) struct TaskRt<'s> {
     /// The release event of its next request is in the queue (under `linux-2.4` it is put there only
     /// when the task goes to sleep: the sleep counts from then).
     armed: bool,
+    /// Its `busy_wait` (0: none), and whether its timer is `linux-2.4`: read on every request, kept
+    /// here rather than looked up in the scenario each time.
+    busy_wait: Nanos,
+    linux24: bool,
 }
 
 /// Frames an adapting player takes between two decisions on its rate.
@@ -175,7 +179,12 @@ const ADAPT_WINDOW: u32 = 10;
 const ADAPT_MAX_RATE: u64 = 64;
 
 impl<'s> TaskRt<'s> {
-    pub(super) fn new(stream: Stream<'s>, notifies: bool) -> Self {
+    pub(super) fn new(stream: Stream<'s>, notifies: bool, machine_timer: workload::TimerKind) -> Self {
+        let busy_wait = match &stream.spec().model {
+            Model::Periodic(p) => p.busy_wait,
+            _ => 0,
+        };
+        let linux24 = stream.spec().timer.unwrap_or(machine_timer) == workload::TimerKind::Linux24;
         let late = match &stream.spec().model {
             // The simulated application learns of a miss only from the policy.
             Model::Periodic(_) => stream.late_rule(notifies, false),
@@ -208,6 +217,8 @@ impl<'s> TaskRt<'s> {
             spinning: false,
             stale_releases: 0,
             armed: false,
+            busy_wait,
+            linux24,
         }
     }
 
@@ -386,9 +397,9 @@ impl Sim<'_> {
     /// with) the spin; a spin whose request's time passed while it was preempted ends at once.
     fn spin_until_next(&mut self, i: usize) -> bool {
         let spinning = std::mem::take(&mut self.tasks[i].spinning);
-        let Model::Periodic(p) = &self.scn.tasks[i].model else { return false };
+        let busy_wait = self.tasks[i].busy_wait;
         let Some(next) = self.tasks[i].next.as_ref() else { return false };
-        if p.busy_wait == 0 || self.tasks[i].life != Life::Live {
+        if busy_wait == 0 || self.tasks[i].life != Life::Live {
             return false;
         }
         let wait = next.at.saturating_sub(self.now);
@@ -397,7 +408,7 @@ impl Sim<'_> {
             self.end_spin_early(i);
             return true;
         }
-        if wait == 0 || wait > p.busy_wait {
+        if wait == 0 || wait > busy_wait {
             return false;
         }
         self.tasks[i].spinning = true;
@@ -410,7 +421,7 @@ impl Sim<'_> {
     /// A periodic task under `linux-2.4` goes to sleep until its next request: the sleep's end counts
     /// from now.
     fn arm_sleep(&mut self, i: usize) {
-        if self.tasks[i].armed || self.timer_kind(i) != workload::TimerKind::Linux24 {
+        if self.tasks[i].armed || !self.tasks[i].linux24 {
             return;
         }
         let Some(at) = self.tasks[i].next.as_ref().map(|p| p.at) else { return };
@@ -431,7 +442,7 @@ impl Sim<'_> {
                 // Linux 2.4's sleep counts from when the task goes to sleep (`arm_sleep`), unless
                 // it is asleep already.
                 let busy = self.tasks[i].job.is_some() || !self.tasks[i].pending.is_empty();
-                if self.timer_kind(i) != workload::TimerKind::Linux24 || !busy {
+                if !self.tasks[i].linux24 || !busy {
                     let fires = self.sleep_ends(at, i);
                     self.tasks[i].armed = true;
                     self.push(fires, Ev::Release, i as u32);
@@ -894,7 +905,7 @@ impl Sim<'_> {
             self.core.request(c);
             return;
         }
-        if self.spin_until_next(i) {
+        if self.tasks[i].busy_wait > 0 && self.spin_until_next(i) {
             return;
         }
         self.stop_running(i, Stop::Blocked);
