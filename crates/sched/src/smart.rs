@@ -144,6 +144,9 @@ struct SmartTask {
     /// Generation of the constraint, to recognise stale timers.
     gen: u32,
     level: usize,
+    /// The constraint's future demand as a fraction of a CPU (eq. 8: estimate over period, for a
+    /// periodic constraint; else 0), computed once when it is set.
+    f: f64,
 }
 
 impl SmartTask {
@@ -195,6 +198,11 @@ pub struct Smart {
     ws: Vec<WsEntry>,
     /// Try all candidates at once before inserting them one by one (off only in tests, to compare).
     shortcut: bool,
+    /// The least slack found by the check that found the working schedule feasible, for the entry at
+    /// that index (the first not running elsewhere): [`Smart::run_earliest`] need not compute it again.
+    first: Option<(usize, f64)>,
+    /// A task was given CPU affinity: the value walk must ask the view which tasks may run where.
+    pinned: bool,
     n_notifications: u64,
     n_rejections: u64,
     n_late_picks: u64,
@@ -218,6 +226,8 @@ impl Smart {
             all: Vec::new(),
             ws: Vec::new(),
             shortcut: true,
+            first: None,
+            pinned: false,
             n_notifications: 0,
             n_rejections: 0,
             n_late_picks: 0,
@@ -384,6 +394,7 @@ impl Smart {
             return self.run_earliest(conventional, now);
         }
         self.ws.clear();
+        self.first = None;
         for (rank, &(t, running)) in all.iter().enumerate() {
             let entry = self.entry(t, rank, running, now);
             let (deadline, f) = (entry.deadline, entry.f);
@@ -416,12 +427,7 @@ impl Smart {
     fn entry(&self, t: TaskId, rank: usize, running: bool, now: Nanos) -> WsEntry {
         let st = &self.tasks[t.idx()];
         let (deadline, rem) = st.rt(now).expect("candidate is real-time");
-        let c = st.constraint.expect("candidate has a constraint");
-        let f = match (c.period, c.cpu_estimate) {
-            (Some(p), Some(est)) if p > 0 => est as f64 / p as f64,
-            _ => 0.0,
-        };
-        WsEntry { t, deadline, rem: rem as f64, f, rank, running }
+        WsEntry { t, deadline, rem: rem as f64, f: st.f, rank, running }
     }
 
     /// The working schedule of every candidate, each with its future demand (eq. 8), built in deadline
@@ -432,9 +438,17 @@ impl Smart {
             let e = self.entry(t, rank, running, now);
             self.ws.push(e);
         }
-        // Stable: equal deadlines keep value order, as insertion one by one would.
+        // Stable: equal deadlines keep value order, as insertion one by one would. The sort finds the
+        // runs in its input: when value order is mostly deadline order (real-time tasks of one
+        // priority, whose virtual times advance together), it costs little more than a pass.
         self.ws.sort_by_key(|e| e.deadline);
-        self.feasible(0, now).is_some()
+        // Feasibility does not depend on the rank limit; the slack for the first entry not running
+        // elsewhere (the one [`Smart::run_earliest`] looks at first) comes with it.
+        let k = self.ws.iter().position(|e| !e.running);
+        let limit = k.map_or(0, |k| self.ws[k].rank);
+        let r = self.feasible(limit, now);
+        self.first = k.zip(r);
+        r.is_some()
     }
 
     /// Runs the earliest deadline in the working schedule not running elsewhere, else the best
@@ -448,7 +462,10 @@ impl Smart {
             if x.running {
                 continue;
             }
-            let slack = self.feasible(x.rank, now).expect("the working schedule is feasible");
+            let slack = match self.first {
+                Some((i, s)) if i == k => s,
+                _ => self.feasible(x.rank, now).expect("the working schedule is feasible"),
+            };
             let bound = x.rem + slack;
             if bound < 1.0 {
                 continue;
@@ -474,6 +491,7 @@ impl Smart {
 
 impl Policy for Smart {
     fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
+        self.pinned |= p.cpus.is_some();
         let q = if p.share == 0 { Nanos::MAX } else { self.base_quantum() };
         let st = slot(&mut self.tasks, t);
         *st = SmartTask { gen: st.gen + 1, ..Default::default() };
@@ -526,7 +544,7 @@ impl Policy for Smart {
         self.cands.clear();
         let mut conventional = None;
         for t in self.fq.in_value_order() {
-            if !v.allows(t, cpu) {
+            if self.pinned && !v.allows(t, cpu) {
                 continue;
             }
             if self.tasks[t.idx()].rt(now).is_some() {
@@ -587,6 +605,10 @@ impl Policy for Smart {
         st.req_exec = 0;
         st.level = 0;
         st.constraint = c;
+        st.f = match c.and_then(|c| c.period.zip(c.cpu_estimate)) {
+            Some((p, est)) if p > 0 => est as f64 / p as f64,
+            _ => 0.0,
+        };
         let q = match c {
             Some(c) => {
                 st.rel_deadline = Some(c.period.unwrap_or(c.deadline.saturating_sub(now)).max(1));
@@ -618,6 +640,7 @@ impl Policy for Smart {
     }
 
     fn set_params(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
+        self.pinned |= p.cpus.is_some();
         self.fq.set_params(t, p.priority, p.share);
         let share0 = p.share == 0;
         let base = self.base_quantum();
