@@ -25,3 +25,35 @@ pub fn periodic_set(n: usize, u: f64, duration_ns: u64, policy: &str, seed: u64)
     scn.machine.sample = Some(duration_ns);
     scn
 }
+
+/// The media mix of `smartsim bench`'s second part, for `duration_ns` on `policy` at HZ 1000: 10
+/// periodic tasks at 6 % of the CPU each (periods 10–100 ms, whole ms, exact estimates), 5
+/// interactive tasks (think time exponential with mean 500 ms, bursts of 2 ms) and 5 CPU-bound tasks.
+pub fn media_mix(duration_ns: u64, policy: &str, seed: u64) -> Scenario {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut tasks: Vec<TaskSpec> = (0..10)
+        .map(|i| {
+            let period = rng.random_range(10u64..=100) * 1_000_000;
+            let model = Model::Periodic(Periodic {
+                on_miss: OnMiss::Finish,
+                estimate: Estimate::Exact,
+                notify: Notify::Never,
+                ..Periodic::new(Exec::Fixed(period * 6 / 100), period)
+            });
+            TaskSpec::new(&format!("P{i}"), model)
+        })
+        .collect();
+    tasks.extend((0..5).map(|i| {
+        let model = Model::Interactive {
+            think: Exec::Exponential { mean: 500_000_000 },
+            burst: Exec::Fixed(2_000_000),
+            count: None,
+        };
+        TaskSpec::new(&format!("I{i}"), model)
+    }));
+    tasks.extend((0..5).map(|i| TaskSpec::new(&format!("C{i}"), Model::Cpu { work: None })));
+    let mut scn = Scenario::new("bench-mix", duration_ns, seed, policy, tasks);
+    scn.machine.hz = 1000;
+    scn.machine.sample = Some(duration_ns);
+    scn
+}

@@ -234,6 +234,12 @@ enum Cmd {
         /// Runs of each configuration (1 to 1000); the median wall time is reported.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+        /// Simulated seconds of the media mix run after the task sets (10 periodic tasks at 6 % of
+        /// the CPU each, periods 10–100 ms, 5 interactive, 5 CPU-bound; one CPU, HZ 1000), under
+        /// each policy: the wall time of a simulated hour of a desktop. 0 skips it; at most
+        /// 3600000000, and within the run budget.
+        #[arg(long, default_value_t = 3600)]
+        mix_seconds: u64,
         /// Output format: a table, or one JSON object per configuration (one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
@@ -964,7 +970,7 @@ fn real_main() -> Result<()> {
         }
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies { format } => print_policies(format),
-        Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, format } => {
+        Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, mix_seconds, format } => {
             if seconds == 0 {
                 anyhow::bail!("bench: --seconds 0: give at least 1 simulated second");
             }
@@ -983,6 +989,11 @@ fn real_main() -> Result<()> {
             if !(utilisation > 0.0 && utilisation <= 1.0) {
                 anyhow::bail!(
                     "bench: --utilisation {utilisation}: a utilisation per CPU above 0 and at most 1"
+                );
+            }
+            if mix_seconds > MAX_BENCH_SECONDS {
+                anyhow::bail!(
+                    "bench: --mix-seconds {mix_seconds}: at most {MAX_BENCH_SECONDS} simulated seconds (1000000h)"
                 );
             }
             if repeat == 0 {
@@ -1015,8 +1026,20 @@ fn real_main() -> Result<()> {
                         );
                     }
                 }
+                let mix = smartsim::bench::media_mix(mix_seconds * 1_000_000_000, p, 1);
+                let over =
+                    smartsim::budget::over(&smartsim::budget::estimate(&mix, None, Default::default()));
+                if !over.is_empty() {
+                    anyhow::bail!(
+                        "bench: --mix-seconds {mix_seconds} ({p}) would take {}: give fewer",
+                        over.join("; and ")
+                    );
+                }
             }
-            bench(&configs, &policies, seconds, utilisation, repeat, format)?
+            bench(&configs, &policies, seconds, utilisation, repeat, format)?;
+            if mix_seconds > 0 {
+                bench_mix(&policies, mix_seconds, repeat, format)?;
+            }
         }
     }
     Ok(())
@@ -1419,6 +1442,48 @@ fn bench(
         "(utilisation {u} per CPU, exact estimates, deadlines = periods; median of {repeat} runs; µs/decision = wall \
          time over pick_next calls)"
     );
+    Ok(())
+}
+
+/// The second part of `smartsim bench`: a simulated `seconds` of the media mix under each policy,
+/// median wall time of `repeat` runs, and SMART's time over EDF's when both ran.
+fn bench_mix(policies: &[String], seconds: u64, repeat: usize, format: Format) -> Result<()> {
+    let mut walls = Vec::new();
+    for p in policies {
+        let scn = smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1);
+        let mut w = Vec::new();
+        let mut r = None;
+        for _ in 0..repeat {
+            let t0 = Instant::now();
+            r = Some(run_scenario(&scn, None)?);
+            w.push(t0.elapsed().as_secs_f64());
+        }
+        w.sort_by(f64::total_cmp);
+        let (med, lo, hi) = (w[w.len() / 2], w[0], w[w.len() - 1]);
+        let s = r.expect("at least one run").system;
+        match format {
+            Format::Json => diag::outln!(
+                "{}",
+                serde_json::json!({
+                    "policy": p, "mix": true, "tasks": 20, "hz": 1000, "sim_s": seconds, "wall_s": med,
+                    "wall_s_min": lo, "wall_s_max": hi, "jobs": s.jobs, "decisions": s.decisions, "repeat": repeat,
+                })
+            ),
+            Format::Table => diag::outln!(
+                "media mix (20 tasks, HZ 1000), {seconds} simulated s under {p}: {med:.3} s wall (min {lo:.3}, max \
+                 {hi:.3}), {} decisions",
+                s.decisions
+            ),
+        }
+        walls.push((p.as_str(), med));
+    }
+    let get = |p: &str| walls.iter().find(|w| w.0 == p).map(|w| w.1);
+    if let (Format::Table, Some(s), Some(e)) = (format, get("smart"), get("edf")) {
+        diag::outln!(
+            "media mix: smart/edf wall-time ratio {:.2} (goal: smart under 0.5 s for 3600 s)",
+            s / e
+        );
+    }
     Ok(())
 }
 
