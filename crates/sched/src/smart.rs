@@ -203,6 +203,9 @@ pub struct Smart {
     first: Option<(usize, f64)>,
     /// A task was given CPU affinity: the value walk must ask the view which tasks may run where.
     pinned: bool,
+    /// `ws` holds every candidate's entry in value order, made by the value walk (no real-time task
+    /// runs on another CPU).
+    ws_prebuilt: bool,
     n_notifications: u64,
     n_rejections: u64,
     n_late_picks: u64,
@@ -228,6 +231,7 @@ impl Smart {
             shortcut: true,
             first: None,
             pinned: false,
+            ws_prebuilt: false,
             n_notifications: 0,
             n_rejections: 0,
             n_late_picks: 0,
@@ -433,10 +437,12 @@ impl Smart {
     /// The working schedule of every candidate, each with its future demand (eq. 8), built in deadline
     /// order; whether it is feasible. Leaves the schedule in `ws`.
     fn all_fit(&mut self, all: &[(TaskId, bool)], now: Nanos) -> bool {
-        self.ws.clear();
-        for (rank, &(t, running)) in all.iter().enumerate() {
-            let e = self.entry(t, rank, running, now);
-            self.ws.push(e);
+        if !self.ws_prebuilt {
+            self.ws.clear();
+            for (rank, &(t, running)) in all.iter().enumerate() {
+                let e = self.entry(t, rank, running, now);
+                self.ws.push(e);
+            }
         }
         // Stable: equal deadlines keep value order, as insertion one by one would. The sort finds the
         // runs in its input: when value order is mostly deadline order (real-time tasks of one
@@ -541,13 +547,19 @@ impl Policy for Smart {
         self.fq.expire(now);
         // Steps 1 and 2: walk the runnable tasks allowed here in value order up to the first
         // conventional one.
+        // Their working-schedule entries are made on the way, in value order: if no real-time task runs
+        // elsewhere, those are all the candidates and `all_fit` need only sort them.
         self.cands.clear();
+        self.ws.clear();
         let mut conventional = None;
         for t in self.fq.in_value_order() {
             if self.pinned && !v.allows(t, cpu) {
                 continue;
             }
-            if self.tasks[t.idx()].rt(now).is_some() {
+            let st = &self.tasks[t.idx()];
+            if let Some((deadline, rem)) = st.rt(now) {
+                let rank = self.cands.len();
+                self.ws.push(WsEntry { t, deadline, rem: rem as f64, f: st.f, rank, running: false });
                 self.cands.push(t);
             } else {
                 conventional = Some(t);
@@ -590,6 +602,7 @@ impl Policy for Smart {
                 }
             }
         }
+        self.ws_prebuilt = self.others.is_empty();
         let d = self.schedule(&all, conventional, now);
         self.all = all;
         d
