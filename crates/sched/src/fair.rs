@@ -67,6 +67,8 @@ pub struct FairTask {
     credit_until: Option<Nanos>,
     /// It was admitted and not removed.
     live: bool,
+    /// Its key in the ordered set, while `queued`: taken out by it without working out β again.
+    key: Key,
 }
 
 impl FairTask {
@@ -261,12 +263,12 @@ impl FairQueues {
     pub fn update<R>(&mut self, t: TaskId, f: impl FnOnce(&mut FairTask) -> R) -> R {
         let queued = self.tasks[t.idx()].queued;
         if queued {
-            let k = self.key(t);
-            self.runnable.remove(&k);
+            self.runnable.remove(&self.tasks[t.idx()].key);
         }
         let r = f(&mut self.tasks[t.idx()]);
         if queued {
             let k = self.key(t);
+            self.tasks[t.idx()].key = k;
             self.runnable.insert(k);
         }
         r
@@ -302,15 +304,16 @@ impl FairQueues {
         ft.seq = seq;
         ft.queued = true;
         let k = self.key(t);
+        self.tasks[t.idx()].key = k;
         self.runnable.insert(k);
     }
 
     /// Take a task out of the ordered set (it was picked to run, or it goes away).
     pub fn dequeue(&mut self, t: TaskId) {
-        if self.tasks[t.idx()].queued {
-            let k = self.key(t);
-            self.runnable.remove(&k);
-            self.tasks[t.idx()].queued = false;
+        let ft = &mut self.tasks[t.idx()];
+        if ft.queued {
+            ft.queued = false;
+            self.runnable.remove(&ft.key);
         }
     }
 

@@ -572,7 +572,7 @@ pub fn take_first_allowed<'q>(
 }
 
 /// A total order on `f64` for use in ordered sets (virtual times are never NaN).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub(crate) struct Ord64(pub f64);
 impl Eq for Ord64 {}
 impl PartialOrd for Ord64 {
