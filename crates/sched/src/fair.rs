@@ -34,7 +34,7 @@
 //! feasible), and the arithmetic is the same as before, operation for operation.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::{slot, Availability, Nanos, Ord64, TaskId, View};
 
@@ -114,7 +114,10 @@ pub struct FairQueues {
     runnable: BTreeSet<Key>,
     seq_back: i64,
     seq_front: i64,
-    expiries: BTreeSet<(Nanos, u32)>,
+    /// Pending credit expiries `(when, task)`, earliest first. An entry is current while its task's
+    /// `credit_until` is its time; one that is not is dropped when it comes to the top, and the top is
+    /// always current (so [`FairQueues::next_expiry`] is a look at it).
+    expiries: BinaryHeap<Reverse<(Nanos, u32)>>,
 }
 
 impl Default for FairQueues {
@@ -133,7 +136,7 @@ impl FairQueues {
             runnable: BTreeSet::new(),
             seq_back: 0,
             seq_front: 0,
-            expiries: BTreeSet::new(),
+            expiries: BinaryHeap::new(),
         }
     }
 
@@ -246,8 +249,8 @@ impl FairQueues {
         pq.members.remove(&(Reverse(ft.share), t.0));
         ft.in_queue = false;
         let prio = ft.prio;
-        if let Some(u) = ft.credit_until.take() {
-            self.expiries.remove(&(u, t.0));
+        if ft.credit_until.take().is_some() {
+            self.drop_stale();
         }
         self.readjust(prio);
     }
@@ -332,15 +335,16 @@ impl FairQueues {
     /// The running task blocked: it keeps its membership (and so its credit) for `credit`, then leaves.
     pub fn block(&mut self, t: TaskId, now: Nanos, credit: Nanos) {
         self.dequeue(t);
-        if let Some(u) = self.tasks[t.idx()].credit_until.take() {
-            self.expiries.remove(&(u, t.0));
-        }
+        let had = self.tasks[t.idx()].credit_until.take().is_some();
         if credit == 0 {
             self.leave(t);
         } else if self.tasks[t.idx()].in_queue {
             let until = now.saturating_add(credit);
             self.tasks[t.idx()].credit_until = Some(until);
-            self.expiries.insert((until, t.0));
+            self.expiries.push(Reverse((until, t.0)));
+        }
+        if had {
+            self.drop_stale();
         }
     }
 
@@ -348,10 +352,10 @@ impl FairQueues {
     /// with a fresh quantum `q` and no bias; with `forfeit_credit` its `Δ` is not allowed below zero
     /// (plain WFQ: no credit for having slept).
     pub fn wake(&mut self, t: TaskId, q: Nanos, forfeit_credit: bool) {
-        let ft = &mut self.tasks[t.idx()];
-        if let Some(u) = ft.credit_until.take() {
-            self.expiries.remove(&(u, t.0));
+        if self.tasks[t.idx()].credit_until.take().is_some() {
+            self.drop_stale();
         }
+        let ft = &mut self.tasks[t.idx()];
         if !ft.in_queue {
             let delta = if forfeit_credit { ft.delta.max(0.0) } else { ft.delta };
             ft.q = q;
@@ -362,19 +366,30 @@ impl FairQueues {
 
     /// The earliest pending credit expiry.
     pub fn next_expiry(&self) -> Option<Nanos> {
-        self.expiries.first().map(|e| e.0)
+        self.expiries.peek().map(|e| e.0 .0)
+    }
+
+    /// Drops the entries at the top of `expiries` that are no longer current.
+    fn drop_stale(&mut self) {
+        while let Some(&Reverse((at, id))) = self.expiries.peek() {
+            if self.tasks[id as usize].credit_until == Some(at) {
+                break;
+            }
+            self.expiries.pop();
+        }
     }
 
     /// Sleeping tasks whose credit ended by `now` leave their queues (eq. 5).
     pub fn expire(&mut self, now: Nanos) {
-        while let Some(&(at, id)) = self.expiries.first() {
+        while let Some(&Reverse((at, id))) = self.expiries.peek() {
             if at > now {
                 break;
             }
-            self.expiries.pop_first();
+            self.expiries.pop();
             let t = TaskId(id);
             self.tasks[t.idx()].credit_until = None;
             self.leave(t);
+            self.drop_stale();
         }
     }
 
