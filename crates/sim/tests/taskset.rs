@@ -88,6 +88,8 @@ fn randfixedsum_sums_exactly_within_bounds() {
 
 /// Every coordinate of a draw has the same marginal (the coordinates are put in a random order),
 /// with mean U/n; checked on the first and the last within five standard errors of the sample's mean.
+/// This checks that the order is random (without it the first coordinate's mean is off), not the
+/// shape of the distribution: the next two tests do.
 #[test]
 fn randfixedsum_marginal_mean_is_u_over_n() {
     let mut r = rng(4);
@@ -122,6 +124,47 @@ fn randfixedsum_is_uniform_over_the_slice() {
         let sq: Vec<f64> = xs.iter().map(|x| x * x).collect();
         let (e2, se2) = mean_se(&sq);
         assert!((e2 - 23.0 / 72.0).abs() < 5.0 * se2, "{name}: E[x²] = {e2}, want 23/72 ± 5×{se2}");
+    }
+}
+
+/// RandFixedSum against UUniFast-discard, which draws the same distribution another way (uniform over
+/// the simplex, kept when inside the cube): three statistics of the shape (E[x²] of a coordinate,
+/// P(x < 0.2), and E[max x]) agree within five standard errors of their difference, for slices where
+/// the walk goes through every branch of its table. Above n/2, where UUniFast-discard would throw
+/// most sets away, the cube's symmetry x ↦ 1 − x maps the slice at U onto the one at n − U. (The
+/// marginal mean alone cannot tell: any exchangeable draw summing to U has mean U/n.)
+#[test]
+fn randfixedsum_draws_what_uunifast_discard_draws() {
+    let m = 20_000;
+    let mut r = rng(6);
+    for (n, u) in [(4, 1.3), (5, 2.2), (6, 0.7), (3, 2.4), (8, 5.5), (4, 2.0)] {
+        let mirror = u > n as f64 / 2.0;
+        let rfs: Vec<Vec<f64>> = (0..m).map(|_| randfixedsum(&mut r, n, u, 0.0, 1.0)).collect();
+        let ufd: Vec<Vec<f64>> = (0..m)
+            .map(|_| {
+                let us = uunifast_discard(&mut r, n, if mirror { n as f64 - u } else { u }, 100_000).unwrap();
+                if mirror {
+                    us.iter().map(|x| 1.0 - x).collect()
+                } else {
+                    us
+                }
+            })
+            .collect();
+        type Stat = fn(&[f64]) -> f64;
+        let stats: [(&str, Stat); 3] = [
+            ("E[x²]", |d| d[0] * d[0]),
+            ("P(x < 0.2)", |d| f64::from(u8::from(d[0] < 0.2))),
+            ("E[max]", |d| d.iter().copied().fold(0.0, f64::max)),
+        ];
+        for (name, f) in stats {
+            let (a, sa) = mean_se(&rfs.iter().map(|d| f(d)).collect::<Vec<_>>());
+            let (b, sb) = mean_se(&ufd.iter().map(|d| f(d)).collect::<Vec<_>>());
+            let tol = 5.0 * (sa * sa + sb * sb).sqrt();
+            assert!(
+                (a - b).abs() <= tol,
+                "n {n} U {u} {name}: randfixedsum {a}, uunifast-discard {b} (± {tol})"
+            );
+        }
     }
 }
 
@@ -332,6 +375,30 @@ fn fixed_priority_simulation_accepts_what_rta_accepts() {
     // Both verdicts occur (the sweep crosses RM's bound), so the comparison says something.
     assert!(rta_yes > 50 && rta_yes < 550, "{rta_yes} of 600 accepted");
     assert_eq!((sim_yes, both), (rta_yes, rta_yes));
+}
+
+/// Harmonic periods: rate-monotonic priorities schedule every set of utilisation at most 1 (Liu and
+/// Layland 1973's bound is 1 when every period divides the longer ones); the analysis and the
+/// simulation both say so. The horizon is the hyperperiod, the longest period.
+#[test]
+fn rate_monotonic_accepts_every_harmonic_set_up_to_one() {
+    for g in [Generator::UunifastDiscard, Generator::Randfixedsum] {
+        for u in [0.9, 0.99, 1.0] {
+            let s = TasksetSpec { period_min: 5 * MS, period_max: 200 * MS, ..spec(g, Periods::Harmonic, u) };
+            for seed in 0..30 {
+                let set = s.generate(seed).unwrap();
+                assert!(at_most_one(&set));
+                assert!(rta_accepts(&set), "{g:?} U {u} seed {seed}");
+                let scn = set.scenario("<harmonic>", "fifo", None, true).unwrap();
+                assert_eq!(scn.machine.duration, set.longest_period());
+                let r = smartsim::run_scenario(&scn, None).unwrap();
+                assert!(
+                    r.tasks.iter().all(|t| t.deadlines.as_ref().unwrap().missed == 0),
+                    "{g:?} U {u} seed {seed}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

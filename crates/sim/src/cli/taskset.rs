@@ -167,6 +167,15 @@ pub struct StudyArgs {
     out: Option<PathBuf>,
 }
 
+/// `1 CPU`, `4 CPUs`.
+fn cpus(n: u32) -> String {
+    if n == 1 {
+        "1 CPU".into()
+    } else {
+        format!("{n} CPUs")
+    }
+}
+
 /// A time with its unit, at most `workload::MAX_TIME`.
 fn parse_time(s: &str) -> std::result::Result<Nanos, String> {
     workload::parse_bounded_time(s).map_err(|e| e.to_string())
@@ -231,13 +240,13 @@ pub(crate) fn taskset(a: TasksetArgs) -> Result<()> {
     };
     let text = |k: usize, set: &smartsim::taskset::Taskset| {
         let about = format!(
-            "Task set {} of {} drawn by smartsim taskset ({}, U = {} on {} CPU(s); {} periods in [{}, {}]).\n\
+            "Task set {} of {} drawn by smartsim taskset ({}, U = {} on {}; {} periods in [{}, {}]).\n\
              Again: smartsim taskset --utilisation {} {} --seed {} --policy {}{prio}",
             k + 1,
             a.count,
             a.set.generator.name(),
             a.utilisation,
-            a.set.cpus,
+            cpus(a.set.cpus),
             a.set.periods.name(),
             format_time(a.set.period_min),
             format_time(a.set.period_max),
@@ -338,8 +347,13 @@ pub(crate) fn schedulability(a: StudyArgs) -> Result<()> {
             diag::outln!("{}", about(&study, &a.set));
             diag::out!("{}", table(&study).render());
             diag::outln!(
-                "acceptance ratio: the share of sets with no request late in the horizon; rta: response-time \
-                 analysis (rate-monotonic priorities), analytical"
+                "acceptance ratio: the share of sets with no request late in the horizon; (RM): rate-monotonic \
+                 priorities; {}",
+                if a.set.cpus == 1 {
+                    "rta: response-time analysis of the same sets under them, analytical"
+                } else {
+                    "no rta: the analysis is for one CPU"
+                }
             );
         }
     }
@@ -350,10 +364,10 @@ pub(crate) fn schedulability(a: StudyArgs) -> Result<()> {
 fn about(study: &Study, set: &SetArgs) -> String {
     let s = &study.spec;
     format!(
-        "{} sets of {} tasks per utilisation on {} CPU(s), {}, {} periods in [{}, {}]{}, simulated for {}; seeds {}..{}",
+        "{} sets of {} tasks per utilisation on {}, {}, {} periods in [{}, {}]{}, simulated for {}; seeds {}..{}",
         s.sets,
         s.set.tasks,
-        s.set.cpus,
+        cpus(s.set.cpus),
         s.set.generator.name(),
         s.set.periods.name(),
         format_time(s.set.period_min),
@@ -422,9 +436,9 @@ fn figure(study: &Study) -> Figure {
     };
     let mut f = Figure::new(
         &format!(
-            "Acceptance ratio, {} tasks on {} CPU(s), {} sets per point ({})",
+            "Acceptance ratio, {} tasks on {}, {} sets per point ({})",
             s.set.tasks,
-            s.set.cpus,
+            cpus(s.set.cpus),
             s.sets,
             s.set.generator.name()
         ),
