@@ -193,7 +193,9 @@ impl StudySpec {
     fn judge(&self, i: usize, j: usize, rta: bool) -> anyhow::Result<Vec<bool>> {
         let spec = TasksetSpec { utilisation: self.utilisations[i], ..self.set.clone() };
         let seed = self.seed_of(i, j);
-        let set = spec.generate(seed)?;
+        let set = spec.generate(seed).map_err(|e| {
+            anyhow::anyhow!("the set of seed {seed} at utilisation {}: {e}", self.utilisations[i])
+        })?;
         let mut out = Vec::with_capacity(self.policies.len() + 1);
         for p in &self.policies {
             let scn = set.scenario(&format!("<set {seed}>"), p, self.duration, fixed_priority(p))?;
