@@ -472,8 +472,8 @@ fn write_report(study: &Study, set: &SetArgs, dir: &Path) -> Result<()> {
          synchronous release under each policy, with no overheads, exact billing and high-resolution timers; a \
          set is accepted when none of its requests is late by the end of the horizon. A fixed-priority policy \
          gets rate-monotonic priorities. {}\n\n\
-         Set j (from 0) of point i (from 0) is drawn from seed {} + i × {} + j: `smartsim taskset --utilisation \
-         U {} --seed S` writes it as a scenario. Made by `smartsim schedulability`.",
+         Set j (from 0) of point i (from 0) is drawn from seed {} + i × {} + j; the command smartsim taskset \
+         --utilisation U {} --seed S writes it as a scenario. Made by smartsim schedulability.",
         about(study, set),
         s.set.generator.name(),
         if s.set.cpus == 1 {
@@ -492,7 +492,9 @@ fn write_report(study: &Study, set: &SetArgs, dir: &Path) -> Result<()> {
         "Acceptance ratio",
         "",
         None,
-        &[(&fig, "The share of sets accepted at each utilisation: a solid line per simulated policy, the analysis dashed.")],
+        &[(&fig, "The share of sets accepted at each utilisation: a solid line per simulated policy, the analysis \
+              dashed (on one CPU it runs along the line of the fixed-priority policy, whose simulation it \
+              predicts exactly).")],
     );
     html.section("The numbers", "Acceptance ratio per utilisation.", Some(&table(study)), &[]);
     let index = dir.join("index.html");
