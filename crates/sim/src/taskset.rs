@@ -209,8 +209,9 @@ impl TasksetSpec {
                 "utilisation",
                 u,
                 format!(
-                    "above the {} CPU(s): no policy can meet every deadline; at most {} (give --cpus for more)",
-                    self.cpus, self.cpus
+                    "more work than {} can do: no policy can meet every deadline; at most {} (give --cpus for more)",
+                    if self.cpus == 1 { "1 CPU".to_string() } else { format!("{} CPUs", self.cpus) },
+                    self.cpus
                 ),
             ));
         }
