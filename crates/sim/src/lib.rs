@@ -9,7 +9,8 @@
 //! Modules: [`engine`] (the simulator), [`result`] (metrics and the JSON output contract), [`ideal`]
 //! (the fluid "ideal" of the papers' figures), [`papers`] (the dissertation's experiments), [`studies`]
 //! (its application experiments: several scenarios over seeds, with intervals and verdicts), [`bench`]
-//! (synthetic task sets for benchmarks).
+//! (synthetic task sets for benchmarks), [`taskset`] (random task sets for schedulability studies) and
+//! [`schedulability`] (acceptance ratio against utilisation).
 //!
 //! **The output contract's words** (issue 33, "One vocabulary"; this supersedes DESIGN.md's
 //! `--jobs` outcome list `met | missed | discarded | aborted`): a request ends met, late, discarded,
@@ -33,8 +34,10 @@ pub mod metrics;
 pub mod papers;
 pub mod result;
 pub mod rta;
+pub mod schedulability;
 pub mod studies;
 pub mod sweep;
+pub mod taskset;
 
 pub use engine::Sim;
 pub use result::SimResult;

@@ -13,6 +13,8 @@ use smartsim::papers;
 
 #[path = "cli/reproduce.rs"]
 mod reproduce;
+#[path = "cli/taskset.rs"]
+mod taskset;
 use smartsim::{run_scenario, SimResult};
 
 #[derive(Parser)]
@@ -200,6 +202,17 @@ enum Cmd {
         #[arg(long, default_value_t = smartsim::studies::DEFAULT_SEEDS)]
         seeds: usize,
     },
+    /// Draw random periodic task sets (UUniFast, UUniFast-discard or RandFixedSum utilisations;
+    /// uniform, log-uniform or harmonic periods; implicit deadlines) and write each as a scenario
+    /// that `smartsim run` runs: one on stdout, or --count of them in --out. The same options and
+    /// --seed always give the same sets.
+    Taskset(taskset::TasksetArgs),
+    /// A schedulability study: at each utilisation of a sweep, draw random task sets (as `smartsim
+    /// taskset`) and count those each policy schedules with no deadline missed in simulation, beside
+    /// response-time analysis on one CPU; prints the acceptance ratios, and with --out an HTML
+    /// report with the plot researchers draw (acceptance ratio against utilisation). Sets run in
+    /// parallel across cores. Defaults: 20 sets of 10 tasks at each of 20 utilisations on 1 CPU.
+    Schedulability(taskset::StudyArgs),
     /// List the policies of the registry: what each is, its options with their defaults (every
     /// policy also takes `partition`), the Linux class `hourglass --scenario` runs it in, whether it
     /// notifies
@@ -968,6 +981,8 @@ fn real_main() -> Result<()> {
             also.extend(pdf.then_some(ImageFormat::Pdf));
             reproduce::reproduce(&name, &out, format, &also, seeds)?;
         }
+        Cmd::Taskset(args) => taskset::taskset(args)?,
+        Cmd::Schedulability(args) => taskset::schedulability(args)?,
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
         Cmd::Policies { format } => print_policies(format),
         Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, mix_seconds, format } => {
