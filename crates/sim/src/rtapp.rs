@@ -39,15 +39,16 @@
 //! thread with no run.
 //!
 //! rt-app's JSON is read as rt-app (json-c) reads it: C comments (`/* */`, `//`) and trailing commas
-//! are accepted; a key given twice in one object (which rt-app's `workgen` renames) is refused, since
-//! one of the two would be lost; an event key is matched by its prefix, as rt-app does (`run0`,
-//! `sleep1`, `timer_a`).
+//! are accepted; an event given twice in a thread or phase (`"run": 10, "sleep": 5, "run": 10`, which
+//! rt-app's `workgen` numbers) is run in its place, any other key given twice is refused, since one of
+//! the two would be lost; an event key is matched by its prefix, as rt-app does (`run0`, `sleep1`,
+//! `timer_a`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// At most this many tasks come out of one file (instances and phases counted): the simulator runs
 /// 100,000 tasks (docs/measurements.md); `instance = 1000000000` is refused, not allocated.
@@ -102,8 +103,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.at {
             Where::Position { line, column } => write!(f, "{}:{line}:{column}: {}", self.file, self.message),
-            Where::Path(p) => write!(f, "{}: {p}: {}", self.file, self.message),
-            Where::File => write!(f, "{}: {}", self.file, self.message),
+            Where::Path(p) if !p.is_empty() => write!(f, "{}: {p}: {}", self.file, self.message),
+            Where::Path(_) | Where::File => write!(f, "{}: {}", self.file, self.message),
         }
     }
 }
@@ -276,16 +277,10 @@ impl<'de> Visitor<'de> for JVisitor {
         Ok(J::Arr(v))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<J, A::Error> {
+        // Every entry is kept, in order, a key given twice too: rt-app's workgen accepts an event
+        // twice (`"run": 10, "sleep": 5, "run": 10`); any other key twice is refused where it is read.
         let mut v = Vec::new();
-        let mut seen = HashSet::new();
         while let Some(k) = a.next_key::<String>()? {
-            if !seen.insert(k.clone()) {
-                return Err(de::Error::custom(format!(
-                    "the key {k:?} is given twice in one object (one would be lost: rt-app matches event \
-                     keys by their prefix, so write \"run0\", \"run1\", ..., or pass the file through \
-                     rt-app's workgen first)"
-                )));
-            }
             let x = a.next_value()?;
             v.push((k, x));
         }
@@ -343,11 +338,26 @@ fn fail<T>(p: &JPath, m: impl Into<String>) -> R<T> {
     Err((p.clone(), m.into()))
 }
 
+/// An object whose keys are each given once.
 fn object<'a>(v: &'a J, p: &JPath, what: &str) -> R<&'a [(String, J)]> {
-    match v {
-        J::Obj(o) => Ok(o),
-        other => fail(p, format!("{what} is an object, not {}", other.kind())),
+    object_with(v, p, what, false)
+}
+
+/// An object whose keys are each given once, but for events when `events` (a thread's or a phase's
+/// events may repeat, as rt-app's workgen accepts them: each is run in its place).
+fn object_with<'a>(v: &'a J, p: &JPath, what: &str, events: bool) -> R<&'a [(String, J)]> {
+    let o = match v {
+        J::Obj(o) => o,
+        other => return fail(p, format!("{what} is an object, not {}", other.kind())),
+    };
+    let mut seen = HashSet::new();
+    for (k, _) in o {
+        let repeatable = events && event_of(k).is_some();
+        if !seen.insert(k.as_str()) && !repeatable {
+            return fail(&p.key(k), "given twice in one object: one of the two would be lost");
+        }
     }
+    Ok(o)
 }
 
 /// An integer in `lo..=hi`; `unit` says what it counts in messages.
@@ -629,7 +639,7 @@ impl Converter<'_> {
                 "a thread's name is 1 to 200 bytes without control characters (a scenario's task name)",
             );
         }
-        let entries = object(v, p, "a thread")?;
+        let entries = object_with(v, p, "a thread", true)?;
         let mut instances = 1u64;
         let mut delay_us = 0u64;
         let mut loop_key: Option<(Option<u64>, JPath)> = None;
@@ -689,7 +699,7 @@ impl Converter<'_> {
                 let mut phases = Vec::new();
                 for (k, v) in obj {
                     let php = pp.key(k);
-                    let o = object(v, &php, "a phase")?;
+                    let o = object_with(v, &php, "a phase", true)?;
                     phases.push(self.phase(Some(k.clone()), o, &php, true)?);
                 }
                 (phases, loop_key.and_then(|l| l.0))
