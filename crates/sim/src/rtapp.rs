@@ -558,6 +558,8 @@ impl Converter<'_> {
                 }
                 "default_policy" => default_policy = policy(v, &p)?,
                 k if HOST_KEYS.contains(&k) => host.push(k.to_string()),
+                // In rt-app's own example files, and read by no rt-app version: listed, not simulated.
+                "frag" => host.push("frag (not read by rt-app)".to_string()),
                 _ => {
                     return fail(
                         &p,
