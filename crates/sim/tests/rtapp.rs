@@ -306,3 +306,32 @@ fn the_command_writes_the_scenario_on_stdout() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("tasks.thread0.phases.p1.lock: rt-app's \"lock\" event"));
 }
+
+#[test]
+fn phases_of_a_thread_looping_forever_repeat_until_the_end_of_the_run() {
+    // One loop of the phases lasts 5 × 20 ms + 5 × 40 ms = 300 ms; the run lasts 1 s, the thread
+    // starts at 50 ms: phases start at 50, 150, 350, 450, 650, 750 and 950 ms.
+    let src = r#"{ "tasks": { "t": { "delay": 50000, "phases": {
+        "a": { "loop": 5, "run": 1000, "timer": { "ref": "unique", "period": 20000 } },
+        "b": { "loop": 5, "run": 2000, "timer": { "ref": "unique", "period": 40000 } } } } },
+        "global": { "duration": 1 } }"#;
+    let toml = convert(src, "loop.json", &Options::default()).unwrap();
+    let scn = workload::parse_str(&toml, "loop.toml").unwrap();
+    let got: Vec<(&str, u64)> = scn.tasks.iter().map(|t| (t.name.as_str(), t.start / MS)).collect();
+    assert_eq!(
+        got,
+        [
+            ("t.a.0", 50),
+            ("t.b.0", 150),
+            ("t.a.1", 350),
+            ("t.b.1", 450),
+            ("t.a.2", 650),
+            ("t.b.2", 750),
+            ("t.a.3", 950)
+        ]
+    );
+    let r = smartsim::run_scenario(&scn, None).unwrap();
+    // The last phase has time for 3 of its 5 periods (950, 970, 990 ms).
+    assert_eq!(requests(&r, "t.a.3"), (3, 3));
+    assert_eq!(cpu(&r, "t.b.2"), 10 * MS);
+}
