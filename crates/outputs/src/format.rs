@@ -23,11 +23,13 @@ pub enum Format {
     Trace,
     /// A klogger recording.
     Klog,
+    /// A scenario (TOML).
+    Toml,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Svg,
         Format::Png,
         Format::Pdf,
@@ -37,6 +39,7 @@ impl Format {
         Format::Html,
         Format::Trace,
         Format::Klog,
+        Format::Toml,
     ];
 
     /// The format's name, as messages give it.
@@ -51,6 +54,7 @@ impl Format {
             Format::Html => "HTML",
             Format::Trace => "a trace (crates/trace)",
             Format::Klog => "a klogger recording",
+            Format::Toml => "TOML (a scenario)",
         }
     }
 
@@ -66,6 +70,7 @@ impl Format {
             Format::Html => &["html", "htm"],
             Format::Trace => &["trace", "smtrace"],
             Format::Klog => &["klog"],
+            Format::Toml => &["toml"],
         }
     }
 
@@ -93,7 +98,6 @@ const FOREIGN: &[(&str, &str)] = &[
     ("tiff", "a TIFF image"),
     ("eps", "a PostScript image"),
     ("ps", "PostScript"),
-    ("toml", "TOML (a scenario)"),
     ("xml", "XML"),
     ("yaml", "YAML"),
     ("yml", "YAML"),
@@ -139,6 +143,8 @@ impl Kind {
     pub const TRACE: Kind = Kind::new(&[Format::Trace], false);
     /// A klogger recording.
     pub const KLOG: Kind = Kind::new(&[Format::Klog], false);
+    /// A scenario (TOML).
+    pub const SCENARIO: Kind = Kind::new(&[Format::Toml], false);
 
     /// The kind that writes `formats` (at least one; the first is the default); `strict` refuses
     /// any extension that is not one of theirs.

@@ -34,6 +34,7 @@ pub mod metrics;
 pub mod papers;
 pub mod result;
 pub mod rta;
+pub mod rtapp;
 pub mod schedulability;
 pub mod studies;
 pub mod sweep;

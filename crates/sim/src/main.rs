@@ -213,6 +213,10 @@ enum Cmd {
     /// report with the plot researchers draw (acceptance ratio against utilisation). Sets run in
     /// parallel across cores. Defaults: 20 sets of 10 tasks at each of 20 utilisations on 1 CPU.
     Schedulability(taskset::StudyArgs),
+    /// Convert another tool's workload description into a scenario (TOML on standard output, or
+    /// --out FILE).
+    #[command(subcommand)]
+    Import(ImportCmd),
     /// List the policies of the registry: what each is, its options with their defaults (every
     /// policy also takes `partition`), the Linux class `hourglass --scenario` runs it in, whether it
     /// notifies
@@ -256,6 +260,33 @@ enum Cmd {
         /// Output format: a table, or one JSON object per configuration (one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+    },
+}
+
+/// `smartsim import ...`.
+#[derive(Subcommand)]
+enum ImportCmd {
+    /// rt-app's JSON task descriptions (github.com/scheduler-tools/rt-app) as a scenario.
+    ///
+    /// Run + timer becomes a periodic task, run + sleep an interactive one, run alone a cpu task; instances, loops, delays, SCHED_OTHER nice,
+    /// SCHED_FIFO/RR priorities and SCHED_DEADLINE reservations map onto the linux class stack.
+    /// What has no equivalent (locks, signals, barriers, fork, memory and I/O events, SCHED_BATCH,
+    /// SCHED_IDLE, ...) is refused naming its JSON path. The table: docs/scenario.md, "Importing
+    /// rt-app".
+    #[command(name = "rt-app")]
+    RtApp {
+        /// The rt-app file (JSON; C comments and trailing commas accepted, as rt-app does).
+        file: PathBuf,
+        /// Write the scenario here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The simulated machine's CPUs (rt-app's `cpus` affinities must name CPUs below it).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        cpus: u32,
+        /// Simulated time (e.g. 10s), instead of the file's global.duration; needed when that is -1
+        /// or absent.
+        #[arg(long, value_parser = parse_duration)]
+        duration: Option<u64>,
     },
 }
 
@@ -984,6 +1015,24 @@ fn real_main() -> Result<()> {
         Cmd::Taskset(args) => taskset::taskset(args)?,
         Cmd::Schedulability(args) => taskset::schedulability(args)?,
         Cmd::Trace(cmd) => trace_cmd(cmd)?,
+        Cmd::Import(ImportCmd::RtApp { file, out, cpus, duration }) => {
+            let mut p = outputs::Plan::new();
+            p.input("the rt-app file", &file);
+            let slot = p.output("--out", out.as_deref(), outputs::Kind::SCENARIO);
+            if out.is_none() {
+                p.stdout("the scenario");
+            }
+            let outs = plan(p)?;
+            let opts = smartsim::rtapp::Options { cpus, duration_ns: duration };
+            let toml = smartsim::rtapp::convert_file(&file, &opts)?;
+            match outs.get(slot) {
+                Some(o) => {
+                    o.write(toml.as_bytes())?;
+                    o.wrote("");
+                }
+                None => diag::out!("{toml}"),
+            }
+        }
         Cmd::Policies { format } => print_policies(format),
         Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, mix_seconds, format } => {
             if seconds == 0 {

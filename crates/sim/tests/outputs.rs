@@ -156,6 +156,7 @@ fn a_closed_standard_output_ends_every_command_quietly() {
     let t = dir.join("t.trace");
     assert_eq!(smartsim(&["run", p(&s), "--trace", p(&t)]).0, 0);
     let svg = dir.join("f.svg");
+    let rtapp = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rtapp/periodic.json");
     for args in [
         vec!["policies"],
         vec!["run", p(&s)],
@@ -166,6 +167,7 @@ fn a_closed_standard_output_ends_every_command_quietly() {
         vec!["trace", "diff", p(&t), p(&t)],
         vec!["reproduce", "--list"],
         vec!["run", p(&s), "--svg", p(&svg)],
+        vec!["import", "rt-app", rtapp],
     ] {
         let (status, err) = with_closed_stdout(&args);
         assert_quiet(&args, status, &err);
@@ -264,6 +266,16 @@ fn an_output_that_is_standard_error_is_refused_in_every_command() {
         (vec!["run", p(&s), "--trace", p(&err_file)], "--trace"),
         (vec!["run", p(&s), "--gantt", "/dev/stderr"], "--gantt /dev/stderr"),
         (vec!["trace", "perfetto", p(&t), p(&err_file)], "err.out"),
+        (
+            vec![
+                "import",
+                "rt-app",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rtapp/periodic.json"),
+                "--out",
+                p(&err_file),
+            ],
+            "--out",
+        ),
     ] {
         let f = std::fs::File::create(&err_file).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_smartsim"))
