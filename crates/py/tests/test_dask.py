@@ -20,5 +20,7 @@ def test_dask_cluster_rows_equal_single_process_rows(small):
         pids = client.run(os.getpid)
         assert len(pids) == 2 and os.getpid() not in pids.values()
         on_dask = smartsim.sweep(small, executor=client.get_executor(), **args)
+        batched = smartsim.sweep(small, executor=client.get_executor(), batch=5, **args)
     assert on_dask == alone
+    assert batched == alone
     assert len(alone) == 2 * 3 * 4 * 3

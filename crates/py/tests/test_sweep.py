@@ -51,6 +51,9 @@ def test_rows_are_in_the_same_order_on_any_executor(small):
     with ThreadPoolExecutor(4) as pool:
         threads = smartsim.sweep(small, executor=pool, **args)
     processes = smartsim.sweep(small, **args)  # the default process pool
+    batched = Serial()
+    assert smartsim.sweep(small, executor=batched, batch=3, **args) == one
+    assert batched.submitted == 2  # 4 runs in tasks of 3 and 1
     assert one == threads == processes
     assert [(r["task.A.share"], r["seed"], r["task"]) for r in one][:4] == [
         (1, 5, "A"), (1, 5, "B"), (1, 5, "C"), (1, 6, "A")]
@@ -82,3 +85,5 @@ def test_keys_that_cannot_be_set_and_too_many_runs(small):
         smartsim.sweep(small, set={"machine.hz": list(range(100, 1100))}, seeds=101, executor=Serial())
     with pytest.raises(TypeError, match="machine.hz"):
         smartsim.sweep(small, set={"machine.hz": [None]}, executor=Serial())
+    with pytest.raises(ValueError, match="batch"):
+        smartsim.sweep(small, executor=Serial(), batch=0)

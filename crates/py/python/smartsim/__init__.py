@@ -162,10 +162,14 @@ def _value(key: str, v: Any) -> str:
     raise TypeError(f"set: {key}: {v!r} is a {type(v).__name__}; give str, int, float or bool values")
 
 
-def _sweep_task(text: str, path: str, keys: List[str], values: List[str], seed: int) -> List[Dict[str, Any]]:
-    """One run of a sweep, as a task for an executor: plain strings and ints in, plain dicts out
-    (everything pickles; the worker needs only the installed package)."""
-    return list(_smartsim.sweep_task(text, path, keys, values, seed))
+def _sweep_task(text: str, path: str, keys: List[str], runs: List[Tuple[List[str], int]]) -> List[Dict[str, Any]]:
+    """Runs of a sweep, as one task for an executor: the scenario text, the keys, and each run's
+    values and seed in; the runs' rows out, in order. Plain strings, ints, lists and dicts: everything
+    pickles, and a worker needs only the installed package."""
+    rows: List[Dict[str, Any]] = []
+    for values, seed in runs:
+        rows.extend(_smartsim.sweep_task(text, path, keys, values, seed))
+    return rows
 
 
 def sweep(
@@ -173,6 +177,8 @@ def sweep(
     set: Optional[Mapping[str, Union[Sequence[Any], str, int, float, bool]]] = None,
     seeds: Union[Iterable[int], int, None] = None,
     executor: Optional[Executor] = None,
+    *,
+    batch: int = 1,
 ) -> List[Dict[str, Any]]:
     """Run a scenario over a grid of keys and seeds, as ``smartsim sweep`` does: a row per run
     and task, ready for ``pandas.DataFrame(rows)``.
@@ -188,10 +194,15 @@ def sweep(
             (``"10ms"``). ``None``: the scenario as it is.
         seeds: the seeds each combination runs under: a list, or ``N`` for seeds 1 to N (as
             ``--seeds N``); ``None``: the scenario's own seed.
-        executor: any ``concurrent.futures.Executor``: each run is one task submitted to it
-            (``fn(text, path, keys, values, seed)``, all plain strings and ints, returning plain
-            dicts). ``None``: a ``ProcessPoolExecutor`` with a process per core, shut down after.
-            For a Dask cluster: ``distributed.Client(...).get_executor()``.
+        executor: any ``concurrent.futures.Executor``: each run, a (combination, seed), is one
+            task submitted to it (``fn(text, path, keys, [(values, seed)])``, all plain strings,
+            ints and lists, returning plain dicts). ``None``: a ``ProcessPoolExecutor`` with a
+            process per core, shut down after. For a Dask cluster:
+            ``distributed.Client(...).get_executor()``.
+        batch: runs per task (consecutive runs in the sweep's order). A run of a small scenario
+            takes well under a millisecond, less than an executor's cost of a task (about a
+            millisecond on a process pool, several on Dask): give a batch of 10 to 100 for such
+            sweeps. The rows are the same whatever the batch.
 
     Returns:
         The rows, in order of combination, seed and task whatever the executor: each a dict of
@@ -206,6 +217,8 @@ def sweep(
         SmartsimError: a key cannot be set, a combination is over the limits of a run, or more
             than :data:`MAX_RUNS` runs.
     """
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise ValueError(f"batch: {batch!r}: give a whole number of runs per task, 1 or more")
     text, name = _source(scenario)
     if text is None:
         text = _smartsim.read_scenario(name)
@@ -225,9 +238,9 @@ def sweep(
     pool: Executor = ProcessPoolExecutor() if own else executor  # type: ignore[assignment]
     futures: List[Future[List[Dict[str, Any]]]] = []
     try:
-        for combo in combos:
-            for seed in seed_list:
-                futures.append(pool.submit(_sweep_task, text, name, keys, combo, seed))
+        runs = [(combo, seed) for combo in combos for seed in seed_list]
+        for i in range(0, len(runs), batch):
+            futures.append(pool.submit(_sweep_task, text, name, keys, runs[i : i + batch]))
         rows: List[Dict[str, Any]] = []
         for f in futures:
             rows.extend(f.result())
