@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import distributed
+import pytest
 
 import smartsim
 from test_sweep import Serial
@@ -21,6 +22,10 @@ def test_dask_cluster_rows_equal_single_process_rows(small):
         assert len(pids) == 2 and os.getpid() not in pids.values()
         on_dask = smartsim.sweep(small, executor=client.get_executor(), **args)
         batched = smartsim.sweep(small, executor=client.get_executor(), batch=5, **args)
+        # An error in a worker comes back as itself, with where.
+        with pytest.raises(smartsim.ScenarioError) as e:
+            smartsim.sweep(small, set={"scheduler.policy": ["nope"]}, executor=client.get_executor())
+        assert (e.value.file, e.value.line, e.value.field) == (str(small), 7, "scheduler.policy")
     assert on_dask == alone
     assert batched == alone
     assert len(alone) == 2 * 3 * 4 * 3

@@ -8,7 +8,7 @@ import pandas
 import pytest
 
 import smartsim
-from conftest import SMALL, cli, jsonl
+from conftest import SMALL, cli, cli_error, jsonl
 
 
 class Serial(Executor):
@@ -76,6 +76,15 @@ def test_a_refused_combination_runs_nothing(small):
     assert serial.submitted == 0
     assert (e.value.file, e.value.line, e.value.field) == (str(small), 3, "machine.hz")
     assert "with machine.hz=-5: the scenario refuses it" in str(e.value)
+
+
+def test_an_error_in_a_worker_process_comes_back_with_its_fields(smartsim_bin, small):
+    # A policy name is checked when the run builds it, so in the worker, as in `smartsim sweep`.
+    with pytest.raises(smartsim.ScenarioError) as e:
+        smartsim.sweep(small, set={"scheduler.policy": ["edf", "nope"]}, seeds=[1, 2])
+    assert (e.value.file, e.value.line, e.value.field) == (str(small), 7, "scheduler.policy")
+    done = cli_error(smartsim_bin, "sweep", small, "--set", "scheduler.policy=edf,nope", "--format", "jsonl")
+    assert str(e.value) == done
 
 
 def test_keys_that_cannot_be_set_and_too_many_runs(small):
