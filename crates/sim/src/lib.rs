@@ -51,6 +51,41 @@ pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimR
     Ok(simulator(scn, policy)?.run())
 }
 
+/// Run a scenario with its own policy, or with `policy` instead, recording what became of every
+/// request of a periodic task: the rows of `smartsim run --jobs` (and of the Python package's
+/// `run(..., jobs=True)`). The result is the same as [`run_scenario`]'s.
+pub fn run_with_jobs(
+    scn: &Scenario,
+    policy: Option<&str>,
+) -> anyhow::Result<(SimResult, Vec<engine::JobRecord>)> {
+    let mut sim = simulator(scn, policy)?;
+    sim.record_jobs();
+    sim.run_until(u64::MAX);
+    Ok(sim.finish_all())
+}
+
+/// The policy registry as `smartsim policies --format json` prints it (and the Python package's
+/// `policies()` returns it): one object per policy with its name, about, options (each with its
+/// default and about), the Linux class it maps to, whether it notifies, whether it is
+/// work-conserving, and its source file.
+pub fn policies_json() -> serde_json::Value {
+    sched::REGISTRY
+        .iter()
+        .map(|e| {
+            let options: serde_json::Map<String, serde_json::Value> = e
+                .options
+                .iter()
+                .map(|o| (o.key.to_string(), serde_json::json!({ "default": o.default, "about": o.about })))
+                .collect();
+            serde_json::json!({
+                "name": e.name, "about": e.about, "options": options, "linux": e.linux.name(),
+                "notifies": e.notifies, "work_conserving": e.work_conserving,
+                "source": format!("crates/sched/src/{}", e.source),
+            })
+        })
+        .collect()
+}
+
 /// A simulator for the scenario with its own policy (or `policy` instead), ready to run: the policy
 /// built for the machine's CPUs, tasks placed on CPUs first fit by decreasing utilisation if the
 /// scenario asks for `partition = "ffd"`, and the scenario checked against what the policy can do.
@@ -126,7 +161,7 @@ fn build_policy(
             ),
         };
         match line {
-            Some(l) => anyhow::anyhow!("{}", scn.error(l, &field, e.to_string())),
+            Some(l) => anyhow::Error::new(scn.error(l, &field, e.to_string())),
             None => anyhow::anyhow!("{e}"),
         }
     })?;
@@ -139,18 +174,15 @@ pub fn check_classes(scn: &Scenario, name: &str, opts: &Options) -> anyhow::Resu
     let known = sched::registry::classes(name, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
     for t in &scn.tasks {
         if let Some(c) = t.class.as_deref().filter(|c| !known.contains(c)) {
-            return Err(anyhow::anyhow!(
-                "{}",
-                scn.error(
-                    t.line,
-                    &format!("task \"{}\".class", t.name),
-                    format!(
-                        "`{c}` is not a class of policy `{name}` (its classes: {}); a scenario stacks classes \
+            return Err(anyhow::Error::new(scn.error(
+                t.line,
+                &format!("task \"{}\".class", t.name),
+                format!(
+                    "`{c}` is not a class of policy `{name}` (its classes: {}); a scenario stacks classes \
                          with [scheduler] classes = \"linux\", \"svr4\", \"solaris\" or a list of policies",
-                        known.join(", ")
-                    )
-                )
-            ));
+                    known.join(", ")
+                ),
+            )));
         }
     }
     Ok(())
@@ -172,19 +204,16 @@ fn placement(scn: &Scenario, opts: &Options) -> anyhow::Result<Option<Vec<sched:
         .collect();
     sched::partition::first_fit_decreasing(&demand, scn.machine.cpus as usize).map(Some).map_err(|i| {
         let t = &scn.tasks[i];
-        anyhow::anyhow!(
-            "{}",
-            scn.error(
-                t.line,
-                &format!("task \"{}\"", t.name),
-                format!(
-                    "partition = \"ffd\": the task (utilisation {:.3}) fits on none of the {} CPUs once the \
+        anyhow::Error::new(scn.error(
+            t.line,
+            &format!("task \"{}\"", t.name),
+            format!(
+                "partition = \"ffd\": the task (utilisation {:.3}) fits on none of the {} CPUs once the \
                      larger ones are placed",
-                    demand[i].0 / demand[i].1,
-                    scn.machine.cpus
-                )
-            )
-        )
+                demand[i].0 / demand[i].1,
+                scn.machine.cpus
+            ),
+        ))
     })
 }
 
@@ -197,18 +226,15 @@ fn check_late_rules(scn: &Scenario, p: &sched::Core) -> anyhow::Result<()> {
     for t in &scn.tasks {
         if let workload::Model::Periodic(per) = &t.model {
             if let (workload::OnMiss::Discard, Some(line)) = (per.on_miss, per.on_miss_line) {
-                return Err(anyhow::anyhow!(
-                    "{}",
-                    scn.error(
-                        line,
-                        &format!("task \"{}\".on_miss", t.name),
-                        format!(
-                            "\"discard\" drops a request when the policy notifies, and `{}` never notifies: \
+                return Err(anyhow::Error::new(scn.error(
+                    line,
+                    &format!("task \"{}\".on_miss", t.name),
+                    format!(
+                        "\"discard\" drops a request when the policy notifies, and `{}` never notifies: \
                              use \"abort\" (dropped at its deadline) or \"finish\" (completed late)",
-                            p.name()
-                        )
-                    )
-                ));
+                        p.name()
+                    ),
+                )));
             }
         }
     }

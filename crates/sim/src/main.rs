@@ -494,18 +494,12 @@ fn sweep(
     let path = file.display().to_string();
     let src = workload::read_capped(file, workload::MAX_SCENARIO_BYTES)
         .map_err(|e| anyhow::anyhow!("{path}: cannot read the scenario: {e}"))?;
-    // The file as it is, first: its own problems are reported as any scenario's.
-    let base = load(file)?;
-    let combos = sweep::combinations(axes);
-    let scns = sweep::scenarios(&src, &path, axes, &combos)?;
-    for s in &scns {
-        within_budget(s, None, Default::default(), false)?;
+    // The file as it is first (its own problems reported as any scenario's), then every combination.
+    let sweep::Plan { base, scenarios: scns, params, seeds } =
+        sweep::plan(&src, &path, axes, seeds.map(|s| s.0))?;
+    for w in &base.warnings {
+        tracing::warn!("{w}");
     }
-    let seeds = seeds.map_or_else(|| vec![base.machine.seed], |s| s.0);
-    let params: Vec<Vec<(String, String)>> = combos
-        .iter()
-        .map(|c| axes.iter().zip(c).map(|(a, v)| (a.key.clone(), v.clone())).collect())
-        .collect();
     let bar = indicatif::ProgressBar::new((scns.len() * seeds.len()) as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -567,17 +561,7 @@ fn sweep(
         }
         SweepFormat::Jsonl => {
             for r in &rows {
-                let mut o = serde_json::Map::new();
-                for (k, v) in &r.params {
-                    o.insert(k.clone(), serde_json::Value::String(v.clone()));
-                }
-                let rest = serde_json::to_value(r)?;
-                for (k, v) in rest.as_object().expect("a row is an object") {
-                    if k != "params" {
-                        o.insert(k.clone(), v.clone());
-                    }
-                }
-                diag::outln!("{}", serde_json::to_string(&o)?);
+                diag::outln!("{}", serde_json::to_string(&r.to_json())?);
             }
         }
     }
@@ -668,24 +652,7 @@ fn print_policies(format: PoliciesFormat) {
     match format {
         PoliciesFormat::Markdown => diag::out!("{}", sched::registry::table_markdown()),
         PoliciesFormat::Json => {
-            let v: Vec<serde_json::Value> = sched::REGISTRY
-                .iter()
-                .map(|e| {
-                    let options: serde_json::Map<String, serde_json::Value> = e
-                        .options
-                        .iter()
-                        .map(|o| {
-                            (o.key.to_string(), serde_json::json!({ "default": o.default, "about": o.about }))
-                        })
-                        .collect();
-                    serde_json::json!({
-                        "name": e.name, "about": e.about, "options": options, "linux": e.linux.name(),
-                        "notifies": e.notifies, "work_conserving": e.work_conserving,
-                        "source": format!("crates/sched/src/{}", e.source),
-                    })
-                })
-                .collect();
-            diag::outln!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+            diag::outln!("{}", serde_json::to_string_pretty(&smartsim::policies_json()).expect("JSON"));
         }
         PoliciesFormat::Table => {
             for e in sched::REGISTRY {

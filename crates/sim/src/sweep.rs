@@ -135,8 +135,28 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<String>> {
     out
 }
 
+/// A combination of a sweep that the scenario refuses: the scenario's own error, structured
+/// (file, line, field of each problem), with what was set.
+#[derive(Debug, Clone)]
+pub struct Refused {
+    /// The scenario file, as named.
+    pub path: String,
+    /// What the combination set, `KEY=VALUE` each.
+    pub set: Vec<String>,
+    /// The scenario's error.
+    pub error: workload::ScenarioError,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} with {}: the scenario refuses it:\n{}", self.path, self.set.join(" "), self.error)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// The scenario of each combination: the file's text `src` (named `path`) with the axes' keys set,
-/// validated. Every combination is checked before any runs.
+/// validated. Every combination is checked before any runs; a refused one is a [`Refused`] error.
 pub fn scenarios(src: &str, path: &str, axes: &[Axis], combos: &[Vec<String>]) -> Result<Vec<Scenario>> {
     let doc: toml::Table =
         src.parse().map_err(|e| anyhow::anyhow!("{path}: not valid TOML, so it cannot be swept: {e}"))?;
@@ -150,12 +170,59 @@ pub fn scenarios(src: &str, path: &str, axes: &[Axis], combos: &[Vec<String>]) -
         .map(|combo| {
             let pairs: Vec<(&str, &str)> =
                 axes.iter().zip(combo).map(|(a, v)| (a.key.as_str(), v.as_str())).collect();
-            let what: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let text = set_all(doc.clone(), &pairs).map_err(|e| anyhow::anyhow!("--set {e}"))?;
-            workload::parse_str(&text, path)
-                .map_err(|e| anyhow::anyhow!("{path} with {}: the scenario refuses it:\n{e}", what.join(" ")))
+            workload::parse_str(&text, path).map_err(|error| {
+                let set = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                anyhow::Error::new(Refused { path: path.to_string(), set, error })
+            })
         })
         .collect()
+}
+
+/// A sweep checked and ready to run: what `smartsim sweep` and the Python package's `sweep` do
+/// before any run.
+#[derive(Debug)]
+pub struct Plan {
+    /// The file as it is, validated (its warnings are the caller's to show).
+    pub base: Scenario,
+    /// Every combination's scenario, validated and within the run limits.
+    pub scenarios: Vec<Scenario>,
+    /// Every combination's parameters, `(key, value)` in the axes' order.
+    pub params: Vec<Vec<(String, String)>>,
+    /// The seeds: those given, else the file's own.
+    pub seeds: Vec<u64>,
+}
+
+/// Checks a sweep of the scenario text `src` (named `path`): the file as it is first (its own
+/// problems reported as any scenario's), then every combination of `axes` (the last varies
+/// fastest), each within the limits of one run ([`crate::budget`]), and the number of runs
+/// (at most [`MAX_RUNS`]). `seeds` default to the file's seed.
+pub fn plan(src: &str, path: &str, axes: &[Axis], seeds: Option<Vec<u64>>) -> Result<Plan> {
+    let base = workload::parse_str(src, path)?;
+    let combos = combinations(axes);
+    let scenarios = scenarios(src, path, axes, &combos)?;
+    for s in &scenarios {
+        let e = crate::budget::estimate(s, None, Default::default());
+        crate::budget::check(&e, &s.path).map_err(anyhow::Error::msg)?;
+    }
+    let seeds = seeds.unwrap_or_else(|| vec![base.machine.seed]);
+    check_runs(scenarios.len(), seeds.len())?;
+    let params = combos
+        .iter()
+        .map(|c| axes.iter().zip(c).map(|(a, v)| (a.key.clone(), v.clone())).collect())
+        .collect();
+    Ok(Plan { base, scenarios, params, seeds })
+}
+
+/// Refuses more than [`MAX_RUNS`] runs.
+pub fn check_runs(combinations: usize, seeds: usize) -> Result<()> {
+    if combinations.saturating_mul(seeds) > MAX_RUNS {
+        bail!(
+            "{} runs ({combinations} combinations × {seeds} seeds): at most {MAX_RUNS}",
+            combinations.saturating_mul(seeds),
+        );
+    }
+    Ok(())
 }
 
 /// One row of a sweep's table: a task in a run.
@@ -199,6 +266,33 @@ pub fn rows(params: &[(String, String)], seed: u64, r: &SimResult) -> Vec<Row> {
         .collect()
 }
 
+impl Row {
+    /// The row as `smartsim sweep --format jsonl` prints it: the parameters first, by key (their
+    /// values as strings, as given), then `seed`, `task` and the figures (`null` where a task has
+    /// none).
+    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut o = serde_json::Map::new();
+        for (k, v) in &self.params {
+            o.insert(k.clone(), serde_json::Value::String(v.clone()));
+        }
+        let rest = serde_json::to_value(self).expect("a row serializes");
+        for (k, v) in rest.as_object().expect("a row is an object") {
+            if k != "params" {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        o
+    }
+}
+
+/// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task).
+pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64) -> Result<Vec<Row>> {
+    let mut scn = scn.clone();
+    scn.machine.seed = seed;
+    let r = crate::run_scenario(&scn, None)?;
+    Ok(rows(params, seed, &r))
+}
+
 /// Runs every scenario under every seed, in parallel across cores, calling `progress` after each
 /// run; the rows in order: combination, seed, task.
 pub fn run(
@@ -208,24 +302,15 @@ pub fn run(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Row>> {
     use rayon::prelude::*;
+    check_runs(scenarios.len(), seeds.len())?;
     let jobs: Vec<(usize, u64)> =
         (0..scenarios.len()).flat_map(|c| seeds.iter().map(move |&s| (c, s))).collect();
-    if jobs.len() > MAX_RUNS {
-        bail!(
-            "{} runs ({} combinations × {} seeds): at most {MAX_RUNS}",
-            jobs.len(),
-            scenarios.len(),
-            seeds.len()
-        );
-    }
     let done: Vec<Result<Vec<Row>>> = jobs
         .par_iter()
         .map(|&(c, seed)| {
-            let mut scn = scenarios[c].clone();
-            scn.machine.seed = seed;
-            let r = crate::run_scenario(&scn, None)?;
+            let rows = run_one(&scenarios[c], &params[c], seed)?;
             progress();
-            Ok(rows(&params[c], seed, &r))
+            Ok(rows)
         })
         .collect();
     let mut out = Vec::new();
@@ -267,5 +352,42 @@ mod tests {
         assert_eq!(d["task"][0]["share"], toml::Value::Integer(3));
         assert!(set(&mut d, "task.R9.share", value("1")).unwrap_err().contains("no [[task]] named \"R9\""));
         assert!(set(&mut d, "machine.duration.x", value("1")).unwrap_err().contains("not a table"));
+    }
+
+    const SMALL: &str =
+        "[machine]\nduration = \"200ms\"\nhz = 1000\n\n[[task]]\nname = \"A\"\nmodel = \"periodic\"\n\
+                         exec = \"1ms..3ms\"\nperiod = \"10ms\"\n\n[[task]]\nname = \"B\"\nmodel = \"cpu\"\n";
+
+    #[test]
+    fn a_plan_refuses_a_combination_with_the_scenarios_structured_error() {
+        let axes = [parse_axis("machine.hz=100,-1").unwrap()];
+        let e = plan(SMALL, "s.toml", &axes, None).unwrap_err();
+        let r = e.downcast_ref::<Refused>().expect("structured");
+        assert_eq!(r.set, ["machine.hz=-1"]);
+        let d = &r.error.diagnostics[0];
+        assert_eq!((d.file.as_str(), d.line, d.field.as_str()), ("s.toml", 3, "machine.hz"));
+        assert!(
+            format!("{e:#}").starts_with("s.toml with machine.hz=-1: the scenario refuses it:\ns.toml:3:")
+        );
+        let e = plan(SMALL, "s.toml", &[], Some((1..=100_001).collect())).unwrap_err();
+        assert!(e.to_string().contains("at most 100000"), "{e}");
+    }
+
+    #[test]
+    fn a_planned_run_gives_its_rows_as_the_jsonl_rows() {
+        let axes = [parse_axis("machine.hz=100,1000").unwrap()];
+        let p = plan(SMALL, "s.toml", &axes, Some(vec![3, 4])).unwrap();
+        assert_eq!((p.scenarios.len(), p.seeds.as_slice()), (2, &[3, 4][..]));
+        assert_eq!(p.params[1], [("machine.hz".to_string(), "1000".to_string())]);
+        let rows = run(&p.scenarios, &p.params, &p.seeds, &|| {}).unwrap();
+        assert_eq!(rows.len(), 2 * 2 * 2);
+        // One run on its own is the same as the same run in the whole sweep.
+        assert_eq!(run_one(&p.scenarios[1], &p.params[1], 4).unwrap(), rows[6..8]);
+        let o = rows[0].to_json();
+        let keys: Vec<&str> = o.keys().map(String::as_str).collect();
+        assert_eq!(keys[..4], ["machine.hz", "seed", "task", "cpu_share"]);
+        assert_eq!(o["machine.hz"], "100");
+        assert_eq!(o["met"], serde_json::json!(rows[0].met));
+        assert!(rows[1].to_json()["met"].is_null(), "a cpu task has no deadlines");
     }
 }
