@@ -290,6 +290,87 @@ fn sweep_task<'py>(
     Ok(l)
 }
 
+/// A time argument: a string with a unit (`"10ms"`, as in a scenario) or a whole number of ns.
+fn time_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<workload::Nanos> {
+    if v.is_instance_of::<PyString>() {
+        let s: String = v.extract()?;
+        return workload::parse_time(&s)
+            .map_err(|e| PyTypeError::new_err(format!("{name} = {s:?}: {e} (a time such as \"10ms\")")));
+    }
+    v.extract::<workload::Nanos>()
+        .map_err(|_| PyTypeError::new_err(format!("{name}: a time such as \"10ms\", or whole nanoseconds")))
+}
+
+/// One task set drawn by [`smartsim::taskset`] (`smartsim taskset`'s generators), as scenario TOML
+/// text for `policy` (with rate-monotonic priorities under a fixed-priority policy), and its tasks
+/// (name, utilisation, period, exec, priority). A broken rule raises `smartsim.TasksetError` naming
+/// the argument.
+#[pyfunction]
+#[pyo3(signature = (tasks, utilisation, cpus, generator, periods, period_min, period_max, granularity, seed, policy, duration=None))]
+#[allow(clippy::too_many_arguments)]
+fn taskset<'py>(
+    py: Python<'py>,
+    tasks: usize,
+    utilisation: f64,
+    cpus: u32,
+    generator: &str,
+    periods: &str,
+    period_min: &Bound<'py, PyAny>,
+    period_max: &Bound<'py, PyAny>,
+    granularity: &Bound<'py, PyAny>,
+    seed: u64,
+    policy: &str,
+    duration: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(String, Bound<'py, PyAny>)> {
+    use smartsim::taskset::{Generator, Periods, TasksetSpec};
+    let bad = |field: &str, value: &str, message: String| -> PyErr {
+        let made = (|| -> PyResult<PyErr> {
+            let errors = py.import("smartsim.errors")?;
+            let text = format!("{field} = {value}: {message}");
+            Ok(PyErr::from_value(errors.getattr("TasksetError")?.call1((text, field, value, message))?))
+        })();
+        made.unwrap_or_else(|e| e)
+    };
+    let generator = match generator {
+        "uunifast" => Generator::Uunifast,
+        "uunifast-discard" => Generator::UunifastDiscard,
+        "randfixedsum" => Generator::Randfixedsum,
+        g => {
+            return Err(bad(
+                "generator",
+                g,
+                "one of \"uunifast\", \"uunifast-discard\", \"randfixedsum\"".into(),
+            ))
+        }
+    };
+    let periods = match periods {
+        "uniform" => Periods::Uniform,
+        "log-uniform" => Periods::LogUniform,
+        "harmonic" => Periods::Harmonic,
+        p => return Err(bad("periods", p, "one of \"uniform\", \"log-uniform\", \"harmonic\"".into())),
+    };
+    if sched::registry::entry(policy).is_none() {
+        return Err(bad("policy", policy, "not a policy of the registry (smartsim.policies())".into()));
+    }
+    let spec = TasksetSpec {
+        tasks,
+        utilisation,
+        cpus,
+        generator,
+        periods,
+        period_min: time_arg(period_min, "period_min")?,
+        period_max: time_arg(period_max, "period_max")?,
+        granularity: time_arg(granularity, "granularity")?,
+    };
+    let duration = duration.map(|d| time_arg(d, "duration")).transpose()?;
+    let set = py.detach(|| spec.generate(seed)).map_err(|e| bad(e.field, &e.value, e.message.clone()))?;
+    let about = format!("smartsim.taskset(tasks={tasks}, utilisation={utilisation}, seed={seed}, ...)");
+    let text = set.to_toml(policy, duration, smartsim::taskset::fixed_priority(policy), &about);
+    // What `smartsim run` would say of it (a duration over the limits, say) is said by `run`.
+    let rows = serde_json::to_value(&set.tasks).map_err(|e| PyTypeError::new_err(e.to_string()))?;
+    Ok((text, to_py(py, &rows)?))
+}
+
 /// The policy registry, as `smartsim policies --format json` prints it.
 #[pyfunction]
 fn policies(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -306,6 +387,7 @@ fn _smartsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_task, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(taskset, m)?)?;
     m.add("MAX_RUNS", sweep::MAX_RUNS)?;
     m.add("JOB_COLUMNS", JOB_COLUMNS.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

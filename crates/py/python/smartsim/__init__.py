@@ -21,7 +21,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union, overload
 
 from . import _smartsim
-from .errors import ScenarioError, ScenarioWarning, SmartsimError
+from .errors import ScenarioError, ScenarioWarning, SmartsimError, TasksetError
 
 if TYPE_CHECKING:
     import pandas
@@ -30,7 +30,9 @@ __all__ = [
     "run",
     "sweep",
     "policies",
+    "taskset",
     "ScenarioError",
+    "TasksetError",
     "ScenarioWarning",
     "SmartsimError",
     "MAX_RUNS",
@@ -257,8 +259,47 @@ def sweep(
     return rows
 
 
-# smartsim.taskset(...): the task-set generators (UUniFast, UUniFast-discard, RandFixedSum; issue 37
-# part 2) are being written in crates/sim/src/taskset.rs on another branch. Once merged, they are
-# wired here as a function of the extension (crates/py/src/lib.rs) and a wrapper with its docstring.
-# Until then the package has no `taskset`.
+#: A time argument: a string with a unit, as in a scenario (``"10ms"``), or whole nanoseconds.
+Time = Union[str, int]
 
+
+def taskset(
+    tasks: int = 10,
+    utilisation: float = 0.5,
+    *,
+    cpus: int = 1,
+    generator: Literal["uunifast", "uunifast-discard", "randfixedsum"] = "uunifast-discard",
+    periods: Literal["uniform", "log-uniform", "harmonic"] = "log-uniform",
+    period_min: Time = "10ms",
+    period_max: Time = "100ms",
+    granularity: Time = 1,
+    seed: int = 1,
+    policy: str = "edf",
+    duration: Optional[Time] = None,
+    with_tasks: bool = False,
+) -> Union[str, Tuple[str, List[Dict[str, Any]]]]:
+    """Draw one random periodic task set, as ``smartsim taskset`` does, and return it as scenario
+    TOML text, ready for :func:`run` or :func:`sweep`.
+
+    ``tasks`` tasks of total utilisation ``utilisation`` on ``cpus`` CPUs; utilisations by
+    ``generator`` (UUniFast, one CPU and U ≤ 1; UUniFast-discard, U up to the tasks; RandFixedSum,
+    the same distribution drawn directly, at most 1000 tasks); periods by ``periods`` in
+    [``period_min``, ``period_max``] on multiples of ``granularity`` (``"1ms"`` for whole ms);
+    implicit deadlines, exact execution times. The same arguments and ``seed`` give the same set.
+    ``policy`` is the scenario's policy: a fixed-priority one (``fifo``, ``rr``, ``rt``, ``sys``,
+    ``svr4-rt``) gets rate-monotonic priorities. ``duration``: the simulated time (default: the
+    hyperperiod, or 1 s, or the longest period if longer, when the hyperperiod is longer).
+
+    With ``with_tasks=True`` returns ``(toml, tasks)``, ``tasks`` a list of dicts (name,
+    utilisation, period, exec in ns, priority) for a DataFrame. A broken rule raises
+    :class:`TasksetError` naming the argument.
+
+    Acceptance of EDF at one utilisation::
+
+        sets = [smartsim.taskset(10, 0.9, seed=s) for s in range(100)]
+        ok = sum(all(t["deadlines"]["missed"] == 0 for t in smartsim.run(s)["tasks"]) for s in sets)
+    """
+    text, rows = _smartsim.taskset(
+        tasks, utilisation, cpus, generator, periods, period_min, period_max, granularity, seed, policy, duration
+    )
+    return (text, rows) if with_tasks else text

@@ -1,7 +1,7 @@
 """Type stubs of ``smartsim._smartsim``, the Rust half of the package (crates/py/src/lib.rs). Use the
 functions of ``smartsim``; these are the layer under them."""
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 __version__: str
 MAX_RUNS: int
@@ -26,6 +26,21 @@ def sweep_plan(
 
 def sweep_task(text: str, path: str, keys: List[str], values: List[str], seed: int) -> List[Dict[str, Any]]:
     """One run of a sweep: its rows, as ``smartsim sweep --format jsonl`` prints them."""
+
+def taskset(
+    tasks: int,
+    utilisation: float,
+    cpus: int,
+    generator: str,
+    periods: str,
+    period_min: Union[str, int],
+    period_max: Union[str, int],
+    granularity: Union[str, int],
+    seed: int,
+    policy: str,
+    duration: Optional[Union[str, int]] = None,
+) -> Tuple[str, List[Dict[str, Any]]]:
+    """One task set as scenario TOML text and its tasks (see ``smartsim.taskset``)."""
 
 def policies() -> List[Dict[str, Any]]:
     """The policy registry, as ``smartsim policies --format json`` prints it."""

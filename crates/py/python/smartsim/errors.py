@@ -48,5 +48,21 @@ class ScenarioError(SmartsimError, ValueError):
         self.message = str(first.get("message", text))
 
 
+class TasksetError(SmartsimError, ValueError):
+    """Arguments of :func:`smartsim.taskset` that break a rule of the generators (the same rules as
+    ``smartsim taskset``'s options). ``field`` is the argument (``"utilisation"``, ``"period_max"``,
+    ...), ``value`` its value as written, ``message`` what is wrong and what would do."""
+
+    field: str
+    value: str
+    message: str
+
+    def __init__(self, text: str, field: str, value: str, message: str) -> None:
+        super().__init__(text, field, value, message)
+        self.field = field
+        self.value = value
+        self.message = message
+
+
 class ScenarioWarning(UserWarning):
     """A scenario's warning (the run goes on), or a limit passed with ``force=True``."""
