@@ -290,15 +290,24 @@ fn sweep_task<'py>(
     Ok(l)
 }
 
-/// A time argument: a string with a unit (`"10ms"`, as in a scenario) or a whole number of ns.
+/// A time argument: a string with a unit (`"10ms"`, as in a scenario) or a whole number of ns, at
+/// most `workload::MAX_TIME` either way (the bound every time a user gives has where it enters).
 fn time_arg(v: &Bound<'_, PyAny>, name: &str) -> PyResult<workload::Nanos> {
     if v.is_instance_of::<PyString>() {
         let s: String = v.extract()?;
-        return workload::parse_time(&s)
+        return workload::parse_bounded_time(&s)
             .map_err(|e| PyTypeError::new_err(format!("{name} = {s:?}: {e} (a time such as \"10ms\")")));
     }
-    v.extract::<workload::Nanos>()
-        .map_err(|_| PyTypeError::new_err(format!("{name}: a time such as \"10ms\", or whole nanoseconds")))
+    let t = v.extract::<workload::Nanos>().map_err(|_| {
+        PyTypeError::new_err(format!("{name}: a time such as \"10ms\", or whole nanoseconds"))
+    })?;
+    if t > workload::MAX_TIME {
+        return Err(PyTypeError::new_err(format!(
+            "{name} = {t} ns: at most {} ns (1000000h)",
+            workload::MAX_TIME
+        )));
+    }
+    Ok(t)
 }
 
 /// One task set drawn by [`smartsim::taskset`] (`smartsim taskset`'s generators), as scenario TOML

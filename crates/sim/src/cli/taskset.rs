@@ -47,19 +47,19 @@ pub struct SetArgs {
     #[arg(long, value_enum, default_value = "log-uniform")]
     periods: Periods,
     /// Least period, a time with its unit (e.g. 10ms).
-    #[arg(long, default_value = "10ms", value_parser = parse_time)]
+    #[arg(long, default_value = "10ms", value_parser = bounded_time)]
     period_min: Nanos,
     /// Greatest period, a time with its unit (e.g. 100ms).
-    #[arg(long, default_value = "100ms", value_parser = parse_time)]
+    #[arg(long, default_value = "100ms", value_parser = bounded_time)]
     period_max: Nanos,
     /// Periods are multiples of this (e.g. 1ms: whole milliseconds, shorter hyperperiods); 1ns: any.
-    #[arg(long, default_value = "1ns", value_parser = parse_time)]
+    #[arg(long, default_value = "1ns", value_parser = bounded_time)]
     granularity: Nanos,
     /// How long each set is simulated (a time with its unit). Default: the set's hyperperiod (the
     /// least common multiple of its periods), or 1 s — or its longest period, if longer — when the
     /// hyperperiod is longer. Every task is released at 0, so a hyperperiod without a miss means none
     /// ever on one CPU, and the longest period holds each task's worst case under fixed priorities.
-    #[arg(long, value_parser = parse_time)]
+    #[arg(long, value_parser = bounded_time)]
     duration: Option<Nanos>,
     /// Seed of the first set (set k of --count, or of a study, draws from the seed + k − 1).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
@@ -177,7 +177,7 @@ fn cpus(n: u32) -> String {
 }
 
 /// A time with its unit, at most `workload::MAX_TIME`.
-fn parse_time(s: &str) -> std::result::Result<Nanos, String> {
+fn bounded_time(s: &str) -> std::result::Result<Nanos, String> {
     workload::parse_bounded_time(s).map_err(|e| e.to_string())
 }
 
