@@ -9,9 +9,10 @@
 //! SplitMix64 sequence: the tree's shape is the same every run, and nothing read out of the tree
 //! depends on its shape anyway (only on the keys and values in it).
 //!
-//! **Members are slots.** A member is a small index (a task id): its node lives at that index of an
-//! arena, so joining and leaving allocate nothing once the arena has grown to the largest slot,
-//! and a member is removed by its slot without searching for its key.
+//! **Members are slots.** A member is a small index (a task id), removed by its slot without
+//! searching for its key. The nodes of the members are kept packed at the front of one arena (a
+//! node leaving is replaced by the last one), so a queue of a hundred tasks among thousands
+//! touches a few kilobytes, and nothing is allocated once the arena has grown to the largest queue.
 //!
 //! **Invariants** (checked by `check` in the tests): keys are distinct; every key in a node's left
 //! subtree is smaller than its own and every key in its right subtree larger; a node's priority is
@@ -24,58 +25,60 @@
 
 const NIL: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Node<K> {
     key: K,
     /// The member's value, and the smallest value of the subtree rooted here.
     val: i64,
     min: i64,
-    /// Heap priority: a parent's is at least its children's; 0 for a slot that is not a member.
+    /// Heap priority: a parent's is at least its children's.
     prio: u32,
     left: u32,
     right: u32,
     parent: u32,
-}
-
-impl<K> Node<K> {
-    fn linked(&self) -> bool {
-        self.prio != 0
-    }
+    /// The member's slot.
+    slot: u32,
 }
 
 /// An ordered set of slots by distinct keys `K`, each slot carrying a value whose minimum is kept
 /// per subtree (see the module documentation).
 #[derive(Clone, Debug)]
 pub(crate) struct MinTree<K> {
+    /// The members' nodes, packed: `nodes[..len]`.
     nodes: Vec<Node<K>>,
+    /// Per slot, its node, or `NIL`.
+    index: Vec<u32>,
     root: u32,
-    /// The member with the smallest key (the kernel's cached leftmost node).
+    /// The node with the smallest key (the kernel's cached leftmost node).
     leftmost: u32,
-    len: usize,
     /// SplitMix64 state for the priorities.
     rng: u64,
 }
 
-impl<K: Ord + Copy + Default> MinTree<K> {
+impl<K: Ord + Copy> MinTree<K> {
     /// An empty tree.
     pub fn new() -> Self {
-        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng: 0 }
+        MinTree { nodes: Vec::new(), index: Vec::new(), root: NIL, leftmost: NIL, rng: 0 }
     }
 
     /// The number of members.
     pub fn len(&self) -> usize {
-        self.len
+        self.nodes.len()
+    }
+
+    fn node_of(&self, slot: usize) -> Option<u32> {
+        self.index.get(slot).copied().filter(|&n| n != NIL)
     }
 
     /// Whether `slot` is a member.
     #[cfg(test)]
     pub fn contains(&self, slot: usize) -> bool {
-        self.nodes.get(slot).is_some_and(Node::linked)
+        self.node_of(slot).is_some()
     }
 
     /// The key and value `slot` joined with, if it is a member.
     pub fn get(&self, slot: usize) -> Option<(K, i64)> {
-        self.nodes.get(slot).filter(|n| n.linked()).map(|n| (n.key, n.val))
+        self.node_of(slot).map(|n| (self.nodes[n as usize].key, self.nodes[n as usize].val))
     }
 
     fn prio(&mut self) -> u32 {
@@ -83,20 +86,29 @@ impl<K: Ord + Copy + Default> MinTree<K> {
         let mut z = self.rng;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32 | 1
+        ((z ^ (z >> 31)) >> 32) as u32
     }
 
     /// Adds `slot` with `key` and `val`. `slot` must not be a member, and `key` must differ from every
     /// member's.
     pub fn insert(&mut self, slot: usize, key: K, val: i64) {
-        if self.nodes.len() <= slot {
-            self.nodes.resize(slot + 1, Node { left: NIL, right: NIL, parent: NIL, ..Node::default() });
+        if self.index.len() <= slot {
+            self.index.resize(slot + 1, NIL);
         }
-        assert!(!self.nodes[slot].linked(), "slot {slot} inserted twice");
-        let x = slot as u32;
+        assert!(self.index[slot] == NIL, "slot {slot} inserted twice");
+        let x = self.nodes.len() as u32;
         let prio = self.prio();
-        self.nodes[slot] = Node { key, val, min: val, prio, left: NIL, right: NIL, parent: NIL };
-        self.len += 1;
+        self.nodes.push(Node {
+            key,
+            val,
+            min: val,
+            prio,
+            left: NIL,
+            right: NIL,
+            parent: NIL,
+            slot: slot as u32,
+        });
+        self.index[slot] = x;
         if self.root == NIL {
             (self.root, self.leftmost) = (x, x);
             return;
@@ -120,14 +132,14 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             }
             n = *next;
         }
-        self.nodes[slot].parent = n;
+        self.nodes[x as usize].parent = n;
         if leftmost {
             self.leftmost = x;
         }
         // Up while its priority is above its parent's (rotations keep every subtree's members but
         // the two rotated ones', so only theirs change).
         loop {
-            let p = self.nodes[slot].parent;
+            let p = self.nodes[x as usize].parent;
             if p == NIL || self.nodes[p as usize].prio >= prio {
                 break;
             }
@@ -177,11 +189,11 @@ impl<K: Ord + Copy + Default> MinTree<K> {
 
     /// Removes `slot`; false if it was not a member.
     pub fn remove(&mut self, slot: usize) -> bool {
-        if !self.nodes.get(slot).is_some_and(Node::linked) {
+        let Some(x) = self.node_of(slot) else {
             return false;
-        }
-        let x = slot as u32;
-        let Node { left, right, parent, .. } = self.nodes[slot];
+        };
+        self.index[slot] = NIL;
+        let Node { left, right, parent, .. } = self.nodes[x as usize];
         if self.leftmost == x {
             // It has no left child: the next is the first of its right subtree, else its parent.
             self.leftmost = if right == NIL { parent } else { self.first_under(right) };
@@ -198,9 +210,19 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             }
             n = self.nodes[n as usize].parent;
         }
-        let node = &mut self.nodes[slot];
-        (node.prio, node.left, node.right, node.parent) = (0, NIL, NIL, NIL);
-        self.len -= 1;
+        // The last node fills the hole `x` leaves.
+        let last = (self.nodes.len() - 1) as u32;
+        self.nodes.swap_remove(x as usize);
+        if x != last {
+            let Node { left, right, parent, slot, .. } = self.nodes[x as usize];
+            self.index[slot as usize] = x;
+            self.replace_child(parent, last, x);
+            self.set_parent(left, x);
+            self.set_parent(right, x);
+            if self.leftmost == last {
+                self.leftmost = x;
+            }
+        }
         true
     }
 
@@ -213,7 +235,7 @@ impl<K: Ord + Copy + Default> MinTree<K> {
 
     /// The member with the smallest key.
     pub fn first(&self) -> Option<usize> {
-        (self.leftmost != NIL).then_some(self.leftmost as usize)
+        (self.leftmost != NIL).then(|| self.nodes[self.leftmost as usize].slot as usize)
     }
 
     /// The member with the smallest key among those whose value satisfies `ok`, where `ok` is
@@ -222,7 +244,7 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     /// so this descends one path (or none: as the kernel's, it first tries the leftmost member).
     pub fn first_where(&self, ok: impl Fn(i64) -> bool) -> Option<usize> {
         if self.leftmost != NIL && ok(self.nodes[self.leftmost as usize].val) {
-            return Some(self.leftmost as usize);
+            return Some(self.nodes[self.leftmost as usize].slot as usize);
         }
         let mut n = self.root;
         if n == NIL || !ok(self.nodes[n as usize].min) {
@@ -235,7 +257,7 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             if node.left != NIL && ok(self.nodes[node.left as usize].min) {
                 n = node.left;
             } else if ok(node.val) {
-                return Some(n as usize);
+                return Some(node.slot as usize);
             } else {
                 n = node.right;
             }
@@ -303,7 +325,7 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             }
             *count += 1;
             let node = &t.nodes[n as usize];
-            assert!(node.linked(), "slot {n} in the tree but not a member");
+            assert_eq!(t.index[node.slot as usize], n, "the index of slot {}", node.slot);
             assert!(lo.is_none_or(|lo| lo < node.key) && hi.is_none_or(|hi| node.key < hi), "order at {n}");
             let mut min = node.val;
             for c in [node.left, node.right] {
@@ -330,8 +352,8 @@ impl<K: Ord + Copy + Default> MinTree<K> {
         } else {
             assert_eq!(self.leftmost, NIL, "the leftmost member of an empty tree");
         }
-        assert_eq!(count, self.len);
-        assert_eq!(self.nodes.iter().filter(|n| n.linked()).count(), self.len);
+        assert_eq!(count, self.nodes.len());
+        assert_eq!(self.index.iter().filter(|&&n| n != NIL).count(), self.nodes.len());
         depth
     }
 }
@@ -357,7 +379,7 @@ impl<K> Iterator for Iter<'_, K> {
     fn next(&mut self) -> Option<usize> {
         let n = self.stack.pop()?;
         self.push_left(self.tree.nodes[n as usize].right);
-        Some(n as usize)
+        Some(self.tree.nodes[n as usize].slot as usize)
     }
 }
 
