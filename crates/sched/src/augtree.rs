@@ -9,10 +9,11 @@
 //! SplitMix64 sequence: the tree's shape is the same every run, and nothing read out of the tree
 //! depends on its shape anyway (only on the keys and values in it).
 //!
-//! **Members are slots.** A member is a small index (a task id), removed by its slot without
-//! searching for its key. The nodes of the members are kept packed at the front of one arena (a
-//! node leaving is replaced by the last one), so a queue of a hundred tasks among thousands
-//! touches a few kilobytes, and nothing is allocated once the arena has grown to the largest queue.
+//! **Members are slots.** A member is a small index (a task id): its node lives at that index of an
+//! arena, so joining and leaving allocate nothing once the arena has grown to the largest slot,
+//! and a member is removed by its slot without searching for its key. (Packing the members' nodes
+//! at the front of the arena instead, a leaving node replaced by the last, was measured slower:
+//! moving a node touches its parent and children too.)
 //!
 //! **Invariants** (checked by `check` in the tests): keys are distinct; every key in a node's left
 //! subtree is smaller than its own and every key in its right subtree larger; a node's priority is
@@ -25,60 +26,58 @@
 
 const NIL: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Node<K> {
     key: K,
     /// The member's value, and the smallest value of the subtree rooted here.
     val: i64,
     min: i64,
-    /// Heap priority: a parent's is at least its children's.
+    /// Heap priority: a parent's is at least its children's; 0 for a slot that is not a member.
     prio: u32,
     left: u32,
     right: u32,
     parent: u32,
-    /// The member's slot.
-    slot: u32,
+}
+
+impl<K> Node<K> {
+    fn linked(&self) -> bool {
+        self.prio != 0
+    }
 }
 
 /// An ordered set of slots by distinct keys `K`, each slot carrying a value whose minimum is kept
 /// per subtree (see the module documentation).
 #[derive(Clone, Debug)]
 pub(crate) struct MinTree<K> {
-    /// The members' nodes, packed: `nodes[..len]`.
     nodes: Vec<Node<K>>,
-    /// Per slot, its node, or `NIL`.
-    index: Vec<u32>,
     root: u32,
-    /// The node with the smallest key (the kernel's cached leftmost node).
+    /// The member with the smallest key (the kernel's cached leftmost node).
     leftmost: u32,
+    len: usize,
     /// SplitMix64 state for the priorities.
     rng: u64,
 }
 
-impl<K: Ord + Copy> MinTree<K> {
+impl<K: Ord + Copy + Default> MinTree<K> {
     /// An empty tree.
     pub fn new() -> Self {
-        MinTree { nodes: Vec::new(), index: Vec::new(), root: NIL, leftmost: NIL, rng: 0 }
+        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng: 0 }
     }
 
     /// The number of members.
     pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    fn node_of(&self, slot: usize) -> Option<u32> {
-        self.index.get(slot).copied().filter(|&n| n != NIL)
+        self.len
     }
 
     /// Whether `slot` is a member.
     #[cfg(test)]
     pub fn contains(&self, slot: usize) -> bool {
-        self.node_of(slot).is_some()
+        self.nodes.get(slot).is_some_and(Node::linked)
     }
 
     /// The key and value `slot` joined with, if it is a member.
     pub fn get(&self, slot: usize) -> Option<(K, i64)> {
-        self.node_of(slot).map(|n| (self.nodes[n as usize].key, self.nodes[n as usize].val))
+        self.nodes.get(slot).filter(|n| n.linked()).map(|n| (n.key, n.val))
     }
 
     fn prio(&mut self) -> u32 {
@@ -86,29 +85,20 @@ impl<K: Ord + Copy> MinTree<K> {
         let mut z = self.rng;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32
+        ((z ^ (z >> 31)) >> 32) as u32 | 1
     }
 
     /// Adds `slot` with `key` and `val`. `slot` must not be a member, and `key` must differ from every
     /// member's.
     pub fn insert(&mut self, slot: usize, key: K, val: i64) {
-        if self.index.len() <= slot {
-            self.index.resize(slot + 1, NIL);
+        if self.nodes.len() <= slot {
+            self.nodes.resize(slot + 1, Node { left: NIL, right: NIL, parent: NIL, ..Node::default() });
         }
-        assert!(self.index[slot] == NIL, "slot {slot} inserted twice");
-        let x = self.nodes.len() as u32;
+        assert!(!self.nodes[slot].linked(), "slot {slot} inserted twice");
+        let x = slot as u32;
         let prio = self.prio();
-        self.nodes.push(Node {
-            key,
-            val,
-            min: val,
-            prio,
-            left: NIL,
-            right: NIL,
-            parent: NIL,
-            slot: slot as u32,
-        });
-        self.index[slot] = x;
+        self.nodes[slot] = Node { key, val, min: val, prio, left: NIL, right: NIL, parent: NIL };
+        self.len += 1;
         if self.root == NIL {
             (self.root, self.leftmost) = (x, x);
             return;
@@ -132,14 +122,14 @@ impl<K: Ord + Copy> MinTree<K> {
             }
             n = *next;
         }
-        self.nodes[x as usize].parent = n;
+        self.nodes[slot].parent = n;
         if leftmost {
             self.leftmost = x;
         }
         // Up while its priority is above its parent's (rotations keep every subtree's members but
         // the two rotated ones', so only theirs change).
         loop {
-            let p = self.nodes[x as usize].parent;
+            let p = self.nodes[slot].parent;
             if p == NIL || self.nodes[p as usize].prio >= prio {
                 break;
             }
@@ -189,11 +179,11 @@ impl<K: Ord + Copy> MinTree<K> {
 
     /// Removes `slot`; false if it was not a member.
     pub fn remove(&mut self, slot: usize) -> bool {
-        let Some(x) = self.node_of(slot) else {
+        if !self.nodes.get(slot).is_some_and(Node::linked) {
             return false;
-        };
-        self.index[slot] = NIL;
-        let Node { left, right, parent, .. } = self.nodes[x as usize];
+        }
+        let x = slot as u32;
+        let Node { left, right, parent, .. } = self.nodes[slot];
         if self.leftmost == x {
             // It has no left child: the next is the first of its right subtree, else its parent.
             self.leftmost = if right == NIL { parent } else { self.first_under(right) };
@@ -210,19 +200,9 @@ impl<K: Ord + Copy> MinTree<K> {
             }
             n = self.nodes[n as usize].parent;
         }
-        // The last node fills the hole `x` leaves.
-        let last = (self.nodes.len() - 1) as u32;
-        self.nodes.swap_remove(x as usize);
-        if x != last {
-            let Node { left, right, parent, slot, .. } = self.nodes[x as usize];
-            self.index[slot as usize] = x;
-            self.replace_child(parent, last, x);
-            self.set_parent(left, x);
-            self.set_parent(right, x);
-            if self.leftmost == last {
-                self.leftmost = x;
-            }
-        }
+        let node = &mut self.nodes[slot];
+        (node.prio, node.left, node.right, node.parent) = (0, NIL, NIL, NIL);
+        self.len -= 1;
         true
     }
 
@@ -235,7 +215,7 @@ impl<K: Ord + Copy> MinTree<K> {
 
     /// The member with the smallest key.
     pub fn first(&self) -> Option<usize> {
-        (self.leftmost != NIL).then(|| self.nodes[self.leftmost as usize].slot as usize)
+        (self.leftmost != NIL).then_some(self.leftmost as usize)
     }
 
     /// The member with the smallest key among those whose value satisfies `ok`, where `ok` is
@@ -244,7 +224,7 @@ impl<K: Ord + Copy> MinTree<K> {
     /// so this descends one path (or none: as the kernel's, it first tries the leftmost member).
     pub fn first_where(&self, ok: impl Fn(i64) -> bool) -> Option<usize> {
         if self.leftmost != NIL && ok(self.nodes[self.leftmost as usize].val) {
-            return Some(self.nodes[self.leftmost as usize].slot as usize);
+            return Some(self.leftmost as usize);
         }
         let mut n = self.root;
         if n == NIL || !ok(self.nodes[n as usize].min) {
@@ -257,7 +237,7 @@ impl<K: Ord + Copy> MinTree<K> {
             if node.left != NIL && ok(self.nodes[node.left as usize].min) {
                 n = node.left;
             } else if ok(node.val) {
-                return Some(node.slot as usize);
+                return Some(n as usize);
             } else {
                 n = node.right;
             }
@@ -325,7 +305,7 @@ impl<K: Ord + Copy> MinTree<K> {
             }
             *count += 1;
             let node = &t.nodes[n as usize];
-            assert_eq!(t.index[node.slot as usize], n, "the index of slot {}", node.slot);
+            assert!(node.linked(), "slot {n} in the tree but not a member");
             assert!(lo.is_none_or(|lo| lo < node.key) && hi.is_none_or(|hi| node.key < hi), "order at {n}");
             let mut min = node.val;
             for c in [node.left, node.right] {
@@ -352,8 +332,8 @@ impl<K: Ord + Copy> MinTree<K> {
         } else {
             assert_eq!(self.leftmost, NIL, "the leftmost member of an empty tree");
         }
-        assert_eq!(count, self.nodes.len());
-        assert_eq!(self.index.iter().filter(|&&n| n != NIL).count(), self.nodes.len());
+        assert_eq!(count, self.len);
+        assert_eq!(self.nodes.iter().filter(|n| n.linked()).count(), self.len);
         depth
     }
 }
@@ -379,7 +359,7 @@ impl<K> Iterator for Iter<'_, K> {
     fn next(&mut self) -> Option<usize> {
         let n = self.stack.pop()?;
         self.push_left(self.tree.nodes[n as usize].right);
-        Some(self.tree.nodes[n as usize].slot as usize)
+        Some(n as usize)
     }
 }
 
