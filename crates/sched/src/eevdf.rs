@@ -98,6 +98,23 @@
 //! red-black tree puts an equal key to the right): a task that stops joins behind its equals, so
 //! the kernel's rule that the running task is kept only when strictly earlier holds.
 //!
+//! **Search.** The queue is the kernel's augmented tree, or an equivalent of it
+//! ([`crate::augtree`]): its members ordered by (deadline, join order), as the kernel's red-black
+//! tree is by deadline since 6.8 ("sched/eevdf: Sort the rbtree by virtual deadline"), and every
+//! subtree knowing the smallest virtual runtime in it (the kernel's `min_vruntime` of a node).
+//! Eligibility falls as `v` grows (`Σ w·v ≥ v · Σ w`), so a subtree whose smallest `v` is not
+//! eligible holds no eligible task: the search descends one path, into the left subtree when it
+//! holds an eligible task, else to the node if it is eligible, else to the right (`pick_eevdf`),
+//! and finds the eligible task with the earliest deadline in O(log n), as does joining and
+//! leaving. Kept per member: its key `(d, seq)` and `v` as it joined; the invariant is that a
+//! member's `v` and `d` do not change while it is queued (a task given a new weight, or placed
+//! again, leaves and joins; checked in debug builds). The tree is a treap, balanced in
+//! expectation: O(log n) expected, not worst case as the kernel's red-black tree. Where a task's
+//! affinity keeps the found task off the deciding CPU (one queue for several CPUs), the queue is
+//! walked in deadline order instead, O(n), as it was for every search before the tree; the tests
+//! keep that walk and check on random worlds that both pick the same task for the same slice at
+//! every decision.
+//!
 //! **Options.** `base_slice` (default as above), `tick` (the `TICK_NSEC` of the lag bound and of
 //! slice ends, default 1 ms: set it to 1/`hz` of the machine), `hrtick` (false),
 //! `run_to_parity` (true), `place_lag` (true), `delay_dequeue` (true), `nice0_share` (1), `version`
@@ -118,16 +135,13 @@
 //! `PREEMPT_SHORT`), buddies, `SCHED_BATCH`, bandwidth control, and the inverse-weight
 //! fixed-point arithmetic of `__calc_delta` (this policy divides exactly, rounding down). A
 //! running task's progress, for the decisions taken while it runs, is the time since its dispatch;
-//! what counts once it stops is what the driver billed. The search for the eligible task with the
-//! earliest deadline walks the queue in deadline order (the kernel's augmented tree prunes it in
-//! O(log n)). With affinity, a CPU whose allowed tasks are all ineligible runs the one with the
-//! earliest deadline rather than idle. Every pick protects the picked task anew; the kernel does
+//! what counts once it stops is what the driver billed. With affinity, a CPU whose allowed tasks
+//! are all ineligible runs the one with the earliest deadline rather than idle. Every pick protects the picked task anew; the kernel does
 //! not when a CPU picks again the task it was running (its request renewed, nothing better
 //! queued: `pick_next_task_fair` skips `set_next_entity`), so there the renewed request is not
 //! protected (6.12: the stashed deadline no longer matches; 6.17: `vprot` is behind it).
 
-use std::collections::BTreeSet;
-
+use crate::augtree::MinTree;
 use crate::linux::{self, share_level, FairLevel, FairMeaning};
 use crate::percpu::{self, Carry, RunQueue};
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
@@ -289,8 +303,12 @@ struct Ent {
 pub struct Eevdf {
     cfg: EevdfConfig,
     ents: Vec<Ent>,
-    /// Members by (deadline, join order).
-    queue: BTreeSet<(i64, u64, TaskId)>,
+    /// Members by (deadline, join order), each with its virtual runtime, the tree keeping the
+    /// smallest of every subtree (see "Search" in the module documentation).
+    queue: MinTree<(i64, u64)>,
+    /// Today's search, for the tests: members in a sorted set, walked in deadline order.
+    #[cfg(test)]
+    linear: Option<std::collections::BTreeSet<(i64, u64, TaskId)>>,
     /// `Σ w·v` and `Σ w` over the queue's members.
     sum_wv: i128,
     sum_w: i128,
@@ -324,7 +342,9 @@ impl Eevdf {
         Eevdf {
             cfg,
             ents: Vec::new(),
-            queue: BTreeSet::new(),
+            queue: MinTree::new(),
+            #[cfg(test)]
+            linear: None,
             sum_wv: 0,
             sum_w: 0,
             vbase: 0,
@@ -386,14 +406,26 @@ impl Eevdf {
         self.seq += 1;
         let e = &mut self.ents[t.idx()];
         e.seq = self.seq;
-        self.queue.insert((e.deadline, e.seq, t));
+        self.queue.insert(t.idx(), (e.deadline, e.seq), e.v);
+        #[cfg(test)]
+        if let Some(q) = &mut self.linear {
+            q.insert((e.deadline, e.seq, t));
+        }
         self.sum_wv += i128::from(e.w) * i128::from(e.v);
         self.sum_w += i128::from(e.w);
     }
 
     fn remove(&mut self, t: TaskId) {
         let e = &self.ents[t.idx()];
-        if self.queue.remove(&(e.deadline, e.seq, t)) {
+        #[cfg(test)]
+        if let Some(q) = &mut self.linear {
+            q.remove(&(e.deadline, e.seq, t));
+        }
+        debug_assert!(
+            self.queue.get(t.idx()).is_none_or(|k| k == ((e.deadline, e.seq), e.v)),
+            "task {t} changed its deadline or virtual runtime while queued"
+        );
+        if self.queue.remove(t.idx()) {
             self.sum_wv -= i128::from(e.w) * i128::from(e.v);
             self.sum_w -= i128::from(e.w);
         }
@@ -491,20 +523,34 @@ impl Eevdf {
         }
     }
 
-    /// The first member allowed on `cpu` in deadline order that is eligible under `tot`, if any, and
-    /// the first allowed at all.
-    fn best_for(&self, cpu: CpuId, tot: (i128, i128), v: &View) -> (Option<TaskId>, Option<TaskId>) {
-        let mut first = None;
-        for &(_, _, t) in &self.queue {
-            if !v.allows(t, cpu) {
-                continue;
-            }
-            first.get_or_insert(t);
-            if Self::eligible(tot, self.ents[t.idx()].v) {
-                return (Some(t), first);
-            }
+    /// The member allowed on `cpu` with the earliest deadline among those eligible under `tot`
+    /// (`pick_eevdf`): the tree's descent to the first member in deadline order whose subtree holds
+    /// a virtual runtime eligible under `tot`. If affinity keeps that one off `cpu`, the members are
+    /// walked in deadline order instead.
+    fn eligible_for(&self, cpu: CpuId, tot: (i128, i128), v: &View) -> Option<TaskId> {
+        let ok = |t: TaskId| v.allows(t, cpu) && Self::eligible(tot, self.ents[t.idx()].v);
+        #[cfg(test)]
+        if let Some(q) = &self.linear {
+            return q.iter().map(|&(_, _, t)| t).find(|&t| ok(t));
         }
-        (None, first)
+        let t = TaskId(self.queue.first_where(|vr| Self::eligible(tot, vr))? as u32);
+        if v.allows(t, cpu) {
+            return Some(t);
+        }
+        self.queue.iter().map(|i| TaskId(i as u32)).find(|&t| ok(t))
+    }
+
+    /// The member allowed on `cpu` with the earliest deadline, eligible or not.
+    fn first_for(&self, cpu: CpuId, v: &View) -> Option<TaskId> {
+        #[cfg(test)]
+        if let Some(q) = &self.linear {
+            return q.iter().map(|&(_, _, t)| t).find(|&t| v.allows(t, cpu));
+        }
+        let t = TaskId(self.queue.first()? as u32);
+        if v.allows(t, cpu) {
+            return Some(t);
+        }
+        self.queue.iter().map(|i| TaskId(i as u32)).find(|&t| v.allows(t, cpu))
     }
 
     /// The slice for a task picked at `now`: until its request ends, on the tick grid without
@@ -668,7 +714,7 @@ impl Policy for Eevdf {
             if curr_eligible && ce.vprot.is_some_and(|p| vt < p) {
                 continue;
             }
-            if self.best_for(cpu, tot, v).0 != Some(woken) {
+            if self.eligible_for(cpu, tot, v) != Some(woken) {
                 continue;
             }
             if curr_eligible && ce.deadline < we.deadline {
@@ -683,8 +729,10 @@ impl Policy for Eevdf {
         let now = v.now();
         loop {
             let tot = self.totals(v);
-            let (best, first) = self.best_for(cpu, tot, v);
-            let t = best.or(first)?;
+            let t = match self.eligible_for(cpu, tot, v) {
+                Some(t) => t,
+                None => self.first_for(cpu, v)?,
+            };
             if self.ents[t.idx()].state == State::Delayed {
                 // Picked while delayed: it leaves now, with lag 0 (DELAY_ZERO) or what it still owes.
                 let avg = self.avg(tot);
@@ -853,6 +901,119 @@ mod tests {
         *now += s;
         p.stop(d.task, s, Stop::SliceEnd, *now);
         (d.task, s)
+    }
+
+    /// One policy of the registry's entry built from `opts` on `cpus` CPUs, each queue searching the
+    /// tree, or (`linear`) walking its members in deadline order as the policy did before the tree.
+    fn built(opts: &crate::Options, cpus: usize, linear: bool) -> Core {
+        let mut o = OptReader::new("eevdf", opts);
+        let cfg = EevdfConfig::from_options(&mut o, cpus).expect("the options build");
+        let policy = percpu::build(&mut o, cpus, cfg.tick, |_| {
+            let mut e = Eevdf::new(cfg.clone());
+            e.linear = linear.then(std::collections::BTreeSet::new);
+            e
+        })
+        .expect("the options build");
+        Core::new("eevdf", policy, cpus, false)
+    }
+
+    fn the_same_happening(core: &mut Core, h: &crate::testing::Happening, now: Nanos) {
+        use crate::testing::Happening as H;
+        match h {
+            H::Admit(t, p) => {
+                core.admit(*t, p, now);
+                core.wake(*t, now);
+            }
+            H::Wake(t) => core.wake(*t, now),
+            H::Stop { task, ran, why, woke_at_once, .. } => {
+                core.stop(*task, *ran, *why, now);
+                if *woke_at_once {
+                    core.wake(*task, now);
+                }
+            }
+            H::Exit(t) => core.exit(*t, now),
+            H::Params(t, p) => core.set_params(*t, p, now),
+            H::Tick(c) => core.tick(*c, now),
+            H::Constraint(..) | H::Interact(_) | H::Advance(_) => core.advance_to(now),
+        }
+    }
+
+    /// Random options of the policy: slice, tick, features, version, run queues.
+    fn options() -> impl proptest::strategy::Strategy<Value = crate::Options> {
+        use crate::OptValue::{Bool, Str, Time};
+        use proptest::prelude::*;
+        (
+            (1u64..=40).prop_map(|n| n * 100_000),
+            prop_oneof![Just(MS), Just(4 * MS), Just(10 * MS)],
+            any::<[bool; 5]>(),
+            prop::sample::select(VERSIONS),
+        )
+            .prop_map(|(slice, tick, [hrtick, parity, lag, delay, global], version)| {
+                let mut o = crate::Options::new();
+                o.insert("base_slice".into(), Time(slice));
+                o.insert("tick".into(), Time(tick));
+                o.insert("hrtick".into(), Bool(hrtick));
+                o.insert("run_to_parity".into(), Bool(parity));
+                o.insert("place_lag".into(), Bool(lag));
+                o.insert("delay_dequeue".into(), Bool(delay));
+                o.insert("version".into(), Str(version.into()));
+                o.insert("runqueues".into(), Str(if global { "global" } else { "per-cpu" }.into()));
+                o
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// The tree's search decides as the walk in deadline order it replaced: random worlds (tasks
+        /// joining, sleeping, waking, yielding, exiting, given new shares, priorities and nice
+        /// levels, some with affinities; ticks; 1 to 4 CPUs, one queue or one per CPU; random
+        /// slices and features) run through both in lockstep, and every CPU that decides picks the
+        /// same task for the same slice.
+        #[test]
+        fn the_tree_picks_as_the_walk_in_deadline_order(
+            seed in proptest::prelude::any::<u64>(),
+            cpus in 1usize..=4,
+            max_tasks in 2usize..=48,
+            opts in options(),
+        ) {
+            use crate::testing::{Happening, Rng, Shape, World};
+            let mut tree = built(&opts, cpus, false);
+            let mut walk = built(&opts, cpus, true);
+            let mut world = World::new(seed, Shape { cpus, max_tasks, bound: false, constraints: false });
+            let mut nice = Rng::new(seed ^ 0x5eed);
+            let (mut dispatches, mut longest) = (0, 0);
+            for step in 0..3_000 {
+                let mut h = world.step();
+                let now = world.now();
+                if let Happening::Admit(_, p) | Happening::Params(_, p) = &mut h {
+                    // The world gives shares 0 to 4; half the tasks also get a nice level.
+                    p.nice = nice.chance(50).then(|| nice.below(40) as i8 - 20);
+                }
+                the_same_happening(&mut tree, &h, now);
+                the_same_happening(&mut walk, &h, now);
+                loop {
+                    let c = tree.next_decision();
+                    proptest::prop_assert_eq!(c, walk.next_decision(), "step {}: who decides", step);
+                    let Some(c) = c else { break };
+                    if tree.view().running(c).is_some() {
+                        let (t, ran) = world.preempted(c);
+                        tree.stop(t, ran, Stop::Preempted, now);
+                        walk.stop(t, ran, Stop::Preempted, now);
+                    }
+                    longest = longest.max(tree.view().runnable_count());
+                    let d = tree.pick(c, now);
+                    proptest::prop_assert_eq!(d, walk.pick(c, now), "step {}: CPU {} picks", step, c);
+                    if let Some(d) = d {
+                        world.dispatched(c, d.task, d.slice);
+                        dispatches += 1;
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(tree.counters(), walk.counters());
+            proptest::prop_assert!(dispatches > 300, "{} dispatches", dispatches);
+            proptest::prop_assert!(max_tasks < 8 * cpus || longest > 3, "at most {} waiting", longest);
+        }
     }
 
     #[test]

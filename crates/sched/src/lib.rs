@@ -152,6 +152,7 @@ macro_rules! check {
     };
 }
 
+mod augtree;
 pub mod cbs;
 pub mod cfs;
 pub mod core;

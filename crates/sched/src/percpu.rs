@@ -580,7 +580,10 @@ impl PerCpu {
         } else if la >= ba || la >= avg {
             (Migrate::Load, 0)
         } else {
-            let from = u128::from(ba - avg) * u128::from(busiest.cap);
+            // The busiest CPU may be below the machine's average (their loads are scaled by
+            // different capacities): then this wraps, as the kernel's unsigned arithmetic and this
+            // code's release builds always did, and `to` is the smaller.
+            let from = u128::from(ba.wrapping_sub(avg)) * u128::from(busiest.cap);
             let to = u128::from(avg - la) * u128::from(local.cap);
             (Migrate::Load, crate::clamp_nanos(from.min(to) / u128::from(SCALE)))
         };

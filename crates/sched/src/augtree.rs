@@ -1,0 +1,446 @@
+//! An ordered set that also keeps, for every subtree, the minimum of a value its members carry: the
+//! structure of Linux's augmented red-black tree of the fair class (ordered by virtual deadline,
+//! each node knowing its subtree's smallest virtual runtime, `min_vruntime`), as [`crate::eevdf`]
+//! uses it to find the eligible task with the earliest deadline in O(log n).
+//!
+//! **Shape.** A treap (Seidel and Aragon, "Randomized Search Trees", Algorithmica 1996): a binary
+//! search tree by key that is also a heap by a random priority drawn when a member joins, so its
+//! expected depth is O(log n) whatever order members join and leave in. The generator is a fixed
+//! SplitMix64 sequence: the tree's shape is the same every run, and nothing read out of the tree
+//! depends on its shape anyway (only on the keys and values in it).
+//!
+//! **Members are slots.** A member is a small index (a task id): its node lives at that index of an
+//! arena, so joining and leaving allocate nothing once the arena has grown to the largest slot,
+//! and a member is removed by its slot without searching for its key. (Packing the members' nodes
+//! at the front of the arena instead, a leaving node replaced by the last, was measured slower:
+//! moving a node touches its parent and children too.)
+//!
+//! **Invariants** (checked by `check` in the tests): keys are distinct; every key in a node's left
+//! subtree is smaller than its own and every key in its right subtree larger; a node's priority is
+//! at least its children's; a node's `min` is the smallest `val` of its subtree.
+//!
+//! **Cost.** `insert` and `first_where` take O(depth), expected O(log n); `remove` finds its node
+//! by slot and goes up by parent links only while a subtree's minimum changes; `first` is O(1),
+//! the leftmost member being kept as the kernel caches it, and `first_where` tries it first (the
+//! kernel's fast path). `iter` walks the members in key order in O(n).
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Node<K> {
+    key: K,
+    /// The member's value, and the smallest value of the subtree rooted here.
+    val: i64,
+    min: i64,
+    /// Heap priority: a parent's is at least its children's; 0 for a slot that is not a member.
+    prio: u32,
+    left: u32,
+    right: u32,
+    parent: u32,
+}
+
+impl<K> Node<K> {
+    fn linked(&self) -> bool {
+        self.prio != 0
+    }
+}
+
+/// An ordered set of slots by distinct keys `K`, each slot carrying a value whose minimum is kept
+/// per subtree (see the module documentation).
+#[derive(Clone, Debug)]
+pub(crate) struct MinTree<K> {
+    nodes: Vec<Node<K>>,
+    root: u32,
+    /// The member with the smallest key (the kernel's cached leftmost node).
+    leftmost: u32,
+    len: usize,
+    /// SplitMix64 state for the priorities.
+    rng: u64,
+}
+
+impl<K: Ord + Copy + Default> MinTree<K> {
+    /// An empty tree.
+    pub fn new() -> Self {
+        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng: 0 }
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether `slot` is a member.
+    #[cfg(test)]
+    pub fn contains(&self, slot: usize) -> bool {
+        self.nodes.get(slot).is_some_and(Node::linked)
+    }
+
+    /// The key and value `slot` joined with, if it is a member.
+    pub fn get(&self, slot: usize) -> Option<(K, i64)> {
+        self.nodes.get(slot).filter(|n| n.linked()).map(|n| (n.key, n.val))
+    }
+
+    fn prio(&mut self) -> u32 {
+        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 32) as u32 | 1
+    }
+
+    /// Adds `slot` with `key` and `val`. `slot` must not be a member, and `key` must differ from every
+    /// member's.
+    pub fn insert(&mut self, slot: usize, key: K, val: i64) {
+        if self.nodes.len() <= slot {
+            self.nodes.resize(slot + 1, Node { left: NIL, right: NIL, parent: NIL, ..Node::default() });
+        }
+        assert!(!self.nodes[slot].linked(), "slot {slot} inserted twice");
+        let x = slot as u32;
+        let prio = self.prio();
+        self.nodes[slot] = Node { key, val, min: val, prio, left: NIL, right: NIL, parent: NIL };
+        self.len += 1;
+        if self.root == NIL {
+            (self.root, self.leftmost) = (x, x);
+            return;
+        }
+        // Down to a leaf, every subtree on the way now holding `val`.
+        let (mut n, mut leftmost) = (self.root, true);
+        loop {
+            let node = &mut self.nodes[n as usize];
+            if val < node.min {
+                node.min = val;
+            }
+            let next = if key < node.key {
+                &mut node.left
+            } else {
+                leftmost = false;
+                &mut node.right
+            };
+            if *next == NIL {
+                *next = x;
+                break;
+            }
+            n = *next;
+        }
+        self.nodes[slot].parent = n;
+        if leftmost {
+            self.leftmost = x;
+        }
+        // Up while its priority is above its parent's (rotations keep every subtree's members but
+        // the two rotated ones', so only theirs change).
+        loop {
+            let p = self.nodes[slot].parent;
+            if p == NIL || self.nodes[p as usize].prio >= prio {
+                break;
+            }
+            self.rotate_up(x);
+        }
+    }
+
+    /// Node `x` takes the place of its parent `p`, which becomes its child.
+    fn rotate_up(&mut self, x: u32) {
+        let p = self.nodes[x as usize].parent;
+        let g = self.nodes[p as usize].parent;
+        if self.nodes[p as usize].left == x {
+            let b = self.nodes[x as usize].right;
+            self.nodes[p as usize].left = b;
+            self.set_parent(b, p);
+            self.nodes[x as usize].right = p;
+        } else {
+            let b = self.nodes[x as usize].left;
+            self.nodes[p as usize].right = b;
+            self.set_parent(b, p);
+            self.nodes[x as usize].left = p;
+        }
+        self.nodes[p as usize].parent = x;
+        self.nodes[x as usize].parent = g;
+        self.replace_child(g, p, x);
+        self.pull(p);
+        self.pull(x);
+    }
+
+    fn set_parent(&mut self, n: u32, parent: u32) {
+        if n != NIL {
+            self.nodes[n as usize].parent = parent;
+        }
+    }
+
+    /// `parent`'s child `old` becomes `new` (the root if `parent` is none).
+    fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
+        if parent == NIL {
+            self.root = new;
+        } else if self.nodes[parent as usize].left == old {
+            self.nodes[parent as usize].left = new;
+        } else {
+            self.nodes[parent as usize].right = new;
+        }
+        self.set_parent(new, parent);
+    }
+
+    /// Removes `slot`; false if it was not a member.
+    pub fn remove(&mut self, slot: usize) -> bool {
+        if !self.nodes.get(slot).is_some_and(Node::linked) {
+            return false;
+        }
+        let x = slot as u32;
+        let Node { left, right, parent, .. } = self.nodes[slot];
+        if self.leftmost == x {
+            // It has no left child: the next is the first of its right subtree, else its parent.
+            self.leftmost = if right == NIL { parent } else { self.first_under(right) };
+        }
+        let c = self.merge(left, right);
+        self.replace_child(parent, x, c);
+        // Up while a subtree's minimum changes (above one that keeps it, none does).
+        let mut n = parent;
+        while n != NIL {
+            let old = self.nodes[n as usize].min;
+            self.pull(n);
+            if self.nodes[n as usize].min == old {
+                break;
+            }
+            n = self.nodes[n as usize].parent;
+        }
+        let node = &mut self.nodes[slot];
+        (node.prio, node.left, node.right, node.parent) = (0, NIL, NIL, NIL);
+        self.len -= 1;
+        true
+    }
+
+    fn first_under(&self, mut n: u32) -> u32 {
+        while self.nodes[n as usize].left != NIL {
+            n = self.nodes[n as usize].left;
+        }
+        n
+    }
+
+    /// The member with the smallest key.
+    pub fn first(&self) -> Option<usize> {
+        (self.leftmost != NIL).then_some(self.leftmost as usize)
+    }
+
+    /// The member with the smallest key among those whose value satisfies `ok`, where `ok` is
+    /// monotone: if it holds for a value it holds for every smaller one (as eligibility does for a
+    /// virtual runtime). A subtree whose minimum fails `ok` holds no such member and is not entered,
+    /// so this descends one path (or none: as the kernel's, it first tries the leftmost member).
+    pub fn first_where(&self, ok: impl Fn(i64) -> bool) -> Option<usize> {
+        if self.leftmost != NIL && ok(self.nodes[self.leftmost as usize].val) {
+            return Some(self.leftmost as usize);
+        }
+        let mut n = self.root;
+        if n == NIL || !ok(self.nodes[n as usize].min) {
+            return None;
+        }
+        // Invariant: the subtree at `n` holds a member satisfying `ok`, and every member before that
+        // subtree in key order fails it.
+        loop {
+            let node = &self.nodes[n as usize];
+            if node.left != NIL && ok(self.nodes[node.left as usize].min) {
+                n = node.left;
+            } else if ok(node.val) {
+                return Some(n as usize);
+            } else {
+                n = node.right;
+            }
+        }
+    }
+
+    /// The members in key order.
+    pub fn iter(&self) -> Iter<'_, K> {
+        let mut it = Iter { tree: self, stack: Vec::new() };
+        it.push_left(self.root);
+        it
+    }
+
+    fn pull(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        let mut min = node.val;
+        if node.left != NIL {
+            min = min.min(self.nodes[node.left as usize].min);
+        }
+        if node.right != NIL {
+            min = min.min(self.nodes[node.right as usize].min);
+        }
+        self.nodes[n as usize].min = min;
+    }
+
+    /// Joins subtrees `a` and `b`, every key of `a` smaller than every key of `b`; returns the root
+    /// (its parent left for the caller to set).
+    fn merge(&mut self, a: u32, b: u32) -> u32 {
+        if a == NIL {
+            return b;
+        }
+        if b == NIL {
+            return a;
+        }
+        if self.nodes[a as usize].prio > self.nodes[b as usize].prio {
+            let r = self.merge(self.nodes[a as usize].right, b);
+            self.nodes[a as usize].right = r;
+            self.nodes[r as usize].parent = a;
+            self.pull(a);
+            a
+        } else {
+            let l = self.merge(a, self.nodes[b as usize].left);
+            self.nodes[b as usize].left = l;
+            self.nodes[l as usize].parent = b;
+            self.pull(b);
+            b
+        }
+    }
+
+    /// Checks every invariant of the module documentation; returns the depth.
+    #[cfg(test)]
+    pub fn check(&self) -> usize
+    where
+        K: std::fmt::Debug,
+    {
+        fn walk<K: Ord + Copy + std::fmt::Debug>(
+            t: &MinTree<K>,
+            n: u32,
+            lo: Option<K>,
+            hi: Option<K>,
+            count: &mut usize,
+        ) -> usize {
+            if n == NIL {
+                return 0;
+            }
+            *count += 1;
+            let node = &t.nodes[n as usize];
+            assert!(node.linked(), "slot {n} in the tree but not a member");
+            assert!(lo.is_none_or(|lo| lo < node.key) && hi.is_none_or(|hi| node.key < hi), "order at {n}");
+            let mut min = node.val;
+            for c in [node.left, node.right] {
+                if c != NIL {
+                    assert!(t.nodes[c as usize].prio <= node.prio, "heap at {n}");
+                    min = min.min(t.nodes[c as usize].min);
+                }
+            }
+            assert_eq!(node.min, min, "subtree minimum at {n}");
+            for c in [node.left, node.right] {
+                if c != NIL {
+                    assert_eq!(t.nodes[c as usize].parent, n, "parent of {c}");
+                }
+            }
+            let l = walk(t, node.left, lo, Some(node.key), count);
+            let r = walk(t, node.right, Some(node.key), hi, count);
+            1 + l.max(r)
+        }
+        let mut count = 0;
+        let depth = walk(self, self.root, None, None, &mut count);
+        if self.root != NIL {
+            assert_eq!(self.nodes[self.root as usize].parent, NIL, "the root's parent");
+            assert_eq!(self.leftmost, self.first_under(self.root), "the leftmost member");
+        } else {
+            assert_eq!(self.leftmost, NIL, "the leftmost member of an empty tree");
+        }
+        assert_eq!(count, self.len);
+        assert_eq!(self.nodes.iter().filter(|n| n.linked()).count(), self.len);
+        depth
+    }
+}
+
+/// The members of a [`MinTree`] in key order.
+pub(crate) struct Iter<'a, K> {
+    tree: &'a MinTree<K>,
+    stack: Vec<u32>,
+}
+
+impl<K> Iter<'_, K> {
+    fn push_left(&mut self, mut n: u32) {
+        while n != NIL {
+            self.stack.push(n);
+            n = self.tree.nodes[n as usize].left;
+        }
+    }
+}
+
+impl<K> Iterator for Iter<'_, K> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let n = self.stack.pop()?;
+        self.push_left(self.tree.nodes[n as usize].right);
+        Some(n as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(usize, i64, i64),
+        Remove(usize),
+        Find(i64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0usize..64, -20i64..20, -50i64..50).prop_map(|(s, k, v)| Op::Insert(s, k, v)),
+            2 => (0usize..64).prop_map(Op::Remove),
+            2 => (-60i64..60).prop_map(Op::Find),
+        ]
+    }
+
+    proptest! {
+        /// Against a `BTreeMap` by key, walked in order: the same members in the same order, the
+        /// same first member, and the same first member whose value is at most a bound.
+        #[test]
+        fn agrees_with_a_sorted_map_walked_in_order(ops in prop::collection::vec(op(), 1..400)) {
+            let mut tree = MinTree::<(i64, u64)>::new();
+            let mut map: BTreeMap<(i64, u64), (usize, i64)> = BTreeMap::new();
+            let mut seq = 0;
+            for op in ops {
+                match op {
+                    Op::Insert(s, k, v) => {
+                        if !tree.contains(s) {
+                            seq += 1;
+                            tree.insert(s, (k, seq), v);
+                            map.insert((k, seq), (s, v));
+                        }
+                    }
+                    Op::Remove(s) => {
+                        let key = tree.get(s).map(|(k, _)| k);
+                        prop_assert_eq!(tree.remove(s), key.is_some());
+                        if let Some(k) = key {
+                            map.remove(&k);
+                        }
+                    }
+                    Op::Find(bound) => {
+                        let want = map.values().find(|&&(_, v)| v <= bound).map(|&(s, _)| s);
+                        prop_assert_eq!(tree.first_where(|v| v <= bound), want);
+                    }
+                }
+                tree.check();
+                prop_assert_eq!(tree.len(), map.len());
+                prop_assert_eq!(tree.first(), map.values().next().map(|&(s, _)| s));
+                let order: Vec<usize> = map.values().map(|&(s, _)| s).collect();
+                prop_assert_eq!(tree.iter().collect::<Vec<_>>(), order);
+            }
+        }
+    }
+
+    #[test]
+    fn stays_shallow_whatever_the_order_of_keys() {
+        // Keys joining in increasing order (a plain search tree's worst case) and leaving from the
+        // front, as deadlines do in a queue.
+        let mut t = MinTree::<(i64, u64)>::new();
+        for i in 0..10_000usize {
+            t.insert(i, (i as i64, 0), -(i as i64));
+        }
+        let depth = t.check();
+        assert!(depth < 60, "depth {depth} for 10,000 members");
+        for i in 0..5_000usize {
+            assert!(t.remove(i));
+        }
+        assert!(!t.remove(0), "already gone");
+        let depth = t.check();
+        assert!(depth < 55, "depth {depth} for 5,000 members");
+        assert_eq!(t.first(), Some(5_000));
+        // Values decrease with the key: only the last member has a value at most −9,999.
+        assert_eq!(t.first_where(|v| v <= -9_999), Some(9_999));
+        assert_eq!(t.first_where(|v| v <= -20_000), None);
+    }
+}
