@@ -11,6 +11,8 @@ use report::export::ImageFormat;
 use report::{Figure, Series, Table};
 use smartsim::papers;
 
+#[path = "cli/progress.rs"]
+mod progress;
 #[path = "cli/reproduce.rs"]
 mod reproduce;
 #[path = "cli/taskset.rs"]
@@ -67,6 +69,14 @@ enum Cmd {
     /// Run one scenario and print per-task results: CPU time and share, requests by outcome (met,
     /// missed = late + discarded + aborted, unfinished), wake-up latency (wake→dispatch). The table's
     /// footer defines each term; docs/glossary.md has them all.
+    ///
+    /// A run that takes more than a second draws a progress bar on standard error when it is a terminal
+    /// (nothing on a pipe): simulated time done of the scenario's, events per second (steps of the
+    /// event loop: simulated instants at which something happens), time left. Ctrl-C stops the run:
+    /// its results of the time simulated so far are printed as usual, marked partial (a footer line;
+    /// the JSON's "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its
+    /// duration_ns the time simulated), and smartsim exits with status 130. A second Ctrl-C quits at
+    /// once.
     Run {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -122,7 +132,14 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
-    /// Run one scenario under several policies and print them side by side.
+    /// Run one scenario under several policies, one after another, and print them side by side.
+    ///
+    /// A comparison that takes more than a second draws a progress bar on standard error when it is a
+    /// terminal: the simulated time of every policy's run added up, done of the total (policies ×
+    /// the scenario's duration), events per second, policies done, time left. Ctrl-C stops it: the
+    /// policies run are printed, the one running marked partial (a footer line; "partial" in its JSON
+    /// object), those not started left out and named on standard error; status 130. A second Ctrl-C
+    /// quits at once.
     Compare {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -161,7 +178,14 @@ enum Cmd {
     /// Run one scenario over a grid of parameters and seeds, in parallel across cores, and print one
     /// tidy table: a row per run and task with the run's parameters and seed, the task's CPU share,
     /// deadlines met and missed, wake-up latency (p50, p99) and longest response. Every combination's
-    /// scenario is validated before any run. A progress bar is drawn on a terminal.
+    /// scenario is validated before any run.
+    ///
+    /// A sweep that takes more than a second draws a progress bar on standard error when it is a
+    /// terminal: the simulated time of every run added up (runs in parallel add up together), done of
+    /// the total (each run's duration, summed), events per second, runs done, time left. Ctrl-C stops
+    /// it: the rows of the runs done are printed, those of the runs under way marked partial (a last
+    /// column `partial`, only then; "partial" in their JSON lines), the runs not started left out, and
+    /// the counts said on standard error; status 130. A second Ctrl-C quits at once.
     Sweep {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -483,14 +507,15 @@ impl Window {
     }
 }
 
-/// `smartsim sweep`.
+/// `smartsim sweep`; whether Ctrl-C stopped it.
 fn sweep(
     file: &Path,
     axes: &[smartsim::sweep::Axis],
     seeds: Option<smartsim::sweep::Seeds>,
     format: SweepFormat,
-) -> Result<()> {
+) -> Result<bool> {
     use smartsim::sweep;
+    let watch = progress::interruptible()?;
     let path = file.display().to_string();
     let src = workload::read_capped(file, workload::MAX_SCENARIO_BYTES)
         .map_err(|e| anyhow::anyhow!("{path}: cannot read the scenario: {e}"))?;
@@ -500,16 +525,20 @@ fn sweep(
     for w in &base.warnings {
         tracing::warn!("{w}");
     }
-    let bar = indicatif::ProgressBar::new((scns.len() * seeds.len()) as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{bar:30}] {pos}/{len} runs ({elapsed}, {eta} left)",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    let rows = sweep::run(&scns, &params, &seeds, &|| bar.inc(1))?;
-    bar.finish_and_clear();
+    // The bar counts the simulated time of every run (in parallel, they add up), and the runs done.
+    let total_ns = scns
+        .iter()
+        .map(|s| s.machine.duration.saturating_mul(seeds.len() as u64))
+        .fold(0, u64::saturating_add);
+    let runs = (scns.len() * seeds.len()) as u64;
+    let bar = progress::bar(&watch, progress::Plan { total_ns, runs: (runs, "runs") });
+    let swept = sweep::run_watched(&scns, &params, &seeds, &watch);
+    drop(bar);
+    let swept = swept?;
+    let rows = &swept.rows;
+    // A sweep Ctrl-C stopped says which rows are of runs stopped partway, in a last column (a whole
+    // sweep's columns are as ever).
+    let partial_column = swept.partial > 0;
     let opt = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
     let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
     let heads: Vec<&str> = keys
@@ -525,6 +554,7 @@ fn sweep(
             "latency_p99_ns",
             "response_max_ns",
         ])
+        .chain(partial_column.then_some("partial"))
         .collect();
     let cells = |r: &sweep::Row| -> Vec<String> {
         r.params
@@ -540,32 +570,47 @@ fn sweep(
                 opt(r.latency_p99_ns),
                 opt(r.response_max_ns),
             ])
+            .chain(partial_column.then(|| r.partial.as_ref().map_or(String::new(), |p| p.describe())))
             .collect()
     };
     match format {
         SweepFormat::Table => {
             let mut t = Table::new(&heads);
-            for r in &rows {
+            for r in rows {
                 t.row(cells(r).into_iter().map(|c| if c.is_empty() { "-".into() } else { c }).collect());
             }
             diag::out!("{}", t.render());
+            if watch.stopping() {
+                diag::outln!("partial (Ctrl-C): {}", sweep_counts(&swept));
+            }
         }
         SweepFormat::Csv => {
             let line = |cs: Vec<String>| {
                 cs.iter().map(|c| report::escape::csv_field(c).into_owned()).collect::<Vec<_>>().join(",")
             };
             diag::outln!("{}", line(heads.iter().map(|h| h.to_string()).collect()));
-            for r in &rows {
+            for r in rows {
                 diag::outln!("{}", line(cells(r)));
             }
         }
         SweepFormat::Jsonl => {
-            for r in &rows {
+            for r in rows {
                 diag::outln!("{}", serde_json::to_string(&r.to_json())?);
             }
         }
     }
-    Ok(())
+    if watch.stopping() {
+        eprintln!("smartsim: sweep interrupted: {}", sweep_counts(&swept));
+    }
+    Ok(watch.stopping())
+}
+
+/// `3 of 10 runs done, 2 stopped partway (rows marked partial), 5 not started`.
+fn sweep_counts(s: &smartsim::sweep::Swept) -> String {
+    format!(
+        "{} of {} runs done, {} stopped partway (their rows marked partial), {} not started",
+        s.done, s.runs, s.partial, s.not_started
+    )
 }
 
 /// Parses `TASK=TIME` (a time with its unit) for `rta --blocking`.
@@ -672,16 +717,30 @@ fn main() {
     // Output piped into `head` ends quietly, as other command-line tools do: results go to standard
     // output through `diag::out!`, which ends the program on a closed pipe (diag's doc says why not
     // by SIGPIPE).
-    if let Err(e) = real_main() {
-        // An error may quote a name or a line of an input: shown as a terminal may show it.
-        eprintln!("smartsim: {}", diag::visible_lines(&format!("{e:#}")));
-        std::process::exit(2);
+    match real_main() {
+        Ok(Ended::Whole) => {}
+        // The results printed are partial: the status says that the command did not finish.
+        Ok(Ended::Interrupted) => std::process::exit(progress::INTERRUPTED),
+        Err(e) => {
+            // An error may quote a name or a line of an input: shown as a terminal may show it.
+            eprintln!("smartsim: {}", diag::visible_lines(&format!("{e:#}")));
+            std::process::exit(2);
+        }
     }
 }
 
-fn real_main() -> Result<()> {
+/// How a command ended, once it printed its results.
+enum Ended {
+    /// Everything it was asked.
+    Whole,
+    /// Ctrl-C stopped it: what it printed is partial (status [`progress::INTERRUPTED`]).
+    Interrupted,
+}
+
+fn real_main() -> Result<Ended> {
     let cli = Cli::parse();
     diag::init("smartsim", cli.verbose.tracing_level_filter());
+    let mut ended = Ended::Whole;
     match cli.cmd {
         Cmd::Run {
             file,
@@ -698,6 +757,7 @@ fn real_main() -> Result<()> {
             gantt_window,
             force,
         } => {
+            let watch = progress::interruptible()?;
             // Every output file is planned before anything else: not the scenario, not another
             // output, writable, and of the format its name says.
             let mut p = outputs::Plan::new();
@@ -757,6 +817,8 @@ fn real_main() -> Result<()> {
             let shares = RefCell::new(trace::windows::Windows::new(0, window.unwrap_or(1)));
             let chart: RefCell<Option<report::Gantt>> = RefCell::default();
             let mut out = None;
+            let bar =
+                progress::bar(&watch, progress::Plan { total_ns: scn.machine.duration, runs: (1, "run") });
             let (r, job_rows) = if perfetto.is_some()
                 || jobs.is_some()
                 || trace.is_some()
@@ -801,11 +863,15 @@ fn real_main() -> Result<()> {
                 if jobs.is_some() || svg.is_some() {
                     sim.record_jobs();
                 }
+                sim.watch(std::sync::Arc::clone(&watch));
                 sim.run_until(u64::MAX);
                 sim.finish_all()
             } else {
-                (run_scenario(&scn, policy.as_deref())?, Vec::new())
+                let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
+                sim.watch(std::sync::Arc::clone(&watch));
+                (sim.run(), Vec::new())
             };
+            drop(bar);
             if let (Some(o), Some(w)) = (trace, out) {
                 let (w, err) = w.into_inner();
                 let n = w.records();
@@ -849,7 +915,10 @@ fn real_main() -> Result<()> {
                 let draws = smartsim::ideal::draws(&scn, &job_rows);
                 drop(job_rows);
                 let ideal = smartsim::ideal::ideal_of_run(&scn, &draws);
-                let fig = cpu_figure(&format!("{} under {}", scn.name, r.policy), &r, &names, &ideal);
+                let partial =
+                    r.partial.as_ref().map_or(String::new(), |p| format!(" (partial: {})", p.describe()));
+                let fig =
+                    cpu_figure(&format!("{} under {}{partial}", scn.name, r.policy), &r, &names, &ideal);
                 report::export::write_as(&fig.to_svg(), o.path(), image_format(o))
                     .map_err(|e| image_error(o.path(), e))?;
                 o.wrote("");
@@ -872,8 +941,15 @@ fn real_main() -> Result<()> {
                     }
                 }
             }
+            if let Some(p) = &r.partial {
+                eprintln!("smartsim: run {}: its results are partial", p.describe());
+            }
+            if watch.stopping() {
+                ended = Ended::Interrupted;
+            }
         }
         Cmd::Compare { file, policies, format, force } => {
+            let watch = progress::interruptible()?;
             let scn = load(&file)?;
             let policies: Vec<&str> = policies.split(',').map(str::trim).collect();
             let sims = if policies.contains(&"all") {
@@ -887,17 +963,44 @@ fn real_main() -> Result<()> {
             } else {
                 compare_list(&scn, &policies, force)?
             };
-            let results: Vec<SimResult> = sims.into_iter().map(|s| s.run()).collect();
+            let (results, not_run) = compare_runs(&scn, sims, &watch);
             match format {
                 Format::Json => {
                     for r in &results {
                         diag::outln!("{}", serde_json::to_string(&r.to_json())?);
                     }
                 }
-                Format::Table => diag::out!("{}", compare_table(&results)),
+                Format::Table if results.is_empty() => {}
+                Format::Table => diag::out!("{}", compare_table(&results, &not_run)),
+            }
+            if watch.stopping() {
+                let partial: Vec<String> = results
+                    .iter()
+                    .filter_map(|r| r.partial.as_ref().map(|p| format!("{} {}", r.policy, p.describe())))
+                    .collect();
+                eprintln!(
+                    "smartsim: compare interrupted: {} of {} policies ran to the end{}{}",
+                    results.len() - partial.len(),
+                    results.len() + not_run.len(),
+                    if partial.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; partial: {}", partial.join(", "))
+                    },
+                    if not_run.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; not run: {}", not_run.join(", "))
+                    },
+                );
+                ended = Ended::Interrupted;
             }
         }
-        Cmd::Sweep { file, set, seeds, format } => sweep(&file, &set, seeds, format)?,
+        Cmd::Sweep { file, set, seeds, format } => {
+            if sweep(&file, &set, seeds, format)? {
+                ended = Ended::Interrupted;
+            }
+        }
         Cmd::Rta { file, blocking, format } => {
             let scn = load(&file)?;
             let mut by_task = std::collections::BTreeMap::new();
@@ -969,7 +1072,7 @@ fn real_main() -> Result<()> {
                     }
                     diag::outln!("{:24} {:28} {}", s.id, s.source, files.join(" "));
                 }
-                return Ok(());
+                return Ok(Ended::Whole);
             }
             let mut p = outputs::Plan::new();
             p.directory("--out", &out);
@@ -1073,7 +1176,36 @@ fn real_main() -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(ended)
+}
+
+/// `compare`'s runs, one policy after another, watched by `watch` with a bar over their simulated
+/// time: the results of the policies run (the last one partial if Ctrl-C stopped it), and the
+/// policies not run because Ctrl-C came first.
+fn compare_runs(
+    scn: &workload::Scenario,
+    sims: Vec<smartsim::Sim<'_>>,
+    watch: &std::sync::Arc<smartsim::engine::Progress>,
+) -> (Vec<SimResult>, Vec<String>) {
+    let n = sims.len() as u64;
+    let bar = progress::bar(
+        watch,
+        progress::Plan { total_ns: scn.machine.duration.saturating_mul(n), runs: (n, "policies") },
+    );
+    let mut results = Vec::new();
+    let mut not_run = Vec::new();
+    for mut sim in sims {
+        if watch.stopping() {
+            not_run.push(sim.core().name().to_string());
+            continue;
+        }
+        sim.watch(std::sync::Arc::clone(watch));
+        let r = sim.run();
+        watch.run_done();
+        results.push(r);
+    }
+    drop(bar);
+    (results, not_run)
 }
 
 /// A time on the command line: with a unit, at most `workload::MAX_TIME`, as in a scenario.
@@ -1342,9 +1474,19 @@ fn result_table(r: &SimResult) -> String {
         s.notifications,
         trace::summary::footer(&[&Requests::COLUMNS[..], &["wake→dispatch"]].concat())
     ) + &quality_tables(r)
+        + &partial_line(r)
 }
 
-fn compare_table(rs: &[SimResult]) -> String {
+/// The table's line saying a run is partial (empty for a whole run).
+fn partial_line(r: &SimResult) -> String {
+    r.partial.as_ref().map_or(String::new(), |p| {
+        format!("partial: {} (Ctrl-C); every figure above is of the time simulated\n", p.describe())
+    })
+}
+
+/// The policies side by side; a footer line names those Ctrl-C stopped (partial) or kept from
+/// running (`not_run`).
+fn compare_table(rs: &[SimResult], not_run: &[String]) -> String {
     let mut headers = vec!["task".to_string()];
     for r in rs {
         headers.push(format!("{} share %", r.policy));
@@ -1363,8 +1505,25 @@ fn compare_table(rs: &[SimResult]) -> String {
         }
         t.row(row);
     }
+    let mut partial: Vec<String> = rs
+        .iter()
+        .filter_map(|r| {
+            r.partial.as_ref().map(|p| format!("{} {}", report::escape::visible(&r.policy), p.describe()))
+        })
+        .collect();
+    if !not_run.is_empty() {
+        partial.push(format!("not run: {}", not_run.join(", ")));
+    }
+    let partial = if partial.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "partial (Ctrl-C): {}; a partial run's figures are of the time it simulated\n",
+            partial.join("; ")
+        )
+    };
     format!(
-        "scenario {}\n{}{}",
+        "scenario {}\n{}{}{partial}",
         rs[0].scenario,
         t.render(),
         trace::summary::footer(&["met", "missed", "wake→dispatch"])

@@ -8,8 +8,8 @@ use workload::{Model, Scenario, TaskSpec};
 
 use crate::engine::{Dropped, Job, Outcome};
 use crate::result::{
-    Bands, Billing, CpuStats, Deadlines, Frames, Iterations, MeanSd, Percentiles, SimResult, SystemStats,
-    TaskResult, Timeline,
+    Bands, Billing, CpuStats, Deadlines, Frames, Iterations, MeanSd, Partial, Percentiles, SimResult,
+    SystemStats, TaskResult, Timeline,
 };
 
 /// What the engine measured of one task.
@@ -281,8 +281,10 @@ impl Metrics {
         policy: &str,
         counters: Vec<(&'static str, u64)>,
         cpus: Vec<CpuStats>,
+        partial: Option<Partial>,
     ) -> SimResult {
-        let duration = scn.machine.duration;
+        // A run stopped early is measured over the time it simulated.
+        let duration = partial.as_ref().map_or(scn.machine.duration, |p| p.simulated_ns);
         let tasks = scn.tasks.iter().zip(&self.tasks).map(|(spec, m)| m.result(spec, duration)).collect();
         let mut system = self.sys;
         system.cpus = cpus;
@@ -290,6 +292,7 @@ impl Metrics {
             scenario: scn.name.clone(),
             policy: policy.to_string(),
             duration_ns: duration,
+            partial,
             seed: scn.machine.seed,
             cpus: scn.machine.cpus,
             tasks,

@@ -275,6 +275,52 @@ impl Timeline {
     }
 }
 
+/// Why a run stopped before the end of its scenario.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialReason {
+    /// Its watcher asked it to stop (`smartsim`: Ctrl-C, SIGINT).
+    Interrupted,
+}
+
+impl PartialReason {
+    /// The reason's word, as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartialReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A run stopped before the end of its scenario (the JSON's `"partial"`): its results are those of
+/// the time it simulated, `simulated_ns` (its `duration_ns`), of the scenario's `scenario_duration_ns`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Partial {
+    /// Why it stopped.
+    pub reason: PartialReason,
+    /// Simulated time when it stopped, ns.
+    pub simulated_ns: u64,
+    /// The scenario's duration, ns.
+    pub scenario_duration_ns: u64,
+}
+
+impl Partial {
+    /// A run interrupted at `at` of a scenario lasting `duration`.
+    pub fn interrupted(at: u64, duration: u64) -> Partial {
+        Partial { reason: PartialReason::Interrupted, simulated_ns: at, scenario_duration_ns: duration }
+    }
+
+    /// One line for a person: `interrupted at 12.345 s of 1000 s simulated`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} at {:.3} s of {} s simulated",
+            self.reason.as_str(),
+            self.simulated_ns as f64 / 1e9,
+            self.scenario_duration_ns as f64 / 1e9
+        )
+    }
+}
+
 /// The result of a run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SimResult {
@@ -282,8 +328,12 @@ pub struct SimResult {
     pub scenario: String,
     /// Policy name.
     pub policy: String,
-    /// Simulated duration.
+    /// Simulated duration: the scenario's, or the time simulated when the run was stopped before its
+    /// end (see `partial`); every share and idle time is over it.
     pub duration_ns: u64,
+    /// Present only when the run stopped before the end of its scenario: why, and when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
     /// Seed of every random draw.
     pub seed: u64,
     /// Number of CPUs simulated.

@@ -8,11 +8,14 @@
 //! the file with the keys set, validated as any scenario is, every one before any run: a value the
 //! scenario refuses is an error naming it, and nothing runs.
 
+use std::sync::Arc;
+
 use anyhow::{bail, Result};
 use serde::Serialize;
 use workload::Scenario;
 
-use crate::result::SimResult;
+use crate::engine::Progress;
+use crate::result::{Partial, SimResult};
 
 /// Most runs a sweep makes (combinations × seeds).
 pub const MAX_RUNS: usize = 100_000;
@@ -246,6 +249,9 @@ pub struct Row {
     pub latency_p99_ns: Option<u64>,
     /// Largest response time of a request, ns.
     pub response_max_ns: Option<u64>,
+    /// The run stopped before its end (its figures are of the time it simulated); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
 }
 
 /// The rows of one run.
@@ -262,6 +268,7 @@ pub fn rows(params: &[(String, String)], seed: u64, r: &SimResult) -> Vec<Row> {
             latency_p50_ns: t.latency_ns.as_ref().map(|p| p.p50),
             latency_p99_ns: t.latency_ns.as_ref().map(|p| p.p99),
             response_max_ns: t.response_ns.as_ref().map(|p| p.max),
+            partial: r.partial.clone(),
         })
         .collect()
 }
@@ -301,21 +308,81 @@ pub fn run(
     seeds: &[u64],
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Row>> {
+    Ok(run_each(scenarios, params, seeds, None, progress)?.rows)
+}
+
+/// What a sweep watched by a [`Progress`] made: its rows (combination, seed, task), and its runs by
+/// how far they went.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Swept {
+    /// The rows of the runs made, whole or partial, in order: combination, seed, task.
+    pub rows: Vec<Row>,
+    /// Runs asked for (combinations × seeds).
+    pub runs: usize,
+    /// Runs that went to their end.
+    pub done: usize,
+    /// Runs stopped before their end (their rows are marked [`Row::partial`]).
+    pub partial: usize,
+    /// Runs not started: the stop came first.
+    pub not_started: usize,
+}
+
+/// As [`run`], every run watched by `watch` ([`crate::Sim::watch`]: its simulated time and steps
+/// add up there, and it counts each run done). Once `watch` is asked to stop, the running runs stop
+/// at their next check with partial results and the others are not started.
+pub fn run_watched(
+    scenarios: &[Scenario],
+    params: &[Vec<(String, String)>],
+    seeds: &[u64],
+    watch: &Arc<Progress>,
+) -> Result<Swept> {
+    run_each(scenarios, params, seeds, Some(watch), &|| watch.run_done())
+}
+
+fn run_each(
+    scenarios: &[Scenario],
+    params: &[Vec<(String, String)>],
+    seeds: &[u64],
+    watch: Option<&Arc<Progress>>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Swept> {
     use rayon::prelude::*;
     check_runs(scenarios.len(), seeds.len())?;
     let jobs: Vec<(usize, u64)> =
         (0..scenarios.len()).flat_map(|c| seeds.iter().map(move |&s| (c, s))).collect();
-    let done: Vec<Result<Vec<Row>>> = jobs
+    // None: not started, the stop came first.
+    let made: Vec<Result<Option<SimResult>>> = jobs
         .par_iter()
         .map(|&(c, seed)| {
-            let rows = run_one(&scenarios[c], &params[c], seed)?;
-            progress();
-            Ok(rows)
+            if watch.is_some_and(|w| w.stopping()) {
+                return Ok(None);
+            }
+            let mut scn = scenarios[c].clone();
+            scn.machine.seed = seed;
+            let mut sim = crate::simulator(&scn, None)?;
+            if let Some(w) = watch {
+                sim.watch(Arc::clone(w));
+            }
+            let r = sim.run();
+            if r.partial.is_none() {
+                progress();
+            }
+            Ok(Some(r))
         })
         .collect();
-    let mut out = Vec::new();
-    for d in done {
-        out.extend(d?);
+    let mut out = Swept { rows: Vec::new(), runs: jobs.len(), done: 0, partial: 0, not_started: 0 };
+    for (&(c, seed), m) in jobs.iter().zip(made) {
+        match m? {
+            None => out.not_started += 1,
+            Some(r) => {
+                if r.partial.is_some() {
+                    out.partial += 1;
+                } else {
+                    out.done += 1;
+                }
+                out.rows.extend(rows(&params[c], seed, &r));
+            }
+        }
     }
     Ok(out)
 }

@@ -17,18 +17,21 @@
 //! [`crate::metrics`] (what is measured), and this module (the event loop and the core's adapter).
 
 mod machine;
+mod progress;
 mod tasks;
 
 use std::cmp::Reverse;
+use std::sync::Arc;
 
 use dary_heap::QuaternaryHeap;
 use sched::{Core, CpuId, Dispatch, Nanos, Notification, Stop, TaskId, TaskParams};
 use workload::{Scenario, Stream};
 
 use crate::metrics::Metrics;
-use crate::result::SimResult;
+use crate::result::{Partial, SimResult};
 use machine::Machine;
 pub use machine::{sleep_ends, timer_fires};
+pub use progress::{Progress, CHECK_EVERY};
 pub(crate) use tasks::{Dropped, Job};
 use tasks::{Ev, TaskRt};
 pub use tasks::{JobRecord, Outcome};
@@ -69,6 +72,12 @@ pub struct Sim<'s> {
     debug: bool,
     /// The policy ever notifies (else there is nothing to collect).
     notifies: bool,
+    /// Steps of the event loop left before the next check ([`Sim::watch`]).
+    check_in: u32,
+    /// Who watches the run, and the simulated time last published to it.
+    watch: Option<(Arc<Progress>, Nanos)>,
+    /// Stopped before its end when its watcher asked ([`Progress::stop`]).
+    stopped: bool,
 }
 
 impl<'s> Sim<'s> {
@@ -129,6 +138,9 @@ impl<'s> Sim<'s> {
             stranded: None,
             debug: tracing::enabled!(tracing::Level::TRACE),
             notifies,
+            check_in: CHECK_EVERY,
+            watch: None,
+            stopped: false,
         };
         for (i, t) in scn.tasks.iter().enumerate() {
             sim.push(starts[i], Ev::Start, i as u32);
@@ -217,14 +229,58 @@ impl<'s> Sim<'s> {
         self.now
     }
 
-    /// Run to the end of the scenario (its duration, or when every task is done).
+    /// Publish the run's progress to `p` as it goes (the simulated time and steps it makes, every
+    /// [`CHECK_EVERY`] steps and when a call to run it returns), and stop at such a check once `p`
+    /// is asked to ([`Progress::stop`]): [`Sim::stopped`] then says so, and the result is marked
+    /// partial.
+    pub fn watch(&mut self, p: Arc<Progress>) {
+        self.watch = Some((p, self.now));
+    }
+
+    /// Whether the run stopped before its end because its watcher asked ([`Sim::watch`]).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Run to the end of the scenario (its duration, or when every task is done), or until its
+    /// watcher stops it ([`Sim::watch`]).
     pub fn run(mut self) -> SimResult {
         self.run_until(self.end);
         self.finish()
     }
 
-    /// Run until `limit` (at most the scenario's duration); can be called repeatedly.
+    /// Run until `limit` (at most the scenario's duration); can be called repeatedly. A run stopped
+    /// by its watcher ([`Sim::watch`]) goes no further.
     pub fn run_until(&mut self, limit: Nanos) {
+        if !self.stopped {
+            self.run_loop(limit);
+        }
+        self.publish();
+    }
+
+    /// Adds the time simulated and the steps made since the last check to the watcher's totals.
+    fn publish(&mut self) {
+        let steps = u64::from(CHECK_EVERY - self.check_in);
+        self.check_in = CHECK_EVERY;
+        if let Some((p, published)) = &mut self.watch {
+            p.add(self.now - *published, steps);
+            *published = self.now;
+        }
+    }
+
+    /// Every [`CHECK_EVERY`] steps: publishes the progress; whether the watcher asks the run to stop
+    /// (before its end).
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self) -> bool {
+        self.publish();
+        if self.watch.as_ref().is_some_and(|(p, _)| p.stopping()) && self.now < self.end {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    fn run_loop(&mut self, limit: Nanos) {
         let limit = limit.min(self.end);
         loop {
             if self.done == self.tasks.len() {
@@ -247,6 +303,11 @@ impl<'s> Sim<'s> {
                 if self.core.stranded().is_some() {
                     *n += 1;
                 }
+            }
+            // The instant is settled: a stop here leaves the state as at the end of a run.
+            self.check_in -= 1;
+            if self.check_in == 0 && self.check() {
+                return;
             }
         }
     }
@@ -502,10 +563,12 @@ impl<'s> Sim<'s> {
         }
     }
 
-    /// Build the result (call after the run).
+    /// Build the result (call after the run). A run stopped by its watcher ([`Sim::stopped`]) gives
+    /// the results of the time it simulated, its duration that time, marked partial.
     pub fn finish(mut self) -> SimResult {
         self.stop_all();
         let cpus = self.m.cpus.iter().map(|c| c.stats.clone()).collect();
-        self.metrics.result(self.scn, self.core.name(), self.core.counters(), cpus)
+        let partial = self.stopped.then(|| Partial::interrupted(self.now, self.end));
+        self.metrics.result(self.scn, self.core.name(), self.core.counters(), cpus, partial)
     }
 }
