@@ -1578,17 +1578,7 @@ fn bench(
     for p in policies {
         for &(n, cpus) in configs {
             let scn = bench_scenario(n, cpus, u, seconds, p);
-            let mut walls = Vec::new();
-            let mut r = None;
-            for _ in 0..repeat {
-                let t0 = Instant::now();
-                r = Some(run_scenario(&scn, None)?);
-                walls.push(t0.elapsed().as_secs_f64());
-            }
-            walls.sort_by(f64::total_cmp);
-            let wall = walls[walls.len() / 2];
-            let spread = (walls[0], walls[walls.len() - 1]);
-            let r = r.expect("at least one run");
+            let (r, wall, spread) = timed_runs(&scn, repeat)?;
             let s = &r.system;
             let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
             match format {
@@ -1635,22 +1625,29 @@ fn bench(
     Ok(())
 }
 
+/// `repeat` (at least 1) runs of `scn`: the last run's result, the median wall time, and the least
+/// and greatest.
+fn timed_runs(scn: &workload::Scenario, repeat: usize) -> Result<(smartsim::SimResult, f64, (f64, f64))> {
+    let mut walls = Vec::new();
+    let mut r = None;
+    for _ in 0..repeat.max(1) {
+        let t0 = Instant::now();
+        r = Some(run_scenario(scn, None)?);
+        walls.push(t0.elapsed().as_secs_f64());
+    }
+    walls.sort_by(f64::total_cmp);
+    let spread = (walls[0], walls[walls.len() - 1]);
+    Ok((r.expect("at least one run"), walls[walls.len() / 2], spread))
+}
+
 /// The second part of `smartsim bench`: a simulated `seconds` of the media mix under each policy,
 /// median wall time of `repeat` runs, and SMART's time over EDF's when both ran.
 fn bench_mix(policies: &[String], seconds: u64, repeat: usize, format: Format) -> Result<()> {
     let mut walls = Vec::new();
     for p in policies {
         let scn = smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1);
-        let mut w = Vec::new();
-        let mut r = None;
-        for _ in 0..repeat {
-            let t0 = Instant::now();
-            r = Some(run_scenario(&scn, None)?);
-            w.push(t0.elapsed().as_secs_f64());
-        }
-        w.sort_by(f64::total_cmp);
-        let (med, lo, hi) = (w[w.len() / 2], w[0], w[w.len() - 1]);
-        let s = r.expect("at least one run").system;
+        let (r, med, (lo, hi)) = timed_runs(&scn, repeat)?;
+        let s = r.system;
         match format {
             Format::Json => diag::outln!(
                 "{}",
