@@ -294,10 +294,18 @@ impl Row {
 
 /// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task).
 pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64) -> Result<Vec<Row>> {
+    Ok(rows(params, seed, &simulate(scn, seed, None)?))
+}
+
+/// The combination's scenario `scn` simulated under `seed`, watched by `watch` if given.
+fn simulate(scn: &Scenario, seed: u64, watch: Option<&Arc<Progress>>) -> Result<SimResult> {
     let mut scn = scn.clone();
     scn.machine.seed = seed;
-    let r = crate::run_scenario(&scn, None)?;
-    Ok(rows(params, seed, &r))
+    let mut sim = crate::simulator(&scn, None)?;
+    if let Some(w) = watch {
+        sim.watch(Arc::clone(w));
+    }
+    Ok(sim.run())
 }
 
 /// Runs every scenario under every seed, in parallel across cores, calling `progress` after each
@@ -357,13 +365,7 @@ fn run_each(
             if watch.is_some_and(|w| w.stopping()) {
                 return Ok(None);
             }
-            let mut scn = scenarios[c].clone();
-            scn.machine.seed = seed;
-            let mut sim = crate::simulator(&scn, None)?;
-            if let Some(w) = watch {
-                sim.watch(Arc::clone(w));
-            }
-            let r = sim.run();
+            let r = simulate(&scenarios[c], seed, watch)?;
             if r.partial.is_none() {
                 progress();
             }
