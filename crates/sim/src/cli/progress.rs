@@ -5,14 +5,16 @@
 //!   total (summed over the runs of a `compare` or a `sweep`), the event loop's steps per second and
 //!   the time left. Nothing is drawn on a pipe or a file, nor for a run of less than a second; the
 //!   bar is cleared before the results are printed.
+//! - **Counting bars**: `reproduce` and `schedulability` count their runs or sets ([`counter`]) on
+//!   a bar drawn by the same rule.
 //! - **Ctrl-C** (SIGINT, through the `ctrlc` crate) asks the runs to stop: each ends at its next
 //!   check ([`smartsim::engine::CHECK_EVERY`] steps), its results are those of the time simulated,
 //!   marked partial, and the command prints them as usual and exits with status 130
 //!   ([`INTERRUPTED`]). A second Ctrl-C ends the process at once, with status 130 and nothing more.
 
 use std::io::IsTerminal;
-use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -73,48 +75,109 @@ impl Drop for Bar {
 
 /// Follows `p` on standard error as `plan` says, if it is a terminal (else does nothing).
 pub fn bar(p: &Arc<Progress>, plan: Plan) -> Bar {
-    if !std::io::stderr().is_terminal() {
-        return Bar { stop: None, thread: None };
-    }
-    let (tx, rx) = mpsc::channel::<()>();
     let p = Arc::clone(p);
-    let thread = std::thread::spawn(move || draw(&p, &plan, &rx));
-    Bar { stop: Some(tx), thread: Some(thread) }
-}
-
-fn draw(p: &Progress, plan: &Plan, done: &mpsc::Receiver<()>) {
-    let t0 = Instant::now();
-    let mut bar: Option<indicatif::ProgressBar> = None;
     // What was seen over the last second (at least two looks), for the rates.
     let mut seen: std::collections::VecDeque<Look> = Default::default();
-    while let Err(mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(EVERY) {
+    let total = plan.total_ns.max(1);
+    follow(Arc::default(), move || {
         let now = Instant::now();
         seen.push_back(Look { at: now, steps: p.steps(), simulated: p.simulated_ns() });
         while seen.len() > 2 && now.duration_since(seen[0].at) > QUIET_FOR {
             seen.pop_front();
         }
-        if now.duration_since(t0) < QUIET_FOR {
-            continue;
+        let msg = message(&p, &plan, &seen[0], &seen[seen.len() - 1]);
+        (p.simulated_ns().min(plan.total_ns), total, msg)
+    })
+}
+
+/// A bar counting steps (the runs of `reproduce`, the sets of `schedulability`), drawn as
+/// [`bar`] is: on a terminal only, once a second has passed. Dropping it clears it.
+pub struct Counter {
+    done: Arc<AtomicU64>,
+    label: Arc<Mutex<String>>,
+    shown: Shown,
+    _bar: Bar,
+}
+
+/// Counts `len` steps, each called `what` (`runs`, `sets`).
+pub fn counter(len: u64, what: &'static str) -> Counter {
+    let done = Arc::new(AtomicU64::new(0));
+    let label = Arc::new(Mutex::new(String::new()));
+    let shown = Shown::default();
+    let (d, l, t0) = (Arc::clone(&done), Arc::clone(&label), Instant::now());
+    let bar = follow(Arc::clone(&shown), move || {
+        let n = d.load(Ordering::Relaxed).min(len);
+        let took = t0.elapsed().as_secs_f64();
+        let left = if n > 0 {
+            wall(took / n as f64 * (len - n) as f64) + " left"
+        } else {
+            "time left unknown".into()
+        };
+        let label = l.lock().expect("not poisoned");
+        let sep = if label.is_empty() { "" } else { ", " };
+        (n, len.max(1), format!("{n}/{len} {what}{sep}{label} ({} so far, {left})", wall(took)))
+    });
+    Counter { done, label, shown, _bar: bar }
+}
+
+impl Counter {
+    /// One step more done.
+    pub fn inc(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What is being done now (an experiment's name), shown after the count.
+    pub fn set_label(&self, label: &str) {
+        label.clone_into(&mut self.label.lock().expect("not poisoned"));
+    }
+
+    /// Runs `f` (which prints) with the bar cleared from the terminal, if it is drawn.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &*self.shown.lock().expect("not poisoned") {
+            Some(b) => b.suspend(f),
+            None => f(),
         }
-        let msg = message(p, plan, &seen[0], &seen[seen.len() - 1]);
-        let b = bar.get_or_insert_with(|| {
-            let b = indicatif::ProgressBar::with_draw_target(
-                Some(plan.total_ns.max(1)),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            b.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {msg} [{wide_bar}]")
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            );
-            b
-        });
-        b.set_message(msg);
-        b.set_position(p.simulated_ns().min(plan.total_ns));
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
+}
+
+/// The bar once drawn, shared with the thread that draws it.
+type Shown = Arc<Mutex<Option<indicatif::ProgressBar>>>;
+
+/// Draws on standard error, if it is a terminal, a bar whose position, length and message `look`
+/// gives, every [`EVERY`] once [`QUIET_FOR`] has passed, until the returned [`Bar`] is dropped.
+fn follow(shown: Shown, mut look: impl FnMut() -> (u64, u64, String) + Send + 'static) -> Bar {
+    if !std::io::stderr().is_terminal() {
+        return Bar { stop: None, thread: None };
     }
+    let (tx, rx) = mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(EVERY) {
+            let (pos, len, msg) = look();
+            if t0.elapsed() < QUIET_FOR {
+                continue;
+            }
+            let mut shown = shown.lock().expect("not poisoned");
+            let b = shown.get_or_insert_with(|| {
+                let b = indicatif::ProgressBar::with_draw_target(
+                    Some(len),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} [{wide_bar}]")
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                );
+                b
+            });
+            b.set_message(msg);
+            b.set_position(pos);
+        }
+        if let Some(b) = shown.lock().expect("not poisoned").take() {
+            b.finish_and_clear();
+        }
+    });
+    Bar { stop: Some(tx), thread: Some(thread) }
 }
 
 /// The runs' totals at a time.

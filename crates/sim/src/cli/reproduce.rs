@@ -190,12 +190,7 @@ pub(crate) fn reproduce(
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let runs: usize = sts.iter().map(|s| s.variants.len() * seeds).sum::<usize>();
     let seeds_word = if seeds == 1 { "1 seed".to_string() } else { format!("{seeds} seeds") };
-    let bar = indicatif::ProgressBar::new((exps.len() + runs) as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} runs {msg} ({elapsed})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let bar = crate::progress::counter((exps.len() + runs) as u64, "runs");
     let mut html = HtmlReport::new("SMART (Nieh 1999) and the clock's papers reproduced by smartsim");
     html.intro(&format!(
         "The experiments of chapters 2 and 6 of {}, and the timing experiments of Etsion, Tsafrir and \
@@ -219,7 +214,7 @@ pub(crate) fn reproduce(
     let mut verdicts = Vec::new();
     let mut text = String::new();
     for e in &exps {
-        bar.set_message(e.id);
+        bar.set_label(e.id);
         let t0 = Instant::now();
         let papers::Seeded { first: run, metrics, judged } = papers::run_seeds(e, seeds)?;
         let wall = t0.elapsed();
@@ -292,12 +287,12 @@ pub(crate) fn reproduce(
              the window's end).",
             &chart.to_svg(),
         );
-        bar.inc(1);
+        bar.inc();
     }
     for s in &sts {
-        bar.set_message(s.id);
+        bar.set_label(s.id);
         let t0 = Instant::now();
-        let progress = || bar.inc(1);
+        let progress = || bar.inc();
         let run = studies::run(s, seeds, &progress)?;
         let wall = t0.elapsed();
         let judged = run.judge();
@@ -368,7 +363,7 @@ pub(crate) fn reproduce(
             &drawings,
         );
     }
-    bar.finish_and_clear();
+    drop(bar);
     if format == Format::Table && verdicts.len() > 1 {
         diag::out!("== verdicts\n{}\n", verdict_table(&verdicts).render());
     }

@@ -328,16 +328,9 @@ pub(crate) fn schedulability(a: StudyArgs) -> Result<()> {
         p.check()?;
     }
     let total = spec.utilisations.len() * spec.sets;
-    let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{bar:30}] {pos}/{len} sets ({elapsed}, {eta} left)",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    let study = spec.run(&|| bar.inc(1))?;
-    bar.finish_and_clear();
+    let bar = crate::progress::counter(total as u64, "sets");
+    let study = spec.run(&|| bar.inc())?;
+    drop(bar);
     if let Some(dir) = &a.out {
         write_report(&study, &a.set, dir)?;
     }
