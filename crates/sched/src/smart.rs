@@ -181,7 +181,7 @@ struct WsEntry {
     /// Future demand as a fraction of the CPU (eq. 8), counted once the entry is in the schedule.
     f: f64,
     /// Position in value order (0 = most important).
-    rank: usize,
+    rank: u32,
     /// Running on another CPU (it holds that CPU; the free one cannot take it).
     running: bool,
 }
@@ -198,8 +198,10 @@ pub struct Smart {
     free: BinaryHeap<Reverse<Ord64>>,
     timers: BinaryHeap<Reverse<(Nanos, u32, u32)>>,
     notes: Vec<Notification>,
-    cands: Vec<TaskId>,
-    /// Scratch: the candidates and the real-time tasks running elsewhere, in value order.
+    /// The most important runnable candidate of the decision (work conservation).
+    best: Option<TaskId>,
+    /// Scratch: the candidates and the real-time tasks running elsewhere, in value order (made from
+    /// `ws` only when needed: when some run elsewhere, or when not all fit).
     all: Vec<(TaskId, bool)>,
     ws: Vec<WsEntry>,
     /// Try all candidates at once before inserting them one by one (off only in tests, to compare).
@@ -231,7 +233,7 @@ impl Smart {
             free: BinaryHeap::new(),
             timers: BinaryHeap::new(),
             notes: Vec::new(),
-            cands: Vec::new(),
+            best: None,
             all: Vec::new(),
             ws: Vec::new(),
             shortcut: true,
@@ -292,7 +294,7 @@ impl Smart {
     /// Feasibility of the working schedule (eq. 9). Fills nothing; returns the least slack over the
     /// deadline groups that contain an entry of rank < `rank_limit` (for the dispatcher quantum), or
     /// `None` if infeasible.
-    fn check(ws: &[WsEntry], now: Nanos, rank_limit: usize) -> Option<f64> {
+    fn check(ws: &[WsEntry], now: Nanos, rank_limit: u32) -> Option<f64> {
         let (mut sum_r, mut sum_f, mut sum_fd) = (0.0f64, 0.0f64, 0.0f64);
         let mut slack = f64::INFINITY;
         let mut i = 0;
@@ -326,7 +328,7 @@ impl Smart {
     fn check_list(
         ws: &[WsEntry],
         now: Nanos,
-        rank_limit: usize,
+        rank_limit: u32,
         cpus: usize,
         free: &mut BinaryHeap<Reverse<Ord64>>,
     ) -> Option<f64> {
@@ -372,7 +374,7 @@ impl Smart {
     }
 
     /// Feasibility on this policy's CPUs: eq. 9 itself on one CPU, the list schedule on several.
-    fn feasible(&mut self, rank_limit: usize, now: Nanos) -> Option<f64> {
+    fn feasible(&mut self, rank_limit: u32, now: Nanos) -> Option<f64> {
         if self.cpus == 1 {
             Self::check(&self.ws, now, rank_limit)
         } else {
@@ -385,14 +387,9 @@ impl Smart {
         Some(Dispatch { task: t, slice: slice.map(|s| s.max(1)) })
     }
 
-    /// Steps 3 and 4 for a decision on `cpu`: the working schedule of the candidates `all` (value
-    /// order; `true` = running on another CPU), then what runs.
-    fn schedule(
-        &mut self,
-        all: &[(TaskId, bool)],
-        conventional: Option<TaskId>,
-        now: Nanos,
-    ) -> Option<Dispatch> {
+    /// Steps 3 and 4 for a decision on `cpu`: the working schedule of the candidates (in `ws` if
+    /// `ws_prebuilt`, else in `all`, value order, `true` = running on another CPU), then what runs.
+    fn schedule(&mut self, conventional: Option<TaskId>, now: Nanos) -> Option<Dispatch> {
         // Step 3: the best-effort working schedule, in deadline order. First all at once: if every
         // candidate fits together with its future demand, that is the working schedule. On one CPU
         // this is exactly the one-by-one insertion below (eq. 9's demand at every deadline only grows
@@ -400,13 +397,22 @@ impl Smart {
         // CPUs the list schedule is not monotone (see the test
         // `on_two_cpus_a_request_more_can_make_the_list_schedule_feasible`): one by one could reject a
         // candidate that fits beside all the others, and then this keeps more deadlines.
-        if self.shortcut && self.all_fit(all, now) {
+        if self.shortcut && self.all_fit(now) {
             return self.run_earliest(conventional, now);
         }
+        if self.ws_prebuilt {
+            // The value order of the entries made by the value walk.
+            self.all.clear();
+            self.all.resize(self.ws.len(), (TaskId(0), false));
+            for e in &self.ws {
+                self.all[e.rank as usize] = (e.t, e.running);
+            }
+        }
+        let all = std::mem::take(&mut self.all);
         self.ws.clear();
         self.first = None;
         for (rank, &(t, running)) in all.iter().enumerate() {
-            let entry = self.entry(t, rank, running, now);
+            let entry = self.entry(t, rank as u32, running, now);
             let (deadline, f) = (entry.deadline, entry.f);
             let entry = WsEntry { f: 0.0, ..entry };
             let pos = self.ws.partition_point(|e| e.deadline <= deadline);
@@ -429,12 +435,13 @@ impl Smart {
                 self.notify(t, now);
             }
         }
+        self.all = all;
         self.run_earliest(conventional, now)
     }
 
     /// Candidate `t`'s entry in the working schedule: its request, and its future demand as a fraction
     /// of a CPU (eq. 8: estimate over period, for a periodic constraint).
-    fn entry(&self, t: TaskId, rank: usize, running: bool, now: Nanos) -> WsEntry {
+    fn entry(&self, t: TaskId, rank: u32, running: bool, now: Nanos) -> WsEntry {
         let st = &self.tasks[t.idx()];
         let (deadline, rem) = st.rt(now).expect("candidate is real-time");
         WsEntry { t, deadline, rem: rem as f64, f: st.f, rank, running }
@@ -442,11 +449,11 @@ impl Smart {
 
     /// The working schedule of every candidate, each with its future demand (eq. 8), built in deadline
     /// order; whether it is feasible. Leaves the schedule in `ws`.
-    fn all_fit(&mut self, all: &[(TaskId, bool)], now: Nanos) -> bool {
+    fn all_fit(&mut self, now: Nanos) -> bool {
         if !self.ws_prebuilt {
             self.ws.clear();
-            for (rank, &(t, running)) in all.iter().enumerate() {
-                let e = self.entry(t, rank, running, now);
+            for (rank, &(t, running)) in self.all.iter().enumerate() {
+                let e = self.entry(t, rank as u32, running, now);
                 self.ws.push(e);
             }
         }
@@ -491,7 +498,7 @@ impl Smart {
         }
         // Work conservation: nobody can make it; run the most important one anyway.
         self.n_late_picks += 1;
-        let t = self.cands[0];
+        let t = self.best.expect("a runnable candidate");
         self.dispatch(t, self.fair_slice(t))
     }
 
@@ -552,10 +559,8 @@ impl Policy for Smart {
         let now = v.now();
         self.fq.expire(now);
         // Steps 1 and 2: walk the runnable tasks allowed here in value order up to the first
-        // conventional one.
-        // Their working-schedule entries are made on the way, in value order: if no real-time task runs
-        // elsewhere, those are all the candidates and `all_fit` need only sort them.
-        self.cands.clear();
+        // conventional one. Their working-schedule entries are made on the way, in value order: if no
+        // real-time task runs elsewhere, those are all the candidates and `all_fit` need only sort them.
         self.ws.clear();
         let mut conventional = None;
         for t in self.fq.in_value_order() {
@@ -564,9 +569,8 @@ impl Policy for Smart {
             }
             let st = &self.tasks[t.idx()];
             if let Some((deadline, rem)) = st.rt(now) {
-                let rank = self.cands.len();
+                let rank = self.ws.len() as u32;
                 self.ws.push(WsEntry { t, deadline, rem: rem as f64, f: st.f, rank, running: false });
-                self.cands.push(t);
             } else {
                 conventional = Some(t);
                 break;
@@ -583,35 +587,31 @@ impl Policy for Smart {
                 self.others.push(r);
             }
         }
-        if self.cands.is_empty() {
+        let Some(best) = self.ws.first().map(|e| e.t) else {
             let t = conventional?;
             return self.dispatch(t, self.fair_slice(t));
-        }
-        // Merge into value order; `cands` keeps the runnable ones only (work conservation below).
-        let mut all = std::mem::take(&mut self.all);
-        all.clear();
-        if self.others.is_empty() {
-            all.extend(self.cands.iter().map(|&t| (t, false)));
-        } else {
+        };
+        self.best = Some(best);
+        self.ws_prebuilt = self.others.is_empty();
+        if !self.ws_prebuilt {
+            // Merge the runnable candidates and those running elsewhere into value order.
             let fq = &self.fq;
             self.others.sort_by_key(|&r| fq.value_key(r));
+            self.all.clear();
             let (mut a, mut b) = (0, 0);
-            while a < self.cands.len() || b < self.others.len() {
+            while a < self.ws.len() || b < self.others.len() {
                 let take_other = b < self.others.len()
-                    && (a == self.cands.len() || fq.value_key(self.others[b]) < fq.value_key(self.cands[a]));
+                    && (a == self.ws.len() || fq.value_key(self.others[b]) < fq.value_key(self.ws[a].t));
                 if take_other {
-                    all.push((self.others[b], true));
+                    self.all.push((self.others[b], true));
                     b += 1;
                 } else {
-                    all.push((self.cands[a], false));
+                    self.all.push((self.ws[a].t, false));
                     a += 1;
                 }
             }
         }
-        self.ws_prebuilt = self.others.is_empty();
-        let d = self.schedule(&all, conventional, now);
-        self.all = all;
-        d
+        self.schedule(conventional, now)
     }
 
     fn set_time_constraint(&mut self, t: TaskId, c: Option<TimeConstraint>, v: &View) {
@@ -993,7 +993,7 @@ mod tests {
                 deadline: now + (1 + rng.below(40)) * MS,
                 rem: (rng.below(15 * MS)) as f64,
                 f: rng.below(40) as f64 / 100.0,
-                rank,
+                rank: rank as u32,
                 running: false,
             })
             .collect();
@@ -1009,7 +1009,7 @@ mod tests {
         for case in 0..20_000 {
             let now = rng.below(1000) * MS;
             let ws = entries(&mut rng, now);
-            let limit = rng.below(ws.len() as u64 + 1) as usize;
+            let limit = rng.below(ws.len() as u64 + 1) as u32;
             let a = Smart::check(&ws, now, limit);
             let b = Smart::check_list(&ws, now, limit, 1, &mut free);
             match (a, b) {
@@ -1099,7 +1099,7 @@ mod tests {
             deadline,
             rem,
             f,
-            rank: t as usize,
+            rank: t,
             running: false,
         };
         let p = e(0, MS, MS as f64, 0.32);
