@@ -5,9 +5,9 @@
 //!
 //! **Shape.** A treap (Seidel and Aragon, "Randomized Search Trees", Algorithmica 1996): a binary
 //! search tree by key that is also a heap by a random priority drawn when a member joins, so its
-//! expected depth is O(log n) whatever order members join and leave in. The generator is a fixed
-//! SplitMix64 sequence: the tree's shape is the same every run, and nothing read out of the tree
-//! depends on its shape anyway (only on the keys and values in it).
+//! expected depth is O(log n) whatever order members join and leave in. The generator is PCG32 from a
+//! fixed seed: the tree's shape is the same every run, and nothing read out of the tree depends on
+//! its shape anyway (only on the keys and values in it).
 //!
 //! **Members are slots.** A member is a small index (a task id): its node lives at that index of an
 //! arena, so joining and leaving allocate nothing once the arena has grown to the largest slot,
@@ -54,14 +54,15 @@ pub(crate) struct MinTree<K> {
     /// The member with the smallest key (the kernel's cached leftmost node).
     leftmost: u32,
     len: usize,
-    /// SplitMix64 state for the priorities.
-    rng: u64,
+    /// The generator of the priorities.
+    rng: rand_pcg::Pcg32,
 }
 
 impl<K: Ord + Copy + Default> MinTree<K> {
     /// An empty tree.
     pub fn new() -> Self {
-        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng: 0 }
+        let rng = rand::SeedableRng::seed_from_u64(0);
+        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng }
     }
 
     /// The number of members.
@@ -80,12 +81,9 @@ impl<K: Ord + Copy + Default> MinTree<K> {
         self.nodes.get(slot).filter(|n| n.linked()).map(|n| (n.key, n.val))
     }
 
+    /// A priority for a joining member (never 0, which marks a slot not in the tree).
     fn prio(&mut self) -> u32 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32 | 1
+        rand::RngCore::next_u32(&mut self.rng) | 1
     }
 
     /// Adds `slot` with `key` and `val`. `slot` must not be a member, and `key` must differ from every

@@ -24,7 +24,6 @@ const ALLOWED: &[(&str, &str, usize, &str)] = &[
     ("sched/src/registry.rs", "OptValue::Time", 2, "OptReader::time, which bounds it"),
     ("workload/src/lib.rs", "OptValue::Time", 1, "policy options, handed to OptReader"),
     ("workload/src/exec.rs", "wrapping_", 4, "task_rng: FNV-1a and SplitMix64"),
-    ("sched/src/augtree.rs", "wrapping_", 3, "the treap's node priorities: SplitMix64"),
     ("sched/src/percpu.rs", "wrapping_", 1, "a load difference that wraps as the kernel's unsigned one does"),
     ("sim/src/cli/taskset.rs", "wrapping_", 1, "a set's seed: --seed plus its index, a seed and not a time"),
     (
