@@ -99,7 +99,7 @@
 //! the kernel's rule that the running task is kept only when strictly earlier holds.
 //!
 //! **Search.** The queue is the kernel's augmented tree, or an equivalent of it
-//! ([`crate::augtree`]): its members ordered by (deadline, join order), as the kernel's red-black
+//! (`augtree.rs`): its members ordered by (deadline, join order), as the kernel's red-black
 //! tree is by deadline since 6.8 ("sched/eevdf: Sort the rbtree by virtual deadline"), and every
 //! subtree knowing the smallest virtual runtime in it (the kernel's `min_vruntime` of a node).
 //! Eligibility falls as `v` grows (`Σ w·v ≥ v · Σ w`), so a subtree whose smallest `v` is not

@@ -54,7 +54,7 @@
 //! [`crate::fair`]); in the working schedule, equal deadlines keep value order, so the more valuable
 //! request runs first.
 //!
-//! **The fast decision** (one CPU, no affinity, from [`FAST_FROM`] tasks on). Before the walk, a
+//! **The fast decision** (one CPU, no affinity, from 64 tasks on: `FAST_FROM`). Before the walk, a
 //! bound may prove what the working schedule would decide, in O(log N): if the most important
 //! runnable task `x` is real-time, no runnable real-time request has an earlier deadline, the future
 //! demands (eq. 8) of the runnable requests add up to at most one CPU and all their remaining work
@@ -64,7 +64,7 @@
 //! keeps a margin for the rounding of eq. 9's floating-point sums, so the decision is the one the
 //! rebuild makes to the last bit (a property test runs both on random worlds and compares every
 //! decision; every scenario's output is unchanged). The runnable requests are kept by deadline
-//! with their sums as tasks wake, run and stop ([`Ready`]). In the bench's task sets (utilisation
+//! with their sums as tasks wake, run and stop (`Ready`). In the bench's task sets (utilisation
 //! 0.9, equal shares) it makes 99 % of the decisions.
 //!
 //! **Where it is weak.** Otherwise the working schedule is rebuilt at every decision. When every
@@ -716,7 +716,7 @@ impl Smart {
         }
     }
 
-    /// Decisions made by [`Smart::fast_pick`] (for tests and benchmarks).
+    /// Decisions made by the fast decision (see the module documentation; for tests and benchmarks).
     pub fn fast_decisions(&self) -> u64 {
         self.n_fast
     }
