@@ -334,6 +334,12 @@ impl FairQueues {
 
     /// The running task blocked: it keeps its membership (and so its credit) for `credit`, then leaves.
     pub fn block(&mut self, t: TaskId, now: Nanos, credit: Nanos) {
+        let ft = &self.tasks[t.idx()];
+        if credit > 0 && !ft.queued && ft.in_queue && ft.credit_until == Some(now.saturating_add(credit)) {
+            // Already so (SMART blocks a sleeping task again when its constraint is set, most often
+            // to the same end): its entry in `expiries` stands.
+            return;
+        }
         self.dequeue(t);
         let had = self.tasks[t.idx()].credit_until.take().is_some();
         if credit == 0 {
