@@ -85,7 +85,7 @@
 //! decision may have fitted a moment later, but it has been told.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use crate::fair::FairQueues;
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
@@ -174,13 +174,25 @@ struct SmartTask {
     ready: Option<(Nanos, Nanos, u64)>,
     /// Counted in [`Ready::unestimated`].
     unestimated: bool,
+    /// The deadline of its entry in [`Ready::heap`], current or not, while there is one.
+    in_heap: Option<Nanos>,
 }
 
 /// The fast decision's bookkeeping (one CPU, see [`Smart::fast_pick`]): the runnable tasks with a
-/// constraint that is not hopeless and has an estimate, by deadline, and their sums.
+/// constraint that is not hopeless and has an estimate (the *members*), by deadline, and their sums.
 #[derive(Debug, Default)]
 struct Ready {
-    by_deadline: BTreeSet<(Nanos, u32)>,
+    /// `(deadline, task)`, earliest first: every member's, and entries no longer current (the task
+    /// left, or has another deadline), dropped when they come to the top. At most one per task
+    /// and deadline.
+    heap: BinaryHeap<Reverse<(Nanos, u32)>>,
+    /// Members.
+    len: usize,
+    /// The latest deadline a member has had (at least every member's).
+    last: Nanos,
+    /// Members whose deadline is at or before this have no entry in `heap` (taken out at a decision
+    /// they were not real-time for, as time does not go back).
+    past: Nanos,
     /// Their remaining estimates, summed.
     rem: u128,
     /// Their future demands (eq. 8), each rounded up to a multiple of 2⁻⁴⁰, summed in units of 2⁻⁴⁰:
@@ -479,17 +491,44 @@ impl Smart {
         if want == had {
             return;
         }
-        if let Some((d, rem, f)) = had {
-            r.by_deadline.remove(&(d, t.0));
+        if let Some((_, rem, f)) = had {
+            r.len -= 1;
             r.rem -= u128::from(rem);
             r.f -= u128::from(f);
         }
         if let Some((d, rem, f)) = want {
-            r.by_deadline.insert((d, t.0));
+            r.len += 1;
             r.rem += u128::from(rem);
             r.f += u128::from(f);
+            r.last = r.last.max(d);
+            let st = &mut self.tasks[t.idx()];
+            if st.in_heap != Some(d) {
+                st.in_heap = Some(d);
+                r.heap.push(Reverse((d, t.0)));
+            }
         }
         self.tasks[t.idx()].ready = want;
+        if had.is_some() {
+            self.drop_stale(None);
+        }
+    }
+
+    /// Drops the entries at the top of [`Ready::heap`] that are not current, and (at a decision at
+    /// `now`) those of members whose deadline has come.
+    fn drop_stale(&mut self, now: Option<Nanos>) {
+        while let Some(&Reverse((d, id))) = self.ready.heap.peek() {
+            let st = &mut self.tasks[id as usize];
+            if st.ready.is_some_and(|r| r.0 == d) {
+                match now {
+                    Some(now) if d <= now => self.ready.past = self.ready.past.max(now),
+                    _ => break,
+                }
+            }
+            if st.in_heap == Some(d) {
+                st.in_heap = None;
+            }
+            self.ready.heap.pop();
+        }
     }
 
     /// What `t`'s entry in [`Ready`] should be, and whether it should be counted in
@@ -507,6 +546,7 @@ impl Smart {
     #[cfg(test)]
     fn ready_is_kept(&self) -> Result<(), String> {
         let mut r = Ready::default();
+        let mut members = std::collections::BTreeSet::new();
         for i in 0..self.tasks.len() {
             let t = TaskId(i as u32);
             let (want, unestimated) = if self.fast { self.belongs(t) } else { (None, false) };
@@ -519,14 +559,27 @@ impl Smart {
                 ));
             }
             if let Some((d, rem, f)) = want {
-                r.by_deadline.insert((d, t.0));
+                members.insert((d, t.0));
+                r.len += 1;
                 r.rem += u128::from(rem);
                 r.f += u128::from(f);
+                if (st.in_heap != Some(d) && d > self.ready.past) || d > self.ready.last {
+                    return Err(format!("task {i}: deadline {d}, in the heap {:?}", st.in_heap));
+                }
             }
             r.unestimated += usize::from(unestimated);
         }
         let k = &self.ready;
-        if (&r.by_deadline, r.rem, r.f, r.unestimated) != (&k.by_deadline, k.rem, k.f, k.unestimated) {
+        let entries: std::collections::BTreeSet<_> = k.heap.iter().map(|e| e.0).collect();
+        if entries.len() != k.heap.len() || !members.iter().all(|m| m.0 <= k.past || entries.contains(m)) {
+            return Err(format!("heap {entries:?} (of {}), members {members:?}", k.heap.len()));
+        }
+        if let Some(&Reverse((d, id))) = k.heap.peek() {
+            if !members.contains(&(d, id)) {
+                return Err(format!("({d}, {id}) at the top is not current"));
+            }
+        }
+        if (r.len, r.rem, r.f, r.unestimated) != (k.len, k.rem, k.f, k.unestimated) {
             return Err(format!("{r:?} true, {k:?} kept"));
         }
         Ok(())
@@ -543,15 +596,18 @@ impl Smart {
     /// floating-point sums, so their sign is that of the exact ones. `None`: not proven, decide in
     /// full.
     fn fast_pick(&mut self, now: Nanos) -> Option<Dispatch> {
-        let r = &self.ready;
-        if r.unestimated > 0 {
+        if self.ready.unestimated > 0 {
             return None;
         }
         let x = self.fq.in_value_order().next()?;
         let (dx, _) = self.tasks[x.idx()].rt(now)?;
         self.tasks[x.idx()].ready?;
-        let &(first, _) = r.by_deadline.range((now.saturating_add(1), 0)..).next()?;
-        let &(last, _) = r.by_deadline.last()?;
+        self.drop_stale(Some(now));
+        let r = &self.ready;
+        // The earliest deadline of a real-time member (members past their deadline, not real-time,
+        // are out of the heap, but still in the sums: they only make the bound more cautious).
+        let &Reverse((first, _)) = r.heap.peek()?;
+        let last = r.last;
         // Exact integers below 2⁵² in `f64`: the rounding bound below holds.
         const EXACT: u128 = 1 << 52;
         if first < dx || r.f > u128::from(F_ONE) || r.rem >= EXACT || u128::from(last) >= EXACT {
@@ -560,7 +616,7 @@ impl Smart {
         let room = i128::from(dx - now) - r.rem as i128;
         // Eq. 9's sums over n entries of size at most `R + 2·d + now` each round off less than
         // (2n + 20)·u·(R + 2·d + now), u = ε/2; four times that, and a nanosecond.
-        let n = r.by_deadline.len() as f64;
+        let n = r.len as f64;
         let scale = r.rem as f64 + 2.0 * last as f64 + now as f64;
         let margin = (4.0 * n + 64.0) * f64::EPSILON * scale + 1.0;
         if (room as f64) < margin {
@@ -707,7 +763,7 @@ impl Smart {
         self.fast = on;
         self.ready = Ready::default();
         for st in &mut self.tasks {
-            (st.ready, st.unestimated) = (None, false);
+            (st.ready, st.unestimated, st.in_heap) = (None, false, None);
         }
         if on {
             for i in 0..self.tasks.len() {
