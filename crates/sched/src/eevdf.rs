@@ -917,27 +917,6 @@ mod tests {
         Core::new("eevdf", policy, cpus, false)
     }
 
-    fn the_same_happening(core: &mut Core, h: &crate::testing::Happening, now: Nanos) {
-        use crate::testing::Happening as H;
-        match h {
-            H::Admit(t, p) => {
-                core.admit(*t, p, now);
-                core.wake(*t, now);
-            }
-            H::Wake(t) => core.wake(*t, now),
-            H::Stop { task, ran, why, woke_at_once, .. } => {
-                core.stop(*task, *ran, *why, now);
-                if *woke_at_once {
-                    core.wake(*task, now);
-                }
-            }
-            H::Exit(t) => core.exit(*t, now),
-            H::Params(t, p) => core.set_params(*t, p, now),
-            H::Tick(c) => core.tick(*c, now),
-            H::Constraint(..) | H::Interact(_) | H::Advance(_) => core.advance_to(now),
-        }
-    }
-
     /// Random options of the policy: slice, tick, features, version, run queues.
     fn options() -> impl proptest::strategy::Strategy<Value = crate::Options> {
         use crate::OptValue::{Bool, Str, Time};
@@ -990,8 +969,8 @@ mod tests {
                     // The world gives shares 0 to 4; half the tasks also get a nice level.
                     p.nice = nice.chance(50).then(|| nice.below(40) as i8 - 20);
                 }
-                the_same_happening(&mut tree, &h, now);
-                the_same_happening(&mut walk, &h, now);
+                h.apply(&mut tree, now);
+                h.apply(&mut walk, now);
                 loop {
                     let c = tree.next_decision();
                     proptest::prop_assert_eq!(c, walk.next_decision(), "step {}: who decides", step);

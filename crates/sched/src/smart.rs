@@ -1509,27 +1509,13 @@ mod tests {
                 _ => None,
             };
             for core in [&mut fast, &mut full] {
-                match &h {
-                    H::Admit(t, p) => {
+                match (&h, first) {
+                    (H::Admit(t, p), Some(c)) => {
                         core.admit(*t, p, now);
-                        if first.is_some() {
-                            core.set_time_constraint(*t, first, now);
-                        }
+                        core.set_time_constraint(*t, Some(c), now);
                         core.wake(*t, now);
                     }
-                    H::Wake(t) => core.wake(*t, now),
-                    H::Stop { task, ran, why, woke_at_once, .. } => {
-                        core.stop(*task, *ran, *why, now);
-                        if *woke_at_once {
-                            core.wake(*task, now);
-                        }
-                    }
-                    H::Exit(t) => core.exit(*t, now),
-                    H::Params(t, p) => core.set_params(*t, p, now),
-                    H::Constraint(t, c) => core.set_time_constraint(*t, *c, now),
-                    H::Interact(t) => core.interact(*t, now),
-                    H::Tick(c) => core.tick(*c, now),
-                    H::Advance(_) => core.advance_to(now),
+                    _ => h.apply(core, now),
                 }
                 while core.next_timer().is_some_and(|at| at <= now) {
                     core.timer(now);

@@ -15,7 +15,7 @@
 //! decisions. The generator is a SplitMix64 (Steele, Lea, Flood 2014), enough for test variety and
 //! small enough not to give this pure crate a dependency.
 
-use crate::{CpuId, Nanos, Stop, TaskId, TaskParams, TimeConstraint, MS};
+use crate::{Core, CpuId, Nanos, Policy, Stop, TaskId, TaskParams, TimeConstraint, MS};
 
 /// SplitMix64: a small, fast, well-mixed generator for test inputs.
 #[derive(Clone, Debug)]
@@ -94,6 +94,33 @@ pub enum Happening {
     Tick(CpuId),
     /// Time passed to this instant.
     Advance(Nanos),
+}
+
+impl Happening {
+    /// Applies this happening to `core` at `now`, as a driver does: a task admitted is woken at
+    /// once, and one that woke at once after blocking wakes again. (Timers and decisions are the
+    /// driver's to make after it.)
+    pub fn apply<P: Policy + ?Sized>(&self, core: &mut Core<P>, now: Nanos) {
+        match self {
+            Happening::Admit(t, p) => {
+                core.admit(*t, p, now);
+                core.wake(*t, now);
+            }
+            Happening::Wake(t) => core.wake(*t, now),
+            Happening::Stop { task, ran, why, woke_at_once, .. } => {
+                core.stop(*task, *ran, *why, now);
+                if *woke_at_once {
+                    core.wake(*task, now);
+                }
+            }
+            Happening::Exit(t) => core.exit(*t, now),
+            Happening::Constraint(t, c) => core.set_time_constraint(*t, *c, now),
+            Happening::Params(t, p) => core.set_params(*t, p, now),
+            Happening::Interact(t) => core.interact(*t, now),
+            Happening::Tick(c) => core.tick(*c, now),
+            Happening::Advance(_) => core.advance_to(now),
+        }
+    }
 }
 
 /// Where a task of the world is.

@@ -157,26 +157,10 @@ fn drive_with(
             b.0 += ran;
             b.1 += 1;
         };
-        match h {
-            Happening::Admit(t, p) => {
-                core.admit(t, &p, now);
-                core.wake(t, now);
-            }
-            Happening::Wake(t) => core.wake(t, now),
-            Happening::Stop { task, ran, why, woke_at_once, .. } => {
-                core.stop(task, ran, why, now);
-                bill(task, ran);
-                if woke_at_once {
-                    core.wake(task, now);
-                }
-            }
-            Happening::Exit(t) => core.exit(t, now),
-            Happening::Constraint(t, c) => core.set_time_constraint(t, c, now),
-            Happening::Params(t, p) => core.set_params(t, &p, now),
-            Happening::Interact(t) => core.interact(t, now),
-            Happening::Tick(c) => core.tick(c, now),
-            Happening::Advance(_) => core.advance_to(now),
+        if let Happening::Stop { task, ran, .. } = h {
+            bill(task, ran);
         }
+        h.apply(&mut core, now);
         if core.next_timer().is_some_and(|t| t <= now) {
             core.timer(now);
         }
