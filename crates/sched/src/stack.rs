@@ -40,8 +40,10 @@
 //!   class runs there ahead of every class but `cbs` (the server is a deadline entity) until the runtime is
 //!   given. On by default when the stack has `eevdf` (Linux 6.12 and later; 6.1's `cfs` had none).
 //!
-//! **Simplified.** Periods are aligned to time 0 on every CPU (the kernel's timers start when the
-//! class first runs); throttled time does not carry over into the next period (the kernel subtracts
+//! **Simplified.** Periods are aligned to time 0 on every CPU (the kernel's throttling period is one
+//! timer for the whole system, started when a real-time task is queued while it is idle, so a real run
+//! starts at any phase of it: a run of d periods holds d − 1 whole throttled windows and two partial
+//! ones, where the model holds d whole ones); throttled time does not carry over into the next period (the kernel subtracts
 //! the overrun); the fair server is tried after `cbs` rather than by EDF among the deadline tasks; a
 //! class's policy is asked `tick` only on a CPU running one of its tasks (as `task_tick` of the current
 //! task's class). Stop, ext and idle classes are not modelled (`SCHED_IDLE` is part of the fair class).
