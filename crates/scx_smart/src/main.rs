@@ -67,6 +67,7 @@ use scx_smart::driver::{
     kernel_weight_options, still_wanted, Action, Asked, Driver, Queued, Upcoming, OVERDUE_GRACE,
 };
 use scx_smart::jobs::Stalls;
+use scx_smart::passes::Passes;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -454,6 +455,8 @@ struct Measures {
     stalls: Stalls,
     stalls_lost: u64,
     superseded: u64,
+    /// The loop's passes and the pauses between them.
+    passes: Passes,
 }
 
 /// The scheduler's loop and its state.
@@ -508,6 +511,7 @@ impl<'a> Scheduler<'a> {
                 stalls: Stalls::default(),
                 stalls_lost: 0,
                 superseded: 0,
+                passes: Passes::default(),
             },
             seq: 0,
             // -v: decisions and the events of time-constrained threads; -vv: every event.
@@ -531,6 +535,7 @@ impl<'a> Scheduler<'a> {
             // Until notify_complete below, this pass is work the BPF side must let finish.
             notify_busy(&mut self.bpf);
             let now = now_ns();
+            self.m.passes.begin(now);
             // Never block on the registry: its poller can be preempted while it holds the lock (by a
             // higher class in full mode, where it runs in SCHED_FIFO; in --partial mode by the fair class,
             // which schedules it), and every decision would wait with it. When it is busy, the last
@@ -540,7 +545,9 @@ impl<'a> Scheduler<'a> {
             if let Some(r) = reg.as_mut() {
                 r.poll_claims();
             }
+            self.m.passes.phase("the registry", now_ns());
             self.read_events(reg.as_deref(), now);
+            self.m.passes.phase("reading events", now_ns());
             self.drv.timers(now);
             // A task dispatched long ago that never came back was lost on the way: take it back, and
             // kick its CPU in case it does run there.
@@ -548,7 +555,9 @@ impl<'a> Scheduler<'a> {
                 self.preempt.kick(cpu);
             }
             self.announced(reg.as_deref(), now);
+            self.m.passes.phase("timers", now_ns());
             self.decide(now);
+            self.m.passes.phase("deciding", now_ns());
             self.forecasts(reg.as_deref());
             self.notify(reg.as_deref_mut(), now);
             if let Some(r) = reg.as_deref() {
@@ -562,6 +571,7 @@ impl<'a> Scheduler<'a> {
                     }
                 }
             }
+            self.m.passes.phase("notifying", now_ns());
             if last_reap.elapsed() >= Duration::from_secs(1) {
                 last_reap = Instant::now();
                 self.drv.reap(now, |pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
@@ -579,6 +589,8 @@ impl<'a> Scheduler<'a> {
                 stats_then = Instant::now();
                 last_stats = Instant::now();
             }
+            self.m.passes.phase("reaping and statistics", now_ns());
+            self.m.passes.end(now_ns());
             drop(reg);
             // scx_rustland_core runs this process first on any CPU that looks for work while we say
             // tasks are pending, before the queues our dispatches went to: when this pass read nothing and
@@ -882,6 +894,7 @@ impl<'a> Scheduler<'a> {
             longest as f64 / 1e6,
             if m.stalls_lost > 0 { format!(" ({} not recorded)", m.stalls_lost) } else { String::new() }
         );
+        eprintln!("scx_smart: the loop: {}", m.passes.summary(now_ns()));
         if let Some(path) = &self.cli.stall_log {
             let text: String = m.stalls.spans().iter().map(|(a, b)| format!("{a} {b}\n")).collect();
             std::fs::write(path, text)

@@ -124,6 +124,8 @@ load_run_unload() {
   rc=$?
   wait_scx_state disabled 10
   log "$_name exited with $rc; its exit report: $(grep EXIT: "$_out")"
+  # scx_smart times its loop (the longest pass and pause: what to look at after an ejection).
+  grep -q 'the loop: ' "$_out" && log "$_name's loop: $(sed -n 's/.*the loop: //p' "$_out")"
   [ "$rc" = 0 ] || fail "$_name exit status $rc"
   grep -q 'EXIT: unregistered from user space' "$_out" || fail "unexpected exit reason: $(grep EXIT: "$_out")"
   set -- $(count_on_scx)
