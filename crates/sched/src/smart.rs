@@ -631,7 +631,6 @@ impl Smart {
         if (room as f64) < margin(r.len, r.rem, last, now) {
             return None;
         }
-        self.best = Some(x);
         let slice = self.fair_slice(x).unwrap_or(Nanos::MAX);
         self.dispatch(x, Some(slice))
     }
