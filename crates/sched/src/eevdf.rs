@@ -971,23 +971,11 @@ mod tests {
                 }
                 h.apply(&mut tree, now);
                 h.apply(&mut walk, now);
-                loop {
-                    let c = tree.next_decision();
-                    proptest::prop_assert_eq!(c, walk.next_decision(), "step {}: who decides", step);
-                    let Some(c) = c else { break };
-                    if tree.view().running(c).is_some() {
-                        let (t, ran) = world.preempted(c);
-                        tree.stop(t, ran, Stop::Preempted, now);
-                        walk.stop(t, ran, Stop::Preempted, now);
-                    }
-                    longest = longest.max(tree.view().runnable_count());
-                    let d = tree.pick(c, now);
-                    proptest::prop_assert_eq!(d, walk.pick(c, now), "step {}: CPU {} picks", step, c);
-                    if let Some(d) = d {
-                        world.dispatched(c, d.task, d.slice);
-                        dispatches += 1;
-                    }
-                }
+                let (_, n, most) = world
+                    .decide_both(&mut tree, &mut walk, step)
+                    .map_err(proptest::test_runner::TestCaseError::fail)?;
+                dispatches += n;
+                longest = longest.max(most);
             }
             proptest::prop_assert_eq!(tree.counters(), walk.counters());
             proptest::prop_assert!(dispatches > 300, "{} dispatches", dispatches);

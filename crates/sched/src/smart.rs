@@ -1530,26 +1530,7 @@ mod tests {
                     core.timer(now);
                 }
             }
-            loop {
-                let c = fast.next_decision();
-                if c != full.next_decision() {
-                    return Err(format!("step {step}: who decides"));
-                }
-                let Some(c) = c else { break };
-                if fast.view().running(c).is_some() {
-                    let (t, ran) = world.preempted(c);
-                    fast.stop(t, ran, Stop::Preempted, now);
-                    full.stop(t, ran, Stop::Preempted, now);
-                }
-                let d = fast.pick(c, now);
-                if d != full.pick(c, now) {
-                    return Err(format!("step {step}: {d:?} against {:?}", full.pick(c, now)));
-                }
-                decisions += 1;
-                if let Some(d) = d {
-                    world.dispatched(c, d.task, d.slice);
-                }
-            }
+            decisions += world.decide_both(&mut fast, &mut full, step)?.0 as u64;
             fast.policy().ready_is_kept().map_err(|e| format!("step {step}: {e}"))?;
             let (mut a, mut b) = (Vec::new(), Vec::new());
             fast.take_notifications(&mut a);

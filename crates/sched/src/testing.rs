@@ -215,6 +215,44 @@ impl World {
         (task, self.now - since)
     }
 
+    /// Makes every decision due now on two cores fed this world, in lockstep: both must ask for a
+    /// decision on the same CPUs and pick the same dispatches; a CPU running a task is first
+    /// preempted, billed what the world says it ran. The dispatches are the world's. Returns the
+    /// decisions made, those that dispatched a task and the longest run queue seen before one, or
+    /// what differed at `step`.
+    pub fn decide_both<P: Policy + ?Sized, Q: Policy + ?Sized>(
+        &mut self,
+        a: &mut Core<P>,
+        b: &mut Core<Q>,
+        step: usize,
+    ) -> Result<(usize, usize, usize), String> {
+        let now = self.now;
+        let (mut decisions, mut dispatches, mut longest) = (0, 0, 0);
+        loop {
+            let c = a.next_decision();
+            if c != b.next_decision() {
+                return Err(format!("step {step}: who decides ({c:?} against {:?})", b.next_decision()));
+            }
+            let Some(c) = c else { return Ok((decisions, dispatches, longest)) };
+            if a.view().running(c).is_some() {
+                let (t, ran) = self.preempted(c);
+                a.stop(t, ran, Stop::Preempted, now);
+                b.stop(t, ran, Stop::Preempted, now);
+            }
+            longest = longest.max(a.view().runnable_count());
+            let d = a.pick(c, now);
+            let e = b.pick(c, now);
+            if d != e {
+                return Err(format!("step {step}: CPU {c} picks {d:?} against {e:?}"));
+            }
+            decisions += 1;
+            if let Some(d) = d {
+                self.dispatched(c, d.task, d.slice);
+                dispatches += 1;
+            }
+        }
+    }
+
     fn pick(&mut self, f: impl Fn(&Task) -> bool) -> Option<TaskId> {
         let ids: Vec<usize> = (0..self.tasks.len()).filter(|&i| f(&self.tasks[i])).collect();
         (!ids.is_empty()).then(|| TaskId(ids[self.rng.below(ids.len() as u64) as usize] as u32))
