@@ -43,10 +43,10 @@
 //! **Simplified.** Periods are aligned to time 0 on every CPU (the kernel's throttling period is one
 //! timer for the whole system, started when a real-time task is queued while it is idle, so a real run
 //! starts at any phase of it: a run of d periods holds d − 1 whole throttled windows and two partial
-//! ones, where the model holds d whole ones); throttled time does not carry over into the next period (the kernel subtracts
-//! the overrun); the fair server is tried after `cbs` rather than by EDF among the deadline tasks; a
-//! class's policy is asked `tick` only on a CPU running one of its tasks (as `task_tick` of the current
-//! task's class). Stop, ext and idle classes are not modelled (`SCHED_IDLE` is part of the fair class).
+//! ones, where the model holds d whole ones); throttled time does not carry over into the next period
+//! (the kernel subtracts the overrun); the fair server is tried after `cbs` rather than by EDF among
+//! the deadline tasks; a class's policy is asked `tick` only on a CPU running one of its tasks (as
+//! `task_tick` of the current task's class). Stop, ext and idle classes are not modelled (`SCHED_IDLE` is part of the fair class).
 //! A task's class changes (`set_params` with another `class`) at once if it is not running, at its
 //! next stop if it is. A policy that notifies (`smart`) cannot be a class yet: the stack passes no
 //! notifications on.

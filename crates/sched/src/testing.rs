@@ -229,9 +229,9 @@ impl World {
         let now = self.now;
         let (mut decisions, mut dispatches, mut longest) = (0, 0, 0);
         loop {
-            let c = a.next_decision();
-            if c != b.next_decision() {
-                return Err(format!("step {step}: who decides ({c:?} against {:?})", b.next_decision()));
+            let (c, other) = (a.next_decision(), b.next_decision());
+            if c != other {
+                return Err(format!("step {step}: who decides ({c:?} against {other:?})"));
             }
             let Some(c) = c else { return Ok((decisions, dispatches, longest)) };
             if a.view().running(c).is_some() {

@@ -589,8 +589,9 @@ impl<'a> Scheduler<'a> {
                 stats_then = Instant::now();
                 last_stats = Instant::now();
             }
-            self.m.passes.phase("reaping and statistics", now_ns());
-            self.m.passes.end(now_ns());
+            let end = now_ns();
+            self.m.passes.phase("reaping and statistics", end);
+            self.m.passes.end(end);
             drop(reg);
             // scx_rustland_core runs this process first on any CPU that looks for work while we say
             // tasks are pending, before the queues our dispatches went to: when this pass read nothing and

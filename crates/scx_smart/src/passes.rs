@@ -57,11 +57,6 @@ impl Passes {
         self.last_end = Some(now);
     }
 
-    /// Passes completed.
-    pub fn count(&self) -> u64 {
-        self.passes
-    }
-
     /// One line for the exit report; times in ms, "ago" counted back from `now`.
     pub fn summary(&self, now: u64) -> String {
         let ms = |ns: u64| ns as f64 / 1e6;
@@ -107,7 +102,6 @@ mod tests {
         p.phase("read", 4005 * MS);
         p.phase("decide", 4006 * MS);
         p.end(4006 * MS);
-        assert_eq!(p.count(), 3);
         let s = p.summary(5006 * MS);
         assert!(s.starts_with("3 passes, the longest 3.0 ms (5006 ms ago; most in decide 2.0 ms)"), "{s}");
         assert!(s.contains("the longest pause between two 4000.0 ms (ended 1003 ms ago)"), "{s}");
