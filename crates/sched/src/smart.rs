@@ -55,21 +55,26 @@
 //! request runs first.
 //!
 //! **The fast decision** (one CPU, no affinity, from 64 tasks on: `FAST_FROM`). Before the walk, a
-//! bound may prove what the working schedule would decide: if the most important runnable task `x`
-//! is real-time, the future demands (eq. 8) of the runnable requests add up to at most one CPU and
-//! all their remaining work `R` fits before the earliest deadline `d₁` of a runnable real-time
-//! request, then every deadline `d` of the schedule has slack at least `d₁ − now − R` (its demand
-//! is at most `R + F·(d − d₁)`), so every candidate fits. If `x` has that deadline it heads the
-//! schedule and nothing more important limits its slice: `x` runs for its fair slice, in O(log N).
-//! Otherwise the head is the first task `y` in value order with deadline `d₁`, found by walking the
-//! value order from `x` (every task before it must be real-time, so a candidate), and it runs for
-//! its fair slice if that is at most its remaining estimate plus `d₁ − now − R`, the least the more
-//! important tasks can spare. The bound keeps a margin for the rounding of eq. 9's floating-point
-//! sums, so the decision is the one the rebuild makes to the last bit (a property test runs both on
-//! random worlds and compares every decision; every scenario's output is unchanged). The runnable
-//! requests are kept by deadline with their sums as tasks wake, run and stop (`Ready`). In the
-//! bench's task sets (utilisation 0.9, equal shares) it makes 99 % of the decisions; in a set of
-//! 10,000 tasks of log-uniform periods (`smartsim taskset`) 94 %, three quarters of them for `y`.
+//! bound may prove what the working schedule would decide. It needs the most important runnable
+//! task `x` to be real-time and the future demands (eq. 8) of the runnable requests to add up to at
+//! most one CPU; then, with `d₁` the earliest deadline of a runnable real-time request and `R` all
+//! their remaining work, every deadline `d` of the schedule has slack at least `d₁ − now − R` (its
+//! demand is at most `R + F·(d − d₁)`). When that room is too small (many requests released at
+//! once: their work does not fit before the first deadline although the schedule is feasible),
+//! eq. 9's demand is bounded at each distinct deadline from `d₁` on instead, in integers, from the
+//! requests' sums kept per deadline. Either bound, if it leaves the margin, proves that every
+//! candidate fits. If `x` has deadline `d₁` it heads the schedule and nothing more important limits
+//! its slice: `x` runs for its fair slice (in O(log N) when the room suffices, O(deadlines)
+//! otherwise). Otherwise the head is the first task `y` in value order with deadline `d₁`, found by
+//! walking the value order from `x` (every task before it must be real-time, so a candidate), and it
+//! runs for its fair slice if that is at most its remaining estimate plus the bound's least slack,
+//! which the more important tasks can spare at least. The margin covers the rounding of eq. 9's
+//! floating-point sums, so the decision is the one the rebuild makes to the last bit (a property
+//! test runs both on random worlds and compares every decision; every scenario's output is
+//! unchanged). The runnable requests are kept by deadline with their sums as tasks wake, run and
+//! stop (`Ready`). In the bench's task sets (utilisation 0.9, equal shares) it makes 99 % of the
+//! decisions; in a set of 10,000 tasks of log-uniform periods (`smartsim taskset`) 94 %, three
+//! quarters of them for `y`.
 //!
 //! **Where it is weak.** Otherwise the working schedule is rebuilt at every decision. When every
 //! candidate fits (underload) that is one sort and one check: O(N_R log N_R) for N_R real-time
@@ -80,15 +85,16 @@
 //! instructions at 1000 tasks, issue 37): the repair needs its own pass to find which candidates
 //! stayed. Below a pass per decision the feasibility test would have to be kept incrementally,
 //! which cannot reproduce eq. 9's floating-point sums in their order bit for bit; the fast
-//! decision's bound does not need to. The bound is weak right after many requests are released at
-//! once (their work does not fit before the first deadline, although the schedule is feasible):
-//! then every decision walks them all. The walk to `y` is as long as `y`'s place in value order
-//! (an earliest deadline that has just run is far back), and when `y`'s slice is not proven the
-//! full decision walks again. When not every candidate fits they are inserted one by
-//! one, O(N_R²) checks (§4.6; each a list schedule on N CPUs): fine for tens of real-time tasks,
-//! slow for thousands in overload. Estimates drive everything: an optimistic estimate makes the
-//! schedule admit work that then runs late. A notification is final: a task rejected in one
-//! decision may have fitted a moment later, but it has been told.
+//! decision's bound does not need to. The bound does not help in overload, when a conventional
+//! task comes before `y` in value order, or when `y`'s slice is not proven: then every decision
+//! walks them all. The walk to `y` is as long as `y`'s place in value order (an earliest deadline
+//! that has just run is far back), and when it ends unproven the full decision walks again. With
+//! nanosecond periods the distinct deadlines are as many as the tasks, and the bound at every
+//! deadline a pass over them (in integers, without a sort). When not every candidate fits they are
+//! inserted one by one, O(N_R²) checks (§4.6; each a list schedule on N CPUs): fine for tens of
+//! real-time tasks, slow for thousands in overload. Estimates drive everything: an optimistic
+//! estimate makes the schedule admit work that then runs late. A notification is final: a task
+//! rejected in one decision may have fitted a moment later, but it has been told.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -533,12 +539,13 @@ impl Smart {
             r.len -= 1;
             r.rem -= u128::from(rem);
             r.f -= u128::from(f);
-            if let std::collections::btree_map::Entry::Occupied(mut e) = r.at.entry(d) {
-                let s = e.get_mut();
-                (s.n, s.rem, s.f) = (s.n - 1, s.rem - u128::from(rem), s.f - u128::from(f));
-                if s.n == 0 {
-                    e.remove();
-                }
+            let std::collections::btree_map::Entry::Occupied(mut e) = r.at.entry(d) else {
+                unreachable!("a member's deadline {d} has its sums");
+            };
+            let s = e.get_mut();
+            (s.n, s.rem, s.f) = (s.n - 1, s.rem - u128::from(rem), s.f - u128::from(f));
+            if s.n == 0 {
+                e.remove();
             }
         }
         if let Some((d, rem, f)) = want {
@@ -637,12 +644,13 @@ impl Smart {
     /// The decision without the working schedule, when a bound proves what it would be (one CPU):
     /// the most important runnable task `x` is real-time, the runnable requests' future demands add
     /// up to at most one CPU, and all of their remaining work `R` fits before the earliest deadline
-    /// `d₁` of a runnable real-time request with room to spare. Then every candidate fits (for each
-    /// deadline `d` of the schedule, its demand is at most `R + F·(d − d₁) ≤ R + d − d₁`, so its
-    /// slack is at least `d₁ − now − R`), and the schedule's head is the first task `y` in value
+    /// `d₁` of a runnable real-time request with room to spare (for each deadline `d` of the
+    /// schedule, its demand is at most `R + F·(d − d₁) ≤ R + d − d₁`, so its slack is at least
+    /// `d₁ − now − R`), or, if not, the bound at every deadline ([`Smart::slack_everywhere`]) leaves
+    /// that room. Then every candidate fits, and the schedule's head is the first task `y` in value
     /// order whose deadline is `d₁`, if every task before it is real-time (a candidate). If `y` is
     /// `x`, nothing more important limits its slice; otherwise the more important tasks can spare at
-    /// least `d₁ − now − R`, and when that and `y`'s remaining estimate cover its fair slice, `y`
+    /// least the room, and when that and `y`'s remaining estimate cover its fair slice, `y`
     /// runs for its fair slice: what [`Smart::schedule`] decides. The room to spare covers the
     /// rounding of eq. 9's floating-point sums, so their sign, and the slice, are those of the exact
     /// ones. `None`: not proven, decide in full.
