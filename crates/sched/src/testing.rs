@@ -1,5 +1,5 @@
 //! A random world of tasks for conformance tests: the event generator that drives every policy of
-//! the registry through the [`Core`](crate::Core) (`crates/sched/tests/conformance.rs`) and
+//! the registry through the [`Core`] (`crates/sched/tests/conformance.rs`) and
 //! `scx_smart`'s adapter from kernel records (its driver tests), so that a driver and a policy are
 //! checked against the same sequences of events.
 //!
