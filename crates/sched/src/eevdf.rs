@@ -328,6 +328,15 @@ fn vdelta(delta: Nanos, w: u64) -> i64 {
     (u128::from(delta) * u128::from(NICE_0) / u128::from(w)).min(i64::MAX as u128) as i64
 }
 
+/// `⌊S/W⌋` for `W > 0`: a weighted average of `i64` values, so within `i64`; in `i64` arithmetic when
+/// the sums fit (they do until `Σ w·v` passes 9.2·10¹⁸), as `i128` division is a library call.
+fn floor_avg((s, w): (i128, i128)) -> i64 {
+    match (i64::try_from(s), i64::try_from(w)) {
+        (Ok(s), Ok(w)) => s.div_euclid(w),
+        _ => s.div_euclid(w) as i64,
+    }
+}
+
 /// Real time for a task of weight `w` to advance `vd` in virtual time (rounded up).
 fn real_of(vd: i64, w: u64) -> Nanos {
     if vd <= 0 {
@@ -384,16 +393,26 @@ impl Eevdf {
     }
 
     /// `V` from totals: the weighted average, rounded down.
-    fn avg(&self, (s, w): (i128, i128)) -> i64 {
-        if w == 0 {
+    fn avg(&self, tot: (i128, i128)) -> i64 {
+        if tot.1 == 0 {
             self.vbase
         } else {
-            s.div_euclid(w) as i64
+            floor_avg(tot)
         }
     }
 
     fn eligible((s, w): (i128, i128), v: i64) -> bool {
         w == 0 || s >= i128::from(v) * w
+    }
+
+    /// The largest virtual runtime eligible under `tot`: `v` is eligible exactly when `v ≤` this
+    /// (`v·W ≤ S` ⇔ `v ≤ ⌊S/W⌋` for `W > 0`), so a search compares plain integers.
+    fn limit(tot: (i128, i128)) -> i64 {
+        if tot.1 == 0 {
+            i64::MAX
+        } else {
+            floor_avg(tot)
+        }
     }
 
     /// `entity_lag`: `V − v`, clamped to the bound of a task of weight `w`.
@@ -440,8 +459,13 @@ impl Eevdf {
         let e = &self.ents[t.idx()];
         let mut lag = 0i64;
         if self.cfg.place_lag && members > 0 && tot.1 > 0 {
-            let l = i128::from(e.vlag) * (tot.1 + i128::from(e.w)) / tot.1;
-            lag = l.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            let grown = tot.1 + i128::from(e.w);
+            // In `i64` when it fits (both divisions truncate toward zero).
+            lag = match (i64::try_from(grown), i64::try_from(tot.1)) {
+                (Ok(g), Ok(w)) if e.vlag.checked_mul(g).is_some() => e.vlag * g / w,
+                _ => (i128::from(e.vlag) * grown / tot.1).clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+                    as i64,
+            };
         }
         let mut vslice = self.vslice(e.w);
         if initial {
@@ -528,12 +552,15 @@ impl Eevdf {
     /// a virtual runtime eligible under `tot`. If affinity keeps that one off `cpu`, the members are
     /// walked in deadline order instead.
     fn eligible_for(&self, cpu: CpuId, tot: (i128, i128), v: &View) -> Option<TaskId> {
-        let ok = |t: TaskId| v.allows(t, cpu) && Self::eligible(tot, self.ents[t.idx()].v);
         #[cfg(test)]
         if let Some(q) = &self.linear {
+            // The walk keeps eligibility's definition, for the tests to check `limit` against.
+            let ok = |t: TaskId| v.allows(t, cpu) && Self::eligible(tot, self.ents[t.idx()].v);
             return q.iter().map(|&(_, _, t)| t).find(|&t| ok(t));
         }
-        let t = TaskId(self.queue.first_where(|vr| Self::eligible(tot, vr))? as u32);
+        let lim = Self::limit(tot);
+        let ok = |t: TaskId| v.allows(t, cpu) && self.ents[t.idx()].v <= lim;
+        let t = TaskId(self.queue.first_where(|vr| vr <= lim)? as u32);
         if v.allows(t, cpu) {
             return Some(t);
         }
@@ -714,10 +741,13 @@ impl Policy for Eevdf {
             if curr_eligible && ce.vprot.is_some_and(|p| vt < p) {
                 continue;
             }
-            if self.eligible_for(cpu, tot, v) != Some(woken) {
+            // Kept if it is eligible with the earlier deadline, or if the woken task is not the
+            // eligible one with the earliest deadline (the cheap tests first: the search only
+            // finds an eligible task).
+            if curr_eligible && ce.deadline < we.deadline {
                 continue;
             }
-            if curr_eligible && ce.deadline < we.deadline {
+            if !Self::eligible(tot, we.v) || self.eligible_for(cpu, tot, v) != Some(woken) {
                 continue;
             }
             return Some(cpu);
@@ -727,8 +757,8 @@ impl Policy for Eevdf {
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
         let now = v.now();
+        let mut tot = self.totals(v);
         loop {
-            let tot = self.totals(v);
             let t = match self.eligible_for(cpu, tot, v) {
                 Some(t) => t,
                 None => self.first_for(cpu, v)?,
@@ -739,7 +769,10 @@ impl Policy for Eevdf {
                 self.vbase = avg;
                 let e = &self.ents[t.idx()];
                 let lag = self.lag(avg, e.v, e.w).min(0);
+                // The totals without it, as `totals` would give them again.
+                tot = (tot.0 - i128::from(e.w) * i128::from(e.v), tot.1 - i128::from(e.w));
                 self.remove(t);
+                debug_assert_eq!(tot, self.totals(v));
                 let e = &mut self.ents[t.idx()];
                 e.vlag = lag;
                 e.state = State::Asleep;
@@ -939,6 +972,31 @@ mod tests {
                 o.insert("runqueues".into(), Str(if global { "global" } else { "per-cpu" }.into()));
                 o
             })
+    }
+
+    proptest::proptest! {
+        /// `v ≤ limit` is eligibility (`v·W ≤ S`) for any members: weights of nice −20 to 19 and of
+        /// `SCHED_IDLE`, virtual runtimes anywhere in `i64` (sums past `i64` take the `i128` path) or
+        /// near 0 of either sign (the `i64` path, where rounding down is not truncation).
+        #[test]
+        fn the_limit_is_eligibility(
+            members in proptest::collection::vec((0usize..41, proptest::prop_oneof![
+                proptest::prelude::any::<i64>(),
+                -1_000_000_000i64..1_000_000_000,
+            ]), 0..6),
+            near in proptest::collection::vec(-3i64..=3, 0..6),
+            v in proptest::prelude::any::<i64>(),
+        ) {
+            let w = |i: usize| WEIGHTS.get(i).copied().unwrap_or(IDLE_WEIGHT);
+            let tot = members.iter().fold((0i128, 0i128), |(s, tw), &(i, v)| {
+                (s + i128::from(w(i)) * i128::from(v), tw + i128::from(w(i)))
+            });
+            // Random runtimes, and those next to the average where rounding decides.
+            let avg = if tot.1 == 0 { 0 } else { floor_avg(tot) };
+            for v in near.iter().map(|d| avg.saturating_add(*d)).chain([v, avg]) {
+                proptest::prop_assert_eq!(v <= Eevdf::limit(tot), Eevdf::eligible(tot, v), "v {} at {:?}", v, tot);
+            }
+        }
     }
 
     proptest::proptest! {
