@@ -24,7 +24,9 @@
 //! the leftmost member being kept as the kernel caches it, and `first_where` tries it first (the
 //! kernel's fast path). `iter` walks the members in key order in O(n).
 
-const NIL: u32 = u32::MAX;
+/// No node: index 0 of the arena, a sentinel whose subtree minimum is `i64::MAX`, so that a
+/// missing child's minimum is read like any other (no branch); member slot `s` lives at `s + 1`.
+const NIL: u32 = 0;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Node<K> {
@@ -32,11 +34,30 @@ struct Node<K> {
     /// The member's value, and the smallest value of the subtree rooted here.
     val: i64,
     min: i64,
+    /// The smallest value of the left subtree (`i64::MAX` without one): the search reads it from
+    /// the node it stands on rather than from the child.
+    lmin: i64,
     /// Heap priority: a parent's is at least its children's; 0 for a slot that is not a member.
     prio: u32,
-    left: u32,
-    right: u32,
+    /// The left and right children: a descent indexes them by the side it takes instead of
+    /// branching on it.
+    child: [u32; 2],
     parent: u32,
+}
+
+impl<K: Default> Node<K> {
+    /// A slot not in the tree.
+    fn unlinked() -> Self {
+        Node {
+            key: K::default(),
+            val: 0,
+            min: i64::MAX,
+            lmin: i64::MAX,
+            prio: 0,
+            child: [NIL; 2],
+            parent: NIL,
+        }
+    }
 }
 
 impl<K> Node<K> {
@@ -62,7 +83,7 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     /// An empty tree.
     pub fn new() -> Self {
         let rng = rand::SeedableRng::seed_from_u64(0);
-        MinTree { nodes: Vec::new(), root: NIL, leftmost: NIL, len: 0, rng }
+        MinTree { nodes: vec![Node::unlinked()], root: NIL, leftmost: NIL, len: 0, rng }
     }
 
     /// The number of members.
@@ -73,12 +94,12 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     /// Whether `slot` is a member.
     #[cfg(test)]
     pub fn contains(&self, slot: usize) -> bool {
-        self.nodes.get(slot).is_some_and(Node::linked)
+        self.nodes.get(slot + 1).is_some_and(Node::linked)
     }
 
     /// The key and value `slot` joined with, if it is a member.
     pub fn get(&self, slot: usize) -> Option<(K, i64)> {
-        self.nodes.get(slot).filter(|n| n.linked()).map(|n| (n.key, n.val))
+        self.nodes.get(slot + 1).filter(|n| n.linked()).map(|n| (n.key, n.val))
     }
 
     /// A priority for a joining member (never 0, which marks a slot not in the tree).
@@ -89,45 +110,44 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     /// Adds `slot` with `key` and `val`. `slot` must not be a member, and `key` must differ from every
     /// member's.
     pub fn insert(&mut self, slot: usize, key: K, val: i64) {
-        if self.nodes.len() <= slot {
-            self.nodes.resize(slot + 1, Node { left: NIL, right: NIL, parent: NIL, ..Node::default() });
+        let i = slot + 1;
+        if self.nodes.len() <= i {
+            self.nodes.resize(i + 1, Node::unlinked());
         }
-        assert!(!self.nodes[slot].linked(), "slot {slot} inserted twice");
-        let x = slot as u32;
+        assert!(!self.nodes[i].linked(), "slot {slot} inserted twice");
+        let x = i as u32;
         let prio = self.prio();
-        self.nodes[slot] = Node { key, val, min: val, prio, left: NIL, right: NIL, parent: NIL };
+        self.nodes[i] = Node { key, val, min: val, lmin: i64::MAX, prio, child: [NIL; 2], parent: NIL };
         self.len += 1;
         if self.root == NIL {
             (self.root, self.leftmost) = (x, x);
             return;
         }
-        // Down to a leaf, every subtree on the way now holding `val`.
+        // Down to a leaf, every subtree on the way now holding `val` (the side taken computed, not
+        // branched on: it is a coin toss at every level).
         let (mut n, mut leftmost) = (self.root, true);
         loop {
             let node = &mut self.nodes[n as usize];
-            if val < node.min {
-                node.min = val;
-            }
-            let next = if key < node.key {
-                &mut node.left
-            } else {
-                leftmost = false;
-                &mut node.right
-            };
-            if *next == NIL {
-                *next = x;
+            node.min = node.min.min(val);
+            let side = usize::from(key > node.key);
+            let lmin = node.lmin.min(val);
+            node.lmin = if side == 0 { lmin } else { node.lmin };
+            leftmost &= side == 0;
+            let next = node.child[side];
+            if next == NIL {
+                node.child[side] = x;
                 break;
             }
-            n = *next;
+            n = next;
         }
-        self.nodes[slot].parent = n;
+        self.nodes[i].parent = n;
         if leftmost {
             self.leftmost = x;
         }
         // Up while its priority is above its parent's (rotations keep every subtree's members but
         // the two rotated ones', so only theirs change).
         loop {
-            let p = self.nodes[slot].parent;
+            let p = self.nodes[i].parent;
             if p == NIL || self.nodes[p as usize].prio >= prio {
                 break;
             }
@@ -139,17 +159,11 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     fn rotate_up(&mut self, x: u32) {
         let p = self.nodes[x as usize].parent;
         let g = self.nodes[p as usize].parent;
-        if self.nodes[p as usize].left == x {
-            let b = self.nodes[x as usize].right;
-            self.nodes[p as usize].left = b;
-            self.set_parent(b, p);
-            self.nodes[x as usize].right = p;
-        } else {
-            let b = self.nodes[x as usize].left;
-            self.nodes[p as usize].right = b;
-            self.set_parent(b, p);
-            self.nodes[x as usize].left = p;
-        }
+        let side = usize::from(self.nodes[p as usize].child[1] == x);
+        let b = self.nodes[x as usize].child[1 - side];
+        self.nodes[p as usize].child[side] = b;
+        self.set_parent(b, p);
+        self.nodes[x as usize].child[1 - side] = p;
         self.nodes[p as usize].parent = x;
         self.nodes[x as usize].parent = g;
         self.replace_child(g, p, x);
@@ -157,31 +171,31 @@ impl<K: Ord + Copy + Default> MinTree<K> {
         self.pull(x);
     }
 
+    /// `n`'s parent is `parent` (the sentinel's is written too, and never read).
     fn set_parent(&mut self, n: u32, parent: u32) {
-        if n != NIL {
-            self.nodes[n as usize].parent = parent;
-        }
+        self.nodes[n as usize].parent = parent;
     }
 
     /// `parent`'s child `old` becomes `new` (the root if `parent` is none).
     fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
         if parent == NIL {
             self.root = new;
-        } else if self.nodes[parent as usize].left == old {
-            self.nodes[parent as usize].left = new;
         } else {
-            self.nodes[parent as usize].right = new;
+            let node = &mut self.nodes[parent as usize];
+            let side = usize::from(node.child[1] == old);
+            node.child[side] = new;
         }
         self.set_parent(new, parent);
     }
 
     /// Removes `slot`; false if it was not a member.
     pub fn remove(&mut self, slot: usize) -> bool {
-        if !self.nodes.get(slot).is_some_and(Node::linked) {
+        let i = slot + 1;
+        if !self.nodes.get(i).is_some_and(Node::linked) {
             return false;
         }
-        let x = slot as u32;
-        let Node { left, right, parent, .. } = self.nodes[slot];
+        let x = i as u32;
+        let Node { child: [left, right], parent, .. } = self.nodes[i];
         if self.leftmost == x {
             // It has no left child: the next is the first of its right subtree, else its parent.
             self.leftmost = if right == NIL { parent } else { self.first_under(right) };
@@ -198,22 +212,22 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             }
             n = self.nodes[n as usize].parent;
         }
-        let node = &mut self.nodes[slot];
-        (node.prio, node.left, node.right, node.parent) = (0, NIL, NIL, NIL);
+        let node = &mut self.nodes[i];
+        (node.prio, node.child, node.parent) = (0, [NIL; 2], NIL);
         self.len -= 1;
         true
     }
 
     fn first_under(&self, mut n: u32) -> u32 {
-        while self.nodes[n as usize].left != NIL {
-            n = self.nodes[n as usize].left;
+        while self.nodes[n as usize].child[0] != NIL {
+            n = self.nodes[n as usize].child[0];
         }
         n
     }
 
     /// The member with the smallest key.
     pub fn first(&self) -> Option<usize> {
-        (self.leftmost != NIL).then_some(self.leftmost as usize)
+        (self.leftmost != NIL).then(|| self.leftmost as usize - 1)
     }
 
     /// The member with the smallest key among those whose value satisfies `ok`, where `ok` is
@@ -222,23 +236,23 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     /// so this descends one path (or none: as the kernel's, it first tries the leftmost member).
     pub fn first_where(&self, ok: impl Fn(i64) -> bool) -> Option<usize> {
         if self.leftmost != NIL && ok(self.nodes[self.leftmost as usize].val) {
-            return Some(self.leftmost as usize);
+            return Some(self.leftmost as usize - 1);
         }
         let mut n = self.root;
         if n == NIL || !ok(self.nodes[n as usize].min) {
             return None;
         }
         // Invariant: the subtree at `n` holds a member satisfying `ok`, and every member before that
-        // subtree in key order fails it.
+        // subtree in key order fails it. Each step reads only the node it stands on.
         loop {
             let node = &self.nodes[n as usize];
-            if node.left != NIL && ok(self.nodes[node.left as usize].min) {
-                n = node.left;
-            } else if ok(node.val) {
-                return Some(n as usize);
-            } else {
-                n = node.right;
+            // Both tests evaluated (`&`, not `&&`): which way the search goes is a coin toss, and
+            // only the end of the search is a branch.
+            let left = (node.child[0] != NIL) & ok(node.lmin);
+            if !left & ok(node.val) {
+                return Some(n as usize - 1);
             }
+            n = node.child[usize::from(!left)];
         }
     }
 
@@ -250,39 +264,55 @@ impl<K: Ord + Copy + Default> MinTree<K> {
     }
 
     fn pull(&mut self, n: u32) {
-        let node = self.nodes[n as usize];
-        let mut min = node.val;
-        if node.left != NIL {
-            min = min.min(self.nodes[node.left as usize].min);
-        }
-        if node.right != NIL {
-            min = min.min(self.nodes[node.right as usize].min);
-        }
-        self.nodes[n as usize].min = min;
+        let [left, right] = self.nodes[n as usize].child;
+        let (lmin, rmin) = (self.nodes[left as usize].min, self.nodes[right as usize].min);
+        let node = &mut self.nodes[n as usize];
+        node.lmin = lmin;
+        node.min = node.val.min(lmin).min(rmin);
     }
 
     /// Joins subtrees `a` and `b`, every key of `a` smaller than every key of `b`; returns the root
-    /// (its parent left for the caller to set).
-    fn merge(&mut self, a: u32, b: u32) -> u32 {
+    /// (its parent left for the caller to set). Down the right spine of `a` and the left spine of
+    /// `b`, the node of higher priority next each time, then the minima pulled back up that path.
+    fn merge(&mut self, mut a: u32, mut b: u32) -> u32 {
         if a == NIL {
             return b;
         }
         if b == NIL {
             return a;
         }
-        if self.nodes[a as usize].prio > self.nodes[b as usize].prio {
-            let r = self.merge(self.nodes[a as usize].right, b);
-            self.nodes[a as usize].right = r;
-            self.nodes[r as usize].parent = a;
-            self.pull(a);
-            a
-        } else {
-            let l = self.merge(a, self.nodes[b as usize].left);
-            self.nodes[b as usize].left = l;
-            self.nodes[l as usize].parent = b;
-            self.pull(b);
-            b
+        let root = if self.nodes[a as usize].prio > self.nodes[b as usize].prio { a } else { b };
+        // `last` is the node last taken; the next one becomes its child on side `side`.
+        let (mut last, mut side) = (NIL, 0);
+        while a != NIL && b != NIL {
+            let take_a = self.nodes[a as usize].prio > self.nodes[b as usize].prio;
+            let t = if take_a { a } else { b };
+            if last != NIL {
+                self.nodes[last as usize].child[side] = t;
+                self.nodes[t as usize].parent = last;
+            }
+            // A node from `a` keeps its left subtree and takes the rest on its right; one from `b`
+            // keeps its right and takes the rest on its left.
+            (last, side) = (t, usize::from(take_a));
+            if take_a {
+                a = self.nodes[a as usize].child[1];
+            } else {
+                b = self.nodes[b as usize].child[0];
+            }
         }
+        let rest = if a == NIL { b } else { a };
+        self.nodes[last as usize].child[side] = rest;
+        self.set_parent(rest, last);
+        // Every node taken, from the last up to the root, has a new subtree on one side.
+        let mut n = last;
+        loop {
+            self.pull(n);
+            if n == root {
+                break;
+            }
+            n = self.nodes[n as usize].parent;
+        }
+        root
     }
 
     /// Checks every invariant of the module documentation; returns the depth.
@@ -306,20 +336,23 @@ impl<K: Ord + Copy + Default> MinTree<K> {
             assert!(node.linked(), "slot {n} in the tree but not a member");
             assert!(lo.is_none_or(|lo| lo < node.key) && hi.is_none_or(|hi| node.key < hi), "order at {n}");
             let mut min = node.val;
-            for c in [node.left, node.right] {
+            for c in node.child {
                 if c != NIL {
                     assert!(t.nodes[c as usize].prio <= node.prio, "heap at {n}");
                     min = min.min(t.nodes[c as usize].min);
                 }
             }
             assert_eq!(node.min, min, "subtree minimum at {n}");
-            for c in [node.left, node.right] {
+            let [left, right] = node.child;
+            let lmin = if left == NIL { i64::MAX } else { t.nodes[left as usize].min };
+            assert_eq!(node.lmin, lmin, "left subtree's minimum at {n}");
+            for c in node.child {
                 if c != NIL {
                     assert_eq!(t.nodes[c as usize].parent, n, "parent of {c}");
                 }
             }
-            let l = walk(t, node.left, lo, Some(node.key), count);
-            let r = walk(t, node.right, Some(node.key), hi, count);
+            let l = walk(t, left, lo, Some(node.key), count);
+            let r = walk(t, right, Some(node.key), hi, count);
             1 + l.max(r)
         }
         let mut count = 0;
@@ -332,6 +365,8 @@ impl<K: Ord + Copy + Default> MinTree<K> {
         }
         assert_eq!(count, self.len);
         assert_eq!(self.nodes.iter().filter(|n| n.linked()).count(), self.len);
+        let sentinel = &self.nodes[NIL as usize];
+        assert!(!sentinel.linked() && sentinel.min == i64::MAX && sentinel.child == [NIL; 2], "the sentinel");
         depth
     }
 }
@@ -346,7 +381,7 @@ impl<K> Iter<'_, K> {
     fn push_left(&mut self, mut n: u32) {
         while n != NIL {
             self.stack.push(n);
-            n = self.tree.nodes[n as usize].left;
+            n = self.tree.nodes[n as usize].child[0];
         }
     }
 }
@@ -356,8 +391,8 @@ impl<K> Iterator for Iter<'_, K> {
 
     fn next(&mut self) -> Option<usize> {
         let n = self.stack.pop()?;
-        self.push_left(self.tree.nodes[n as usize].right);
-        Some(n as usize)
+        self.push_left(self.tree.nodes[n as usize].child[1]);
+        Some(n as usize - 1)
     }
 }
 

@@ -305,7 +305,7 @@ pub struct Eevdf {
     ents: Vec<Ent>,
     /// Members by (deadline, join order), each with its virtual runtime, the tree keeping the
     /// smallest of every subtree (see "Search" in the module documentation).
-    queue: MinTree<(i64, u64)>,
+    queue: MinTree<u128>,
     /// Today's search, for the tests: members in a sorted set, walked in deadline order.
     #[cfg(test)]
     linear: Option<std::collections::BTreeSet<(i64, u64, TaskId)>>,
@@ -326,6 +326,12 @@ fn vdelta(delta: Nanos, w: u64) -> i64 {
         return delta.min(i64::MAX as u64) as i64;
     }
     (u128::from(delta) * u128::from(NICE_0) / u128::from(w)).min(i64::MAX as u128) as i64
+}
+
+/// A member's place in the queue, (deadline, join order), packed in one integer that orders as the
+/// pair (the deadline's sign bit flipped), so that comparing two is one comparison without branches.
+fn key(deadline: i64, seq: u64) -> u128 {
+    u128::from((deadline as u64) ^ (1 << 63)) << 64 | u128::from(seq)
 }
 
 /// `⌊S/W⌋` for `W > 0`: a weighted average of `i64` values, so within `i64`; in `i64` arithmetic when
@@ -425,7 +431,7 @@ impl Eevdf {
         self.seq += 1;
         let e = &mut self.ents[t.idx()];
         e.seq = self.seq;
-        self.queue.insert(t.idx(), (e.deadline, e.seq), e.v);
+        self.queue.insert(t.idx(), key(e.deadline, e.seq), e.v);
         #[cfg(test)]
         if let Some(q) = &mut self.linear {
             q.insert((e.deadline, e.seq, t));
@@ -441,7 +447,7 @@ impl Eevdf {
             q.remove(&(e.deadline, e.seq, t));
         }
         debug_assert!(
-            self.queue.get(t.idx()).is_none_or(|k| k == ((e.deadline, e.seq), e.v)),
+            self.queue.get(t.idx()).is_none_or(|k| k == (key(e.deadline, e.seq), e.v)),
             "task {t} changed its deadline or virtual runtime while queued"
         );
         if self.queue.remove(t.idx()) {
@@ -975,6 +981,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The packed key orders as the pair (deadline, join order), negative deadlines included.
+        #[test]
+        fn the_key_orders_as_the_pair(
+            a in (proptest::prelude::any::<i64>(), proptest::prelude::any::<u64>()),
+            b in (proptest::prelude::any::<i64>(), proptest::prelude::any::<u64>()),
+            near in -2i64..=2,
+        ) {
+            let c = (a.0.saturating_add(near), b.1);
+            for (x, y) in [(a, b), (a, c), (c, a)] {
+                proptest::prop_assert_eq!(key(x.0, x.1).cmp(&key(y.0, y.1)), x.cmp(&y), "{:?} {:?}", x, y);
+            }
+        }
+
         /// `v ≤ limit` is eligibility (`v·W ≤ S`) for any members: weights of nice −20 to 19 and of
         /// `SCHED_IDLE`, virtual runtimes anywhere in `i64` (sums past `i64` take the `i128` path) or
         /// near 0 of either sign (the `i64` path, where rounding down is not truncation).
