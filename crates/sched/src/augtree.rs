@@ -9,15 +9,24 @@
 //! fixed seed: the tree's shape is the same every run, and nothing read out of the tree depends on
 //! its shape anyway (only on the keys and values in it).
 //!
-//! **Members are slots.** A member is a small index (a task id): its node lives at that index of an
-//! arena, so joining and leaving allocate nothing once the arena has grown to the largest slot,
+//! **Members are slots.** A member is a small index (a task id): its node lives at that index (plus
+//! one: index 0 is a sentinel standing for "no node") of an arena, so joining and leaving allocate
+//! nothing once the arena has grown to the largest slot,
 //! and a member is removed by its slot without searching for its key. (Packing the members' nodes
 //! at the front of the arena instead, a leaving node replaced by the last, was measured slower:
 //! moving a node touches its parent and children too.)
 //!
 //! **Invariants** (checked by `check` in the tests): keys are distinct; every key in a node's left
 //! subtree is smaller than its own and every key in its right subtree larger; a node's priority is
-//! at least its children's; a node's `min` is the smallest `val` of its subtree.
+//! at least its children's; a node's `min` is the smallest `val` of its subtree and its `lmin` that
+//! of its left subtree (`i64::MAX` without one); the sentinel is no member, with `min` `i64::MAX`.
+//!
+//! **Branches.** Which way a descent goes is a coin toss at every level, so a branch on it is
+//! mispredicted half the time (measured: 2.32 M mispredictions for 385 M instructions where EDF has
+//! 0.89 M in a run of 1000 tasks). The descents compute the side instead, as an index into a node's
+//! `[left, right]` children, and read a missing child's minimum from the sentinel rather than test
+//! for it; the search decides from the node it stands on (`lmin`), and only its end is a branch.
+//! Keys compare without branches when `K` does (eevdf packs its pair in a `u128`).
 //!
 //! **Cost.** `insert` and `first_where` take O(depth), expected O(log n); `remove` finds its node
 //! by slot and goes up by parent links only while a subtree's minimum changes; `first` is O(1),

@@ -106,7 +106,9 @@
 //! eligible holds no eligible task: the search descends one path, into the left subtree when it
 //! holds an eligible task, else to the node if it is eligible, else to the right (`pick_eevdf`),
 //! and finds the eligible task with the earliest deadline in O(log n), as does joining and
-//! leaving. Kept per member: its key `(d, seq)` and `v` as it joined; the invariant is that a
+//! leaving. Eligibility is tested as `v ≤ ⌊S/W⌋` (`limit`), the same test as `v·W ≤ S` in integers, so
+//! a search divides once and then compares plain integers. Kept per member: its key `(d, seq)`
+//! (packed in a `u128` that orders as the pair) and `v` as it joined; the invariant is that a
 //! member's `v` and `d` do not change while it is queued (a task given a new weight, or placed
 //! again, leaves and joins; checked in debug builds). The tree is a treap, balanced in
 //! expectation: O(log n) expected, not worst case as the kernel's red-black tree. Where a task's
