@@ -217,7 +217,16 @@ struct Ready {
     unestimated: usize,
     /// The members by deadline, their `rem` and `f` summed per deadline: the bound at every
     /// deadline ([`Smart::slack_everywhere`]) when the work does not all fit before the first.
+    /// Kept only while `at_kept`: built when a decision first needs it, and dropped (empty) once as
+    /// many fast decisions as there are tasks have not, so that sets whose work fits before the
+    /// first deadline do not pay two map updates at every change of membership.
     at: BTreeMap<Nanos, Sums>,
+    at_kept: bool,
+    /// Fast decisions since one needed `at`.
+    at_unneeded: usize,
+    /// Times `at` was built (tests).
+    #[cfg(test)]
+    at_built: u64,
 }
 
 /// Members of one deadline in [`Ready::at`]: how many, their remaining estimates and their future
@@ -552,18 +561,22 @@ impl Smart {
             r.len -= 1;
             r.rem -= u128::from(rem);
             r.f -= u128::from(f);
-            let std::collections::btree_map::Entry::Occupied(mut e) = r.at.entry(d) else {
-                unreachable!("a member's deadline {d} has its sums");
-            };
-            if e.get_mut().sub(rem, f) {
-                e.remove();
+            if r.at_kept {
+                let std::collections::btree_map::Entry::Occupied(mut e) = r.at.entry(d) else {
+                    unreachable!("a member's deadline {d} has its sums");
+                };
+                if e.get_mut().sub(rem, f) {
+                    e.remove();
+                }
             }
         }
         if let Some((d, rem, f)) = want {
             r.len += 1;
             r.rem += u128::from(rem);
             r.f += u128::from(f);
-            r.at.entry(d).or_default().add(rem, f);
+            if r.at_kept {
+                r.at.entry(d).or_default().add(rem, f);
+            }
             r.last = r.last.max(d);
             let st = &mut self.tasks[t.idx()];
             if st.in_heap != Some(d) {
@@ -644,6 +657,9 @@ impl Smart {
                 return Err(format!("({d}, {id}) at the top is not current"));
             }
         }
+        if !k.at_kept {
+            r.at.clear();
+        }
         if (r.len, r.rem, r.f, r.unestimated, &r.at) != (k.len, k.rem, k.f, k.unestimated, &k.at) {
             return Err(format!("{r:?} true, {k:?} kept"));
         }
@@ -692,6 +708,8 @@ impl Smart {
                     return None;
                 }
                 self.n_fast_everywhere += 1;
+            } else {
+                self.at_unneeded();
             }
             let slice = self.fair_slice(x).unwrap_or(Nanos::MAX);
             return self.dispatch(x, Some(slice));
@@ -716,6 +734,8 @@ impl Smart {
                 return None;
             }
             self.n_fast_everywhere += 1;
+        } else {
+            self.at_unneeded();
         }
         self.n_fast_head += 1;
         self.dispatch(y, Some(fair))
@@ -726,7 +746,8 @@ impl Smart {
     /// f_j·(d − d_j))`, in integers). Where many requests were released together their work does not
     /// fit before the first deadline, but it may before each: O(deadlines), in integers, against the
     /// working schedule's sort and floating-point sums.
-    fn slack_everywhere(&self, now: Nanos, first: Nanos, need: f64) -> bool {
+    fn slack_everywhere(&mut self, now: Nanos, first: Nanos, need: f64) -> bool {
+        self.keep_at();
         // `f` is at most one CPU and deadlines below 2⁵² (checked by the caller): no overflow.
         let (mut rem, mut f, mut fd) = (0u128, 0u128, 0u128);
         for (&d, s) in &self.ready.at {
@@ -744,6 +765,36 @@ impl Smart {
             }
         }
         true
+    }
+
+    /// [`Ready::at`] is needed: built from the members if it is not kept, and kept from now on.
+    fn keep_at(&mut self) {
+        let r = &mut self.ready;
+        r.at_unneeded = 0;
+        if r.at_kept {
+            return;
+        }
+        r.at_kept = true;
+        #[cfg(test)]
+        {
+            r.at_built += 1;
+        }
+        for st in &self.tasks {
+            if let Some((d, rem, f)) = st.ready {
+                r.at.entry(d).or_default().add(rem, f);
+            }
+        }
+    }
+
+    /// A fast decision did without [`Ready::at`]: once as many as there are tasks have (building
+    /// it again costs a pass over the tasks), it is no longer kept.
+    fn at_unneeded(&mut self) {
+        let r = &mut self.ready;
+        r.at_unneeded += 1;
+        if r.at_kept && r.at_unneeded > self.tasks.len() {
+            r.at_kept = false;
+            r.at.clear();
+        }
     }
 
     /// Steps 3 and 4 for a decision on `cpu`: the working schedule of the candidates (in `ws` if
@@ -1671,6 +1722,7 @@ mod tests {
             head: p.fast_head_decisions(),
             everywhere: p.fast_everywhere_decisions(),
             switches: p.switches,
+            built: p.ready.at_built,
         })
     }
 
@@ -1686,6 +1738,9 @@ mod tests {
         everywhere: u64,
         /// Times the fast decision started or stopped.
         switches: u64,
+        /// Times the per-deadline sums were built (the first time, or again after they were
+        /// dropped).
+        built: u64,
     }
 
     proptest::proptest! {
@@ -1714,11 +1769,12 @@ mod tests {
         // The property above is not empty: over these worlds, the fast decision makes some of the
         // decisions and the working schedule the others.
         for light in [false, true] {
-            let (mut all, mut fast, mut head, mut everywhere) = (0, 0, 0, 0);
+            let (mut all, mut fast, mut head, mut everywhere, mut again) = (0, 0, 0, 0, 0);
             for seed in 0..16 {
                 let r = lockstep(seed, 12, light, 0, 3_000).unwrap();
                 (all, fast, head, everywhere) =
                     (all + r.decisions, fast + r.fast, head + r.head, everywhere + r.everywhere);
+                again += r.built.saturating_sub(1);
             }
             // Measured: 162 of 13,519 (plain) and 2,190 of 16,010 (light); of them for another task
             // than the most important, the head of the schedule: 7 and 496; proven by the bound at
@@ -1726,6 +1782,9 @@ mod tests {
             let least = if light { all / 20 } else { 50 };
             assert!(head > 0 && (!light || head > fast / 10), "light {light}: {head} of {fast} for the head");
             assert!(everywhere > 0, "light {light}: none of {fast} by the bound at every deadline");
+            // The per-deadline sums were dropped and built again (lockstep checks them at every step
+            // while they are kept).
+            assert!(again > 0, "light {light}: the per-deadline sums never built again");
             assert!(fast > least && fast < all / 2, "light {light}: {fast} of {all} decisions fast");
         }
     }
