@@ -62,7 +62,8 @@
 //! demand is at most `R + F·(d − d₁)`). When that room is too small (many requests released at
 //! once: their work does not fit before the first deadline although the schedule is feasible),
 //! eq. 9's demand is bounded at each distinct deadline from `d₁` on instead, in integers, from the
-//! requests' sums kept per deadline. Either bound, if it leaves the margin, proves that every
+//! requests' sums kept per deadline (while decisions need them: built when one does, dropped after
+//! as many decisions as there are tasks have not). Either bound, if it leaves the margin, proves that every
 //! candidate fits. If `x` has deadline `d₁` it heads the schedule and nothing more important limits
 //! its slice: `x` runs for its fair slice (in O(log N) when the room suffices, O(deadlines)
 //! otherwise). Otherwise the head is the first task `y` in value order with deadline `d₁`, found by
