@@ -320,6 +320,11 @@ impl FairQueues {
         }
     }
 
+    /// How many tasks are runnable (in the ordered set).
+    pub fn runnable_count(&self) -> usize {
+        self.runnable.len()
+    }
+
     /// Runnable tasks in value-tuple order: higher priority first, then earlier BVFT.
     pub fn in_value_order(&self) -> impl Iterator<Item = TaskId> + '_ {
         self.runnable.iter().map(|k| TaskId(k.3))
