@@ -67,7 +67,9 @@
 //! candidate fits. If `x` has deadline `d₁` it heads the schedule and nothing more important limits
 //! its slice: `x` runs for its fair slice (in O(log N) when the room suffices, O(deadlines)
 //! otherwise). Otherwise the head is the first task `y` in value order with deadline `d₁`, found by
-//! walking the value order from `x` (every task before it must be real-time, so a candidate), and it
+//! walking the value order from `x` (every task before it must be real-time, so a candidate), or,
+//! when the per-deadline sums show `y` alone at `d₁` and every runnable task a member not past its
+//! deadline, without the walk (the sums are kept after a long walk for that), and it
 //! runs for its fair slice if that is at most its remaining estimate plus the bound's least slack,
 //! which the more important tasks can spare at least. The margin covers the rounding of eq. 9's
 //! floating-point sums, so the decision is the one the rebuild makes to the last bit (a property
@@ -691,7 +693,8 @@ impl Smart {
     /// rounding of eq. 9's floating-point sums, so their sign, and the slice, are those of the exact
     /// ones. `None`: not proven, decide in full.
     ///
-    /// Finding `y` walks the value order from `x` (the full decision walks all of it, and sorts).
+    /// Finding `y` walks the value order from `x` (the full decision walks all of it, and sorts),
+    /// unless [`Ready::at`] shows it alone at `d₁` with nothing before it that is not real-time.
     fn fast_pick(&mut self, now: Nanos) -> Option<Dispatch> {
         if self.ready.unestimated > 0 {
             return None;
