@@ -333,7 +333,8 @@ fn vdelta(delta: Nanos, w: u64) -> i64 {
 /// A member's place in the queue, (deadline, join order), packed in one integer that orders as the
 /// pair (the deadline's sign bit flipped), so that comparing two is one comparison without branches.
 fn key(deadline: i64, seq: u64) -> u128 {
-    u128::from((deadline as u64) ^ (1 << 63)) << 64 | u128::from(seq)
+    let d = deadline.cast_unsigned() ^ (1 << 63);
+    (u128::from(d) << 64) | u128::from(seq)
 }
 
 /// `⌊S/W⌋` for `W > 0`: a weighted average of `i64` values, so within `i64`; in `i64` arithmetic when
