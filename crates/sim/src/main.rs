@@ -253,7 +253,8 @@ enum Cmd {
     /// trace format).
     #[command(subcommand)]
     Trace(TraceCmd),
-    /// Benchmark the engine: simulated events and jobs per second for SMART and EDF.
+    /// Benchmark the engine: simulated events and jobs per second per policy (SMART and EDF by
+    /// default), and each policy's jobs per second against EDF's, measured in the same run.
     Bench {
         /// Task-set sizes on one CPU.
         #[arg(long, default_value = "10,20,100,1000", value_delimiter = ',')]
@@ -1611,11 +1612,15 @@ fn bench(
         return Ok(());
     }
     diag::out!("{}", t.render());
-    // Ratios measured in this run, side by side: SMART's cost relative to EDF's at each size.
+    // Ratios measured in this run, side by side: each policy's cost relative to EDF's at each size
+    // (SMART's and EEVDF's are goals of their own).
     for &(n, cpus) in configs {
         let get = |p: &str| rates.iter().find(|r| r.0 == p && r.1 == n && r.2 == cpus).map(|r| r.3);
-        if let (Some(s), Some(e)) = (get("smart"), get("edf")) {
-            diag::outln!("{cpus} CPU(s), {n} tasks: edf/smart jobs-per-second ratio {:.2}", e / s);
+        let Some(e) = get("edf") else { continue };
+        for p in policies.iter().filter(|p| *p != "edf") {
+            if let Some(s) = get(p) {
+                diag::outln!("{cpus} CPU(s), {n} tasks: edf/{p} jobs-per-second ratio {:.2}", e / s);
+            }
         }
     }
     diag::outln!(

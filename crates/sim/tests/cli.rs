@@ -690,6 +690,37 @@ fn bench_refuses_numbers_that_would_wrap_or_run_for_ever_before_running() {
 }
 
 #[test]
+fn bench_prints_each_policys_ratio_to_edf_measured_in_the_run() {
+    let (code, out, err) = smartsim(&[
+        "bench",
+        "--cpus",
+        "1",
+        "--tasks",
+        "10",
+        "--seconds",
+        "1",
+        "--repeat",
+        "1",
+        "--mix-seconds",
+        "0",
+        "--policies",
+        "smart,edf,eevdf",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Each ratio is the table's jobs per second of EDF over the policy's.
+    let rate = |p: &str| -> f64 {
+        let row = out.lines().find(|l| l.split_whitespace().next() == Some(p)).expect("a row per policy");
+        row.split_whitespace().nth(6).unwrap().parse().unwrap()
+    };
+    for p in ["smart", "eevdf"] {
+        let line = format!("1 CPU(s), 10 tasks: edf/{p} jobs-per-second ratio ");
+        let printed: f64 = out.lines().find_map(|l| l.strip_prefix(&line)).expect(&line).parse().unwrap();
+        assert!((printed - rate("edf") / rate(p)).abs() < 0.006, "{p}: {printed} in {out}");
+    }
+    assert!(!out.contains("edf/edf"), "{out}");
+}
+
+#[test]
 fn times_on_the_command_line_stop_at_max_time() {
     let (code, _, err) = smartsim(&["run", "crates/workload/examples/mix.toml", "--window", "1000001h"]);
     assert_eq!(code, 2);
