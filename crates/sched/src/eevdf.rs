@@ -333,7 +333,7 @@ fn vdelta(delta: Nanos, w: u64) -> i64 {
 /// A member's place in the queue, (deadline, join order), packed in one integer that orders as the
 /// pair (the deadline's sign bit flipped), so that comparing two is one comparison without branches.
 fn key(deadline: i64, seq: u64) -> u128 {
-    let d = deadline.cast_unsigned() ^ (1 << 63);
+    let d = (deadline as u64) ^ (1 << 63);
     (u128::from(d) << 64) | u128::from(seq)
 }
 
