@@ -367,8 +367,8 @@ fn a_cpu_task_starts_and_an_interactive_task_wakes_when_the_simulators_do() {
 /// The same scenario simulated and run for real, both written as the project's trace and compared
 /// task by task (`smartsim trace diff`'s computation): every task is found in both, the periodic
 /// tasks get about the CPU their work needs in both (1 ms in 10 ms, 2-3 ms in 20 ms), and the trace
-/// hourglass writes says what its own results say (CPU time per thread, one Wake record per measured
-/// wake-up).
+/// hourglass writes says what its own results say (CPU time per thread, less what it cuts where two
+/// threads' intervals overlap on one CPU; one Wake record per measured wake-up).
 #[test]
 fn a_simulated_and_a_real_run_of_one_scenario_compare_task_by_task_through_their_traces() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -396,9 +396,27 @@ fn a_simulated_and_a_real_run_of_one_scenario_compare_task_by_task_through_their
         let s = b.tasks.iter().find(|s| s.name == t.spec.name).expect("every thread is a task");
         // The intervals hold exactly the clock ticks hourglass counted as received; each interval's
         // two ends are converted to nanoseconds on their own, which may round each by under 1 ns.
-        let n = r.intervals.iter().filter(|i| i.thread as usize == t.id).count() as u64;
+        let mine = || r.intervals.iter().filter(|i| i.thread as usize == t.id);
+        let n = mine().count() as u64;
+        // Where another thread's interval overlaps one of this thread's on the same CPU (an
+        // interval is put on the CPU it started on, and a thread may move within one when the
+        // machine is busy), the trace runs them one at a time and cuts one of them: this thread's
+        // trace may lose up to its overlap with the others, and never gains.
+        let overlap: u64 = mine()
+            .map(|i| {
+                let others = r.intervals.iter().filter(|o| o.thread != i.thread && o.cpu == i.cpu);
+                others.map(|o| i.end_ns.min(o.end_ns).saturating_sub(i.start_ns.max(o.start_ns))).sum::<u64>()
+            })
+            .sum();
+        // Records the full buffer dropped (counted in `r.dropped`) are missing from the trace too.
         let (got, want) = (s.cpu_ns, t.cpu_ns);
-        assert!(got.abs_diff(want) <= 2 * n + 1, "{}: trace {got} ns, hourglass {want} ns", t.spec.name);
+        assert!(
+            got <= want + 2 * n + 1 && (r.dropped > 0 || got + overlap + 2 * n + 1 >= want),
+            "{}: trace {got} ns, hourglass {want} ns, overlapping other threads' intervals {overlap} ns, \
+             records dropped {}",
+            t.spec.name,
+            r.dropped
+        );
     }
 
     let d = trace::diff::diff(&a, &b);
