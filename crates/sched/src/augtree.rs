@@ -11,10 +11,10 @@
 //!
 //! **Members are slots.** A member is a small index (a task id): its node lives at that index (plus
 //! one: index 0 is a sentinel standing for "no node") of an arena, so joining and leaving allocate
-//! nothing once the arena has grown to the largest slot,
-//! and a member is removed by its slot without searching for its key. (Packing the members' nodes
-//! at the front of the arena instead, a leaving node replaced by the last, was measured slower:
-//! moving a node touches its parent and children too.)
+//! nothing once the arena has grown to the largest slot, and a member is removed by its slot
+//! without searching for its key. (Packing the members' nodes at the front of the arena instead, a
+//! leaving node replaced by the last, was measured slower: moving a node touches its parent and
+//! children too.)
 //!
 //! **Invariants** (checked by `check` in the tests): keys are distinct; every key in a node's left
 //! subtree is smaller than its own and every key in its right subtree larger; a node's priority is

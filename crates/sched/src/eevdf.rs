@@ -470,8 +470,9 @@ impl Eevdf {
         if self.cfg.place_lag && members > 0 && tot.1 > 0 {
             let grown = tot.1 + i128::from(e.w);
             // In `i64` when it fits (both divisions truncate toward zero).
-            lag = match (i64::try_from(grown), i64::try_from(tot.1)) {
-                (Ok(g), Ok(w)) if e.vlag.checked_mul(g).is_some() => e.vlag * g / w,
+            let scaled = i64::try_from(grown).ok().and_then(|g| e.vlag.checked_mul(g));
+            lag = match (scaled, i64::try_from(tot.1)) {
+                (Some(p), Ok(w)) => p / w,
                 _ => (i128::from(e.vlag) * grown / tot.1).clamp(i128::from(i64::MIN), i128::from(i64::MAX))
                     as i64,
             };
@@ -1016,7 +1017,8 @@ mod tests {
             // Random runtimes, and those next to the average where rounding decides.
             let avg = if tot.1 == 0 { 0 } else { floor_avg(tot) };
             for v in near.iter().map(|d| avg.saturating_add(*d)).chain([v, avg]) {
-                proptest::prop_assert_eq!(v <= Eevdf::limit(tot), Eevdf::eligible(tot, v), "v {} at {:?}", v, tot);
+                let (by_limit, by_product) = (v <= Eevdf::limit(tot), Eevdf::eligible(tot, v));
+                proptest::prop_assert_eq!(by_limit, by_product, "v {} at {:?}", v, tot);
             }
         }
     }

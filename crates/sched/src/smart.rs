@@ -741,7 +741,7 @@ impl Smart {
         let (y, rem) = if alone {
             let y = TaskId(top);
             let (_, rem) = self.tasks[y.idx()].rt(now)?;
-            self.ready.at_unneeded = 0;
+            self.keep_at();
             self.n_fast_alone += 1;
             (y, rem)
         } else {
