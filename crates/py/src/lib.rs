@@ -138,11 +138,25 @@ fn run<'py>(
             Err(msg) if force => warns.push(format!("force=True: {msg}")),
             Err(msg) => anyhow::bail!("{msg} (from Python: pass force=True)"),
         }
+        let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
+        if force {
+            sim.limit_walked(None);
+        }
         let (r, rows) = if jobs {
-            smartsim::run_with_jobs(&scn, policy.as_deref())?
+            sim.record_jobs();
+            sim.run_until(u64::MAX);
+            sim.finish_all()
         } else {
-            (smartsim::run_scenario(&scn, policy.as_deref())?, Vec::new())
+            (sim.run(), Vec::new())
         };
+        if let Some(p) = &r.partial {
+            warns.push(format!(
+                "the run stopped {}: {}; its results are of the time simulated (\"partial\" in the result; \
+                 pass force=True to run it whole)",
+                p.describe(),
+                p.reason.cause()
+            ));
+        }
         let rows: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
         Ok((r.to_json(), rows, warns))
     });

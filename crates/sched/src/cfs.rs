@@ -85,7 +85,7 @@ use std::collections::BTreeSet;
 use crate::eevdf::NICE_0;
 use crate::linux::{self, FairMeaning};
 use crate::percpu::{self, Carry, RunQueue};
-use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
+use crate::registry::{opt, Entry, OptionDoc, Pace, Slice, Walks};
 use crate::{
     clamp_nanos, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
     TaskId, TaskParams, View, MS,
@@ -669,7 +669,7 @@ pub const ENTRY: Entry =
         .pace(|o, cpus| {
             let c = CfsConfig::from_options(o, cpus)?;
             // Preemption is checked at the tick: a task alone is looked at every tick.
-            Ok(Pace { slice: Some(Slice::of(o, "tick", c.tick)), timer: None, walks_tasks: false })
+            Ok(Pace { slice: Some(Slice::of(o, "tick", c.tick)), timer: None, walks: Walks::Nothing })
         });
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::fixed::{Ties, TIES_OPT};
-use crate::registry::{opt, Entry, LinuxClass, Pace, Slice};
+use crate::registry::{opt, Entry, LinuxClass, Pace, Slice, Walks};
 use crate::simso::{Rule, Shadow};
 use crate::MS;
 use crate::{
@@ -255,7 +255,7 @@ pub const ENTRY: Entry = Entry::new("edf", "edf.rs", |o, cpus| {
 .linux(LinuxClass::Deadline)
 .pace(|o, _| {
     let s = o.slice("slice", SLICE)?;
-    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
+    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks: Walks::Nothing })
 });
 
 /// The round-robin slice unless the scenario gives one.

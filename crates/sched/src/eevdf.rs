@@ -146,7 +146,7 @@
 use crate::augtree::MinTree;
 use crate::linux::{self, share_level, FairLevel, FairMeaning};
 use crate::percpu::{self, Carry, RunQueue};
-use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
+use crate::registry::{opt, Entry, OptionDoc, Pace, Slice, Walks};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop, TaskId,
     TaskParams, View, MS,
@@ -917,7 +917,7 @@ pub const ENTRY: Entry =
             // Without HRTICK a request ends at the next tick: slices are at least a tick apart.
             let base = Slice::of(o, "base_slice", c.base_slice);
             let slice = if c.hrtick || c.base_slice >= c.tick { base } else { Slice::of(o, "tick", c.tick) };
-            Ok(Pace { slice: Some(slice), timer: None, walks_tasks: false })
+            Ok(Pace { slice: Some(slice), timer: None, walks: Walks::Nothing })
         });
 
 #[cfg(test)]

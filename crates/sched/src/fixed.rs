@@ -44,7 +44,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::registry::{opt, Entry, LinuxClass, OptReader, Pace, PolicyError, Slice};
+use crate::registry::{opt, Entry, LinuxClass, OptReader, Pace, PolicyError, Slice, Walks};
 use crate::simso::{Rule, Shadow};
 use crate::MS;
 use crate::{
@@ -263,7 +263,7 @@ pub const RR: Entry = Entry::new("rr", "fixed.rs", |o, _| {
 .linux(LinuxClass::Rr)
 .pace(|o, _| {
     let s = o.slice("slice", RR_SLICE)?;
-    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
+    Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks: Walks::Nothing })
 });
 
 /// The registry's entry of `rt`.
@@ -275,7 +275,7 @@ pub const RT: Entry =
         .classes(&["fifo", "rr"])
         .pace(|o, _| {
             let s = o.slice("slice", RR_SLICE)?;
-            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks_tasks: false })
+            Ok(Pace { slice: Some(Slice::of(o, "slice", s)), timer: None, walks: Walks::Nothing })
         });
 
 /// The round-robin slice of `rr` and `rt` unless the scenario gives one.

@@ -186,7 +186,7 @@ use std::fmt;
 pub use crate::core::Core;
 pub use registry::{
     build, entry, names, pace, Entry, LinuxClass, OptReader, OptionDoc, Pace, Partition, PolicyError, Slice,
-    MIN_SLICE, REGISTRY,
+    Walks, MIN_SLICE, REGISTRY,
 };
 pub use usage::Usage;
 pub use view::{State, View};
@@ -521,6 +521,14 @@ pub trait Policy {
     /// The policy's own counters (the core counts decisions), for statistics.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+    /// The work of a policy whose decisions walk its tasks ([`Pace::walks`]) so far: the
+    /// tasks (or working-schedule entries) its loops have visited since it was built, each a few
+    /// nanoseconds. A driver that bounds a run's time reads it between decisions (the simulator
+    /// stops a run past its limit, marked partial); 0 for a policy whose decisions take constant or
+    /// logarithmic time (the default). Wrappers add up their parts'.
+    fn walked(&self) -> u64 {
+        0
     }
 }
 

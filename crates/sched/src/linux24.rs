@@ -102,7 +102,7 @@
 //! kernel walked it (O(runnable tasks)).
 
 use crate::linux::FairMeaning;
-use crate::registry::{opt, Entry, OptionDoc, Pace, Slice};
+use crate::registry::{opt, Entry, OptionDoc, Pace, Slice, Walks};
 use crate::{
     slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, State, Stop, TaskId,
     TaskParams, View,
@@ -194,6 +194,8 @@ pub struct Linux24 {
     last_schedule: Vec<Nanos>,
     recalculations: u64,
     yields: u64,
+    /// Tasks the decisions and epochs have visited ([`Policy::walked`]).
+    walked: u64,
 }
 
 impl Linux24 {
@@ -210,6 +212,7 @@ impl Linux24 {
             mm: vec![None; cpus],
             last_schedule: vec![0; cpus],
             recalculations: 0,
+            walked: 0,
             yields: 0,
         }
     }
@@ -288,6 +291,7 @@ impl Linux24 {
     /// The end of an epoch: every task, `counter = counter / 2 + NICE_TO_TICKS(nice)`.
     fn recalculate(&mut self, v: &View) {
         self.recalculations += 1;
+        self.walked += self.tasks.len() as u64;
         for i in 0..self.tasks.len() {
             if !self.tasks[i].live {
                 continue;
@@ -417,6 +421,8 @@ impl Policy for Linux24 {
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
         let mm = self.mm[cpu as usize];
         let next = loop {
+            // The goodness of every task queued, and the yield marks cleared below.
+            self.walked += (self.runqueue.len() + self.tasks.len()) as u64;
             let mut c = -1000;
             let mut next = None;
             for &p in &self.runqueue {
@@ -488,6 +494,10 @@ impl Policy for Linux24 {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("recalculations", self.recalculations), ("yields", self.yields)]
     }
+
+    fn walked(&self) -> u64 {
+        self.walked
+    }
 }
 
 /// The options of `linux-2.4`.
@@ -520,7 +530,7 @@ pub const ENTRY: Entry = Entry::new("linux-2.4", "linux24.rs", |o, cpus| {
     // It decides at least every tick a task runs on (a nice-19 slice at 100 Hz is one tick), and
     // every decision walks the run queue.
     let hz = read_hz(o)?;
-    Ok(Pace { slice: Some(Slice::of(o, "hz", tick_of(hz))), timer: None, walks_tasks: true })
+    Ok(Pace { slice: Some(Slice::of(o, "hz", tick_of(hz))), timer: None, walks: Walks::Tasks })
 });
 
 #[cfg(test)]

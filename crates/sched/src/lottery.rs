@@ -24,7 +24,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::registry::{opt, Entry, Pace, Slice};
+use crate::registry::{opt, Entry, Pace, Slice, Walks};
 use crate::{
     preempt_lower_rank, slot, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running,
     Stop, TaskId, TaskParams, View, MS,
@@ -47,6 +47,8 @@ pub struct Lottery {
     /// Per task: its compensation factor (1 = none).
     compensation: Vec<f64>,
     lotteries: u64,
+    /// Tasks the draws have visited ([`Policy::walked`]).
+    walked: u64,
 }
 
 impl Lottery {
@@ -58,6 +60,7 @@ impl Lottery {
             queue: Vec::new(),
             compensation: Vec::new(),
             lotteries: 0,
+            walked: 0,
         }
     }
 
@@ -107,6 +110,8 @@ impl Policy for Lottery {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
+        // The top priority, the tickets, the draw: up to three passes over the queue.
+        self.walked += 3 * self.queue.len() as u64;
         let allowed = |t: &TaskId| v.allows(*t, cpu);
         let top = self.queue.iter().filter(|t| allowed(t)).map(|&t| v.params(t).priority).max()?;
         let in_lottery = |t: &TaskId| allowed(t) && v.params(*t).priority == top;
@@ -147,6 +152,10 @@ impl Policy for Lottery {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("lotteries", self.lotteries)]
     }
+
+    fn walked(&self) -> u64 {
+        self.walked
+    }
 }
 
 /// The registry's entry of `lottery`.
@@ -157,7 +166,7 @@ pub const ENTRY: Entry = Entry::new("lottery", "lottery.rs", |o, _| Ok(Box::new(
     .options(&[opt("quantum", "10ms", "how long a winner runs"), opt("seed", "1", "the seed of the draws")])
     .pace(|o, _| {
         let q = o.slice("quantum", DEFAULT_QUANTUM)?;
-        Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None, walks_tasks: true })
+        Ok(Pace { slice: Some(Slice::of(o, "quantum", q)), timer: None, walks: Walks::Tasks })
     });
 
 #[cfg(test)]

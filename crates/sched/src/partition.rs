@@ -156,6 +156,10 @@ impl Policy for Partitioned {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.parts.counters()
     }
+
+    fn walked(&self) -> u64 {
+        self.parts.walked()
+    }
 }
 
 /// First fit by decreasing utilisation, as SimSo's `decreasing_first_fit`: tasks sorted by

@@ -196,4 +196,9 @@ impl<Q: ?Sized + Policy> Parts<Q> {
         }
         sum
     }
+
+    /// [`Policy::walked`]: the parts' added up.
+    pub fn walked(&self) -> u64 {
+        self.parts.iter().map(|p| p.policy.walked()).sum()
+    }
 }

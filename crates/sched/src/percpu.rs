@@ -929,6 +929,10 @@ impl Policy for PerCpu {
         self.kicks.pop()
     }
 
+    fn walked(&self) -> u64 {
+        self.parts.walked()
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut c = self.parts.counters();
         c.push(("balance_pulls", self.pulls));

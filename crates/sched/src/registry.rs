@@ -125,10 +125,23 @@ pub struct Pace {
     pub slice: Option<Slice>,
     /// The period of its own timer that reschedules every CPU (`ts`'s `ts_update`), if it has one.
     pub timer: Option<Nanos>,
-    /// Whether each decision walks every runnable task (SMART rebuilds its working schedule from all
-    /// its candidates at every decision, ch. 4): a decision then costs in proportion to the tasks,
-    /// and the estimate counts events × tasks as well as events.
-    pub walks_tasks: bool,
+    /// Whether its decisions walk its runnable tasks, and how: the estimate counts the tasks
+    /// walked beside the events, and the policy counts them as it goes ([`crate::Policy::walked`]).
+    pub walks: Walks,
+}
+
+/// How a policy's decisions walk its tasks ([`Pace::walks`]); ordered from the cheapest.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Walks {
+    /// In constant or logarithmic time.
+    #[default]
+    Nothing,
+    /// Every runnable task, at each decision (lottery's draw, Linux 2.4's goodness): events × tasks.
+    Tasks,
+    /// Every runnable task at each decision, and, when the requests of its periodic tasks ask for
+    /// more than the CPUs, every candidate inserted one by one with a check of the schedule so far
+    /// (SMART's working schedule in overload, §4.6): events × tasks².
+    TasksSquaredInOverload,
 }
 
 /// The pace of a policy without slices or timers of its own.

@@ -361,7 +361,7 @@ fn pace(o: &mut OptReader<'_>, cpus: usize) -> Result<Pace, PolicyError> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        out.walks_tasks |= p.walks_tasks;
+        out.walks = out.walks.max(p.walks);
     }
     Ok(out)
 }
@@ -740,6 +740,10 @@ impl Policy for Stack {
             }
         }
         None
+    }
+
+    fn walked(&self) -> u64 {
+        self.layers.iter().map(|l| l.policy.walked()).sum()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

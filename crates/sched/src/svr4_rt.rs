@@ -42,7 +42,7 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{Entry, LinuxClass, Pace, Slice};
+use crate::registry::{Entry, LinuxClass, Pace, Slice, Walks};
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
     State, Stop, TaskId, TaskParams, View, MS,
@@ -225,7 +225,7 @@ pub const RT: Entry = Entry::new("svr4-rt", "svr4_rt.rs", |_, _| Ok(Box::new(Svr
     .pace(|_, _| {
         // Its shortest quantum is the table's (100 ms at priorities 50-59).
         let q = RT_QUANTA.iter().map(|&ms| Nanos::from(ms) * MS).min().unwrap_or(MS);
-        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: None, walks_tasks: false })
+        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: None, walks: Walks::Nothing })
     });
 
 /// The registry's entry of `sys`.

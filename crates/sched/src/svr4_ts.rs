@@ -87,7 +87,7 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{Entry, Pace, Slice};
+use crate::registry::{Entry, Pace, Slice, Walks};
 use crate::ts::Level;
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
@@ -446,7 +446,7 @@ pub const ENTRY: Entry = Entry::new("svr4-ts", "svr4_ts.rs", |_, _| Ok(Box::new(
     .pace(|_, _| {
         // Its shortest quantum is its table's (100 ms at levels 50-59); `ts_update` runs every second.
         let q = SVR4.iter().map(|l| Nanos::from(l.quantum_ms) * MS).min().unwrap_or(MS);
-        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: Some(UPDATE), walks_tasks: false })
+        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: Some(UPDATE), walks: Walks::Nothing })
     });
 
 #[cfg(test)]

@@ -57,7 +57,7 @@
 use std::collections::VecDeque;
 
 use crate::linux::FairMeaning;
-use crate::registry::{Entry, Pace, Slice};
+use crate::registry::{Entry, Pace, Slice, Walks};
 use crate::{
     preempt_lower_rank, slot, take_first_allowed, Availability, CpuId, Dispatch, Nanos, Policy, Running,
     State, Stop, TaskId, TaskParams, View, MS,
@@ -429,7 +429,7 @@ pub const ENTRY: Entry = Entry::new("ts", "ts.rs", |_, _| Ok(Box::new(TimeSharin
     .pace(|_, _| {
         // Its shortest quantum is its table's (20 ms at the top level); `ts_update` runs every second.
         let q = SOLARIS.iter().map(|l| Nanos::from(l.quantum_ms) * MS).min().unwrap_or(MS);
-        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: Some(UPDATE), walks_tasks: false })
+        Ok(Pace { slice: Some(Slice { nanos: q, key: None }), timer: Some(UPDATE), walks: Walks::Nothing })
     });
 
 #[cfg(test)]

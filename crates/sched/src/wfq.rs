@@ -21,7 +21,7 @@
 //! overload every real-time task is proportionally late (Nieh §4.8.2).
 
 use crate::fair::FairQueues;
-use crate::registry::{opt, Entry, Pace, Slice};
+use crate::registry::{opt, Entry, Pace, Slice, Walks};
 use crate::{
     least_important, Availability, CpuId, Dispatch, Nanos, OptReader, Policy, PolicyError, Running, Stop,
     TaskId, TaskParams, View, MS,
@@ -143,7 +143,7 @@ pub const WFQ_CREDIT: Entry = Entry::new("wfq-credit", "wfq.rs", |o, cpus| {
 /// The pace of either: a slice end per quantum.
 fn pace(o: &mut OptReader<'_>, _: usize) -> Result<Pace, PolicyError> {
     let c = WfqConfig::from_options(o, false)?;
-    Ok(Pace { slice: Some(Slice::of(o, "quantum", c.quantum)), timer: None, walks_tasks: false })
+    Ok(Pace { slice: Some(Slice::of(o, "quantum", c.quantum)), timer: None, walks: Walks::Nothing })
 }
 
 #[cfg(test)]

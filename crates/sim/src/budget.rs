@@ -8,8 +8,13 @@
 //!   policy tells its shortest slice and its timer from the scenario's options through the registry
 //!   ([`sched::pace`]: eevdf's `base_slice` or `tick`, ts's table, the others' `quantum` or `slice`);
 //! - **tasks walked**: events × tasks for a policy whose every decision walks the runnable tasks
-//!   (smart's working schedule, lottery's draw: [`sched::Pace::walks_tasks`]), as if every task were
-//!   runnable at once (tasks released together are);
+//!   (smart's working schedule, lottery's draw: [`sched::Pace::walks`]), as if every task were
+//!   runnable at once (tasks released together are), and × tasks again for SMART when its periodic
+//!   tasks ask for more than the CPUs (each decision then inserts its candidates one by one). This
+//!   worst case is far above what most runs walk (SMART's fast decision walks nothing), so it refuses
+//!   up front only a run whose worst case is days ([`MAX_WALKED_AT_WORST`]); the others start, and
+//!   the run stops itself, marked partial, once the policy has walked [`MAX_WALKED`]
+//!   ([`crate::Sim::limit_walked`]: a few minutes);
 //! - **CPUs looked at**: events × CPUs on several CPUs (a woken task is offered the idle CPUs, and
 //!   the running ones may be asked about), held to a bound of its own ([`MAX_CPU_VISITS`]);
 //! - **memory**: 2 KB per task, 16 bytes per request (its latency and response samples), 128 more
@@ -28,11 +33,15 @@ pub const MAX_MEMORY: u64 = 2 << 30;
 pub const MAX_OUTPUT: u64 = 10_000_000_000;
 /// Events a run may simulate without `--force` (the engine does some millions a second).
 pub const MAX_EVENTS: u64 = 2_000_000_000;
-/// Tasks walked by a policy whose decisions walk every runnable task ([`sched::Pace::walks_tasks`]:
-/// smart, lottery), counted as events × tasks, without `--force`: SMART walks about 2.5·10⁸ a second
-/// on this project's 2-core machine (80,000 tasks released together: 1.9·10¹⁰ in 75 s), so this is
-/// the few minutes [`MAX_EVENTS`] allows a policy that decides in constant or logarithmic time.
+/// Tasks a run's policy may walk without `--force` ([`sched::Policy::walked`], counted as it goes:
+/// the run stops, marked partial, past it): SMART walks about 2.5·10⁸ a second on this project's
+/// 2-core machine (80,000 tasks released together: 1.9·10¹⁰ in 75 s), so this is the few minutes
+/// [`MAX_EVENTS`] allows a policy that decides in constant or logarithmic time.
 pub const MAX_WALKED: u64 = 50_000_000_000;
+/// Tasks walked at worst ([`Estimate::walked`]) over which a run is refused before it starts, without
+/// `--force`: a thousand times [`MAX_WALKED`], days of walking, which no run of it would be stopped
+/// short of by much.
+pub const MAX_WALKED_AT_WORST: u64 = 1000 * MAX_WALKED;
 /// CPUs looked at (events × CPUs on several CPUs) without `--force`: wfq on 256 CPUs looks at about
 /// 3·10⁷ a second on this project's 2-core machine (3.2·10⁸ in 11 s; 6·10⁷ a second on 64 CPUs), so
 /// this too is a few minutes.
@@ -69,9 +78,15 @@ pub struct Estimate {
     pub samples: u64,
     /// Events in all.
     pub events: u64,
-    /// Tasks walked by the policy's decisions: events × tasks when each decision walks every
-    /// runnable task (an upper bound: every task may be runnable at once), else 0.
+    /// Tasks walked by the policy's decisions at worst: events × tasks when each decision walks every
+    /// runnable task (every task may be runnable at once), × tasks again when it inserts them one by
+    /// one in overload ([`sched::Walks`]), else 0.
     pub walked: u64,
+    /// Tasks of the scenario.
+    pub tasks: u64,
+    /// Each decision inserts its candidates one by one ([`sched::Walks::TasksSquaredInOverload`]
+    /// with the periodic tasks asking for more than the CPUs): `walked` counts tasks twice.
+    pub walks_pairs: bool,
     /// CPUs looked at: events × CPUs on several CPUs (the core offers a woken task the idle CPUs
     /// and may ask about every running one), else 0; held to [`MAX_CPU_VISITS`].
     pub cpu_visits: u64,
@@ -123,12 +138,17 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
     // And it may wait in the server's queue, all of them at once behind a server that cannot keep up.
     let handed: u64 =
         scn.tasks.iter().filter(|t| t.send.is_some()).map(requests_of).fold(0u64, u64::saturating_add);
-    let (slice, timer, walks_tasks) = pace(scn, policy);
+    let (slice, timer, walks) = pace(scn, policy);
     let slices = (d / slice.0.max(1)).saturating_add(timer.map_or(0, |t| d / t.max(1))).saturating_mul(cpus);
     let sample = m.sample.unwrap_or_else(|| crate::metrics::default_sample(d, scn.tasks.len()));
     let samples = d / sample.max(1) + 1;
     let events = ticks.saturating_add(requests.saturating_mul(3)).saturating_add(slices);
-    let walked = if walks_tasks { events.saturating_mul(n) } else { 0 };
+    let walks_pairs = walks == sched::Walks::TasksSquaredInOverload && overloaded(scn);
+    let walked = match walks {
+        sched::Walks::Nothing => 0,
+        _ if walks_pairs => events.saturating_mul(n).saturating_mul(n),
+        _ => events.saturating_mul(n),
+    };
     let cpu_visits = if cpus > 1 { events.saturating_mul(cpus) } else { 0 };
     // Records of the trace: a stretch per slice or request end, a tick each, a release and an end
     // per request.
@@ -158,15 +178,44 @@ pub fn estimate(scn: &Scenario, policy: Option<&str>, out: Outputs) -> Estimate 
         let record = if out.jobs { 0 } else { 80 };
         memory = memory.saturating_add(requests.saturating_mul(record + 24 + 48 + 32));
     }
-    Estimate { ticks, requests, slices, slice, samples, events, walked, cpu_visits, memory, output }
+    Estimate {
+        ticks,
+        requests,
+        slices,
+        slice,
+        samples,
+        events,
+        walked,
+        tasks: n,
+        walks_pairs,
+        cpu_visits,
+        memory,
+        output,
+    }
 }
 
-/// The shortest slice (with the key that set it), the timer period and whether its decisions walk
-/// every task, of the policy that runs `scn`
+/// Whether the periodic tasks of `scn` ask for more than its CPUs (their exec over their period).
+fn overloaded(scn: &Scenario) -> bool {
+    let u: f64 = scn
+        .tasks
+        .iter()
+        .map(|t| match &t.model {
+            Model::Periodic(p) => p.utilization(),
+            _ => 0.0,
+        })
+        .sum();
+    u > f64::from(scn.machine.cpus)
+}
+
+/// The shortest slice (with the key that set it), the timer period and how its decisions walk
+/// the tasks, of the policy that runs `scn`
 /// (`policy` if it replaces the scenario's, with its defaults: the scenario's options are its own
 /// policy's). A policy or option the registry refuses is refused when the run builds it; until then
 /// it counts as slices of [`FALLBACK_SLICE`].
-fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>), Option<Nanos>, bool) {
+fn pace(
+    scn: &Scenario,
+    policy: Option<&str>,
+) -> ((Nanos, Option<&'static str>), Option<Nanos>, sched::Walks) {
     let opts = match policy {
         Some(p) if p != scn.scheduler.policy => sched::Options::new(),
         _ => scn.scheduler.policy_options(),
@@ -174,8 +223,8 @@ fn pace(scn: &Scenario, policy: Option<&str>) -> ((Nanos, Option<&'static str>),
     let name = policy.unwrap_or(&scn.scheduler.policy);
     let cpus = scn.machine.cpus as usize;
     match sched::pace(name, &opts, cpus) {
-        Ok(p) => (p.slice.map_or((FALLBACK_SLICE, None), |s| (s.nanos, s.key)), p.timer, p.walks_tasks),
-        Err(_) => ((FALLBACK_SLICE, None), None, false),
+        Ok(p) => (p.slice.map_or((FALLBACK_SLICE, None), |s| (s.nanos, s.key)), p.timer, p.walks),
+        Err(_) => ((FALLBACK_SLICE, None), None, sched::Walks::Nothing),
     }
 }
 
@@ -228,14 +277,21 @@ pub fn over(e: &Estimate) -> Vec<String> {
         }
         over.push(format!("about {} events, over the limit of {MAX_EVENTS}: {}", e.events, parts.join(", ")));
     }
-    if e.walked > MAX_WALKED {
+    if e.walked > MAX_WALKED_AT_WORST {
+        let n = e.tasks;
+        let (n, how) = if e.walks_pairs {
+            (
+                format!("{n} tasks × {n} tasks"),
+                "its periodic tasks ask for more than the CPUs, and each decision of this policy then \
+                 inserts every runnable task one by one, checking the schedule at each",
+            )
+        } else {
+            (format!("{n} tasks"), "each decision of this policy may walk every runnable task")
+        };
         over.push(format!(
-            "about {} tasks walked, over the limit of {MAX_WALKED}: each decision of this policy walks every \
-             runnable task (about {} events × {} tasks; fewer [[task]] tables, a shorter machine.duration, \
-             or another scheduler.policy)",
-            e.walked,
-            e.events,
-            e.walked / e.events.max(1)
+            "up to {} tasks walked, over the limit of {MAX_WALKED_AT_WORST}: {how} (about {} events × {n}; \
+             fewer [[task]] tables, a shorter machine.duration, or another scheduler.policy)",
+            e.walked, e.events,
         ));
     }
     if e.cpu_visits > MAX_CPU_VISITS {
@@ -319,23 +375,32 @@ mod tests {
     const EEVDF_1US: &str = "[machine]\nduration = \"DUR\"\ncpus = 2\n[scheduler]\npolicy = \"eevdf\"\nbase_slice = \"1us\"\nhrtick = true\n[[task]]\nname = \"a\"\nmodel = \"cpu\"\n";
 
     #[test]
-    fn a_policy_that_walks_every_task_is_held_to_the_tasks_it_walks() {
-        // 100,000 tasks released together: SMART walks them at every decision (about 3.3·10¹¹ task
-        // visits, hours), EDF does not; 1,000 of them are taken under both.
-        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"10us\"\nperiod = \"100ms\"\n";
-        let of = |n: usize| {
+    fn a_policy_that_walks_every_task_is_refused_up_front_only_when_its_worst_case_is_days() {
+        let task = "[[task]]\nname = \"tN\"\nmodel = \"periodic\"\nexec = \"EXEC\"\nperiod = \"100ms\"\n";
+        let of = |n: usize, exec: &str| {
+            let task = task.replace("EXEC", exec);
             let tasks: String = (0..n).map(|k| task.replace('N', &k.to_string())).collect();
             scn(&format!("[machine]\nduration = \"1s\"\n[scheduler]\npolicy = \"smart\"\n{tasks}"))
         };
-        let big = of(100_000);
-        let e = estimate(&big, None, Outputs::default());
-        assert_eq!(e.walked, e.events * 100_000);
+        // 100,000 tasks asking for ten CPUs: SMART inserts them one by one at every decision
+        // (about 3.3·10¹⁶ task visits, years); EDF walks none.
+        let over = of(100_000, "10us");
+        let e = estimate(&over, None, Outputs::default());
+        assert_eq!(e.walked, e.events * 100_000 * 100_000);
         let msg = check(&e, "t.toml").unwrap_err();
         assert!(msg.contains("tasks walked") && msg.contains("100000 tasks"), "{msg}");
-        assert_eq!(estimate(&big, Some("edf"), Outputs::default()).walked, 0);
-        assert!(check(&estimate(&big, Some("edf"), Outputs::default()), "t.toml").is_ok());
-        let small = of(1_000);
-        assert!(check(&estimate(&small, None, Outputs::default()), "t.toml").is_ok());
+        assert_eq!(estimate(&over, Some("edf"), Outputs::default()).walked, 0);
+        assert!(check(&estimate(&over, Some("edf"), Outputs::default()), "t.toml").is_ok());
+        // The same tasks asking for half the CPU: at worst each decision walks them all (6.6·10¹¹,
+        // more than MAX_WALKED), but the run starts, held to MAX_WALKED as it goes.
+        let under = of(100_000, "500ns");
+        let e = estimate(&under, None, Outputs::default());
+        assert_eq!(e.walked, e.events * 100_000);
+        assert!(e.walked > MAX_WALKED, "{e:?}");
+        assert!(check(&e, "t.toml").is_ok());
+        // lottery walks its tasks linearly, overloaded or not.
+        let e = estimate(&over, Some("lottery"), Outputs::default());
+        assert_eq!(e.walked, e.events * 100_000);
     }
 
     #[test]

@@ -20,6 +20,14 @@
 //! take both. The two latencies are named apart: `wake→dispatch` (a run's, from the nominal
 //! release) and `wake→run` (a trace's, from its Wake record). docs/glossary.md defines each word.
 //!
+//! **Runs are bounded** ([`budget`]): before a run, by an estimate of its events, memory, output and
+//! (for a policy whose decisions walk its tasks) the tasks walked at worst; while it runs, by the
+//! tasks its policy reports walked ([`sched::Policy::walked`], [`Sim::limit_walked`]): past the
+//! limit it stops, its results marked partial with the reason `over_budget` in the JSON contract
+//! (beside Ctrl-C's `interrupted`). The worst case of a walking policy is far above what it walks
+//! (SMART's fast decision walks nothing), so the up-front estimate refuses only what would take
+//! days and the run itself holds the rest to minutes; `--force` lifts both.
+//!
 //! Where it is weak: identical CPUs only (no speeds, caches shared or not, no topology); the timeline
 //! is sampled (default 1000 samples a run), so a figure
 //! shows no detail finer than a sample.
@@ -49,19 +57,6 @@ use workload::Scenario;
 /// Run a scenario with its own policy, or with `policy` instead.
 pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimResult> {
     Ok(simulator(scn, policy)?.run())
-}
-
-/// Run a scenario with its own policy, or with `policy` instead, recording what became of every
-/// request of a periodic task: the rows of `smartsim run --jobs` (and of the Python package's
-/// `run(..., jobs=True)`). The result is the same as [`run_scenario`]'s.
-pub fn run_with_jobs(
-    scn: &Scenario,
-    policy: Option<&str>,
-) -> anyhow::Result<(SimResult, Vec<engine::JobRecord>)> {
-    let mut sim = simulator(scn, policy)?;
-    sim.record_jobs();
-    sim.run_until(u64::MAX);
-    Ok(sim.finish_all())
 }
 
 /// The policy registry as `smartsim policies --format json` prints it (and the Python package's

@@ -17,6 +17,7 @@ mod progress;
 mod reproduce;
 #[path = "cli/taskset.rs"]
 mod taskset;
+use smartsim::result::PartialReason;
 use smartsim::{run_scenario, SimResult};
 
 #[derive(Parser)]
@@ -76,7 +77,9 @@ enum Cmd {
     /// its results of the time simulated so far are printed as usual, marked partial (a footer line;
     /// the JSON's "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its
     /// duration_ns the time simulated), and smartsim exits with status 130. A second Ctrl-C quits at
-    /// once.
+    /// once. A run whose policy walks its tasks at each decision (smart, lottery, linux-2.4) stops
+    /// itself the same way once it has walked 5e10 of them (minutes), unless --force: "reason":
+    /// "over_budget", status 3.
     Run {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -128,7 +131,8 @@ enum Cmd {
         gantt_window: Option<Window>,
         /// Run even if the estimate made before the run (events, memory, output; docs/scenario.md,
         /// "Limits, and why")
-        /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output.
+        /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output, tasks walked at worst
+        /// 5e13; and past the 5e10 tasks a policy may walk as it runs.
         #[arg(long)]
         force: bool,
     },
@@ -139,7 +143,8 @@ enum Cmd {
     /// the scenario's duration), events per second, policies done, time left. Ctrl-C stops it: the
     /// policies run are printed, the one running marked partial (a footer line; "partial" in its JSON
     /// object), those not started left out and named on standard error; status 130. A second Ctrl-C
-    /// quits at once.
+    /// quits at once. A policy's run that walks past its limit (see run) is marked partial too, and
+    /// the others still run; status 3.
     Compare {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -153,7 +158,8 @@ enum Cmd {
         /// Output format (json: one object per policy, one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
-        /// Run even if the estimate made before the run is over a limit (as `run --force`).
+        /// Run even if the estimate made before the run is over a limit, and past the tasks a policy
+        /// may walk (as `run --force`).
         #[arg(long)]
         force: bool,
     },
@@ -508,13 +514,13 @@ impl Window {
     }
 }
 
-/// `smartsim sweep`; whether Ctrl-C stopped it.
+/// `smartsim sweep`; how it ended (Ctrl-C, or a run past its walk limit: its rows marked partial).
 fn sweep(
     file: &Path,
     axes: &[smartsim::sweep::Axis],
     seeds: Option<smartsim::sweep::Seeds>,
     format: SweepFormat,
-) -> Result<bool> {
+) -> Result<Ended> {
     use smartsim::sweep;
     let watch = progress::interruptible()?;
     let path = file.display().to_string();
@@ -583,6 +589,8 @@ fn sweep(
             diag::out!("{}", t.render());
             if watch.stopping() {
                 diag::outln!("partial (Ctrl-C): {}", sweep_counts(&swept));
+            } else if swept.partial > 0 {
+                diag::outln!("partial ({}): {}", PartialReason::OverBudget.cause(), sweep_counts(&swept));
             }
         }
         SweepFormat::Csv => {
@@ -602,8 +610,17 @@ fn sweep(
     }
     if watch.stopping() {
         eprintln!("smartsim: sweep interrupted: {}", sweep_counts(&swept));
+        Ok(Ended::Interrupted)
+    } else if swept.partial > 0 {
+        eprintln!(
+            "smartsim: sweep: {} ({} in those runs)",
+            sweep_counts(&swept),
+            PartialReason::OverBudget.cause()
+        );
+        Ok(Ended::OverBudget)
+    } else {
+        Ok(Ended::Whole)
     }
-    Ok(watch.stopping())
 }
 
 /// `3 of 10 runs done, 2 stopped partway (rows marked partial), 5 not started`.
@@ -722,6 +739,7 @@ fn main() {
         Ok(Ended::Whole) => {}
         // The results printed are partial: the status says that the command did not finish.
         Ok(Ended::Interrupted) => std::process::exit(progress::INTERRUPTED),
+        Ok(Ended::OverBudget) => std::process::exit(OVER_BUDGET),
         Err(e) => {
             // An error may quote a name or a line of an input: shown as a terminal may show it.
             eprintln!("smartsim: {}", diag::visible_lines(&format!("{e:#}")));
@@ -736,6 +754,36 @@ enum Ended {
     Whole,
     /// Ctrl-C stopped it: what it printed is partial (status [`progress::INTERRUPTED`]).
     Interrupted,
+    /// A run's policy walked past the limit of a run without `--force`
+    /// ([`smartsim::budget::MAX_WALKED`]): what it printed is partial (status [`OVER_BUDGET`]).
+    OverBudget,
+}
+
+/// The exit status of a command whose run stopped itself past the tasks its policy may walk
+/// without `--force`, after printing its partial results.
+const OVER_BUDGET: i32 = 3;
+
+impl Ended {
+    /// How a command that ran `results`, watched by `watch`, ended.
+    fn of(watch: &smartsim::engine::Progress, results: &[SimResult]) -> Ended {
+        if watch.stopping() {
+            Ended::Interrupted
+        } else if over_budget(results).is_some() {
+            Ended::OverBudget
+        } else {
+            Ended::Whole
+        }
+    }
+}
+
+/// The runs of `results` that stopped past their walk limit, each `policy reason at … (cause)`, if any.
+fn over_budget(results: &[SimResult]) -> Option<String> {
+    let over: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.partial.as_ref().filter(|p| p.reason == PartialReason::OverBudget).map(|p| (r, p)))
+        .map(|(r, p)| format!("{} {} ({})", diag::visible(&r.policy), p.describe(), p.reason.cause()))
+        .collect();
+    (!over.is_empty()).then(|| over.join("; "))
 }
 
 fn real_main() -> Result<Ended> {
@@ -827,7 +875,7 @@ fn real_main() -> Result<Ended> {
                 || svg.is_some()
                 || gantt.is_some()
             {
-                let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
+                let mut sim = unbounded_if(smartsim::simulator(&scn, policy.as_deref())?, force);
                 if let Some(w) = gantt_window {
                     let mut g =
                         report::Gantt::new(&sim.trace_header(&file.display().to_string()), w.from, w.to);
@@ -868,7 +916,7 @@ fn real_main() -> Result<Ended> {
                 sim.run_until(u64::MAX);
                 sim.finish_all()
             } else {
-                let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
+                let mut sim = unbounded_if(smartsim::simulator(&scn, policy.as_deref())?, force);
                 sim.watch(std::sync::Arc::clone(&watch));
                 (sim.run(), Vec::new())
             };
@@ -943,11 +991,9 @@ fn real_main() -> Result<Ended> {
                 }
             }
             if let Some(p) = &r.partial {
-                eprintln!("smartsim: run {}: its results are partial", p.describe());
+                eprintln!("smartsim: run {}: its results are partial ({})", p.describe(), p.reason.cause());
             }
-            if watch.stopping() {
-                ended = Ended::Interrupted;
-            }
+            ended = Ended::of(&watch, std::slice::from_ref(&r));
         }
         Cmd::Compare { file, policies, format, force } => {
             let watch = progress::interruptible()?;
@@ -995,12 +1041,13 @@ fn real_main() -> Result<Ended> {
                     },
                 );
                 ended = Ended::Interrupted;
+            } else if let Some(over) = over_budget(&results) {
+                eprintln!("smartsim: compare: partial: {over}");
+                ended = Ended::OverBudget;
             }
         }
         Cmd::Sweep { file, set, seeds, format } => {
-            if sweep(&file, &set, seeds, format)? {
-                ended = Ended::Interrupted;
-            }
+            ended = sweep(&file, &set, seeds, format)?;
         }
         Cmd::Rta { file, blocking, format } => {
             let scn = load(&file)?;
@@ -1259,7 +1306,15 @@ fn compare_list<'s>(
             smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
         );
     }
-    policies.iter().map(|p| smartsim::simulator(scn, Some(p))).collect()
+    policies.iter().map(|p| smartsim::simulator(scn, Some(p)).map(|s| unbounded_if(s, force))).collect()
+}
+
+/// `sim`, free of the tasks its policy may walk ([`smartsim::Sim::limit_walked`]) if `force`.
+fn unbounded_if(mut sim: smartsim::Sim<'_>, force: bool) -> smartsim::Sim<'_> {
+    if force {
+        sim.limit_walked(None);
+    }
+    sim
 }
 
 /// `compare --policies all`: every registered policy that can run the scenario, in registry order;
@@ -1273,6 +1328,7 @@ fn all_policies(scn: &workload::Scenario, force: bool) -> Result<Vec<smartsim::S
             .and_then(|()| smartsim::simulator_keeping_partition(scn, name));
         match sim {
             Ok(s) => {
+                let s = unbounded_if(s, force);
                 held = held
                     .saturating_add(smartsim::budget::estimate(scn, Some(name), Default::default()).memory);
                 sims.push(s);
@@ -1481,7 +1537,11 @@ fn result_table(r: &SimResult) -> String {
 /// The table's line saying a run is partial (empty for a whole run).
 fn partial_line(r: &SimResult) -> String {
     r.partial.as_ref().map_or(String::new(), |p| {
-        format!("partial: {} (Ctrl-C); every figure above is of the time simulated\n", p.describe())
+        format!(
+            "partial: {} ({}); every figure above is of the time simulated\n",
+            p.describe(),
+            p.reason.cause()
+        )
     })
 }
 
@@ -1509,7 +1569,9 @@ fn compare_table(rs: &[SimResult], not_run: &[String]) -> String {
     let mut partial: Vec<String> = rs
         .iter()
         .filter_map(|r| {
-            r.partial.as_ref().map(|p| format!("{} {}", report::escape::visible(&r.policy), p.describe()))
+            r.partial.as_ref().map(|p| {
+                format!("{} {} ({})", report::escape::visible(&r.policy), p.describe(), p.reason.cause())
+            })
         })
         .collect();
     if !not_run.is_empty() {
@@ -1518,10 +1580,7 @@ fn compare_table(rs: &[SimResult], not_run: &[String]) -> String {
     let partial = if partial.is_empty() {
         String::new()
     } else {
-        format!(
-            "partial (Ctrl-C): {}; a partial run's figures are of the time it simulated\n",
-            partial.join("; ")
-        )
+        format!("partial: {}; a partial run's figures are of the time it simulated\n", partial.join("; "))
     };
     format!(
         "scenario {}\n{}{}{partial}",
@@ -1637,8 +1696,20 @@ fn timed_runs(scn: &workload::Scenario, repeat: usize) -> Result<(smartsim::SimR
     let mut r = None;
     for _ in 0..repeat.max(1) {
         let t0 = Instant::now();
-        r = Some(run_scenario(scn, None)?);
+        let run = run_scenario(scn, None)?;
         walls.push(t0.elapsed().as_secs_f64());
+        if let Some(p) = &run.partial {
+            // Only a run's own limit stops it here (bench is not watched): a rate of part of a run
+            // would not be the rate of the whole.
+            anyhow::bail!(
+                "bench: {} tasks under {}: {} ({}); give fewer --seconds or --tasks",
+                scn.tasks.len(),
+                run.policy,
+                p.describe(),
+                p.reason.cause()
+            );
+        }
+        r = Some(run);
     }
     walls.sort_by(f64::total_cmp);
     let spread = (walls[0], walls[walls.len() - 1]);

@@ -281,6 +281,10 @@ impl Timeline {
 pub enum PartialReason {
     /// Its watcher asked it to stop (`smartsim`: Ctrl-C, SIGINT).
     Interrupted,
+    /// Its policy walked more tasks than a run may without `--force` ([`crate::budget::MAX_WALKED`],
+    /// [`crate::Sim::limit_walked`]); `"over_budget"` in the JSON.
+    #[serde(rename = "over_budget")]
+    OverBudget,
 }
 
 impl PartialReason {
@@ -288,6 +292,18 @@ impl PartialReason {
     pub fn as_str(self) -> &'static str {
         match self {
             PartialReason::Interrupted => "interrupted",
+            PartialReason::OverBudget => "over_budget",
+        }
+    }
+
+    /// What stopped it, for a person: `Ctrl-C`, or the limit and how to go past it.
+    pub fn cause(self) -> String {
+        match self {
+            PartialReason::Interrupted => "Ctrl-C".to_string(),
+            PartialReason::OverBudget => format!(
+                "its policy walked more than {} tasks, the limit of a run without --force",
+                crate::budget::MAX_WALKED
+            ),
         }
     }
 }
@@ -305,9 +321,9 @@ pub struct Partial {
 }
 
 impl Partial {
-    /// A run interrupted at `at` of a scenario lasting `duration`.
-    pub fn interrupted(at: u64, duration: u64) -> Partial {
-        Partial { reason: PartialReason::Interrupted, simulated_ns: at, scenario_duration_ns: duration }
+    /// A run stopped for `reason` at `at` of a scenario lasting `duration`.
+    pub fn new(reason: PartialReason, at: u64, duration: u64) -> Partial {
+        Partial { reason, simulated_ns: at, scenario_duration_ns: duration }
     }
 
     /// One line for a person: `interrupted at 12.345 s of 1000 s simulated`.

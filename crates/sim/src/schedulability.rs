@@ -200,6 +200,16 @@ impl StudySpec {
         for p in &self.policies {
             let scn = set.scenario(&format!("<set {seed}>"), p, self.duration, fixed_priority(p))?;
             let r = crate::run_scenario(&scn, None)?;
+            if let Some(partial) = &r.partial {
+                // A run stopped partway has not shown that every deadline is met, nor that one is not.
+                anyhow::bail!(
+                    "the set of seed {seed} at utilisation {} under {p} stopped {}: {}; give fewer --tasks or \
+                     a shorter --duration",
+                    self.utilisations[i],
+                    partial.describe(),
+                    partial.reason.cause()
+                );
+            }
             out.push(r.tasks.iter().all(|t| t.deadlines.as_ref().is_none_or(|d| d.missed == 0)));
         }
         if rta {

@@ -220,3 +220,54 @@ fn a_terminal_gets_the_bar() {
     assert!(text.contains("events/s") && text.contains("/1000 s simulated"), "no bar: {text:.2000}");
     assert!(text.contains("\"partial\""), "{text:.2000}");
 }
+
+/// SMART's every decision walks its candidates: twenty tasks, some of them real-time.
+const WALKING: &str = "[machine]\nduration = \"10s\"\nhz = 1000\n[scheduler]\npolicy = \"smart\"\n\
+    ${tasks}[[task]]\nname = \"hog\"\nmodel = \"cpu\"\n";
+
+fn walking() -> workload::Scenario {
+    let tasks: String = (0..20)
+        .map(|k| {
+            format!(
+                "[[task]]\nname = \"p{k}\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"{}ms\"\n",
+                40 + k
+            )
+        })
+        .collect();
+    workload::parse_str(&WALKING.replace("${tasks}", &tasks), "walking.toml").unwrap()
+}
+
+#[test]
+fn a_run_past_the_tasks_its_policy_may_walk_stops_itself_with_partial_results() {
+    let scn = walking();
+    let mut whole = smartsim::simulator(&scn, None).unwrap();
+    whole.limit_walked(None);
+    whole.run_until(u64::MAX);
+    let all = whole.core().policy().walked();
+    assert!(all > 20_000, "{all} walked in the whole run");
+    let whole = whole.finish();
+    assert!(whole.partial.is_none());
+    // A limit of 2,000 stops it early, marked partial.
+    let mut sim = smartsim::simulator(&scn, None).unwrap();
+    sim.limit_walked(Some(2_000));
+    sim.run_until(u64::MAX);
+    assert!(sim.stopped());
+    let at = sim.now();
+    assert!(at > 0 && at < scn.machine.duration, "stopped at {at}");
+    let walked = sim.core().policy().walked();
+    assert!(walked > 2_000, "{walked}");
+    let r = sim.finish();
+    let p = r.partial.as_ref().expect("marked partial");
+    assert_eq!(p.reason, smartsim::result::PartialReason::OverBudget);
+    assert_eq!(r.to_json()["partial"]["reason"], "over_budget");
+    assert_eq!((p.simulated_ns, r.duration_ns), (at, at));
+    // Not far past it: the walk is read more often as it nears the limit.
+    assert!(walked < 3_000, "{walked} walked at the stop");
+    // By default a run is held to the budget's limit, which this one is far below.
+    let r = smartsim::run_scenario(&scn, None).unwrap();
+    assert_eq!(r, whole);
+    // A policy that walks nothing never stops for it.
+    let mut edf = smartsim::simulator(&scn, Some("edf")).unwrap();
+    edf.limit_walked(Some(0));
+    assert!(edf.run().partial.is_none());
+}

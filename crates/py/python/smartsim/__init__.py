@@ -108,7 +108,10 @@ def run(
             scenario's ``[scheduler]`` options apply only to its own policy.
         jobs: also return the per-job rows (one per request of a periodic task).
         force: run even if the estimate made before the run is over a limit (2e9 events, 2 GiB of
-            memory, 10 GB of output); a warning says so.
+            memory, 10 GB of output), and past the tasks a policy whose decisions walk its tasks
+            (smart, lottery, linux-2.4) may walk (5e10, minutes; without ``force`` the run stops
+            there, its result marked ``partial`` with the reason ``over_budget``, and a warning
+            says so); a warning says so.
 
     Returns:
         The run's JSON object as ``smartsim run FILE --format json`` prints it (the output

@@ -28,7 +28,7 @@ use sched::{Core, CpuId, Dispatch, Nanos, Notification, Stop, TaskId, TaskParams
 use workload::{Scenario, Stream};
 
 use crate::metrics::Metrics;
-use crate::result::{Partial, SimResult};
+use crate::result::{Partial, PartialReason, SimResult};
 use machine::Machine;
 pub use machine::{sleep_ends, timer_fires};
 pub use progress::{Progress, CHECK_EVERY};
@@ -76,8 +76,17 @@ pub struct Sim<'s> {
     check_in: u32,
     /// Who watches the run, and the simulated time last published to it.
     watch: Option<(Arc<Progress>, Nanos)>,
-    /// Stopped before its end when its watcher asked ([`Progress::stop`]).
+    /// Stopped before its end when its watcher asked ([`Progress::stop`]), or past its walk limit.
     stopped: bool,
+    /// Why it stopped (with `stopped`).
+    stop_reason: PartialReason,
+    /// The tasks its policy may walk ([`Sim::limit_walked`]).
+    walk_limit: Option<u64>,
+    /// Steps of the event loop left before the policy's walk is read again, of `walk_every`; the
+    /// walk read last.
+    walk_in: u32,
+    walk_every: u32,
+    walk_seen: u64,
 }
 
 impl<'s> Sim<'s> {
@@ -141,6 +150,11 @@ impl<'s> Sim<'s> {
             check_in: CHECK_EVERY,
             watch: None,
             stopped: false,
+            stop_reason: PartialReason::Interrupted,
+            walk_limit: Some(crate::budget::MAX_WALKED),
+            walk_in: 1,
+            walk_every: 1,
+            walk_seen: 0,
         };
         for (i, t) in scn.tasks.iter().enumerate() {
             sim.push(starts[i], Ev::Start, i as u32);
@@ -237,9 +251,21 @@ impl<'s> Sim<'s> {
         self.watch = Some((p, self.now));
     }
 
-    /// Whether the run stopped before its end because its watcher asked ([`Sim::watch`]).
+    /// Whether the run stopped before its end because its watcher asked ([`Sim::watch`]) or its
+    /// policy walked past its limit ([`Sim::limit_walked`]).
     pub fn stopped(&self) -> bool {
         self.stopped
+    }
+
+    /// Stop the run, marked partial (`"over_budget"`), once its policy has walked more than `limit`
+    /// tasks ([`sched::Policy::walked`]); `None`: never (`--force`). By default
+    /// [`crate::budget::MAX_WALKED`]. The walk is read between steps, once the instant is settled:
+    /// the first time after one step, then after as many steps as would walk half of what is left
+    /// at the rate of the last ones (at most [`CHECK_EVERY`]: a policy that walks nothing is read
+    /// once in that many). A run so stops a step or a few past the limit, unless its steps walk far
+    /// more all at once than they did.
+    pub fn limit_walked(&mut self, limit: Option<u64>) {
+        self.walk_limit = limit;
     }
 
     /// Run to the end of the scenario (its duration, or when every task is done), or until its
@@ -280,6 +306,30 @@ impl<'s> Sim<'s> {
         self.stopped
     }
 
+    /// Whether the policy has walked past the run's limit ([`Sim::limit_walked`]); if not, when to
+    /// read it next.
+    #[cold]
+    #[inline(never)]
+    fn over_walk_limit(&mut self) -> bool {
+        let Some(limit) = self.walk_limit else {
+            self.walk_in = CHECK_EVERY;
+            return false;
+        };
+        let steps = u64::from(self.walk_every);
+        let walked = self.core.policy().walked();
+        if walked > limit && self.now < self.end {
+            self.stopped = true;
+            self.stop_reason = PartialReason::OverBudget;
+            return true;
+        }
+        // The steps that would walk half of what is left at the rate of the last ones.
+        let per_step = (walked - self.walk_seen.min(walked)).div_ceil(steps).max(1);
+        let next = (limit.saturating_sub(walked) / 2 / per_step).clamp(1, u64::from(CHECK_EVERY));
+        (self.walk_in, self.walk_every) = (next as u32, next as u32);
+        self.walk_seen = walked;
+        false
+    }
+
     fn run_loop(&mut self, limit: Nanos) {
         let limit = limit.min(self.end);
         loop {
@@ -307,6 +357,10 @@ impl<'s> Sim<'s> {
             // The instant is settled: a stop here leaves the state as at the end of a run.
             self.check_in -= 1;
             if self.check_in == 0 && self.check() {
+                return;
+            }
+            self.walk_in -= 1;
+            if self.walk_in == 0 && self.over_walk_limit() {
                 return;
             }
         }
@@ -568,7 +622,8 @@ impl<'s> Sim<'s> {
     pub fn finish(mut self) -> SimResult {
         self.stop_all();
         let cpus = self.m.cpus.iter().map(|c| c.stats.clone()).collect();
-        let partial = self.stopped.then(|| Partial::interrupted(self.now, self.end));
+        let partial = self.stopped.then(|| Partial::new(self.stop_reason, self.now, self.end));
+        tracing::debug!("{} tasks walked by the policy", self.core.policy().walked());
         self.metrics.result(self.scn, self.core.name(), self.core.counters(), cpus, partial)
     }
 }
