@@ -151,10 +151,11 @@ fn run<'py>(
         };
         if let Some(p) = &r.partial {
             warns.push(format!(
-                "the run stopped {}: {}; its results are of the time simulated (\"partial\" in the result; \
-                 pass force=True to run it whole)",
+                "the run stopped {}: {} ({}); its results are of the time simulated (\"partial\" in the \
+                 result; pass force=True to run it whole)",
                 p.describe(),
-                p.reason.cause()
+                p.reason.cause(),
+                smartsim::budget::MAX_WALKED
             ));
         }
         let rows: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;

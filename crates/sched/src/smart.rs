@@ -247,8 +247,8 @@ struct Ready {
 /// on, so a later decision whose earliest deadline is at least `from` may read its least slack
 /// from here. It stays a lower bound:
 ///
-/// - time takes one nanosecond a nanosecond from every `S(p)` (`now`; the running task's remaining
-///   estimate only shrinks as it runs): [`Bound::at`] is read as a decrement;
+/// - time takes one nanosecond a nanosecond from every `S(p)` (`now`; the running task is not a
+///   member while it runs): [`Bound::at`] is read as a decrement;
 /// - a member that leaves, or whose remaining estimate or future demand shrinks, raises every `S(p)`;
 /// - a member added (or grown) at deadline `d ≥ from` with `R` and `f` takes at most
 ///   `R + ⌈f·(last − d)⌉` from every `S(p)` up to `last` (every `p`, as `P`'s points are member

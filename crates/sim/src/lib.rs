@@ -25,7 +25,7 @@
 //! tasks its policy reports walked ([`sched::Policy::walked`], [`Sim::limit_walked`]): past the
 //! limit it stops, its results marked partial with the reason `over_budget` in the JSON contract
 //! (beside Ctrl-C's `interrupted`). The worst case of a walking policy is far above what it walks
-//! (SMART's fast decision walks nothing), so the up-front estimate refuses only what would take
+//! (SMART's fast decision seldom walks), so the up-front estimate refuses only what would take
 //! days and the run itself holds the rest to minutes; `--force` lifts both.
 //!
 //! Where it is weak: identical CPUs only (no speeds, caches shared or not, no topology); the timeline

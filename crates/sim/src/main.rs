@@ -613,9 +613,10 @@ fn sweep(
         Ok(Ended::Interrupted)
     } else if swept.partial > 0 {
         eprintln!(
-            "smartsim: sweep: {} ({} in those runs)",
+            "smartsim: sweep: {} ({} in those runs, {}; give fewer tasks or a shorter machine.duration)",
             sweep_counts(&swept),
-            PartialReason::OverBudget.cause()
+            PartialReason::OverBudget.cause(),
+            smartsim::budget::MAX_WALKED
         );
         Ok(Ended::OverBudget)
     } else {
@@ -781,9 +782,21 @@ fn over_budget(results: &[SimResult]) -> Option<String> {
     let over: Vec<String> = results
         .iter()
         .filter_map(|r| r.partial.as_ref().filter(|p| p.reason == PartialReason::OverBudget).map(|p| (r, p)))
-        .map(|(r, p)| format!("{} {} ({})", diag::visible(&r.policy), p.describe(), p.reason.cause()))
+        .map(|(r, p)| {
+            format!("{} {} ({}{})", diag::visible(&r.policy), p.describe(), p.reason.cause(), lift(p.reason))
+        })
         .collect();
     (!over.is_empty()).then(|| over.join("; "))
+}
+
+/// What lifts the limit that stopped a run of `run` or `compare`: nothing to say of Ctrl-C.
+fn lift(reason: PartialReason) -> String {
+    match reason {
+        PartialReason::Interrupted => String::new(),
+        PartialReason::OverBudget => {
+            format!(", {} without --force; --force runs it whole", smartsim::budget::MAX_WALKED)
+        }
+    }
 }
 
 fn real_main() -> Result<Ended> {
@@ -991,7 +1004,12 @@ fn real_main() -> Result<Ended> {
                 }
             }
             if let Some(p) = &r.partial {
-                eprintln!("smartsim: run {}: its results are partial ({})", p.describe(), p.reason.cause());
+                eprintln!(
+                    "smartsim: run {}: its results are partial ({}{})",
+                    p.describe(),
+                    p.reason.cause(),
+                    lift(p.reason)
+                );
             }
             ended = Ended::of(&watch, std::slice::from_ref(&r));
         }

@@ -300,10 +300,7 @@ impl PartialReason {
     pub fn cause(self) -> String {
         match self {
             PartialReason::Interrupted => "Ctrl-C".to_string(),
-            PartialReason::OverBudget => format!(
-                "its policy walked more than {} tasks, the limit of a run without --force",
-                crate::budget::MAX_WALKED
-            ),
+            PartialReason::OverBudget => "its policy walked past the run's limit of tasks walked".to_string(),
         }
     }
 }

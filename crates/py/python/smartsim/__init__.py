@@ -108,10 +108,10 @@ def run(
             scenario's ``[scheduler]`` options apply only to its own policy.
         jobs: also return the per-job rows (one per request of a periodic task).
         force: run even if the estimate made before the run is over a limit (2e9 events, 2 GiB of
-            memory, 10 GB of output), and past the tasks a policy whose decisions walk its tasks
-            (smart, lottery, linux-2.4) may walk (5e10, minutes; without ``force`` the run stops
-            there, its result marked ``partial`` with the reason ``over_budget``, and a warning
-            says so); a warning says so.
+            memory, 10 GB of output, 5e13 tasks walked at worst; a warning says so), and past the
+            tasks a policy whose decisions walk its tasks (smart, lottery, linux-2.4) may walk as it
+            runs (5e10, minutes; without ``force`` the run stops there, its result marked
+            ``partial`` with the reason ``over_budget``, and a warning says so).
 
     Returns:
         The run's JSON object as ``smartsim run FILE --format json`` prints it (the output
@@ -125,7 +125,8 @@ def run(
     Raises:
         ScenarioError: the scenario is refused (its ``file``, ``line``, ``column``, ``field``
             and ``message`` say where and why), or the policy cannot run it.
-        SmartsimError: the run is over a limit (and ``force`` is not set), or an unknown
+        SmartsimError: the estimate made before the run is over a limit (and ``force`` is not
+            set; a run that walks past its limit as it goes returns, partial), or an unknown
             ``policy`` was given.
         TypeError: ``scenario`` is none of the above, or a dict holds a value TOML cannot hold
             (``None``, an object).
