@@ -54,9 +54,22 @@ pub use result::SimResult;
 use sched::Options;
 use workload::Scenario;
 
-/// Run a scenario with its own policy, or with `policy` instead.
+/// Run a scenario with its own policy, or with `policy` instead, to its end: an error if the run
+/// stopped partway, its policy past the walk limit ([`Sim::limit_walked`]), as a result of part of
+/// the run would pass for the whole. (A caller that wants a partial result, or no limit, builds the
+/// [`Sim`] with [`simulator`].)
 pub fn run_scenario(scn: &Scenario, policy: Option<&str>) -> anyhow::Result<SimResult> {
-    Ok(simulator(scn, policy)?.run())
+    whole(simulator(scn, policy)?.run())
+}
+
+/// `r`, or an error naming why it stopped if it is partial.
+pub fn whole(r: SimResult) -> anyhow::Result<SimResult> {
+    match &r.partial {
+        None => Ok(r),
+        Some(p) => {
+            anyhow::bail!("{} under {} stopped {}: {}", r.scenario, r.policy, p.describe(), p.reason.cause())
+        }
+    }
 }
 
 /// The policy registry as `smartsim policies --format json` prints it (and the Python package's

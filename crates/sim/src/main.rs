@@ -18,7 +18,7 @@ mod reproduce;
 #[path = "cli/taskset.rs"]
 mod taskset;
 use smartsim::result::PartialReason;
-use smartsim::{run_scenario, SimResult};
+use smartsim::SimResult;
 
 #[derive(Parser)]
 #[command(
@@ -78,8 +78,8 @@ enum Cmd {
     /// the JSON's "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its
     /// duration_ns the time simulated), and smartsim exits with status 130. A second Ctrl-C quits at
     /// once. A run whose policy walks its tasks at each decision (smart, lottery, linux-2.4) stops
-    /// itself the same way once it has walked 5e10 of them (minutes), unless --force: "reason":
-    /// "over_budget", status 3.
+    /// itself the same way once it has walked 5e10 of them (minutes; see --walk-limit), unless
+    /// --force: "reason": "over_budget", status 3.
     Run {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -132,9 +132,11 @@ enum Cmd {
         /// Run even if the estimate made before the run (events, memory, output; docs/scenario.md,
         /// "Limits, and why")
         /// is over a limit: 2e9 events, 2 GiB of memory, 10 GB of output, tasks walked at worst
-        /// 5e13; and past the 5e10 tasks a policy may walk as it runs.
+        /// 5e13; and past the 5e10 tasks a policy may walk as it runs (unless --walk-limit).
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        walk: WalkLimit,
     },
     /// Run one scenario under several policies, one after another, and print them side by side.
     ///
@@ -162,6 +164,8 @@ enum Cmd {
         /// may walk (as `run --force`).
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        walk: WalkLimit,
     },
     /// Response-time analysis of a scenario's periodic tasks under fixed priorities on one CPU (Audsley;
     /// Tindell): each task's worst-case response time, with release jitter and blocking, against its
@@ -191,7 +195,9 @@ enum Cmd {
     /// the total (each run's duration, summed), events per second, runs done, time left. Ctrl-C stops
     /// it: the rows of the runs done are printed, those of the runs under way marked partial (a last
     /// column `partial`, only then; "partial" in their JSON lines), the runs not started left out, and
-    /// the counts said on standard error; status 130. A second Ctrl-C quits at once.
+    /// the counts said on standard error; status 130. A second Ctrl-C quits at once. A run that walks
+    /// past its limit (see run, --walk-limit) stops itself, its rows marked partial; the others still
+    /// run; status 3.
     Sweep {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -206,6 +212,8 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum, default_value = "table")]
         format: SweepFormat,
+        #[command(flatten)]
+        walk: WalkLimit,
     },
     /// Reproduce the papers' experiments: paper vs ours, with figures.
     Reproduce {
@@ -520,6 +528,7 @@ fn sweep(
     axes: &[smartsim::sweep::Axis],
     seeds: Option<smartsim::sweep::Seeds>,
     format: SweepFormat,
+    walk: WalkLimit,
 ) -> Result<Ended> {
     use smartsim::sweep;
     let watch = progress::interruptible()?;
@@ -539,7 +548,7 @@ fn sweep(
         .fold(0, u64::saturating_add);
     let runs = (scns.len() * seeds.len()) as u64;
     let bar = progress::bar(&watch, progress::Plan { total_ns, runs: (runs, "runs") });
-    let swept = sweep::run_watched(&scns, &params, &seeds, &watch);
+    let swept = sweep::run_watched(&scns, &params, &seeds, &watch, walk.walk_limit);
     drop(bar);
     let swept = swept?;
     let rows = &swept.rows;
@@ -588,9 +597,13 @@ fn sweep(
             }
             diag::out!("{}", t.render());
             if watch.stopping() {
-                diag::outln!("partial (Ctrl-C): {}", sweep_counts(&swept));
+                diag::outln!("partial (Ctrl-C): {}", sweep_counts(&swept, true));
             } else if swept.partial > 0 {
-                diag::outln!("partial ({}): {}", PartialReason::OverBudget.cause(), sweep_counts(&swept));
+                diag::outln!(
+                    "partial ({}): {}",
+                    PartialReason::OverBudget.cause(),
+                    sweep_counts(&swept, false)
+                );
             }
         }
         SweepFormat::Csv => {
@@ -609,14 +622,14 @@ fn sweep(
         }
     }
     if watch.stopping() {
-        eprintln!("smartsim: sweep interrupted: {}", sweep_counts(&swept));
+        eprintln!("smartsim: sweep interrupted: {}", sweep_counts(&swept, true));
         Ok(Ended::Interrupted)
     } else if swept.partial > 0 {
         eprintln!(
             "smartsim: sweep: {} ({} in those runs, {}; give fewer tasks or a shorter machine.duration)",
-            sweep_counts(&swept),
+            sweep_counts(&swept, false),
             PartialReason::OverBudget.cause(),
-            smartsim::budget::MAX_WALKED
+            walk.walk_limit.map_or(smartsim::budget::MAX_WALKED.to_string(), |n| format!("--walk-limit {n}"))
         );
         Ok(Ended::OverBudget)
     } else {
@@ -624,10 +637,13 @@ fn sweep(
     }
 }
 
-/// `3 of 10 runs done, 2 stopped partway (rows marked partial), 5 not started`.
-fn sweep_counts(s: &smartsim::sweep::Swept) -> String {
+/// `3 of 10 runs done, 2 stopped partway (their rows marked partial; 1 over budget), 5 not started`.
+fn sweep_counts(s: &smartsim::sweep::Swept, ctrl_c: bool) -> String {
+    // After Ctrl-C, which of the runs stopped partway stopped themselves, over budget.
+    let over =
+        if ctrl_c && s.over_budget > 0 { format!("; {} over budget", s.over_budget) } else { String::new() };
     format!(
-        "{} of {} runs done, {} stopped partway (their rows marked partial), {} not started",
+        "{} of {} runs done, {} stopped partway (their rows marked partial{over}), {} not started",
         s.done, s.runs, s.partial, s.not_started
     )
 }
@@ -766,10 +782,10 @@ const OVER_BUDGET: i32 = 3;
 
 impl Ended {
     /// How a command that ran `results`, watched by `watch`, ended.
-    fn of(watch: &smartsim::engine::Progress, results: &[SimResult]) -> Ended {
+    fn of(watch: &smartsim::engine::Progress, results: &[SimResult], walk: WalkLimit) -> Ended {
         if watch.stopping() {
             Ended::Interrupted
-        } else if over_budget(results).is_some() {
+        } else if over_budget(results, walk).is_some() {
             Ended::OverBudget
         } else {
             Ended::Whole
@@ -778,24 +794,74 @@ impl Ended {
 }
 
 /// The runs of `results` that stopped past their walk limit, each `policy reason at … (cause)`, if any.
-fn over_budget(results: &[SimResult]) -> Option<String> {
+fn over_budget(results: &[SimResult], walk: WalkLimit) -> Option<String> {
     let over: Vec<String> = results
         .iter()
         .filter_map(|r| r.partial.as_ref().filter(|p| p.reason == PartialReason::OverBudget).map(|p| (r, p)))
         .map(|(r, p)| {
-            format!("{} {} ({}{})", diag::visible(&r.policy), p.describe(), p.reason.cause(), lift(p.reason))
+            format!(
+                "{} {} ({}{})",
+                diag::visible(&r.policy),
+                p.describe(),
+                p.reason.cause(),
+                lift(p.reason, walk)
+            )
         })
         .collect();
     (!over.is_empty()).then(|| over.join("; "))
 }
 
-/// What lifts the limit that stopped a run of `run` or `compare`: nothing to say of Ctrl-C.
-fn lift(reason: PartialReason) -> String {
-    match reason {
-        PartialReason::Interrupted => String::new(),
-        PartialReason::OverBudget => {
+/// The limit that stopped a run of `run` or `compare`, and what lifts it: nothing to say of Ctrl-C.
+fn lift(reason: PartialReason, walk: WalkLimit) -> String {
+    match (reason, walk.walk_limit) {
+        (PartialReason::Interrupted, _) => String::new(),
+        (PartialReason::OverBudget, Some(n)) => format!(", --walk-limit {n}; a larger one runs it further"),
+        (PartialReason::OverBudget, None) => {
             format!(", {} without --force; --force runs it whole", smartsim::budget::MAX_WALKED)
         }
+    }
+}
+
+/// `--walk-limit` of run, compare and sweep.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+struct WalkLimit {
+    /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked N
+    /// tasks at its decisions (smart, lottery and linux-2.4 walk theirs; the others walk none).
+    /// An integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes), or none under the
+    /// --force of run and compare.
+    #[arg(long, value_parser = parse_walk_limit, value_name = "N")]
+    walk_limit: Option<u64>,
+}
+
+impl WalkLimit {
+    /// `sim` held to `--walk-limit` if given, else free of a limit if `force`, else at the default.
+    fn apply(self, mut sim: smartsim::Sim<'_>, force: bool) -> smartsim::Sim<'_> {
+        match self.walk_limit {
+            Some(n) => sim.limit_walked(Some(n)),
+            None if force => sim.limit_walked(None),
+            None => {}
+        }
+        sim
+    }
+}
+
+/// Parses `--walk-limit`: a whole number of tasks, in digits or e-notation, from 1 to 1e18.
+fn parse_walk_limit(s: &str) -> Result<u64, String> {
+    let bad = || {
+        format!("'{s}': give a whole number of tasks from 1 to 1e18, in digits or as digits e exponent: 2000000, 2e6")
+    };
+    let t = s.trim();
+    let n = match t.split_once(['e', 'E']) {
+        None => t.parse::<u64>().map_err(|_| bad())?,
+        Some((m, e)) => {
+            let (m, e) = (m.parse::<u64>().map_err(|_| bad())?, e.parse::<u32>().map_err(|_| bad())?);
+            10u64.checked_pow(e).and_then(|p| m.checked_mul(p)).ok_or_else(bad)?
+        }
+    };
+    if (1..=1_000_000_000_000_000_000).contains(&n) {
+        Ok(n)
+    } else {
+        Err(bad())
     }
 }
 
@@ -818,6 +884,7 @@ fn real_main() -> Result<Ended> {
             gantt,
             gantt_window,
             force,
+            walk,
         } => {
             let watch = progress::interruptible()?;
             // Every output file is planned before anything else: not the scenario, not another
@@ -888,7 +955,7 @@ fn real_main() -> Result<Ended> {
                 || svg.is_some()
                 || gantt.is_some()
             {
-                let mut sim = unbounded_if(smartsim::simulator(&scn, policy.as_deref())?, force);
+                let mut sim = walk.apply(smartsim::simulator(&scn, policy.as_deref())?, force);
                 if let Some(w) = gantt_window {
                     let mut g =
                         report::Gantt::new(&sim.trace_header(&file.display().to_string()), w.from, w.to);
@@ -929,7 +996,7 @@ fn real_main() -> Result<Ended> {
                 sim.run_until(u64::MAX);
                 sim.finish_all()
             } else {
-                let mut sim = unbounded_if(smartsim::simulator(&scn, policy.as_deref())?, force);
+                let mut sim = walk.apply(smartsim::simulator(&scn, policy.as_deref())?, force);
                 sim.watch(std::sync::Arc::clone(&watch));
                 (sim.run(), Vec::new())
             };
@@ -1008,12 +1075,12 @@ fn real_main() -> Result<Ended> {
                     "smartsim: run {}: its results are partial ({}{})",
                     p.describe(),
                     p.reason.cause(),
-                    lift(p.reason)
+                    lift(p.reason, walk)
                 );
             }
-            ended = Ended::of(&watch, std::slice::from_ref(&r));
+            ended = Ended::of(&watch, std::slice::from_ref(&r), walk);
         }
-        Cmd::Compare { file, policies, format, force } => {
+        Cmd::Compare { file, policies, format, force, walk } => {
             let watch = progress::interruptible()?;
             let scn = load(&file)?;
             let policies: Vec<&str> = policies.split(',').map(str::trim).collect();
@@ -1024,9 +1091,9 @@ fn real_main() -> Result<Ended> {
                          or a list of names"
                     );
                 }
-                all_policies(&scn, force)?
+                all_policies(&scn, force, walk)?
             } else {
-                compare_list(&scn, &policies, force)?
+                compare_list(&scn, &policies, force, walk)?
             };
             let (results, not_run) = compare_runs(&scn, sims, &watch);
             match format {
@@ -1059,13 +1126,13 @@ fn real_main() -> Result<Ended> {
                     },
                 );
                 ended = Ended::Interrupted;
-            } else if let Some(over) = over_budget(&results) {
+            } else if let Some(over) = over_budget(&results, walk) {
                 eprintln!("smartsim: compare: partial: {over}");
                 ended = Ended::OverBudget;
             }
         }
-        Cmd::Sweep { file, set, seeds, format } => {
-            ended = sweep(&file, &set, seeds, format)?;
+        Cmd::Sweep { file, set, seeds, format, walk } => {
+            ended = sweep(&file, &set, seeds, format, walk)?;
         }
         Cmd::Rta { file, blocking, format } => {
             let scn = load(&file)?;
@@ -1298,6 +1365,7 @@ fn compare_list<'s>(
     scn: &'s workload::Scenario,
     policies: &[&str],
     force: bool,
+    walk: WalkLimit,
 ) -> Result<Vec<smartsim::Sim<'s>>> {
     if let Some(k) = (1..policies.len()).find(|&k| policies[..k].contains(&policies[k])) {
         anyhow::bail!("--policies: {} given twice", diag::visible(policies[k]));
@@ -1324,20 +1392,12 @@ fn compare_list<'s>(
             smartsim::budget::MAX_MEMORY as f64 / (1u64 << 30) as f64
         );
     }
-    policies.iter().map(|p| smartsim::simulator(scn, Some(p)).map(|s| unbounded_if(s, force))).collect()
-}
-
-/// `sim`, free of the tasks its policy may walk ([`smartsim::Sim::limit_walked`]) if `force`.
-fn unbounded_if(mut sim: smartsim::Sim<'_>, force: bool) -> smartsim::Sim<'_> {
-    if force {
-        sim.limit_walked(None);
-    }
-    sim
+    policies.iter().map(|p| smartsim::simulator(scn, Some(p)).map(|s| walk.apply(s, force))).collect()
 }
 
 /// `compare --policies all`: every registered policy that can run the scenario, in registry order;
 /// the others are named with why on one line of stderr.
-fn all_policies(scn: &workload::Scenario, force: bool) -> Result<Vec<smartsim::Sim<'_>>> {
+fn all_policies(scn: &workload::Scenario, force: bool, walk: WalkLimit) -> Result<Vec<smartsim::Sim<'_>>> {
     let mut sims = Vec::new();
     let mut skipped = Vec::new();
     let mut held: u64 = 0;
@@ -1346,7 +1406,7 @@ fn all_policies(scn: &workload::Scenario, force: bool) -> Result<Vec<smartsim::S
             .and_then(|()| smartsim::simulator_keeping_partition(scn, name));
         match sim {
             Ok(s) => {
-                let s = unbounded_if(s, force);
+                let s = walk.apply(s, force);
                 held = held
                     .saturating_add(smartsim::budget::estimate(scn, Some(name), Default::default()).memory);
                 sims.push(s);
@@ -1714,7 +1774,7 @@ fn timed_runs(scn: &workload::Scenario, repeat: usize) -> Result<(smartsim::SimR
     let mut r = None;
     for _ in 0..repeat.max(1) {
         let t0 = Instant::now();
-        let run = run_scenario(scn, None)?;
+        let run = smartsim::simulator(scn, None)?.run();
         walls.push(t0.elapsed().as_secs_f64());
         if let Some(p) = &run.partial {
             // Only a run's own limit stops it here (bench is not watched): a rate of part of a run

@@ -559,6 +559,7 @@ fn run_seed(e: &Experiment, seed: Option<u64>) -> anyhow::Result<(Run, Vec<Metri
     sim.record_jobs();
     sim.run_until(u64::MAX);
     let (result, jobs) = sim.finish_all();
+    let result = crate::whole(result).with_context(|| format!("experiment {}", e.id))?;
     let draws = draws(&scenario, &jobs);
     let ideal = ideal_of_run(&scenario, &draws);
     let run = Run { scenario, result, ideal, draws };

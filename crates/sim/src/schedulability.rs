@@ -199,7 +199,7 @@ impl StudySpec {
         let mut out = Vec::with_capacity(self.policies.len() + 1);
         for p in &self.policies {
             let scn = set.scenario(&format!("<set {seed}>"), p, self.duration, fixed_priority(p))?;
-            let r = crate::run_scenario(&scn, None)?;
+            let r = crate::simulator(&scn, None)?.run();
             if let Some(partial) = &r.partial {
                 // A run stopped partway has not shown that every deadline is met, nor that one is not.
                 anyhow::bail!(

@@ -15,7 +15,7 @@ use serde::Serialize;
 use workload::Scenario;
 
 use crate::engine::Progress;
-use crate::result::{Partial, SimResult};
+use crate::result::{Partial, PartialReason, SimResult};
 
 /// Most runs a sweep makes (combinations × seeds).
 pub const MAX_RUNS: usize = 100_000;
@@ -294,16 +294,24 @@ impl Row {
 
 /// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task).
 pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64) -> Result<Vec<Row>> {
-    Ok(rows(params, seed, &simulate(scn, seed, None)?))
+    Ok(rows(params, seed, &simulate(scn, seed, None, None)?))
 }
 
 /// The combination's scenario `scn` simulated under `seed`, watched by `watch` if given.
-fn simulate(scn: &Scenario, seed: u64, watch: Option<&Arc<Progress>>) -> Result<SimResult> {
+fn simulate(
+    scn: &Scenario,
+    seed: u64,
+    watch: Option<&Arc<Progress>>,
+    walk_limit: Option<u64>,
+) -> Result<SimResult> {
     let mut scn = scn.clone();
     scn.machine.seed = seed;
     let mut sim = crate::simulator(&scn, None)?;
     if let Some(w) = watch {
         sim.watch(Arc::clone(w));
+    }
+    if let Some(n) = walk_limit {
+        sim.limit_walked(Some(n));
     }
     Ok(sim.run())
 }
@@ -316,7 +324,7 @@ pub fn run(
     seeds: &[u64],
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Row>> {
-    Ok(run_each(scenarios, params, seeds, None, progress)?.rows)
+    Ok(run_each(scenarios, params, seeds, None, None, progress)?.rows)
 }
 
 /// What a sweep watched by a [`Progress`] made: its rows (combination, seed, task), and its runs by
@@ -331,20 +339,25 @@ pub struct Swept {
     pub done: usize,
     /// Runs stopped before their end (their rows are marked [`Row::partial`]).
     pub partial: usize,
+    /// Of those, the runs that stopped themselves, their policy past the walk limit (the others
+    /// were stopped by `watch`).
+    pub over_budget: usize,
     /// Runs not started: the stop came first.
     pub not_started: usize,
 }
 
 /// As [`run`], every run watched by `watch` ([`crate::Sim::watch`]: its simulated time and steps
 /// add up there, and it counts each run done). Once `watch` is asked to stop, the running runs stop
-/// at their next check with partial results and the others are not started.
+/// at their next check with partial results and the others are not started. `walk_limit`: each
+/// run's ([`crate::Sim::limit_walked`]), else the default.
 pub fn run_watched(
     scenarios: &[Scenario],
     params: &[Vec<(String, String)>],
     seeds: &[u64],
     watch: &Arc<Progress>,
+    walk_limit: Option<u64>,
 ) -> Result<Swept> {
-    run_each(scenarios, params, seeds, Some(watch), &|| watch.run_done())
+    run_each(scenarios, params, seeds, Some(watch), walk_limit, &|| watch.run_done())
 }
 
 fn run_each(
@@ -352,6 +365,7 @@ fn run_each(
     params: &[Vec<(String, String)>],
     seeds: &[u64],
     watch: Option<&Arc<Progress>>,
+    walk_limit: Option<u64>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Swept> {
     use rayon::prelude::*;
@@ -365,20 +379,23 @@ fn run_each(
             if watch.is_some_and(|w| w.stopping()) {
                 return Ok(None);
             }
-            let r = simulate(&scenarios[c], seed, watch)?;
-            if r.partial.is_none() {
+            let r = simulate(&scenarios[c], seed, watch, walk_limit)?;
+            // A run past its walk limit has ended too: only one the stop cut short is not done.
+            if r.partial.as_ref().is_none_or(|p| p.reason == PartialReason::OverBudget) {
                 progress();
             }
             Ok(Some(r))
         })
         .collect();
-    let mut out = Swept { rows: Vec::new(), runs: jobs.len(), done: 0, partial: 0, not_started: 0 };
+    let mut out =
+        Swept { rows: Vec::new(), runs: jobs.len(), done: 0, partial: 0, over_budget: 0, not_started: 0 };
     for (&(c, seed), m) in jobs.iter().zip(made) {
         match m? {
             None => out.not_started += 1,
             Some(r) => {
-                if r.partial.is_some() {
+                if let Some(p) = &r.partial {
                     out.partial += 1;
+                    out.over_budget += usize::from(p.reason == PartialReason::OverBudget);
                 } else {
                     out.done += 1;
                 }

@@ -266,6 +266,10 @@ fn a_run_past_the_tasks_its_policy_may_walk_stops_itself_with_partial_results() 
     assert_eq!((p.simulated_ns, r.duration_ns), (at, at));
     // Not far past it: the walk is read more often as it nears the limit.
     assert!(walked < 3_000, "{walked} walked at the stop");
+    // A caller that runs to the end (run_scenario, the reproductions, the studies) gets an error,
+    // not part of a run passing for the whole.
+    let e = smartsim::whole(r).unwrap_err().to_string();
+    assert!(e.contains("stopped over_budget at") && e.contains("under smart"), "{e}");
     // By default a run is held to the budget's limit, which this one is far below.
     let r = smartsim::run_scenario(&scn, None).unwrap();
     assert_eq!(r, whole);

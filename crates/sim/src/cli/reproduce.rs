@@ -72,7 +72,7 @@ fn first_window_gantt(scn: &workload::Scenario, scenario_path: &str) -> Result<r
     });
     // A nanosecond past the window, so that what happens at its right edge (a release, say) is in.
     sim.run_until(to.saturating_add(1));
-    drop(sim.finish_all());
+    smartsim::whole(sim.finish())?;
     Ok(chart.into_inner().expect("set above"))
 }
 
@@ -590,7 +590,9 @@ fn quanta_of(run: &StudyRun, v: &str, task: &str) -> Vec<(f64, f64)> {
     let sink = std::rc::Rc::clone(&records);
     sim.trace_to(move |r| sink.borrow_mut().push(r));
     sim.run_until(u64::MAX);
-    drop(sim.finish());
+    if sim.finish().partial.is_some() {
+        return Vec::new(); // no figure of part of a run, as of a run that does not build
+    }
     let records = std::mem::take(&mut *records.borrow_mut());
     let Ok(tl) = trace::timeline::Timeline::from_records(&header, records.into_iter().map(Ok::<_, ()>))
     else {
