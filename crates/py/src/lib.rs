@@ -115,11 +115,13 @@ fn to_err(py: Python<'_>, e: anyhow::Error) -> PyErr {
 }
 
 /// Runs a scenario (the file at `path`, or `text` named `path` in messages) with its own policy or
-/// `policy`, refusing a run over the limits unless `force`; returns the run's JSON object (as
+/// `policy`, refusing a run over the limits unless `force`, and stopping it past `walk_limit` tasks
+/// walked (else the default limit, none under `force`); returns the run's JSON object (as
 /// `smartsim run --format json` prints it), the per-job rows as a dict of columns (if `jobs`; else
-/// `None`), and the scenario's warnings (with the limit passed, if `force` let it through).
+/// `None`), and the scenario's warnings (with the limit passed, if `force` let it through, and the
+/// run's stop, if it stopped partway).
 #[pyfunction]
-#[pyo3(signature = (text, path, policy=None, jobs=false, force=false))]
+#[pyo3(signature = (text, path, policy=None, jobs=false, force=false, walk_limit=None))]
 fn run<'py>(
     py: Python<'py>,
     text: Option<String>,
@@ -127,6 +129,7 @@ fn run<'py>(
     policy: Option<String>,
     jobs: bool,
     force: bool,
+    walk_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let done = py.detach(|| -> anyhow::Result<_> {
         let scn = load(text.as_deref(), &path)?;
@@ -139,8 +142,10 @@ fn run<'py>(
             Err(msg) => anyhow::bail!("{msg} (from Python: pass force=True)"),
         }
         let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
-        if force {
-            sim.limit_walked(None);
+        match walk_limit {
+            Some(n) => sim.limit_walked(Some(n)),
+            None if force => sim.limit_walked(None),
+            None => {}
         }
         let (r, rows) = if jobs {
             sim.record_jobs();
@@ -150,12 +155,15 @@ fn run<'py>(
             (sim.run(), Vec::new())
         };
         if let Some(p) = &r.partial {
+            let (limit, lift) = match walk_limit {
+                Some(n) => (format!("walk_limit={n}"), "a larger walk_limit runs it further"),
+                None => (smartsim::budget::MAX_WALKED.to_string(), "pass force=True to run it whole"),
+            };
             warns.push(format!(
-                "the run stopped {}: {} ({}); its results are of the time simulated (\"partial\" in the \
-                 result; pass force=True to run it whole)",
+                "the run stopped {}: {} ({limit}); its results are of the time simulated (\"partial\" in \
+                 the result; {lift})",
                 p.describe(),
                 p.reason.cause(),
-                smartsim::budget::MAX_WALKED
             ));
         }
         let rows: Vec<Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
@@ -274,9 +282,11 @@ fn sweep_plan(
 }
 
 /// One task of a sweep: the scenario `text` (named `path`) with each of `keys` set to its value
-/// in `values` (as `smartsim sweep --set` sets them), run under `seed`; its rows, one per task, as
-/// `smartsim sweep --format jsonl` prints them (the values as strings).
+/// in `values` (as `smartsim sweep --set` sets them), run under `seed` and stopped past
+/// `walk_limit` tasks walked (else the default limit); its rows, one per task, as `smartsim sweep
+/// --format jsonl` prints them (the values as strings).
 #[pyfunction]
+#[pyo3(signature = (text, path, keys, values, seed, walk_limit=None))]
 fn sweep_task<'py>(
     py: Python<'py>,
     text: String,
@@ -284,6 +294,7 @@ fn sweep_task<'py>(
     keys: Vec<String>,
     values: Vec<String>,
     seed: u64,
+    walk_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let rows = py
         .detach(|| -> anyhow::Result<Vec<Value>> {
@@ -295,7 +306,7 @@ fn sweep_task<'py>(
                 anyhow::Error::new(sweep::Refused { path: path.clone(), set, error })
             })?;
             let params: Vec<(String, String)> = keys.iter().cloned().zip(values.iter().cloned()).collect();
-            Ok(sweep::run_one(&scn, &params, seed)?.iter().map(|r| Value::Object(r.to_json())).collect())
+            Ok(sweep::run_one(&scn, &params, seed, walk_limit)?.iter().map(|r| Value::Object(r.to_json())).collect())
         })
         .map_err(|e| to_err(py, e))?;
     let l = PyList::empty(py);

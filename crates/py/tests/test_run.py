@@ -6,6 +6,7 @@ import io
 import json
 import pathlib
 import pickle
+import subprocess
 
 import pandas
 import pytest
@@ -141,3 +142,28 @@ def test_every_public_function_has_a_docstring():
         obj = getattr(smartsim, name)
         if callable(obj):
             assert obj.__doc__ and len(obj.__doc__) > 40, name
+
+
+def test_a_run_past_its_walk_limit_stops_partial_as_the_cli_and_warns(smartsim_bin, small):
+    done = subprocess.run([str(smartsim_bin), "run", str(small), "--walk-limit", "200", "--format", "json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    want = json.loads(done.stdout)
+    assert want["partial"]["reason"] == "over_budget"
+    assert 0 < want["partial"]["simulated_ns"] < want["partial"]["scenario_duration_ns"]
+    with pytest.warns(smartsim.ScenarioWarning, match=r"over_budget at .*walk_limit=200"):
+        got = smartsim.run(small, walk_limit=200)
+    assert got == want
+    # It holds under force too; without it, the run goes to its end, silently.
+    with pytest.warns(smartsim.ScenarioWarning, match="over_budget"):
+        assert smartsim.run(small, walk_limit=200, force=True) == want
+    whole = smartsim.run(small)
+    assert "partial" not in whole and whole["duration_ns"] == 2_000_000_000
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10**18 + 1, 2.5, "5e10", True])
+def test_a_walk_limit_out_of_range_raises(small, bad):
+    with pytest.raises(ValueError, match="walk_limit"):
+        smartsim.run(small, walk_limit=bad)
+    with pytest.raises(ValueError, match="walk_limit"):
+        smartsim.sweep(small, set={"machine.hz": [100]}, walk_limit=bad)

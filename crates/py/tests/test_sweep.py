@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pandas
@@ -96,3 +97,17 @@ def test_keys_that_cannot_be_set_and_too_many_runs(small):
         smartsim.sweep(small, set={"machine.hz": [None]}, executor=Serial())
     with pytest.raises(ValueError, match="batch"):
         smartsim.sweep(small, executor=Serial(), batch=0)
+
+
+def test_a_sweep_past_its_walk_limit_marks_the_rows_of_the_runs_it_stopped(smartsim_bin, small):
+    done = subprocess.run([str(smartsim_bin), "sweep", str(small), "--set", "scheduler.policy=smart,edf",
+                           "--seeds", "2", "--walk-limit", "200", "--format", "jsonl"], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    want = jsonl(done.stdout)
+    with pytest.warns(smartsim.ScenarioWarning, match=r"2 of 4 runs stopped partway, .*walk_limit=200"):
+        got = smartsim.sweep(small, set={"scheduler.policy": ["smart", "edf"]}, seeds=2, walk_limit=200,
+                             executor=Serial())
+    assert got == want
+    # SMART's runs walk their tasks and stop; EDF's walk none and go to their end.
+    assert {r["scheduler.policy"] for r in got if r.get("partial")} == {"smart"}
+    assert all(r["partial"]["reason"] == "over_budget" for r in got if r["scheduler.policy"] == "smart")

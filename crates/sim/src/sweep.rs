@@ -292,9 +292,10 @@ impl Row {
     }
 }
 
-/// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task).
-pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64) -> Result<Vec<Row>> {
-    Ok(rows(params, seed, &simulate(scn, seed, None, None)?))
+/// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task);
+/// `walk_limit`: the run's ([`crate::Sim::limit_walked`]), else the default.
+pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64, walk_limit: Option<u64>) -> Result<Vec<Row>> {
+    Ok(rows(params, seed, &simulate(scn, seed, None, walk_limit)?))
 }
 
 /// The combination's scenario `scn` simulated under `seed`, watched by `watch` if given.
@@ -468,7 +469,7 @@ mod tests {
         let rows = run(&p.scenarios, &p.params, &p.seeds, &|| {}).unwrap();
         assert_eq!(rows.len(), 2 * 2 * 2);
         // One run on its own is the same as the same run in the whole sweep.
-        assert_eq!(run_one(&p.scenarios[1], &p.params[1], 4).unwrap(), rows[6..8]);
+        assert_eq!(run_one(&p.scenarios[1], &p.params[1], 4, None).unwrap(), rows[6..8]);
         let o = rows[0].to_json();
         let keys: Vec<&str> = o.keys().map(String::as_str).collect();
         assert_eq!(keys[..4], ["machine.hz", "seed", "task", "cpu_share"]);

@@ -81,12 +81,31 @@ def _warn(messages: Iterable[str]) -> None:
 
 @overload
 def run(
-    scenario: Scenario, *, policy: Optional[str] = ..., jobs: Literal[False] = ..., force: bool = ...
+    scenario: Scenario,
+    *,
+    policy: Optional[str] = ...,
+    jobs: Literal[False] = ...,
+    force: bool = ...,
+    walk_limit: Optional[int] = ...,
 ) -> Dict[str, Any]: ...
 @overload
 def run(
-    scenario: Scenario, *, policy: Optional[str] = ..., jobs: Literal[True], force: bool = ...
+    scenario: Scenario,
+    *,
+    policy: Optional[str] = ...,
+    jobs: Literal[True],
+    force: bool = ...,
+    walk_limit: Optional[int] = ...,
 ) -> Tuple[Dict[str, Any], pandas.DataFrame]: ...
+
+
+def _walk_limit(n: Optional[int]) -> Optional[int]:
+    """``walk_limit`` checked: ``None`` or a whole number from 1 to 1e18 (as ``--walk-limit``)."""
+    if n is None:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 10**18:
+        raise ValueError(f"walk_limit: {n!r}: give a whole number of tasks from 1 to 10**18, or None")
+    return n
 
 
 def run(
@@ -95,6 +114,7 @@ def run(
     policy: Optional[str] = None,
     jobs: bool = False,
     force: bool = False,
+    walk_limit: Optional[int] = None,
 ) -> Union[Dict[str, Any], Tuple[Dict[str, Any], pandas.DataFrame]]:
     """Run one scenario and return its results.
 
@@ -112,6 +132,8 @@ def run(
             tasks a policy whose decisions walk its tasks (smart, lottery, linux-2.4) may walk as it
             runs (5e10, minutes; without ``force`` the run stops there, its result marked
             ``partial`` with the reason ``over_budget``, and a warning says so).
+        walk_limit: stop the run there instead, past this many tasks walked (``smartsim run
+            --walk-limit``; it holds with ``force`` too): 1 to 10**18, or ``None`` for the default.
 
     Returns:
         The run's JSON object as ``smartsim run FILE --format json`` prints it (the output
@@ -130,11 +152,13 @@ def run(
             ``policy`` was given.
         TypeError: ``scenario`` is none of the above, or a dict holds a value TOML cannot hold
             (``None``, an object).
+        ValueError: ``walk_limit`` is not a whole number from 1 to 10**18.
 
     The simulation runs with the GIL released: other Python threads go on meanwhile.
     """
+    limit = _walk_limit(walk_limit)
     text, name = _source(scenario)
-    result, columns, warns = _smartsim.run(text, name, policy, jobs, force)
+    result, columns, warns = _smartsim.run(text, name, policy, jobs, force, limit)
     _warn(warns)
     if not jobs:
         return result
@@ -168,13 +192,15 @@ def _value(key: str, v: Any) -> str:
     raise TypeError(f"set: {key}: {v!r} is a {type(v).__name__}; give str, int, float or bool values")
 
 
-def _sweep_task(text: str, path: str, keys: List[str], runs: List[Tuple[List[str], int]]) -> List[Dict[str, Any]]:
-    """Runs of a sweep, as one task for an executor: the scenario text, the keys, and each run's
-    values and seed in; the runs' rows out, in order. Plain strings, ints, lists and dicts: everything
-    pickles, and a worker needs only the installed package."""
+def _sweep_task(
+    text: str, path: str, keys: List[str], runs: List[Tuple[List[str], int]], walk_limit: Optional[int] = None
+) -> List[Dict[str, Any]]:
+    """Runs of a sweep, as one task for an executor: the scenario text, the keys, each run's values
+    and seed, and the runs' walk limit in; the runs' rows out, in order. Plain strings, ints, lists
+    and dicts: everything pickles, and a worker needs only the installed package."""
     rows: List[Dict[str, Any]] = []
     for values, seed in runs:
-        rows.extend(_smartsim.sweep_task(text, path, keys, values, seed))
+        rows.extend(_smartsim.sweep_task(text, path, keys, values, seed, walk_limit))
     return rows
 
 
@@ -185,6 +211,7 @@ def sweep(
     executor: Optional[Executor] = None,
     *,
     batch: int = 1,
+    walk_limit: Optional[int] = None,
 ) -> List[Dict[str, Any]]:
     """Run a scenario over a grid of keys and seeds, as ``smartsim sweep`` does: a row per run
     and task, ready for ``pandas.DataFrame(rows)``.
@@ -201,30 +228,36 @@ def sweep(
         seeds: the seeds each combination runs under: a list, or ``N`` for seeds 1 to N (as
             ``--seeds N``); ``None``: the scenario's own seed.
         executor: any ``concurrent.futures.Executor``: each run, a (combination, seed), is one
-            task submitted to it (``fn(text, path, keys, [(values, seed)])``, all plain strings,
-            ints and lists, returning plain dicts). ``None``: a ``ProcessPoolExecutor`` with a
+            task submitted to it (``fn(text, path, keys, [(values, seed)], walk_limit)``, all
+            plain strings, ints and lists, returning plain dicts). ``None``: a ``ProcessPoolExecutor`` with a
             process per core, shut down after. For a Dask cluster:
             ``distributed.Client(...).get_executor()``.
         batch: runs per task (consecutive runs in the sweep's order). A run of a small scenario
             takes well under a millisecond, less than an executor's cost of a task (about a
             millisecond on a process pool, several on Dask): give a batch of 10 to 100 for such
             sweeps. The rows are the same whatever the batch.
+        walk_limit: each run stops past this many tasks walked by its policy (``smartsim sweep
+            --walk-limit``), else past the default 5e10; a run stopped so has its rows marked
+            ``partial`` (``{"reason": "over_budget", ...}``) and a warning counts them.
 
     Returns:
         The rows, in order of combination, seed and task whatever the executor: each a dict of
         the keys set (their values as given in ``set``), ``seed``, ``task``, ``cpu_share``,
         ``met``, ``missed``, ``latency_p50_ns``, ``latency_p99_ns`` and ``response_max_ns``
-        (``None`` where a task has no such figure). These are the rows of ``smartsim sweep
-        --format jsonl``, where a key's value is the string given on the command line.
+        (``None`` where a task has no such figure), and ``partial`` in the rows of a run that
+        stopped partway. These are the rows of ``smartsim sweep --format jsonl``, where a key's
+        value is the string given on the command line.
 
     Raises:
         ScenarioError: the scenario, or one of its combinations, is refused; every combination
             is checked before any run, so nothing runs.
         SmartsimError: a key cannot be set, a combination is over the limits of a run, or more
             than :data:`MAX_RUNS` runs.
+        ValueError: ``batch`` or ``walk_limit`` is not a whole number in its range.
     """
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError(f"batch: {batch!r}: give a whole number of runs per task, 1 or more")
+    limit = _walk_limit(walk_limit)
     text, name = _source(scenario)
     if text is None:
         text = _smartsim.read_scenario(name)
@@ -246,7 +279,7 @@ def sweep(
     try:
         runs = [(combo, seed) for combo in combos for seed in seed_list]
         for i in range(0, len(runs), batch):
-            futures.append(pool.submit(_sweep_task, text, name, keys, runs[i : i + batch]))
+            futures.append(pool.submit(_sweep_task, text, name, keys, runs[i : i + batch], limit))
         rows: List[Dict[str, Any]] = []
         for f in futures:
             rows.extend(f.result())
@@ -260,6 +293,12 @@ def sweep(
     for r in rows:
         for k, b in zip(keys, back):
             r[k] = b[r[k]]
+    # A run's rows share its partial mark: count the runs, not their tasks' rows.
+    stopped = {(tuple(r[k] for k in keys), r["seed"]) for r in rows if r.get("partial")}
+    if stopped:
+        _warn([f"{len(stopped)} of {len(runs)} runs stopped partway, their policy past the tasks it may walk "
+               f"({'walk_limit=' + str(limit) if limit else 'the default 5e10'}); their rows are marked partial "
+               "and their figures are of the time simulated"])
     return rows
 
 

@@ -8,7 +8,12 @@ MAX_RUNS: int
 JOB_COLUMNS: List[str]
 
 def run(
-    text: Optional[str], path: str, policy: Optional[str] = None, jobs: bool = False, force: bool = False
+    text: Optional[str],
+    path: str,
+    policy: Optional[str] = None,
+    jobs: bool = False,
+    force: bool = False,
+    walk_limit: Optional[int] = None,
 ) -> Tuple[Dict[str, Any], Optional[Dict[str, List[Any]]], List[str]]:
     """Runs a scenario (the file at ``path``, or ``text`` named ``path``): the run's JSON object, the
     per-job rows as columns (if ``jobs``, else ``None``) and the scenario's warnings."""
@@ -24,7 +29,9 @@ def sweep_plan(
 ) -> Tuple[List[List[str]], List[int], List[str]]:
     """Checks a sweep before any run: its combinations (values as strings), seeds and warnings."""
 
-def sweep_task(text: str, path: str, keys: List[str], values: List[str], seed: int) -> List[Dict[str, Any]]:
+def sweep_task(
+    text: str, path: str, keys: List[str], values: List[str], seed: int, walk_limit: Optional[int] = None
+) -> List[Dict[str, Any]]:
     """One run of a sweep: its rows, as ``smartsim sweep --format jsonl`` prints them."""
 
 def taskset(
