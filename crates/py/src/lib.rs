@@ -142,11 +142,7 @@ fn run<'py>(
             Err(msg) => anyhow::bail!("{msg} (from Python: pass force=True)"),
         }
         let mut sim = smartsim::simulator(&scn, policy.as_deref())?;
-        match walk_limit {
-            Some(n) => sim.limit_walked(Some(n)),
-            None if force => sim.limit_walked(None),
-            None => {}
-        }
+        sim.limit_walked_as_asked(walk_limit, force);
         let (r, rows) = if jobs {
             sim.record_jobs();
             sim.run_until(u64::MAX);
@@ -306,7 +302,10 @@ fn sweep_task<'py>(
                 anyhow::Error::new(sweep::Refused { path: path.clone(), set, error })
             })?;
             let params: Vec<(String, String)> = keys.iter().cloned().zip(values.iter().cloned()).collect();
-            Ok(sweep::run_one(&scn, &params, seed, walk_limit)?.iter().map(|r| Value::Object(r.to_json())).collect())
+            Ok(sweep::run_one(&scn, &params, seed, walk_limit)?
+                .iter()
+                .map(|r| Value::Object(r.to_json()))
+                .collect())
         })
         .map_err(|e| to_err(py, e))?;
     let l = PyList::empty(py);

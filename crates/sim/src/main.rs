@@ -836,11 +836,7 @@ struct WalkLimit {
 impl WalkLimit {
     /// `sim` held to `--walk-limit` if given, else free of a limit if `force`, else at the default.
     fn apply(self, mut sim: smartsim::Sim<'_>, force: bool) -> smartsim::Sim<'_> {
-        match self.walk_limit {
-            Some(n) => sim.limit_walked(Some(n)),
-            None if force => sim.limit_walked(None),
-            None => {}
-        }
+        sim.limit_walked_as_asked(self.walk_limit, force);
         sim
     }
 }

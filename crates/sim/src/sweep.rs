@@ -294,7 +294,12 @@ impl Row {
 
 /// One run of a sweep: the combination's scenario `scn` under `seed`, its rows (one per task);
 /// `walk_limit`: the run's ([`crate::Sim::limit_walked`]), else the default.
-pub fn run_one(scn: &Scenario, params: &[(String, String)], seed: u64, walk_limit: Option<u64>) -> Result<Vec<Row>> {
+pub fn run_one(
+    scn: &Scenario,
+    params: &[(String, String)],
+    seed: u64,
+    walk_limit: Option<u64>,
+) -> Result<Vec<Row>> {
     Ok(rows(params, seed, &simulate(scn, seed, None, walk_limit)?))
 }
 
@@ -311,9 +316,7 @@ fn simulate(
     if let Some(w) = watch {
         sim.watch(Arc::clone(w));
     }
-    if let Some(n) = walk_limit {
-        sim.limit_walked(Some(n));
-    }
+    sim.limit_walked_as_asked(walk_limit, false);
     Ok(sim.run())
 }
 

@@ -268,6 +268,16 @@ impl<'s> Sim<'s> {
         self.walk_limit = limit;
     }
 
+    /// The walk limit a command or a caller asked for: `limit` if given (`--walk-limit`; it holds
+    /// under `--force` too), else none if `force`, else the default.
+    pub fn limit_walked_as_asked(&mut self, limit: Option<u64>, force: bool) {
+        match limit {
+            Some(n) => self.limit_walked(Some(n)),
+            None if force => self.limit_walked(None),
+            None => {}
+        }
+    }
+
     /// Run to the end of the scenario (its duration, or when every task is done), or until its
     /// watcher stops it ([`Sim::watch`]).
     pub fn run(mut self) -> SimResult {
