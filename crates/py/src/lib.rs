@@ -132,6 +132,7 @@ fn run<'py>(
     walk_limit: Option<u64>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let done = py.detach(|| -> anyhow::Result<_> {
+        walk_limit.map(smartsim::budget::check_walk_limit).transpose().map_err(anyhow::Error::msg)?;
         let scn = load(text.as_deref(), &path)?;
         let mut warns = warnings(&scn);
         let outputs = smartsim::budget::Outputs { jobs, ..Default::default() };
@@ -294,6 +295,7 @@ fn sweep_task<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let rows = py
         .detach(|| -> anyhow::Result<Vec<Value>> {
+            walk_limit.map(smartsim::budget::check_walk_limit).transpose().map_err(anyhow::Error::msg)?;
             let pairs: Vec<(&str, &str)> =
                 keys.iter().map(String::as_str).zip(values.iter().map(String::as_str)).collect();
             let set = sweep::with_keys(&text, &pairs).map_err(|e| anyhow::anyhow!("set {e}"))?;
@@ -423,6 +425,8 @@ fn _smartsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(taskset, m)?)?;
     m.add("MAX_RUNS", sweep::MAX_RUNS)?;
+    m.add("MAX_WALKED", smartsim::budget::MAX_WALKED)?;
+    m.add("MAX_WALK_LIMIT", smartsim::budget::MAX_WALK_LIMIT)?;
     m.add("JOB_COLUMNS", JOB_COLUMNS.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -111,3 +111,8 @@ def test_a_sweep_past_its_walk_limit_marks_the_rows_of_the_runs_it_stopped(smart
     # SMART's runs walk their tasks and stop; EDF's walk none and go to their end.
     assert {r["scheduler.policy"] for r in got if r.get("partial")} == {"smart"}
     assert all(r["partial"]["reason"] == "over_budget" for r in got if r["scheduler.policy"] == "smart")
+    # Runs given twice are counted twice.
+    with pytest.warns(smartsim.ScenarioWarning, match=r"^2 of 2 runs stopped partway"):
+        twice = smartsim.sweep(small, set={"scheduler.policy": "smart"}, seeds=[1, 1], walk_limit=200,
+                               executor=Serial(), batch=2)
+    assert len(twice) == 6 and twice[:3] == twice[3:]

@@ -38,6 +38,41 @@ pub const MAX_EVENTS: u64 = 2_000_000_000;
 /// 2-core machine (80,000 tasks released together: 1.9·10¹⁰ in 75 s), so this is the few minutes
 /// [`MAX_EVENTS`] allows a policy that decides in constant or logarithmic time.
 pub const MAX_WALKED: u64 = 50_000_000_000;
+/// The largest walk limit a caller may give (`--walk-limit`, Python's `walk_limit`): beyond any
+/// run's reach, and exact in a double.
+pub const MAX_WALK_LIMIT: u64 = 1_000_000_000_000_000_000;
+
+/// A walk limit given by a person (`--walk-limit`): a whole number of tasks from 1 to
+/// [`MAX_WALK_LIMIT`], in digits (`2000000`) or as digits, `e` and an exponent (`2e6`); no sign,
+/// fraction or separator. The error says what to give.
+pub fn parse_walk_limit(s: &str) -> Result<u64, String> {
+    let bad = || {
+        "give a whole number of tasks from 1 to 1e18, in digits or as digits e exponent: 2000000, 2e6"
+            .to_string()
+    };
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    let t = s.trim();
+    let n = match t.split_once(['e', 'E']) {
+        None if digits(t) => t.parse::<u64>().ok(),
+        Some((m, e)) if digits(m) && digits(e) => m
+            .parse::<u64>()
+            .ok()
+            .zip(e.parse::<u32>().ok())
+            .and_then(|(m, e)| 10u64.checked_pow(e).and_then(|p| m.checked_mul(p))),
+        _ => None,
+    };
+    check_walk_limit(n.ok_or_else(bad)?).map_err(|_| bad())
+}
+
+/// `n` if it is a walk limit a caller may give (1 to [`MAX_WALK_LIMIT`]).
+pub fn check_walk_limit(n: u64) -> Result<u64, String> {
+    if (1..=MAX_WALK_LIMIT).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("walk limit {n}: give a whole number of tasks from 1 to 1e18"))
+    }
+}
+
 /// Tasks walked at worst ([`Estimate::walked`]) over which a run is refused before it starts, without
 /// `--force`: a thousand times [`MAX_WALKED`], days of walking, which no run of it would be stopped
 /// short of by much.
@@ -443,5 +478,46 @@ mod tests {
         // ts: its table's shortest quantum and a ts_update each second on each CPU.
         let e = estimate(&long, Some("ts"), Outputs::default());
         assert_eq!(e.slices, 2 * (3600 * 50 + 3600));
+    }
+
+    #[test]
+    fn a_walk_limit_is_a_whole_number_from_1_to_1e18_in_digits_or_e_notation() {
+        for (s, n) in [
+            ("2000", 2000),
+            ("2e3", 2000),
+            ("2E3", 2000),
+            (" 2000 ", 2000),
+            ("01", 1),
+            ("1e0", 1),
+            ("1", 1),
+            ("1e18", MAX_WALK_LIMIT),
+            ("1000000000000000000", MAX_WALK_LIMIT),
+        ] {
+            assert_eq!(parse_walk_limit(s), Ok(n), "{s:?}");
+        }
+        for s in [
+            "0",
+            "0e5",
+            "+5",
+            "1e+3",
+            "-1",
+            "1e-3",
+            "1.5e3",
+            "1e",
+            "e3",
+            "1_000",
+            "",
+            "x",
+            "1e19",
+            "2e18",
+            "1000000000000000001",
+            "18446744073709551616",
+            "1e4294967296",
+            "5 e3",
+        ] {
+            let e = parse_walk_limit(s).unwrap_err();
+            assert!(e.starts_with("give a whole number of tasks from 1 to 1e18"), "{s:?}: {e}");
+        }
+        assert!(check_walk_limit(0).is_err() && check_walk_limit(MAX_WALK_LIMIT + 1).is_err());
     }
 }

@@ -552,8 +552,8 @@ fn sweep(
     drop(bar);
     let swept = swept?;
     let rows = &swept.rows;
-    // A sweep Ctrl-C stopped says which rows are of runs stopped partway, in a last column (a whole
-    // sweep's columns are as ever).
+    // A sweep with runs stopped partway (Ctrl-C, or past their walk limit) says which rows are
+    // theirs, in a last column (a whole sweep's columns are as ever).
     let partial_column = swept.partial > 0;
     let opt = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
     let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
@@ -624,12 +624,17 @@ fn sweep(
     if watch.stopping() {
         eprintln!("smartsim: sweep interrupted: {}", sweep_counts(&swept, true));
         Ok(Ended::Interrupted)
-    } else if swept.partial > 0 {
+    } else if swept.over_budget > 0 {
         eprintln!(
-            "smartsim: sweep: {} ({} in those runs, {}; give fewer tasks or a shorter machine.duration)",
+            "smartsim: sweep: {} ({} in those runs, {}; {})",
             sweep_counts(&swept, false),
             PartialReason::OverBudget.cause(),
-            walk.walk_limit.map_or(smartsim::budget::MAX_WALKED.to_string(), |n| format!("--walk-limit {n}"))
+            walk.walk_limit.map_or(smartsim::budget::MAX_WALKED.to_string(), |n| format!("--walk-limit {n}")),
+            if walk.walk_limit.is_some() {
+                "a larger one runs them further"
+            } else {
+                "give fewer tasks or a shorter machine.duration"
+            }
         );
         Ok(Ended::OverBudget)
     } else {
@@ -637,13 +642,14 @@ fn sweep(
     }
 }
 
-/// `3 of 10 runs done, 2 stopped partway (their rows marked partial; 1 over budget), 5 not started`.
+/// `3 of 10 runs went to their end, 2 stopped partway (their rows marked partial; 1 over budget), 5
+/// not started`.
 fn sweep_counts(s: &smartsim::sweep::Swept, ctrl_c: bool) -> String {
     // After Ctrl-C, which of the runs stopped partway stopped themselves, over budget.
     let over =
         if ctrl_c && s.over_budget > 0 { format!("; {} over budget", s.over_budget) } else { String::new() };
     format!(
-        "{} of {} runs done, {} stopped partway (their rows marked partial{over}), {} not started",
+        "{} of {} runs went to their end, {} stopped partway (their rows marked partial{over}), {} not started",
         s.done, s.runs, s.partial, s.not_started
     )
 }
@@ -771,13 +777,13 @@ enum Ended {
     Whole,
     /// Ctrl-C stopped it: what it printed is partial (status [`progress::INTERRUPTED`]).
     Interrupted,
-    /// A run's policy walked past the limit of a run without `--force`
-    /// ([`smartsim::budget::MAX_WALKED`]): what it printed is partial (status [`OVER_BUDGET`]).
+    /// A run's policy walked past the run's limit ([`smartsim::budget::MAX_WALKED`] without
+    /// `--force`, or `--walk-limit`): what it printed is partial (status [`OVER_BUDGET`]).
     OverBudget,
 }
 
-/// The exit status of a command whose run stopped itself past the tasks its policy may walk
-/// without `--force`, after printing its partial results.
+/// The exit status of a command whose run stopped itself past the tasks its policy may walk, after
+/// printing its partial results.
 const OVER_BUDGET: i32 = 3;
 
 impl Ended {
@@ -825,11 +831,11 @@ fn lift(reason: PartialReason, walk: WalkLimit) -> String {
 /// `--walk-limit` of run, compare and sweep.
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 struct WalkLimit {
-    /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked N
-    /// tasks at its decisions (smart, lottery and linux-2.4 walk theirs; the others walk none).
+    /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked more
+    /// than N tasks at its decisions (smart, lottery and linux-2.4 walk theirs; the others walk none).
     /// An integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes), or none under the
     /// --force of run and compare.
-    #[arg(long, value_parser = parse_walk_limit, value_name = "N")]
+    #[arg(long, value_parser = smartsim::budget::parse_walk_limit, value_name = "N")]
     walk_limit: Option<u64>,
 }
 
@@ -838,26 +844,6 @@ impl WalkLimit {
     fn apply(self, mut sim: smartsim::Sim<'_>, force: bool) -> smartsim::Sim<'_> {
         sim.limit_walked_as_asked(self.walk_limit, force);
         sim
-    }
-}
-
-/// Parses `--walk-limit`: a whole number of tasks, in digits or e-notation, from 1 to 1e18.
-fn parse_walk_limit(s: &str) -> Result<u64, String> {
-    let bad = || {
-        format!("'{s}': give a whole number of tasks from 1 to 1e18, in digits or as digits e exponent: 2000000, 2e6")
-    };
-    let t = s.trim();
-    let n = match t.split_once(['e', 'E']) {
-        None => t.parse::<u64>().map_err(|_| bad())?,
-        Some((m, e)) => {
-            let (m, e) = (m.parse::<u64>().map_err(|_| bad())?, e.parse::<u32>().map_err(|_| bad())?);
-            10u64.checked_pow(e).and_then(|p| m.checked_mul(p)).ok_or_else(bad)?
-        }
-    };
-    if (1..=1_000_000_000_000_000_000).contains(&n) {
-        Ok(n)
-    } else {
-        Err(bad())
     }
 }
 

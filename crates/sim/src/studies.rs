@@ -1100,7 +1100,8 @@ fn s63_search_nice(scenarios: &mut [Scenario]) -> anyhow::Result<String> {
                 let mut scn = base.clone();
                 scn.machine.seed = seed;
                 scn.tasks[v3].priority = prio;
-                let r = crate::run_scenario(&scn, None)?;
+                let r = crate::run_scenario(&scn, None)
+                    .with_context(|| format!("priority {prio} with seed {seed}"))?;
                 let others = (s63(&r, "V1", 1, S63::Shown) + s63(&r, "V2", 1, S63::Shown)) / 2.0;
                 ratio += s63(&r, "V3", 1, S63::Shown) / others / 3.0;
             }

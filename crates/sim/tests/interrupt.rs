@@ -148,7 +148,8 @@ fn ctrl_c_stops_a_sweep_marking_the_runs_under_way() {
     assert!(rows.iter().all(|r| r["partial"]["reason"] == "interrupted"), "{:.400}", out);
     let runs = rows.len() / 300;
     assert!(
-        err.contains(&format!("0 of 40 runs done, {runs} stopped partway")) && err.contains("not started"),
+        err.contains(&format!("0 of 40 runs went to their end, {runs} stopped partway"))
+            && err.contains("not started"),
         "{err}"
     );
 }

@@ -15,6 +15,8 @@ The same scenario and seed give the same results, in any process, on any machine
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 import warnings
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -99,13 +101,24 @@ def run(
 ) -> Tuple[Dict[str, Any], pandas.DataFrame]: ...
 
 
-def _walk_limit(n: Optional[int]) -> Optional[int]:
-    """``walk_limit`` checked: ``None`` or a whole number from 1 to 1e18 (as ``--walk-limit``)."""
+def _walk_limit(n: Any) -> Optional[int]:
+    """``walk_limit`` checked: ``None``, or a whole number from 1 to 10**18 (as ``--walk-limit``):
+    an integer of any kind (``numpy.int64`` too) or a float that is one (``2e6``)."""
     if n is None:
         return None
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 10**18:
+    if isinstance(n, bool):
+        raise TypeError(f"walk_limit: {n!r}: give a whole number of tasks, or None")
+    if isinstance(n, float):
+        if not (math.isfinite(n) and n.is_integer()):
+            raise ValueError(f"walk_limit: {n!r}: give a whole number of tasks from 1 to 10**18, or None")
+        n = int(n)
+    try:
+        k = operator.index(n)
+    except TypeError:
+        raise TypeError(f"walk_limit: {n!r} is a {type(n).__name__}; give a whole number of tasks, or None") from None
+    if not 1 <= k <= _smartsim.MAX_WALK_LIMIT:
         raise ValueError(f"walk_limit: {n!r}: give a whole number of tasks from 1 to 10**18, or None")
-    return n
+    return k
 
 
 def run(
@@ -152,7 +165,7 @@ def run(
             ``policy`` was given.
         TypeError: ``scenario`` is none of the above, or a dict holds a value TOML cannot hold
             (``None``, an object).
-        ValueError: ``walk_limit`` is not a whole number from 1 to 10**18.
+        ValueError, TypeError: ``walk_limit`` is not a whole number from 1 to 10**18.
 
     The simulation runs with the GIL released: other Python threads go on meanwhile.
     """
@@ -194,14 +207,11 @@ def _value(key: str, v: Any) -> str:
 
 def _sweep_task(
     text: str, path: str, keys: List[str], runs: List[Tuple[List[str], int]], walk_limit: Optional[int] = None
-) -> List[Dict[str, Any]]:
+) -> List[List[Dict[str, Any]]]:
     """Runs of a sweep, as one task for an executor: the scenario text, the keys, each run's values
-    and seed, and the runs' walk limit in; the runs' rows out, in order. Plain strings, ints, lists
+    and seed, and the runs' walk limit in; each run's rows out, in order. Plain strings, ints, lists
     and dicts: everything pickles, and a worker needs only the installed package."""
-    rows: List[Dict[str, Any]] = []
-    for values, seed in runs:
-        rows.extend(_smartsim.sweep_task(text, path, keys, values, seed, walk_limit))
-    return rows
+    return [_smartsim.sweep_task(text, path, keys, values, seed, walk_limit) for values, seed in runs]
 
 
 def sweep(
@@ -229,7 +239,7 @@ def sweep(
             ``--seeds N``); ``None``: the scenario's own seed.
         executor: any ``concurrent.futures.Executor``: each run, a (combination, seed), is one
             task submitted to it (``fn(text, path, keys, [(values, seed)], walk_limit)``, all
-            plain strings, ints and lists, returning plain dicts). ``None``: a ``ProcessPoolExecutor`` with a
+            plain strings, ints and lists, returning each run's rows as plain dicts). ``None``: a ``ProcessPoolExecutor`` with a
             process per core, shut down after. For a Dask cluster:
             ``distributed.Client(...).get_executor()``.
         batch: runs per task (consecutive runs in the sweep's order). A run of a small scenario
@@ -253,7 +263,7 @@ def sweep(
             is checked before any run, so nothing runs.
         SmartsimError: a key cannot be set, a combination is over the limits of a run, or more
             than :data:`MAX_RUNS` runs.
-        ValueError: ``batch`` or ``walk_limit`` is not a whole number in its range.
+        ValueError, TypeError: ``batch`` or ``walk_limit`` is not a whole number in its range.
     """
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError(f"batch: {batch!r}: give a whole number of runs per task, 1 or more")
@@ -275,14 +285,17 @@ def sweep(
     _warn(warns)
     own = executor is None
     pool: Executor = ProcessPoolExecutor() if own else executor  # type: ignore[assignment]
-    futures: List[Future[List[Dict[str, Any]]]] = []
+    futures: List[Future[List[List[Dict[str, Any]]]]] = []
     try:
         runs = [(combo, seed) for combo in combos for seed in seed_list]
         for i in range(0, len(runs), batch):
             futures.append(pool.submit(_sweep_task, text, name, keys, runs[i : i + batch], limit))
         rows: List[Dict[str, Any]] = []
+        stopped = 0  # runs stopped partway (past their walk limit)
         for f in futures:
-            rows.extend(f.result())
+            for run_rows in f.result():
+                rows.extend(run_rows)
+                stopped += any(r.get("partial") for r in run_rows)
     except BaseException:
         for f in futures:
             f.cancel()
@@ -293,12 +306,10 @@ def sweep(
     for r in rows:
         for k, b in zip(keys, back):
             r[k] = b[r[k]]
-    # A run's rows share its partial mark: count the runs, not their tasks' rows.
-    stopped = {(tuple(r[k] for k in keys), r["seed"]) for r in rows if r.get("partial")}
     if stopped:
-        _warn([f"{len(stopped)} of {len(runs)} runs stopped partway, their policy past the tasks it may walk "
-               f"({'walk_limit=' + str(limit) if limit else 'the default 5e10'}); their rows are marked partial "
-               "and their figures are of the time simulated"])
+        _warn([f"{stopped} of {len(runs)} runs stopped partway, their policy past the tasks it may walk "
+               f"({f'walk_limit={limit}' if limit else f'the default {_smartsim.MAX_WALKED}'}); their rows are "
+               "marked partial and their figures are of the time simulated"])
     return rows
 
 

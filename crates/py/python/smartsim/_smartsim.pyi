@@ -5,6 +5,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 __version__: str
 MAX_RUNS: int
+MAX_WALKED: int
+MAX_WALK_LIMIT: int
 JOB_COLUMNS: List[str]
 
 def run(

@@ -590,8 +590,14 @@ fn quanta_of(run: &StudyRun, v: &str, task: &str) -> Vec<(f64, f64)> {
     let sink = std::rc::Rc::clone(&records);
     sim.trace_to(move |r| sink.borrow_mut().push(r));
     sim.run_until(u64::MAX);
-    if sim.finish().partial.is_some() {
-        return Vec::new(); // no figure of part of a run, as of a run that does not build
+    if let Some(p) = sim.finish().partial {
+        // No figure of part of a run (the study's own runs of this seed went to their end).
+        tracing::warn!(
+            "study {}: the run of {v} stopped {}: its quanta are left out",
+            run.study.id,
+            p.describe()
+        );
+        return Vec::new();
     }
     let records = std::mem::take(&mut *records.borrow_mut());
     let Ok(tl) = trace::timeline::Timeline::from_records(&header, records.into_iter().map(Ok::<_, ()>))
