@@ -154,6 +154,40 @@ fn ctrl_c_stops_a_sweep_marking_the_runs_under_way() {
     );
 }
 
+#[test]
+fn ctrl_c_after_a_run_stopped_over_budget_says_which_stopped_how() {
+    // SMART's run walks past its limit of 2,000 at once; EDF's walks nothing and runs until Ctrl-C.
+    let f = scenario_file("interrupt-sweep-over", 300);
+    let child = spawn(&["sweep", p(&f), "--set", "scheduler.policy=smart,edf", "--walk-limit", "2000"]);
+    let (code, out, err) = interrupt(child, Duration::from_millis(500));
+    assert_eq!(code, Some(130), "{err}");
+    let reason = |policy: &str| -> Vec<&str> {
+        out.lines()
+            .filter(|l| l.split_whitespace().next() == Some(policy))
+            .map(|l| {
+                if l.contains("over_budget at") {
+                    "over_budget"
+                } else if l.contains("interrupted at") {
+                    "interrupted"
+                } else {
+                    "whole"
+                }
+            })
+            .collect()
+    };
+    assert_eq!(reason("smart"), vec!["over_budget"; 300], "{out:.2000}");
+    assert_eq!(reason("edf"), vec!["interrupted"; 300], "{out:.2000}");
+    let counts =
+        "0 of 2 runs went to their end, 2 stopped partway (their rows marked partial; 1 over budget), 0 \
+                  not started";
+    assert!(
+        out.contains(&format!("partial (Ctrl-C): {counts}")),
+        "{:.400}",
+        &out[out.len().saturating_sub(400)..]
+    );
+    assert!(err.contains(&format!("sweep interrupted: {counts}")), "{err}");
+}
+
 /// A scenario that runs in well under a second of wall time but many checks long.
 const SHORT: &str = "[machine]\nduration = \"20s\"\nhz = 1000\n[scheduler]\npolicy = \"edf\"\n\
     [[task]]\nname = \"A\"\nmodel = \"periodic\"\nexec = \"1ms\"\nperiod = \"10ms\"\n\
