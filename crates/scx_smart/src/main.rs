@@ -30,7 +30,7 @@
 //! Where it is weak: every decision is a round trip through user space (tens of microseconds under
 //! emulation), so it suits the study of policies more than a production desktop; a constraint is read
 //! from libsmart's shared memory when its thread is queued or blocks, not when it is set; exits are
-//! noticed by polling `/proc` once a second.
+//! noticed once a second, by asking the kernel about each known task ([`alive`]).
 
 #![deny(unsafe_code)]
 
@@ -359,6 +359,20 @@ fn affinity_of(pid: i32, ncpus: usize) -> Option<Vec<CpuId>> {
     (cpus.len() < ncpus && !cpus.is_empty()).then_some(cpus)
 }
 
+/// Whether the task `pid` (a thread id) still exists, asked of the kernel by its id alone
+/// (`sched_getaffinity`, which fails with `ESRCH` once the task is gone, a zombie still counting).
+/// Not by `/proc/PID`: a path lookup can wait for another task's lookup of the same name to finish
+/// (the kernel makes concurrent lookups of one name wait for the first), and that task may be
+/// waiting for this process to dispatch it. Any other error counts as alive: a task reaped by
+/// mistake would lose its place, one kept a second too long costs nothing.
+fn alive(pid: i32) -> bool {
+    pid > 0
+        && !matches!(
+            nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid)),
+            Err(nix::errno::Errno::ESRCH)
+        )
+}
+
 /// libsmart's registry, polled by a thread of its own. The registry maps each registering process's
 /// region, and scx_rustland_core forbids mmap() to the thread that loads the scheduler and to threads it
 /// starts afterwards, so the thread is started now, before loading; the scheduler's loop only reads it
@@ -574,8 +588,8 @@ impl<'a> Scheduler<'a> {
             self.m.passes.phase("notifying", now_ns());
             if last_reap.elapsed() >= Duration::from_secs(1) {
                 last_reap = Instant::now();
-                self.drv.reap(now, |pid| std::path::Path::new(&format!("/proc/{pid}")).exists());
-                self.latest.retain(|pid, _| std::path::Path::new(&format!("/proc/{pid}")).exists());
+                self.drv.reap(now, alive);
+                self.latest.retain(|&pid, _| alive(pid));
                 let latest = &self.latest;
                 self.asked_cache.retain(|pid, _| latest.contains_key(pid));
             }
@@ -913,5 +927,33 @@ impl<'a> Scheduler<'a> {
             );
         }
         exit.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alive;
+
+    #[test]
+    fn alive_tells_a_live_thread_from_a_gone_one() {
+        assert!(alive(std::process::id() as i32), "this process");
+        assert!(!alive(0) && !alive(-1), "not task ids");
+        assert!(!alive(i32::MAX), "above any pid_max");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let tid = rx.recv().unwrap();
+        assert!(alive(tid), "a thread of this process, while it runs");
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+        // The join returns when the thread has cleared its id, a moment before the kernel frees it.
+        let gone = (0..1000).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            !alive(tid)
+        });
+        assert!(gone, "thread {tid} still seen 1 s after it ended");
     }
 }
