@@ -136,7 +136,7 @@ pub enum Walks {
     /// In constant or logarithmic time.
     #[default]
     Nothing,
-    /// Every runnable task, at each decision (lottery's draw, Linux 2.4's goodness): events × tasks.
+    /// Every runnable task, at each decision (Linux 2.4's goodness): events × tasks.
     Tasks,
     /// Every runnable task at each decision, and, when the requests of its periodic tasks ask for
     /// more than the CPUs, every candidate inserted one by one with a check of the schedule so far
