@@ -364,13 +364,27 @@ fn affinity_of(pid: i32, ncpus: usize) -> Option<Vec<CpuId>> {
 /// Not by `/proc/PID`: a path lookup can wait for another task's lookup of the same name to finish
 /// (the kernel makes concurrent lookups of one name wait for the first), and that task may be
 /// waiting for this process to dispatch it. Any other error counts as alive: a task reaped by
-/// mistake would lose its place, one kept a second too long costs nothing.
+/// mistake would lose its place, one kept a second too long costs nothing. Such an error may last
+/// (a security module refusing, a kernel of more than 1024 CPUs), and then no task is ever
+/// forgotten, so the first is said once.
 fn alive(pid: i32) -> bool {
-    pid > 0
-        && !matches!(
-            nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid)),
-            Err(nix::errno::Errno::ESRCH)
-        )
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if pid <= 0 {
+        return false;
+    }
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid)) {
+        Ok(_) => true,
+        Err(nix::errno::Errno::ESRCH) => false,
+        Err(e) => {
+            SAID.call_once(|| {
+                eprintln!(
+                    "scx_smart: cannot tell whether task {pid} exists (sched_getaffinity: {e}); tasks \
+                     it cannot ask about are kept as if alive"
+                )
+            });
+            true
+        }
+    }
 }
 
 /// libsmart's registry, polled by a thread of its own. The registry maps each registering process's
