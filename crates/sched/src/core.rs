@@ -73,9 +73,8 @@ pub struct Core<P: ?Sized + Policy = dyn Policy> {
     /// Per CPU: the epoch at which it last decided, and at which it last found nothing (0: never).
     picked_epoch: Vec<u64>,
     empty_epoch: Vec<u64>,
-    /// Admitted tasks with an affinity; whether the driver expects some (then every idle CPU is
-    /// asked); the epoch at which one idle CPU found nothing for all; the idle CPU asked last.
-    affine: usize,
+    /// Whether the driver expects tasks with an affinity (then every idle CPU is asked, as when the
+    /// view has some); the epoch at which one idle CPU found nothing for all; the idle CPU asked last.
     expect_affine: bool,
     none_epoch: u64,
     probe: Option<(CpuId, u64)>,
@@ -111,7 +110,6 @@ impl<P: ?Sized + Policy> Core<P> {
             to_preempt: Vec::new(),
             picked_epoch: vec![0; cpus],
             empty_epoch: vec![0; cpus],
-            affine: 0,
             expect_affine: false,
             none_epoch: 0,
             probe: None,
@@ -191,7 +189,7 @@ impl<P: ?Sized + Policy> Core<P> {
     }
 
     fn uniform(&self) -> bool {
-        self.global && self.affine == 0 && !self.expect_affine
+        self.global && !self.v.any_affine() && !self.expect_affine
     }
 
     // ----- events -----
@@ -200,7 +198,6 @@ impl<P: ?Sized + Policy> Core<P> {
     pub fn admit(&mut self, t: TaskId, p: &TaskParams, now: Nanos) {
         self.at(now);
         self.v.admit(t, p);
-        self.affine += p.cpus.is_some() as usize;
         self.policy.admit(t, p, &self.v);
     }
 
@@ -209,7 +206,6 @@ impl<P: ?Sized + Policy> Core<P> {
     pub fn exit(&mut self, t: TaskId, now: Nanos) {
         self.at(now);
         self.policy.exit(t, &self.v);
-        self.affine -= self.v.params(t).cpus.is_some() as usize;
         self.v.exit(t);
         self.request_busy();
     }
@@ -251,8 +247,6 @@ impl<P: ?Sized + Policy> Core<P> {
         self.at(now);
         self.live(t);
         self.policy.set_params(t, p, &self.v);
-        self.affine -= self.v.params(t).cpus.is_some() as usize;
-        self.affine += p.cpus.is_some() as usize;
         self.v.set_params(t, p);
     }
 

@@ -23,15 +23,15 @@
 //!
 //! **Search.** Each priority keeps its runnable tasks in join order with a Fenwick tree of their
 //! tickets (partial sums over power-of-two ranges): the winner is found by descending it, O(log n),
-//! and a task joins (at the end) or leaves (anywhere) or changes its share in O(log n); the slots of
-//! tasks that left are dropped when they outnumber the members. A task that changes priority while
-//! it waits moves to its new priority's tree at its place by join order, O(n). The top priority is
-//! found among the priorities in use, and at most [`KEPT_PRIORITIES`] empty ones. This is the "tree of partial ticket sums" the paper
-//! proposes, in its section on the implementation, for large numbers of clients in place of its
-//! list. Once a task has a CPU affinity, a CPU may not take every task of the top priority, and the
-//! decision walks the queue in join order instead, O(n), as the list did. The tests check on random
-//! worlds that the tree, the walk and the paper's list (written again in the tests) draw the same
-//! winners.
+//! and a task joins (at the end) or leaves (anywhere) or changes its share in O(log n); the slots
+//! of tasks that left are dropped when they outnumber the members. A task that changes priority
+//! while it waits moves to its new priority's tree at its place by join order, O(n). The top
+//! priority is found among the priorities in use, and at most [`KEPT_PRIORITIES`] empty ones. This
+//! is the "tree of partial ticket sums" the paper proposes, in its section on the implementation,
+//! for large numbers of clients in place of its list. Once a task has a CPU affinity, a CPU may not
+//! take every task of the top priority, and the decision walks the queue in join order instead,
+//! O(n), as the list did. The tests check on random worlds that the tree, the walk and the paper's
+//! list (written again in the tests) draw the same winners.
 //!
 //! **Tie-break.** None is needed: the draw decides, and the same seed and events give the same draws.
 //!
@@ -137,13 +137,9 @@ impl Draw {
 
     /// Removes the member in `slot`; returns it.
     fn take(&mut self, slot: usize) -> (u64, TaskId, u64) {
-        let m = self.slots[slot].take().expect("a member's slot");
-        let mut i = slot + 1;
-        while i < self.fen.len() {
-            self.fen[i] -= u128::from(m.2);
-            i += lowbit(i);
-        }
-        self.total -= u128::from(m.2);
+        let m = self.slots[slot].expect("a member's slot");
+        self.set(slot, 0);
+        self.slots[slot] = None;
         self.live -= 1;
         if self.live == 0 {
             // Empty: its slots start again (keeping their memory).
@@ -154,7 +150,8 @@ impl Draw {
         m
     }
 
-    /// The member in `slot` holds `held` tickets now.
+    /// The member in `slot` holds `held` tickets now: the tree's nodes above it change by the
+    /// difference.
     fn set(&mut self, slot: usize, held: u64) {
         let m = self.slots[slot].as_mut().expect("a member's slot");
         let old = std::mem::replace(&mut m.2, held);
@@ -261,8 +258,6 @@ pub struct Lottery {
     joined: u64,
     /// Per task: its compensation factor in units of `1 / TICKET_UNIT` (`TICKET_UNIT`: none).
     compensation: Vec<u64>,
-    /// Tasks with a CPU affinity: while there is one, decisions walk the queue.
-    pinned: usize,
     lotteries: u64,
     /// Tasks the draws have visited ([`Policy::walked`]): the levels of a tree descent, or the tasks
     /// of a walk.
@@ -279,7 +274,6 @@ impl Lottery {
             at: Vec::new(),
             joined: 0,
             compensation: Vec::new(),
-            pinned: 0,
             lotteries: 0,
             walked: 0,
         }
@@ -388,15 +382,13 @@ impl Lottery {
 }
 
 impl Policy for Lottery {
-    fn admit(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
+    fn admit(&mut self, t: TaskId, _p: &TaskParams, _v: &View) {
         *slot(&mut self.compensation, t) = TICKET_UNIT;
         slot(&mut self.at, t);
-        self.pinned += usize::from(p.cpus.is_some());
     }
 
-    fn exit(&mut self, t: TaskId, v: &View) {
+    fn exit(&mut self, t: TaskId, _v: &View) {
         self.remove(t);
-        self.pinned -= usize::from(v.params(t).cpus.is_some());
     }
 
     fn wake(&mut self, t: TaskId, v: &View) {
@@ -418,15 +410,13 @@ impl Policy for Lottery {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        let winner = if self.pinned > 0 { self.walk(cpu, v) } else { self.draw() }?;
+        let winner = if v.any_affine() { self.walk(cpu, v) } else { self.draw() }?;
         self.remove(winner);
         self.compensation[winner.idx()] = TICKET_UNIT;
         Some(Dispatch { task: winner, slice: Some(self.quantum) })
     }
 
-    fn set_params(&mut self, t: TaskId, p: &TaskParams, v: &View) {
-        self.pinned -= usize::from(v.params(t).cpus.is_some());
-        self.pinned += usize::from(p.cpus.is_some());
+    fn set_params(&mut self, t: TaskId, p: &TaskParams, _v: &View) {
         // A queued task keeps its place in join order, under its new priority and share: its
         // tickets changed where it is, or moved to its new priority's queue.
         match self.at.get(t.idx()).copied().flatten() {
@@ -598,10 +588,12 @@ mod tests {
     /// take `priorities` priorities.
     fn tree_walk_and_list_draw_alike(seed: u64, cpus: usize, affine: bool, priorities: i32) {
         let mut rng = Pcg64::seed_from_u64(seed);
-        let mut walking = Lottery::new(10 * MS, seed);
-        walking.pinned = 1; // as if a task had an affinity
-        let mut cores = [test_core(Lottery::new(10 * MS, seed), cpus), test_core(walking, cpus)];
+        let mut cores =
+            [test_core(Lottery::new(10 * MS, seed), cpus), test_core(Lottery::new(10 * MS, seed), cpus)];
         let n = 60u32;
+        // The second core walks: it has a task with an affinity (to every CPU), which never wakes.
+        let everywhere = TaskParams { cpus: Some((0..cpus as CpuId).collect()), ..Default::default() };
+        cores[1].admit(TaskId(n), &everywhere, 0);
         let params = |rng: &mut Pcg64| TaskParams {
             priority: rng.random_range(0..priorities),
             share: rng.random_range(0..6),

@@ -59,6 +59,8 @@ pub struct View {
     /// Tasks admitted and not exited, and of them those runnable (not running).
     live: usize,
     runnable: usize,
+    /// Tasks admitted and not exited that have a CPU affinity.
+    affine: usize,
     /// Recent usage is kept (for availability).
     track_usage: bool,
 }
@@ -75,6 +77,7 @@ impl View {
             taken_count: 0,
             live: 0,
             runnable: 0,
+            affine: 0,
             track_usage: true,
         }
     }
@@ -162,6 +165,13 @@ impl View {
         self.runnable
     }
 
+    /// Whether a live task (admitted, not exited) has a CPU affinity: until one has, every task may
+    /// run on every CPU, and a policy need not ask [`View::allows`].
+    #[inline]
+    pub fn any_affine(&self) -> bool {
+        self.affine > 0
+    }
+
     /// The CPU `t` last ran on, if it ran.
     #[inline]
     pub fn last_cpu(&self, t: TaskId) -> Option<CpuId> {
@@ -224,6 +234,7 @@ impl View {
         usage.start(now);
         *s = Slot { state: State::Blocked, params: p.clone(), last_cpu: None, usage, charged: 0, stops: 0 };
         self.live += 1;
+        self.affine += usize::from(p.cpus.is_some());
     }
 
     /// `t` is gone: it must not be running.
@@ -238,6 +249,7 @@ impl View {
         self.runnable -= (s.state == State::Runnable) as usize;
         s.state = State::Absent;
         self.live -= 1;
+        self.affine -= usize::from(s.params.cpus.is_some());
     }
 
     /// `t`, blocked, became runnable.
@@ -298,6 +310,8 @@ impl View {
     pub(crate) fn set_params(&mut self, t: TaskId, p: &TaskParams) {
         let s = &mut self.tasks[t.idx()];
         check!(s.state != State::Absent, "parameters for task {t}, which is not admitted");
+        self.affine -= usize::from(s.params.cpus.is_some());
+        self.affine += usize::from(p.cpus.is_some());
         s.params = p.clone();
     }
 }

@@ -50,7 +50,7 @@ mod wake_skel {
     include!(concat!(env!("OUT_DIR"), "/wake_skel.rs"));
 }
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -602,8 +602,10 @@ impl<'a> Scheduler<'a> {
             self.m.passes.phase("notifying", now_ns());
             if last_reap.elapsed() >= Duration::from_secs(1) {
                 last_reap = Instant::now();
-                self.drv.reap(now, alive);
-                self.latest.retain(|&pid, _| alive(pid));
+                // Every task the driver knows was queued here first: one question per task.
+                let gone: HashSet<i32> = self.latest.keys().copied().filter(|&pid| !alive(pid)).collect();
+                self.drv.reap(now, |pid| !gone.contains(&pid));
+                self.latest.retain(|pid, _| !gone.contains(pid));
                 let latest = &self.latest;
                 self.asked_cache.retain(|pid, _| latest.contains_key(pid));
             }

@@ -73,13 +73,13 @@ enum Cmd {
     ///
     /// A run that takes more than a second draws a progress bar on standard error when it is a terminal
     /// (nothing on a pipe): simulated time done of the scenario's, events per second (steps of the
-    /// event loop: simulated instants at which something happens), time left. Ctrl-C stops the run:
-    /// its results of the time simulated so far are printed as usual, marked partial (a footer line;
-    /// the JSON's "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its
-    /// duration_ns the time simulated), and smartsim exits with status 130. A second Ctrl-C quits at
-    /// once. A run whose policy walks its tasks at each decision (smart, linux-2.4; lottery once a task has a CPU affinity) stops
-    /// itself the same way once it has walked 5e10 of them (minutes; see --walk-limit), unless
-    /// --force: "reason": "over_budget", status 3.
+    /// event loop: simulated instants at which something happens), time left. Ctrl-C stops the run: its
+    /// results of the time simulated so far are printed as usual, marked partial (a footer line; the JSON's
+    /// "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its duration_ns the time
+    /// simulated), and smartsim exits with status 130. A second Ctrl-C quits at once. A run whose policy
+    /// walks its tasks at each decision (smart, linux-2.4; lottery once a task has a CPU affinity) stops
+    /// itself the same way once it has walked 5e10 of them (minutes; see --walk-limit), unless --force:
+    /// "reason": "over_budget", status 3.
     Run {
         /// Scenario file (TOML).
         file: PathBuf,
@@ -307,8 +307,9 @@ enum Cmd {
 enum ImportCmd {
     /// rt-app's JSON task descriptions (github.com/scheduler-tools/rt-app) as a scenario.
     ///
-    /// Run + timer becomes a periodic task, run + sleep an interactive one, run alone a cpu task; instances, loops, delays, SCHED_OTHER nice,
-    /// SCHED_FIFO/RR priorities and SCHED_DEADLINE reservations map onto the linux class stack.
+    /// Run + timer becomes a periodic task, run + sleep an interactive one, run alone a cpu task;
+    /// instances, loops, delays, SCHED_OTHER nice, SCHED_FIFO/RR priorities and SCHED_DEADLINE
+    /// reservations map onto the linux class stack.
     /// What has no equivalent (locks, signals, barriers, fork, memory and I/O events, SCHED_BATCH,
     /// SCHED_IDLE, ...) is refused naming its JSON path. The table: docs/scenario.md, "Importing
     /// rt-app".
@@ -831,8 +832,9 @@ fn lift(reason: PartialReason, walk: WalkLimit) -> String {
 /// `--walk-limit` of run, compare and sweep.
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 struct WalkLimit {
-    /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked more
-    /// than N tasks at its decisions (smart and linux-2.4 walk theirs, lottery once a task has a CPU affinity; the others walk none).
+    /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked more than N
+    /// tasks at its decisions (smart and linux-2.4 walk theirs, lottery once a task has a CPU affinity; the
+    /// others walk none).
     /// An integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes), or none under the
     /// --force of run and compare.
     #[arg(long, value_parser = smartsim::budget::parse_walk_limit, value_name = "N")]
