@@ -98,8 +98,23 @@
 //! `reschedule_idle` for it: here it is offered only the idle CPUs, by the core); the Linux 2.4
 //! `CONFIG_PREEMPT` patch. A task running on another CPU when an epoch ends gets its new counter at
 //! once, but the slice it was given still ends where it would have: the CPU then decides again,
-//! where the kernel would let it run on. The run queue is walked in full at every decision, as the
-//! kernel walked it (O(runnable tasks)).
+//! where the kernel would let it run on.
+//!
+//! **Search.** The kernel walked its run queue at every decision, O(runnable tasks); this policy
+//! finds the same task in O(log n). Between two epochs' ends a waiting task's goodness changes only
+//! by a CPU's two bonuses, so the waiting tasks are kept ordered by their goodness without bonuses,
+//! then by place in the run queue (places are numbers: a task put at the head takes one below all,
+//! at the tail one above all), and each CPU keeps the same order of the waiting `SCHED_OTHER` tasks
+//! that last ran there. The walk's choice is one of three candidates, each taken with its full
+//! goodness: the first of all (the best without a bonus), the first of the CPU's own (the best
+//! with the CPU bonus alone), and the task whose address space the CPU has. A yield mark or a new
+//! counter or nice moves a task in that order; an epoch's end renews every counter, as the kernel
+//! did, and orders the waiting tasks again. Once a task has a CPU affinity, a CPU may not take
+//! every waiting task, and the decision weighs every waiting task instead, as the kernel's walk
+//! did. The tests check on random worlds that the candidates and that walk choose alike.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
 
 use crate::linux::FairMeaning;
 use crate::registry::{opt, Entry, OptionDoc, Pace, Slice, Walks};
@@ -174,7 +189,22 @@ struct Task {
     granted: u32,
     /// `SCHED_YIELD`, until the next decision of this CPU.
     yielded_on: Option<CpuId>,
+    /// Its place in `runqueue_head` (smaller: nearer the head), while it is there: every runnable
+    /// task, running ones included.
+    pos: Option<i64>,
+    /// Its key in [`Linux24::ready`] (and in [`Linux24::near`] of this CPU, if any), while it waits.
+    key: Option<(Key, Option<CpuId>)>,
 }
+
+/// Whether a task of goodness and run-queue place `(w, pos)` goes before `best`: a higher goodness,
+/// or the same nearer the head.
+fn beats((w, pos): (i32, i64), best: Option<(i32, i64, TaskId)>) -> bool {
+    best.is_none_or(|(c, at, _)| w > c || (w == c && pos < at))
+}
+
+/// A waiting task's place in the goodness order: its goodness before the bonuses of a CPU (higher
+/// first), then its place in the run queue (nearer the head first).
+type Key = (Reverse<i32>, i64, TaskId);
 
 /// Linux 2.4's scheduler (see the module documentation).
 #[derive(Debug)]
@@ -186,8 +216,16 @@ pub struct Linux24 {
     /// An SMP kernel (2 CPUs or more): the CPU bonus counts.
     smp: bool,
     tasks: Vec<Task>,
-    /// `runqueue_head`: every runnable task, running ones included, head first.
-    runqueue: Vec<TaskId>,
+    /// The places the next task put at the head of the run queue, and at its tail, takes.
+    head: i64,
+    tail: i64,
+    /// The waiting tasks (runnable, not running) by [`Key`].
+    ready: BTreeSet<Key>,
+    /// Per CPU (on SMP): the waiting `SCHED_OTHER` tasks that last ran there, with a counter and no
+    /// yield mark (those the CPU's bonus raises), by [`Key`].
+    near: Vec<BTreeSet<Key>>,
+    /// Per CPU: tasks that yielded there (some may have lost their mark since).
+    yielded: Vec<Vec<TaskId>>,
     /// Per CPU: the task whose address space it has loaded (the last it ran).
     mm: Vec<Option<TaskId>>,
     /// Per CPU: when it last switched tasks (`last_schedule`).
@@ -208,7 +246,11 @@ impl Linux24 {
             rr_ticks: 0,
             smp: cpus > 1,
             tasks: Vec::new(),
-            runqueue: Vec::new(),
+            head: 0,
+            tail: 1,
+            ready: BTreeSet::new(),
+            near: vec![BTreeSet::new(); cpus],
+            yielded: vec![Vec::new(); cpus],
             mm: vec![None; cpus],
             last_schedule: vec![0; cpus],
             recalculations: 0,
@@ -245,8 +287,11 @@ impl Linux24 {
     }
 
     /// The run queue, head first (running tasks included).
-    pub fn queue(&self) -> &[TaskId] {
-        &self.runqueue
+    pub fn queue(&self) -> Vec<TaskId> {
+        let mut q: Vec<(i64, TaskId)> =
+            self.tasks.iter().enumerate().filter_map(|(i, s)| Some((s.pos?, TaskId(i as u32)))).collect();
+        q.sort_unstable();
+        q.into_iter().map(|(_, t)| t).collect()
     }
 
     /// Ticks run by task `t` on `cpu` since its dispatch, as the timer would have counted them
@@ -268,6 +313,24 @@ impl Linux24 {
     /// `goodness(p, cpu, mm)` with `p`'s counter `counter`, `mm` the task whose address space `cpu`
     /// has, and `last` the CPU `p` last ran on (or runs on).
     fn goodness(&self, p: TaskId, cpu: CpuId, mm: Option<TaskId>, last: Option<CpuId>, counter: u32) -> i32 {
+        let w = self.base(p, counter);
+        if w <= 0 || self.tasks[p.idx()].class != Class::Other {
+            return w;
+        }
+        let mut bonus = 0;
+        if self.smp && last == Some(cpu) {
+            bonus += PROC_CHANGE_PENALTY;
+        }
+        if mm == Some(p) {
+            bonus += 1;
+        }
+        w + bonus
+    }
+
+    /// `goodness()` before the bonuses of a CPU: −1 with a yield mark, `1000 + rt_priority` for
+    /// real time, 0 with `counter` 0, else `counter + 20 − nice`. The bonuses go only to a
+    /// `SCHED_OTHER` task whose base is above 0.
+    fn base(&self, p: TaskId, counter: u32) -> i32 {
         let s = &self.tasks[p.idx()];
         if s.yielded_on.is_some() {
             return -1;
@@ -278,14 +341,40 @@ impl Linux24 {
         if counter == 0 {
             return 0;
         }
-        let mut w = i32::try_from(counter).unwrap_or(i32::MAX - 100);
-        if self.smp && last == Some(cpu) {
-            w += PROC_CHANGE_PENALTY;
+        i32::try_from(counter).unwrap_or(i32::MAX - 100) + 20 - i32::from(s.nice)
+    }
+
+    /// Task `t`, waiting, takes its place in [`Linux24::ready`] (and in its last CPU's
+    /// [`Linux24::near`] if that CPU's bonus would raise it).
+    fn enter(&mut self, t: TaskId, v: &View) {
+        let s = &self.tasks[t.idx()];
+        debug_assert!(s.key.is_none() && v.state(t) == State::Runnable);
+        let base = self.base(t, s.counter);
+        let key = (Reverse(base), s.pos.expect("a waiting task is queued"), t);
+        self.ready.insert(key);
+        let near = v.last_cpu(t).filter(|_| self.smp && base > 0 && s.class == Class::Other);
+        if let Some(c) = near {
+            self.near[c as usize].insert(key);
         }
-        if mm == Some(p) {
-            w += 1;
+        self.tasks[t.idx()].key = Some((key, near));
+    }
+
+    /// Task `t` leaves [`Linux24::ready`] and [`Linux24::near`], if it is there.
+    fn leave(&mut self, t: TaskId) {
+        if let Some((key, near)) = self.tasks[t.idx()].key.take() {
+            self.ready.remove(&key);
+            if let Some(c) = near {
+                self.near[c as usize].remove(&key);
+            }
         }
-        w + 20 - i32::from(s.nice)
+    }
+
+    /// The goodness or the place of task `t` changed: it takes its new place if it waits.
+    fn rekey(&mut self, t: TaskId, v: &View) {
+        if self.tasks[t.idx()].key.is_some() {
+            self.leave(t);
+            self.enter(t, v);
+        }
     }
 
     /// The end of an epoch: every task, `counter = counter / 2 + NICE_TO_TICKS(nice)`.
@@ -303,22 +392,72 @@ impl Linux24 {
             let s = &mut self.tasks[i];
             s.counter = s.counter - now + new;
         }
-    }
-
-    fn remove(&mut self, t: TaskId) {
-        if let Some(i) = self.runqueue.iter().position(|&x| x == t) {
-            self.runqueue.remove(i);
+        // Every waiting task's goodness changed: the waiting tasks take their places again.
+        let waiting: Vec<TaskId> = self.ready.iter().map(|k| k.2).collect();
+        for t in waiting {
+            self.rekey(t, v);
         }
     }
 
-    fn move_last(&mut self, t: TaskId) {
-        self.remove(t);
-        self.runqueue.push(t);
+    /// The highest goodness on `cpu` among the waiting tasks it may run and the first task in queue
+    /// order that has it (goodness −1000 and none if there is none), by weighing every waiting task.
+    fn walk(&mut self, cpu: CpuId, v: &View) -> (i32, Option<TaskId>) {
+        self.walked += self.ready.len() as u64;
+        let mm = self.mm[cpu as usize];
+        let mut best: Option<(i32, i64, TaskId)> = None;
+        for &(_, pos, p) in &self.ready {
+            if !v.allows(p, cpu) {
+                continue;
+            }
+            let w = self.goodness(p, cpu, mm, v.last_cpu(p), self.tasks[p.idx()].counter);
+            if beats((w, pos), best) {
+                best = Some((w, pos, p));
+            }
+        }
+        best.map_or((-1000, None), |(c, _, p)| (c, Some(p)))
     }
 
+    /// What [`Linux24::walk`] finds, when every task may run on every CPU, from three candidates:
+    /// the first waiting task by goodness before bonuses, the first of those the CPU's bonus raises,
+    /// and the task whose address space the CPU has. The walk's choice is one of them: a task
+    /// without a bonus is at best the first, one with the CPU's bonus alone at best the second.
+    fn best(&mut self, cpu: CpuId, v: &View) -> (i32, Option<TaskId>) {
+        let mm = self.mm[cpu as usize];
+        let mine = mm.filter(|&m| self.tasks[m.idx()].key.is_some());
+        let near = self.near[cpu as usize].first().map(|k| k.2);
+        let mut best: Option<(i32, i64, TaskId)> = None;
+        for p in [self.ready.first().map(|k| k.2), near, mine].into_iter().flatten() {
+            self.walked += 1;
+            let s = &self.tasks[p.idx()];
+            let w = self.goodness(p, cpu, mm, v.last_cpu(p), s.counter);
+            let pos = s.pos.expect("a waiting task is queued");
+            if beats((w, pos), best) {
+                best = Some((w, pos, p));
+            }
+        }
+        best.map_or((-1000, None), |(c, _, p)| (c, Some(p)))
+    }
+
+    /// Task `t` leaves the run queue (and the goodness order).
+    fn remove(&mut self, t: TaskId) {
+        self.leave(t);
+        self.tasks[t.idx()].pos = None;
+    }
+
+    /// Task `t` goes to the tail of the run queue (it must not wait in the goodness order).
+    fn move_last(&mut self, t: TaskId) {
+        self.remove(t);
+        let pos = self.tail;
+        self.tail += 1;
+        self.tasks[t.idx()].pos = Some(pos);
+    }
+
+    /// Task `t` goes to the head of the run queue (it must not wait in the goodness order).
     fn move_first(&mut self, t: TaskId) {
         self.remove(t);
-        self.runqueue.insert(0, t);
+        let pos = self.head;
+        self.head -= 1;
+        self.tasks[t.idx()].pos = Some(pos);
     }
 
     fn set(&mut self, t: TaskId, p: &TaskParams) {
@@ -338,6 +477,7 @@ impl Policy for Linux24 {
 
     fn exit(&mut self, t: TaskId, _v: &View) {
         self.remove(t);
+        self.tasks[t.idx()].yielded_on = None;
         self.tasks[t.idx()].live = false;
         for m in &mut self.mm {
             if *m == Some(t) {
@@ -346,15 +486,18 @@ impl Policy for Linux24 {
         }
     }
 
-    fn wake(&mut self, t: TaskId, _v: &View) {
+    fn wake(&mut self, t: TaskId, v: &View) {
         // add_to_runqueue: at the head (2.4.19 and before).
         self.tasks[t.idx()].yielded_on = None;
-        self.runqueue.insert(0, t);
+        self.move_first(t);
+        self.enter(t, v);
     }
 
     fn stop(&mut self, t: TaskId, cpu: CpuId, charged: Nanos, why: Stop, v: &View) {
         let tick = self.tick;
-        let pending = self.runqueue.iter().any(|&x| x != t && v.state(x) == State::Runnable);
+        // Another runnable task waits (every runnable task is queued; `t` counts as one unless it
+        // blocked).
+        let pending = v.runnable_count() > usize::from(why != Stop::Blocked);
         self.last_schedule[cpu as usize] = v.now();
         let s = &mut self.tasks[t.idx()];
         let (ticks, partial) = if why == Stop::SliceEnd {
@@ -380,10 +523,14 @@ impl Policy for Linux24 {
                 self.yields += 1;
                 if class == Class::Other {
                     self.tasks[t.idx()].yielded_on = Some(cpu);
+                    self.yielded[cpu as usize].push(t);
                 }
                 self.move_last(t);
             }
             Stop::Yielded | Stop::Preempted | Stop::SliceEnd => {}
+        }
+        if why != Stop::Blocked {
+            self.enter(t, v);
         }
     }
 
@@ -419,22 +566,10 @@ impl Policy for Linux24 {
     }
 
     fn pick_next(&mut self, cpu: CpuId, v: &View) -> Option<Dispatch> {
-        let mm = self.mm[cpu as usize];
         let next = loop {
-            // The goodness of every task queued, and the yield marks cleared below.
-            self.walked += (self.runqueue.len() + self.tasks.len()) as u64;
-            let mut c = -1000;
-            let mut next = None;
-            for &p in &self.runqueue {
-                if v.state(p) != State::Runnable || !v.allows(p, cpu) {
-                    continue;
-                }
-                let w = self.goodness(p, cpu, mm, v.last_cpu(p), self.tasks[p.idx()].counter);
-                if w > c {
-                    c = w;
-                    next = Some(p);
-                }
-            }
+            // With a CPU affinity somewhere, the queue is walked as the kernel walked it; else the
+            // best of the three candidates.
+            let (c, next) = if v.any_affine() { self.walk(cpu, v) } else { self.best(cpu, v) };
             if c == 0 {
                 self.recalculate(v);
                 continue;
@@ -442,12 +577,18 @@ impl Policy for Linux24 {
             break next;
         };
         // __schedule_tail: the yield mark lasts one decision of its CPU.
-        for s in &mut self.tasks {
-            if s.yielded_on == Some(cpu) {
-                s.yielded_on = None;
+        let marked = std::mem::take(&mut self.yielded[cpu as usize]);
+        self.walked += marked.len() as u64;
+        for &y in &marked {
+            if self.tasks[y.idx()].yielded_on == Some(cpu) {
+                self.tasks[y.idx()].yielded_on = None;
+                self.rekey(y, v);
             }
         }
+        self.yielded[cpu as usize] = marked;
+        self.yielded[cpu as usize].clear();
         let t = next?;
+        self.leave(t);
         self.mm[cpu as usize] = Some(t);
         self.last_schedule[cpu as usize] = v.now();
         let tick = self.tick;
@@ -463,8 +604,13 @@ impl Policy for Linux24 {
         self.set(t, p);
         let s = &self.tasks[t.idx()];
         let setscheduler = s.class != class || s.rt_priority != rt;
+        let waits = s.key.is_some();
         if setscheduler && v.state(t) != State::Blocked {
             self.move_first(t);
+        }
+        if waits {
+            self.leave(t);
+            self.enter(t, v);
         }
     }
 
@@ -530,7 +676,7 @@ pub const ENTRY: Entry = Entry::new("linux-2.4", "linux24.rs", |o, cpus| {
     // It decides at least every tick a task runs on (a nice-19 slice at 100 Hz is one tick), and
     // every decision walks the run queue.
     let hz = read_hz(o)?;
-    Ok(Pace { slice: Some(Slice::of(o, "hz", tick_of(hz))), timer: None, walks: Walks::Tasks })
+    Ok(Pace { slice: Some(Slice::of(o, "hz", tick_of(hz))), timer: None, walks: Walks::Nothing })
 });
 
 #[cfg(test)]
@@ -558,6 +704,108 @@ mod tests {
     fn wake(p: &mut Core<Linux24>, tasks: &[u32], now: Nanos) {
         for &t in tasks {
             p.wake(TaskId(t), now);
+        }
+    }
+
+    /// Runs the candidates' choice and the walk of the run queue (as with an affinity) side by side
+    /// on random worlds of `cpus` CPUs at `hz` (SCHED_OTHER tasks of every nice, SCHED_FIFO and
+    /// SCHED_RR ones, waking, stopping for every reason, yielding, changing policy and nice while
+    /// they wait, leaving), and checks that both pick the same task at every decision.
+    fn candidates_and_walk_pick_alike(seed: u64, cpus: usize, hz: u32) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let n = 40u32;
+        let mut cores = [test_core(Linux24::new(hz, cpus), cpus), test_core(Linux24::new(hz, cpus), cpus)];
+        // The second core walks: it has a task with an affinity (to every CPU), which never wakes.
+        let everywhere = TaskParams { cpus: Some((0..cpus as CpuId).collect()), ..Default::default() };
+        cores[1].admit(TaskId(n), &everywhere, 0);
+        let params = |rng: &mut rand_pcg::Pcg64| match rng.random_range(0..8) {
+            0 => rt("fifo", rng.random_range(1..4)),
+            1 => rt("rr", rng.random_range(1..4)),
+            _ => other(rng.random_range(-20..20)),
+        };
+        for t in 0..n {
+            let p = params(&mut rng);
+            for c in &mut cores {
+                c.admit(TaskId(t), &p, 0);
+            }
+        }
+        let tick = tick_of(hz);
+        let (mut running, mut queued, mut gone) =
+            (vec![None::<(TaskId, Nanos)>; cpus], vec![false; n as usize], vec![false; n as usize]);
+        let (mut now, mut picks, mut epochs_seen) = (0, 0, 0);
+        for _ in 0..30_000 {
+            now += rng.random_range(1..tick);
+            let t = TaskId(rng.random_range(0..n));
+            let busy = running.iter().flatten().any(|&(x, _)| x == t);
+            match rng.random_range(0..12) {
+                0..=3 if !busy && !queued[t.idx()] && !gone[t.idx()] => {
+                    queued[t.idx()] = true;
+                    for c in &mut cores {
+                        c.wake(t, now);
+                    }
+                }
+                4 if !busy && !gone[t.idx()] => {
+                    let p = params(&mut rng);
+                    for c in &mut cores {
+                        c.set_params(t, &p, now);
+                    }
+                }
+                5 if !busy && !gone[t.idx()] && rng.random_range(0..20) == 0 => {
+                    gone[t.idx()] = true;
+                    queued[t.idx()] = false;
+                    for c in &mut cores {
+                        c.exit(t, now);
+                    }
+                }
+                _ => {
+                    let cpu = rng.random_range(0..cpus);
+                    if let Some((r, slice)) = running[cpu].take() {
+                        let why = [Stop::SliceEnd, Stop::Preempted, Stop::Yielded, Stop::Blocked]
+                            [rng.random_range(0..4)];
+                        let charged = if why == Stop::SliceEnd { slice } else { rng.random_range(1..=slice) };
+                        queued[r.idx()] = why != Stop::Blocked;
+                        for c in &mut cores {
+                            c.stop(r, charged, why, now);
+                        }
+                    } else {
+                        let [a, b] = &mut cores;
+                        let (x, y) = (a.pick(cpu as CpuId, now), b.pick(cpu as CpuId, now));
+                        assert_eq!(x, y, "seed {seed}, decision {picks}: candidates and walk");
+                        picks += 1;
+                        running[cpu] = x.map(|d| (d.task, d.slice.unwrap()));
+                        epochs_seen = a.policy().recalculations();
+                        assert_eq!(epochs_seen, b.policy().recalculations(), "seed {seed}: epochs");
+                        assert_eq!(a.policy().queue(), b.policy().queue()[..], "seed {seed}: run queue");
+                        // The goodness order holds exactly the waiting tasks (the walk weighs those).
+                        let mut ready: Vec<TaskId> = a.policy().ready.iter().map(|k| k.2).collect();
+                        ready.sort_unstable();
+                        let waiting: Vec<TaskId> =
+                            (0..n).map(TaskId).filter(|&t| a.view().state(t) == State::Runnable).collect();
+                        assert_eq!(ready, waiting, "seed {seed}, decision {picks}: waiting tasks");
+                    }
+                }
+            }
+        }
+        let (best, walk) = (cores[0].policy(), cores[1].policy());
+        assert!(
+            picks > 2000 && epochs_seen > 20 && best.yields > 100,
+            "{picks} decisions, {epochs_seen} epochs"
+        );
+        // Both walk every task at an epoch's end; between them, the candidates are 3 at most.
+        let between = |p: &Linux24| p.walked - p.recalculations * p.tasks.len() as u64;
+        assert!(
+            between(best) < between(walk) / 2,
+            "the candidates walk less: {} {}",
+            between(best),
+            between(walk)
+        );
+    }
+
+    #[test]
+    fn the_candidates_pick_what_the_walk_of_the_run_queue_picks() {
+        for seed in 0..6 {
+            candidates_and_walk_pick_alike(seed, 1 + (seed % 3) as usize, [100, 1000][(seed % 2) as usize]);
         }
     }
 

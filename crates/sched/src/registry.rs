@@ -133,11 +133,11 @@ pub struct Pace {
 /// How a policy's decisions walk its tasks ([`Pace::walks`]); ordered from the cheapest.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Walks {
-    /// In constant or logarithmic time.
+    /// In constant or logarithmic time (lottery's tree, linux-2.4's goodness order: each walks the
+    /// queue only once a task has a CPU affinity, which the estimate does not count, and counts what
+    /// it walks).
     #[default]
     Nothing,
-    /// Every runnable task, at each decision (Linux 2.4's goodness): events × tasks.
-    Tasks,
     /// Every runnable task at each decision, and, when the requests of its periodic tasks ask for
     /// more than the CPUs, every candidate inserted one by one with a check of the schedule so far
     /// (SMART's working schedule in overload, §4.6): events × tasks².

@@ -8,8 +8,8 @@
 //!   policy tells its shortest slice and its timer from the scenario's options through the registry
 //!   ([`sched::pace`]: eevdf's `base_slice` or `tick`, ts's table, the others' `quantum` or `slice`);
 //! - **tasks walked**: events × tasks for a policy whose every decision walks the runnable tasks
-//!   (smart's working schedule, Linux 2.4's goodness loop: [`sched::Pace::walks`]), as if every task were
-//!   runnable at once (tasks released together are), and × tasks again for SMART when its periodic
+//!   (smart's working schedule: [`sched::Pace::walks`]), as if every task were runnable at once
+//!   (tasks released together are), and × tasks again for SMART when its periodic
 //!   tasks ask for more than the CPUs (each decision then inserts its candidates one by one). This
 //!   worst case is far above what most runs walk (SMART's fast decision seldom walks), so it refuses
 //!   up front only a run whose worst case is days ([`MAX_WALKED_AT_WORST`]); the others start, and
@@ -433,12 +433,11 @@ mod tests {
         assert_eq!(e.walked, e.events * 100_000);
         assert!(e.walked > MAX_WALKED, "{e:?}");
         assert!(check(&e, "t.toml").is_ok());
-        // Linux 2.4's goodness() walks its tasks linearly, overloaded or not; lottery's draw descends
-        // a tree of partial ticket sums and walks none.
-        let e = estimate(&over, Some("lottery"), Outputs::default());
-        assert_eq!(e.walked, 0);
-        let e = estimate(&over, Some("linux-2.4"), Outputs::default());
-        assert_eq!(e.walked, e.events * 100_000);
+        // Lottery's draw descends a tree of partial ticket sums, and linux-2.4 keeps its waiting
+        // tasks in goodness order: neither walks its tasks.
+        for policy in ["lottery", "linux-2.4"] {
+            assert_eq!(estimate(&over, Some(policy), Outputs::default()).walked, 0, "{policy}");
+        }
     }
 
     #[test]

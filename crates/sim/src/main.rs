@@ -77,7 +77,7 @@ enum Cmd {
     /// results of the time simulated so far are printed as usual, marked partial (a footer line; the JSON's
     /// "partial": {"reason": "interrupted", "simulated_ns", "scenario_duration_ns"}, its duration_ns the time
     /// simulated), and smartsim exits with status 130. A second Ctrl-C quits at once. A run whose policy
-    /// walks its tasks at each decision (smart, linux-2.4; lottery once a task has a CPU affinity) stops
+    /// walks its tasks at each decision (smart; lottery and linux-2.4 once a task has a CPU affinity) stops
     /// itself the same way once it has walked 5e10 of them (minutes; see --walk-limit), unless --force:
     /// "reason": "over_budget", status 3.
     Run {
@@ -833,7 +833,7 @@ fn lift(reason: PartialReason, walk: WalkLimit) -> String {
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 struct WalkLimit {
     /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked more than N
-    /// tasks at its decisions (smart and linux-2.4 walk theirs, lottery once a task has a CPU affinity; the
+    /// tasks at its decisions (smart walks its own, lottery and linux-2.4 once a task has a CPU affinity; the
     /// others walk none).
     /// An integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes), or none under the
     /// --force of run and compare.

@@ -142,7 +142,7 @@ def run(
         jobs: also return the per-job rows (one per request of a periodic task).
         force: run even if the estimate made before the run is over a limit (2e9 events, 2 GiB of
             memory, 10 GB of output, 5e13 tasks walked at worst; a warning says so), and past the
-            tasks a policy whose decisions walk its tasks (smart, linux-2.4; lottery with CPU
+            tasks a policy whose decisions walk its tasks (smart; lottery and linux-2.4 with CPU
             affinities) may walk as it runs (5e10, minutes; without ``force`` the run stops there, its result marked
             ``partial`` with the reason ``over_budget``, and a warning says so).
         walk_limit: stop the run there instead, past this many tasks walked (``smartsim run
