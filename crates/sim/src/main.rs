@@ -299,6 +299,11 @@ enum Cmd {
         /// Output format: a table, or one JSON object per configuration (one per line).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Stop bench (status 2, no rate: a rate of part of a run is not that of the whole run) once
+        /// a run's policy has walked more than N tasks at its decisions (see run's --walk-limit). An
+        /// integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes).
+        #[arg(long, value_parser = smartsim::budget::parse_walk_limit, value_name = "N")]
+        walk_limit: Option<u64>,
     },
 }
 
@@ -1221,7 +1226,18 @@ fn real_main() -> Result<Ended> {
             }
         }
         Cmd::Policies { format } => print_policies(format),
-        Cmd::Bench { tasks, cpus, policies, seconds, utilisation, repeat, mix_seconds, format } => {
+        Cmd::Bench {
+            tasks,
+            cpus,
+            policies,
+            seconds,
+            utilisation,
+            repeat,
+            mix_seconds,
+            format,
+            walk_limit,
+        } => {
+            let walk = WalkLimit { walk_limit };
             if seconds == 0 {
                 anyhow::bail!("bench: --seconds 0: give at least 1 simulated second");
             }
@@ -1287,9 +1303,9 @@ fn real_main() -> Result<Ended> {
                     );
                 }
             }
-            bench(&configs, &policies, seconds, utilisation, repeat, format)?;
+            bench(&configs, &policies, seconds, utilisation, (repeat, walk), format)?;
             if mix_seconds > 0 {
-                bench_mix(&policies, mix_seconds, repeat, format)?;
+                bench_mix(&policies, mix_seconds, (repeat, walk), format)?;
             }
         }
     }
@@ -1681,7 +1697,7 @@ fn bench(
     policies: &[String],
     seconds: u64,
     u: f64,
-    repeat: usize,
+    (repeat, walk): (usize, WalkLimit),
     format: Format,
 ) -> Result<()> {
     let mut t = Table::new(&[
@@ -1700,7 +1716,7 @@ fn bench(
     for p in policies {
         for &(n, cpus) in configs {
             let scn = bench_scenario(n, cpus, u, seconds, p);
-            let (r, wall, spread) = timed_runs(&scn, repeat)?;
+            let (r, wall, spread) = timed_runs(&scn, repeat, walk)?;
             let s = &r.system;
             let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
             match format {
@@ -1751,24 +1767,32 @@ fn bench(
     Ok(())
 }
 
-/// `repeat` (at least 1) runs of `scn`: the last run's result, the median wall time, and the least
-/// and greatest.
-fn timed_runs(scn: &workload::Scenario, repeat: usize) -> Result<(smartsim::SimResult, f64, (f64, f64))> {
+/// `repeat` (at least 1) runs of `scn`, held to `walk`: the last run's result, the median wall
+/// time, and the least and greatest.
+fn timed_runs(
+    scn: &workload::Scenario,
+    repeat: usize,
+    walk: WalkLimit,
+) -> Result<(smartsim::SimResult, f64, (f64, f64))> {
     let mut walls = Vec::new();
     let mut r = None;
     for _ in 0..repeat.max(1) {
         let t0 = Instant::now();
-        let run = smartsim::simulator(scn, None)?.run();
+        let run = walk.apply(smartsim::simulator(scn, None)?, false).run();
         walls.push(t0.elapsed().as_secs_f64());
         if let Some(p) = &run.partial {
             // Only a run's own limit stops it here (bench is not watched): a rate of part of a run
             // would not be the rate of the whole.
             anyhow::bail!(
-                "bench: {} tasks under {}: {} ({}); give fewer --seconds or --tasks",
+                "bench: {} tasks under {}: {} ({}{}); give fewer --seconds or --tasks",
                 scn.tasks.len(),
                 run.policy,
                 p.describe(),
-                p.reason.cause()
+                p.reason.cause(),
+                walk.walk_limit.map_or_else(
+                    || format!(", {}; a larger --walk-limit runs it further", smartsim::budget::MAX_WALKED),
+                    |n| format!(", --walk-limit {n}; a larger one runs it further")
+                )
             );
         }
         r = Some(run);
@@ -1780,11 +1804,16 @@ fn timed_runs(scn: &workload::Scenario, repeat: usize) -> Result<(smartsim::SimR
 
 /// The second part of `smartsim bench`: a simulated `seconds` of the media mix under each policy,
 /// median wall time of `repeat` runs, and SMART's time over EDF's when both ran.
-fn bench_mix(policies: &[String], seconds: u64, repeat: usize, format: Format) -> Result<()> {
+fn bench_mix(
+    policies: &[String],
+    seconds: u64,
+    (repeat, walk): (usize, WalkLimit),
+    format: Format,
+) -> Result<()> {
     let mut walls = Vec::new();
     for p in policies {
         let scn = smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1);
-        let (r, med, (lo, hi)) = timed_runs(&scn, repeat)?;
+        let (r, med, (lo, hi)) = timed_runs(&scn, repeat, walk)?;
         let s = r.system;
         match format {
             Format::Json => diag::outln!(
