@@ -109,9 +109,11 @@
 //! goodness: the first of all (the best without a bonus), the first of the CPU's own (the best
 //! with the CPU bonus alone), and the task whose address space the CPU has. A yield mark or a new
 //! counter or nice moves a task in that order; an epoch's end renews every counter, as the kernel
-//! did, and orders the waiting tasks again. Once a task has a CPU affinity, a CPU may not take
-//! every waiting task, and the decision weighs every waiting task instead, as the kernel's walk
-//! did. The tests check on random worlds that the candidates and that walk choose alike.
+//! did, and orders the waiting tasks again. While a live task (waiting, running or blocked) has a
+//! CPU affinity, a CPU may not take every waiting task, and the decision weighs every waiting task
+//! instead, as the kernel's walk did. The tests check on random worlds that the candidates and that
+//! walk choose alike, and, at every decision of every test, that the kernel's walk of its list
+//! (kept beside the ordered sets in tests) chooses alike too.
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -234,6 +236,10 @@ pub struct Linux24 {
     yields: u64,
     /// Tasks the decisions and epochs have visited ([`Policy::walked`]).
     walked: u64,
+    /// In tests: the run queue as the kernel's list (and this policy before its ordered sets), kept
+    /// beside them; every decision and stop checks that both give the same answers.
+    #[cfg(test)]
+    list: Vec<TaskId>,
 }
 
 impl Linux24 {
@@ -256,7 +262,29 @@ impl Linux24 {
             recalculations: 0,
             walked: 0,
             yields: 0,
+            #[cfg(test)]
+            list: Vec::new(),
         }
+    }
+
+    /// In tests: what the kernel's walk of its list finds on `cpu` (the highest goodness among the
+    /// runnable tasks allowed there, the first in list order that has it) is what this policy found,
+    /// and the list's order is the places'.
+    #[cfg(test)]
+    fn check_list(&self, cpu: CpuId, v: &View, found: (i32, Option<TaskId>)) {
+        let mm = self.mm[cpu as usize];
+        let (mut c, mut next) = (-1000, None);
+        for &p in &self.list {
+            if v.state(p) != State::Runnable || !v.allows(p, cpu) {
+                continue;
+            }
+            let w = self.goodness(p, cpu, mm, v.last_cpu(p), self.tasks[p.idx()].counter);
+            if w > c {
+                (c, next) = (w, Some(p));
+            }
+        }
+        assert_eq!(found, (c, next), "at {} on CPU {cpu}: the list's walk", v.now());
+        assert_eq!(self.queue(), self.list, "at {}: the run queue", v.now());
     }
 
     /// With every `SCHED_RR` task's slice `ticks` ticks instead of `NICE_TO_TICKS(nice)` (0: the
@@ -442,6 +470,8 @@ impl Linux24 {
     fn remove(&mut self, t: TaskId) {
         self.leave(t);
         self.tasks[t.idx()].pos = None;
+        #[cfg(test)]
+        self.list.retain(|&x| x != t);
     }
 
     /// Task `t` goes to the tail of the run queue (it must not wait in the goodness order).
@@ -450,6 +480,8 @@ impl Linux24 {
         let pos = self.tail;
         self.tail += 1;
         self.tasks[t.idx()].pos = Some(pos);
+        #[cfg(test)]
+        self.list.push(t);
     }
 
     /// Task `t` goes to the head of the run queue (it must not wait in the goodness order).
@@ -458,6 +490,8 @@ impl Linux24 {
         let pos = self.head;
         self.head -= 1;
         self.tasks[t.idx()].pos = Some(pos);
+        #[cfg(test)]
+        self.list.insert(0, t);
     }
 
     fn set(&mut self, t: TaskId, p: &TaskParams) {
@@ -498,6 +532,8 @@ impl Policy for Linux24 {
         // Another runnable task waits (every runnable task is queued; `t` counts as one unless it
         // blocked).
         let pending = v.runnable_count() > usize::from(why != Stop::Blocked);
+        #[cfg(test)]
+        assert_eq!(pending, self.list.iter().any(|&x| x != t && v.state(x) == State::Runnable), "pending");
         self.last_schedule[cpu as usize] = v.now();
         let s = &mut self.tasks[t.idx()];
         let (ticks, partial) = if why == Stop::SliceEnd {
@@ -570,6 +606,8 @@ impl Policy for Linux24 {
             // With a CPU affinity somewhere, the queue is walked as the kernel walked it; else the
             // best of the three candidates.
             let (c, next) = if v.any_affine() { self.walk(cpu, v) } else { self.best(cpu, v) };
+            #[cfg(test)]
+            self.check_list(cpu, v, (c, next));
             if c == 0 {
                 self.recalculate(v);
                 continue;
@@ -673,8 +711,9 @@ pub const ENTRY: Entry = Entry::new("linux-2.4", "linux24.rs", |o, cpus| {
 .fair(FairMeaning::Shares)
 .classes(&["fifo", "rr", "other"])
 .pace(|o, _| {
-    // It decides at least every tick a task runs on (a nice-19 slice at 100 Hz is one tick), and
-    // every decision walks the run queue.
+    // It decides at least every tick a task runs on (a nice-19 slice at 100 Hz is one tick). Its
+    // decisions weigh three candidates; they weigh every waiting task only while a live task has a
+    // CPU affinity, and count what they weigh.
     let hz = read_hz(o)?;
     Ok(Pace { slice: Some(Slice::of(o, "hz", tick_of(hz))), timer: None, walks: Walks::Nothing })
 });
@@ -707,11 +746,14 @@ mod tests {
         }
     }
 
-    /// Runs the candidates' choice and the walk of the run queue (as with an affinity) side by side
-    /// on random worlds of `cpus` CPUs at `hz` (SCHED_OTHER tasks of every nice, SCHED_FIFO and
+    /// Runs the candidates' choice and the walk of the waiting tasks (as with an affinity) side by
+    /// side on random worlds of `cpus` CPUs at `hz` (SCHED_OTHER tasks of every nice, SCHED_FIFO and
     /// SCHED_RR ones, waking, stopping for every reason, yielding, changing policy and nice while
-    /// they wait, leaving), and checks that both pick the same task at every decision.
-    fn candidates_and_walk_pick_alike(seed: u64, cpus: usize, hz: u32) {
+    /// they wait or run, leaving, and admitted again under the same id), and checks that both pick
+    /// the same task at every decision; each core also checks every decision against the kernel's
+    /// walk of its list (`check_list`). With `affine`, a quarter of the tasks may run on one CPU
+    /// only, and both cores walk.
+    fn candidates_and_walk_pick_alike(seed: u64, cpus: usize, hz: u32, affine: bool) {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
         let n = 40u32;
@@ -719,10 +761,15 @@ mod tests {
         // The second core walks: it has a task with an affinity (to every CPU), which never wakes.
         let everywhere = TaskParams { cpus: Some((0..cpus as CpuId).collect()), ..Default::default() };
         cores[1].admit(TaskId(n), &everywhere, 0);
-        let params = |rng: &mut rand_pcg::Pcg64| match rng.random_range(0..8) {
-            0 => rt("fifo", rng.random_range(1..4)),
-            1 => rt("rr", rng.random_range(1..4)),
-            _ => other(rng.random_range(-20..20)),
+        let params = |rng: &mut rand_pcg::Pcg64| {
+            let mut p = match rng.random_range(0..8) {
+                0 => rt("fifo", rng.random_range(1..4)),
+                1 => rt("rr", rng.random_range(1..4)),
+                _ => other(rng.random_range(-20..20)),
+            };
+            p.cpus =
+                (affine && rng.random_range(0..4) == 0).then(|| vec![rng.random_range(0..cpus) as CpuId]);
+            p
         };
         for t in 0..n {
             let p = params(&mut rng);
@@ -745,7 +792,7 @@ mod tests {
                         c.wake(t, now);
                     }
                 }
-                4 if !busy && !gone[t.idx()] => {
+                4 if !gone[t.idx()] => {
                     let p = params(&mut rng);
                     for c in &mut cores {
                         c.set_params(t, &p, now);
@@ -756,6 +803,13 @@ mod tests {
                     queued[t.idx()] = false;
                     for c in &mut cores {
                         c.exit(t, now);
+                    }
+                }
+                6 if gone[t.idx()] => {
+                    gone[t.idx()] = false;
+                    let p = params(&mut rng);
+                    for c in &mut cores {
+                        c.admit(t, &p, now);
                     }
                 }
                 _ => {
@@ -795,7 +849,7 @@ mod tests {
         // Both walk every task at an epoch's end; between them, the candidates are 3 at most.
         let between = |p: &Linux24| p.walked - p.recalculations * p.tasks.len() as u64;
         assert!(
-            between(best) < between(walk) / 2,
+            affine || between(best) < between(walk) / 2,
             "the candidates walk less: {} {}",
             between(best),
             between(walk)
@@ -805,7 +859,15 @@ mod tests {
     #[test]
     fn the_candidates_pick_what_the_walk_of_the_run_queue_picks() {
         for seed in 0..6 {
-            candidates_and_walk_pick_alike(seed, 1 + (seed % 3) as usize, [100, 1000][(seed % 2) as usize]);
+            candidates_and_walk_pick_alike(
+                seed,
+                1 + (seed % 3) as usize,
+                [100, 1000][(seed % 2) as usize],
+                false,
+            );
+        }
+        for seed in 6..9 {
+            candidates_and_walk_pick_alike(seed, 2 + (seed % 2) as usize, 100, true);
         }
     }
 
@@ -1138,5 +1200,12 @@ mod tests {
         p.set_params(TaskId(2), &other(19), 0);
         assert_eq!(p.policy().queue(), &[TaskId(0), TaskId(2), TaskId(1)], "setpriority: no move");
         assert_eq!(p.policy().counter(TaskId(2)), 6, "kept until the next epoch");
+        // A running task too (the kernel never takes it off the queue): task 1, behind task 2, goes
+        // ahead of it when task 0, running, leaves SCHED_FIFO.
+        p.set_params(TaskId(1), &rt("fifo", 5), 0);
+        p.set_params(TaskId(0), &other(0), 0);
+        assert_eq!(p.policy().queue(), &[TaskId(0), TaskId(1), TaskId(2)], "the running task to the head");
+        p.stop(TaskId(0), MS, Stop::Preempted, MS);
+        assert_eq!(p.pick(0, MS).unwrap().task, TaskId(1));
     }
 }
