@@ -198,12 +198,6 @@ struct Task {
     key: Option<(Key, Option<CpuId>)>,
 }
 
-/// Whether a task of goodness and run-queue place `(w, pos)` goes before `best`: a higher goodness,
-/// or the same nearer the head.
-fn beats((w, pos): (i32, i64), best: Option<(i32, i64, TaskId)>) -> bool {
-    best.is_none_or(|(c, at, _)| w > c || (w == c && pos < at))
-}
-
 /// A waiting task's place in the goodness order: its goodness before the bonuses of a CPU (higher
 /// first), then its place in the run queue (nearer the head first).
 type Key = (Reverse<i32>, i64, TaskId);
@@ -431,18 +425,7 @@ impl Linux24 {
     /// order that has it (goodness −1000 and none if there is none), by weighing every waiting task.
     fn walk(&mut self, cpu: CpuId, v: &View) -> (i32, Option<TaskId>) {
         self.walked += self.ready.len() as u64;
-        let mm = self.mm[cpu as usize];
-        let mut best: Option<(i32, i64, TaskId)> = None;
-        for &(_, pos, p) in &self.ready {
-            if !v.allows(p, cpu) {
-                continue;
-            }
-            let w = self.goodness(p, cpu, mm, v.last_cpu(p), self.tasks[p.idx()].counter);
-            if beats((w, pos), best) {
-                best = Some((w, pos, p));
-            }
-        }
-        best.map_or((-1000, None), |(c, _, p)| (c, Some(p)))
+        self.weigh(cpu, v, self.ready.iter().map(|k| k.2).filter(|&p| v.allows(p, cpu)))
     }
 
     /// What [`Linux24::walk`] finds, when every task may run on every CPU, from three candidates:
@@ -450,16 +433,23 @@ impl Linux24 {
     /// and the task whose address space the CPU has. The walk's choice is one of them: a task
     /// without a bonus is at best the first, one with the CPU's bonus alone at best the second.
     fn best(&mut self, cpu: CpuId, v: &View) -> (i32, Option<TaskId>) {
-        let mm = self.mm[cpu as usize];
-        let mine = mm.filter(|&m| self.tasks[m.idx()].key.is_some());
+        let mine = self.mm[cpu as usize].filter(|&m| self.tasks[m.idx()].key.is_some());
         let near = self.near[cpu as usize].first().map(|k| k.2);
+        let candidates = [self.ready.first().map(|k| k.2), near, mine];
+        self.walked += candidates.iter().flatten().count() as u64;
+        self.weigh(cpu, v, candidates.into_iter().flatten())
+    }
+
+    /// The highest goodness on `cpu` among the waiting tasks `among`, and the first of them in
+    /// queue order that has it (goodness −1000 and none if there is none).
+    fn weigh(&self, cpu: CpuId, v: &View, among: impl Iterator<Item = TaskId>) -> (i32, Option<TaskId>) {
+        let mm = self.mm[cpu as usize];
         let mut best: Option<(i32, i64, TaskId)> = None;
-        for p in [self.ready.first().map(|k| k.2), near, mine].into_iter().flatten() {
-            self.walked += 1;
+        for p in among {
             let s = &self.tasks[p.idx()];
             let w = self.goodness(p, cpu, mm, v.last_cpu(p), s.counter);
             let pos = s.pos.expect("a waiting task is queued");
-            if beats((w, pos), best) {
+            if best.is_none_or(|(c, at, _)| w > c || (w == c && pos < at)) {
                 best = Some((w, pos, p));
             }
         }
@@ -615,16 +605,15 @@ impl Policy for Linux24 {
             break next;
         };
         // __schedule_tail: the yield mark lasts one decision of its CPU.
-        let marked = std::mem::take(&mut self.yielded[cpu as usize]);
+        let mut marked = std::mem::take(&mut self.yielded[cpu as usize]);
         self.walked += marked.len() as u64;
-        for &y in &marked {
+        for y in marked.drain(..) {
             if self.tasks[y.idx()].yielded_on == Some(cpu) {
                 self.tasks[y.idx()].yielded_on = None;
                 self.rekey(y, v);
             }
         }
-        self.yielded[cpu as usize] = marked;
-        self.yielded[cpu as usize].clear();
+        self.yielded[cpu as usize] = marked; // emptied, its memory kept
         let t = next?;
         self.leave(t);
         self.mm[cpu as usize] = Some(t);

@@ -9,8 +9,8 @@
 //!   ([`sched::pace`]: eevdf's `base_slice` or `tick`, ts's table, the others' `quantum` or `slice`);
 //! - **tasks walked**: events × tasks for a policy whose every decision walks the runnable tasks
 //!   (smart's working schedule: [`sched::Pace::walks`]), as if every task were runnable at once
-//!   (tasks released together are), and × tasks again for SMART when its periodic
-//!   tasks ask for more than the CPUs (each decision then inserts its candidates one by one). This
+//!   (tasks released together are), and × tasks again for SMART when its periodic tasks ask for
+//!   more than the CPUs (each decision then inserts its candidates one by one). This
 //!   worst case is far above what most runs walk (SMART's fast decision seldom walks), so it refuses
 //!   up front only a run whose worst case is days ([`MAX_WALKED_AT_WORST`]); the others start, and
 //!   the run stops itself, marked partial, once the policy has walked [`MAX_WALKED`]

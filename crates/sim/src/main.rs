@@ -816,21 +816,23 @@ fn over_budget(results: &[SimResult], walk: WalkLimit) -> Option<String> {
                 diag::visible(&r.policy),
                 p.describe(),
                 p.reason.cause(),
-                lift(p.reason, walk)
+                lift(p.reason, walk, LIFT_BY_FORCE)
             )
         })
         .collect();
     (!over.is_empty()).then(|| over.join("; "))
 }
 
-/// The limit that stopped a run of `run` or `compare`, and what lifts it: nothing to say of Ctrl-C.
-fn lift(reason: PartialReason, walk: WalkLimit) -> String {
+/// What lifts the default walk limit of `run` and `compare`.
+const LIFT_BY_FORCE: &str = " without --force; --force runs it whole";
+
+/// The limit that stopped a run, and what lifts it (`default`: what follows the default limit, as
+/// [`LIFT_BY_FORCE`]): nothing to say of Ctrl-C.
+fn lift(reason: PartialReason, walk: WalkLimit, default: &str) -> String {
     match (reason, walk.walk_limit) {
         (PartialReason::Interrupted, _) => String::new(),
         (PartialReason::OverBudget, Some(n)) => format!(", --walk-limit {n}; a larger one runs it further"),
-        (PartialReason::OverBudget, None) => {
-            format!(", {} without --force; --force runs it whole", smartsim::budget::MAX_WALKED)
-        }
+        (PartialReason::OverBudget, None) => format!(", {}{default}", smartsim::budget::MAX_WALKED),
     }
 }
 
@@ -1064,7 +1066,7 @@ fn real_main() -> Result<Ended> {
                     "smartsim: run {}: its results are partial ({}{})",
                     p.describe(),
                     p.reason.cause(),
-                    lift(p.reason, walk)
+                    lift(p.reason, walk, LIFT_BY_FORCE)
                 );
             }
             ended = Ended::of(&watch, std::slice::from_ref(&r), walk);
@@ -1789,10 +1791,7 @@ fn timed_runs(
                 run.policy,
                 p.describe(),
                 p.reason.cause(),
-                walk.walk_limit.map_or_else(
-                    || format!(", {}; a larger --walk-limit runs it further", smartsim::budget::MAX_WALKED),
-                    |n| format!(", --walk-limit {n}; a larger one runs it further")
-                )
+                lift(p.reason, walk, "; a larger --walk-limit runs it further")
             );
         }
         r = Some(run);
