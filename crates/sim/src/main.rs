@@ -287,7 +287,9 @@ enum Cmd {
         /// Utilisation of the task sets.
         #[arg(long, default_value_t = 0.9)]
         utilisation: f64,
-        /// Runs of each configuration (1 to 1000); the median wall time is reported.
+        /// Runs of each configuration (1 to 1000); the median wall time is reported. The runs go in
+        /// rounds, each configuration and policy once per round, so that a machine that speeds up
+        /// or slows down during the bench weighs on every policy alike.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
         /// Simulated seconds of the media mix run after the task sets (10 periodic tasks at 6 % of
@@ -1715,37 +1717,36 @@ fn bench(
         "sim×real",
     ]);
     let mut rates: Vec<(String, usize, u32, f64)> = Vec::new();
-    for p in policies {
-        for &(n, cpus) in configs {
-            let scn = bench_scenario(n, cpus, u, seconds, p);
-            let (r, wall, spread) = timed_runs(&scn, repeat, walk)?;
-            let s = &r.system;
-            let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
-            match format {
-                Format::Table => t.row(vec![
-                    p.clone(),
-                    cpus.to_string(),
-                    n.to_string(),
-                    seconds.to_string(),
-                    format!("{wall:.3}"),
-                    s.jobs.to_string(),
-                    format!("{:.0}", s.jobs as f64 / wall),
-                    s.decisions.to_string(),
-                    format!("{per_decision:.2}"),
-                    format!("{:.0}", seconds as f64 / wall),
-                ]),
-                Format::Json => diag::outln!(
-                    "{}",
-                    serde_json::json!({
-                        "policy": p, "cpus": cpus, "tasks": n, "sim_s": seconds, "wall_s": wall,
-                        "wall_s_min": spread.0, "wall_s_max": spread.1, "jobs": s.jobs,
-                        "jobs_per_s": s.jobs as f64 / wall, "decisions": s.decisions,
-                        "us_per_decision": per_decision, "repeat": repeat, "utilisation_per_cpu": u,
-                    })
-                ),
-            }
-            rates.push((p.clone(), n, cpus, s.jobs as f64 / wall));
+    let runs: Vec<(&String, usize, u32)> =
+        policies.iter().flat_map(|p| configs.iter().map(move |&(n, cpus)| (p, n, cpus))).collect();
+    let scns: Vec<_> = runs.iter().map(|&(p, n, cpus)| bench_scenario(n, cpus, u, seconds, p)).collect();
+    for (&(p, n, cpus), (r, wall, spread)) in runs.iter().zip(timed_runs(&scns, repeat, walk)?) {
+        let s = &r.system;
+        let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
+        match format {
+            Format::Table => t.row(vec![
+                p.clone(),
+                cpus.to_string(),
+                n.to_string(),
+                seconds.to_string(),
+                format!("{wall:.3}"),
+                s.jobs.to_string(),
+                format!("{:.0}", s.jobs as f64 / wall),
+                s.decisions.to_string(),
+                format!("{per_decision:.2}"),
+                format!("{:.0}", seconds as f64 / wall),
+            ]),
+            Format::Json => diag::outln!(
+                "{}",
+                serde_json::json!({
+                    "policy": p, "cpus": cpus, "tasks": n, "sim_s": seconds, "wall_s": wall,
+                    "wall_s_min": spread.0, "wall_s_max": spread.1, "jobs": s.jobs,
+                    "jobs_per_s": s.jobs as f64 / wall, "decisions": s.decisions,
+                    "us_per_decision": per_decision, "repeat": repeat, "utilisation_per_cpu": u,
+                })
+            ),
         }
+        rates.push((p.clone(), n, cpus, s.jobs as f64 / wall));
     }
     if format == Format::Json {
         return Ok(());
@@ -1769,36 +1770,46 @@ fn bench(
     Ok(())
 }
 
-/// `repeat` (at least 1) runs of `scn`, held to `walk`: the last run's result, the median wall
-/// time, and the least and greatest.
-fn timed_runs(
-    scn: &workload::Scenario,
-    repeat: usize,
-    walk: WalkLimit,
-) -> Result<(smartsim::SimResult, f64, (f64, f64))> {
-    let mut walls = Vec::new();
-    let mut r = None;
+/// A scenario's timed runs: its last run's result, the median wall time in seconds, and the least
+/// and greatest.
+type Timed = (smartsim::SimResult, f64, (f64, f64));
+
+/// `repeat` (at least 1) rounds of runs of `scns`, held to `walk`, a round running each scenario
+/// once in turn (so that a drift of the machine's speed during the bench, common on shared machines,
+/// falls on every scenario alike rather than on those run last), timed per scenario.
+fn timed_runs(scns: &[workload::Scenario], repeat: usize, walk: WalkLimit) -> Result<Vec<Timed>> {
+    let mut walls = vec![Vec::new(); scns.len()];
+    let mut last = Vec::new();
     for _ in 0..repeat.max(1) {
-        let t0 = Instant::now();
-        let run = walk.apply(smartsim::simulator(scn, None)?, false).run();
-        walls.push(t0.elapsed().as_secs_f64());
-        if let Some(p) = &run.partial {
-            // Only a run's own limit stops it here (bench is not watched): a rate of part of a run
-            // would not be the rate of the whole.
-            anyhow::bail!(
-                "bench: {} tasks under {}: {} ({}{}); give fewer --seconds or --tasks",
-                scn.tasks.len(),
-                run.policy,
-                p.describe(),
-                p.reason.cause(),
-                lift(p.reason, walk, "; a larger --walk-limit runs it further")
-            );
+        last.clear();
+        for (scn, walls) in scns.iter().zip(&mut walls) {
+            let t0 = Instant::now();
+            let run = walk.apply(smartsim::simulator(scn, None)?, false).run();
+            walls.push(t0.elapsed().as_secs_f64());
+            if let Some(p) = &run.partial {
+                // Only a run's own limit stops it here (bench is not watched): a rate of part of a
+                // run would not be the rate of the whole.
+                anyhow::bail!(
+                    "bench: {} tasks under {}: {} ({}{}); give fewer --seconds or --tasks",
+                    scn.tasks.len(),
+                    run.policy,
+                    p.describe(),
+                    p.reason.cause(),
+                    lift(p.reason, walk, "; a larger --walk-limit runs it further")
+                );
+            }
+            last.push(run);
         }
-        r = Some(run);
     }
-    walls.sort_by(f64::total_cmp);
-    let spread = (walls[0], walls[walls.len() - 1]);
-    Ok((r.expect("at least one run"), walls[walls.len() / 2], spread))
+    Ok(last
+        .into_iter()
+        .zip(walls)
+        .map(|(r, mut walls)| {
+            walls.sort_by(f64::total_cmp);
+            let spread = (walls[0], walls[walls.len() - 1]);
+            (r, walls[walls.len() / 2], spread)
+        })
+        .collect())
 }
 
 /// The second part of `smartsim bench`: a simulated `seconds` of the media mix under each policy,
@@ -1810,9 +1821,9 @@ fn bench_mix(
     format: Format,
 ) -> Result<()> {
     let mut walls = Vec::new();
-    for p in policies {
-        let scn = smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1);
-        let (r, med, (lo, hi)) = timed_runs(&scn, repeat, walk)?;
+    let scns: Vec<_> =
+        policies.iter().map(|p| smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1)).collect();
+    for (p, (r, med, (lo, hi))) in policies.iter().zip(timed_runs(&scns, repeat, walk)?) {
         let s = r.system;
         match format {
             Format::Json => diag::outln!(
