@@ -42,6 +42,10 @@ pub struct StudySpec {
     pub duration: Option<Nanos>,
     /// Seed of the first set.
     pub seed: u64,
+    /// The most tasks a run's policy may walk at its decisions (`smartsim run --walk-limit`);
+    /// `None`: the default, [`crate::budget::MAX_WALKED`]. A run past it stops the study with an
+    /// error naming its set, so a study that ends has the same curves whatever its limit.
+    pub walk_limit: Option<u64>,
 }
 
 /// One curve of a study: a policy's simulated acceptance, or the analysis's.
@@ -199,12 +203,18 @@ impl StudySpec {
         let mut out = Vec::with_capacity(self.policies.len() + 1);
         for p in &self.policies {
             let scn = set.scenario(&format!("<set {seed}>"), p, self.duration, fixed_priority(p))?;
-            let r = crate::simulator(&scn, None)?.run();
+            let mut sim = crate::simulator(&scn, None)?;
+            sim.limit_walked_as_asked(self.walk_limit, false);
+            let r = sim.run();
             if let Some(partial) = &r.partial {
                 // A run stopped partway has not shown that every deadline is met, nor that one is not.
+                let (limit, larger) = match self.walk_limit {
+                    Some(n) => (format!("--walk-limit {n}"), "; a larger --walk-limit runs it further"),
+                    None => (crate::budget::MAX_WALKED.to_string(), ", or a larger --walk-limit"),
+                };
                 anyhow::bail!(
-                    "the set of seed {seed} at utilisation {} under {p} stopped {}: {}; give fewer --tasks or \
-                     a shorter --duration",
+                    "the set of seed {seed} at utilisation {} under {p} stopped {}: {}, {limit}; give fewer --tasks \
+                     or a shorter --duration{larger}",
                     self.utilisations[i],
                     partial.describe(),
                     partial.reason.cause()

@@ -410,6 +410,7 @@ fn a_study_counts_each_policy_and_the_analysis() {
         policies: vec!["edf".into(), "fifo".into()],
         duration: None,
         seed: 7,
+        walk_limit: None,
     };
     let study = spec.run(&|| {}).unwrap();
     let names: Vec<&str> = study.curves.iter().map(|c| c.name.as_str()).collect();

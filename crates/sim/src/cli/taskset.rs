@@ -165,6 +165,11 @@ pub struct StudyArgs {
     /// Also write an HTML report here (index.html, with the acceptance plot also as acceptance.svg).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The most tasks a set's run may walk at its policy's decisions (see run's --walk-limit): a run
+    /// past it stops the study with an error naming its set, as one past the default does. An
+    /// integer, or in e-notation (2e6); 1 to 1e18. Default: 5e10 (minutes).
+    #[arg(long, value_parser = smartsim::budget::parse_walk_limit, value_name = "N")]
+    walk_limit: Option<u64>,
 }
 
 /// `1 CPU`, `4 CPUs`.
@@ -219,6 +224,7 @@ pub(crate) fn taskset(a: TasksetArgs) -> Result<()> {
         policies: vec![a.policy.clone()],
         duration: a.set.duration,
         seed: a.set.seed,
+        walk_limit: None,
     };
     study.check()?;
     let mut p = outputs::Plan::new();
@@ -320,6 +326,7 @@ pub(crate) fn schedulability(a: StudyArgs) -> Result<()> {
         policies: a.policies.iter().map(|p| p.trim().to_string()).collect(),
         duration: a.set.duration,
         seed: a.set.seed,
+        walk_limit: a.walk_limit,
     };
     spec.check()?;
     if let Some(dir) = &a.out {
