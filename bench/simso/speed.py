@@ -5,9 +5,9 @@ One set of 100 periodic tasks on one CPU (UUniFast-discard, total utilisation 0.
 for the same horizon by both. SimSo runs its own loop in this process (Model.run_model, after the model is
 built: the most favourable measure for SimSo); smartsim runs as a whole process, start-up, parsing and output
 included (`smartsim run FILE --policy P --format json`), once per policy of its registry. Each is run
---repeat times and the median wall time is used; jobs are the jobs released within the horizon (SimSo's
-task.jobs, smartsim's system.jobs). Prints a table (or --json) with each policy's jobs per second and its
-ratio to SimSo's.
+--repeat times, in rounds (SimSo, then every policy, once per round), and the median wall time is used;
+jobs are the jobs released within the horizon (SimSo's task.jobs, smartsim's system.jobs). Prints a table (or
+--json) with each policy's jobs per second and its ratio to SimSo's.
 
 Usage: python speed.py --smartsim PATH [--horizon-ms H] [--repeat R] [--seed S] [--policies a,b] [--json]
 (scripts/simso-speed creates SimSo's virtual environment and builds smartsim first).
@@ -79,33 +79,38 @@ def main():
                              text=True).stdout
         policies = [p["name"] for p in json.loads(out)]
 
-    runs = [simso_once(tasks, horizon_us) for _ in range(a.repeat)]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "set.toml")
+        with open(path, "w") as f:
+            f.write(scenario(tasks, 1, "EDF_mono", False, horizon_us))
+        # In rounds, SimSo then each policy once per round, so that a drift of the machine's speed
+        # during the measurement (common on shared machines) weighs on every one alike.
+        runs, walls, jobs, errs = [], {p: [] for p in policies}, {}, {}
+        for _ in range(a.repeat):
+            runs.append(simso_once(tasks, horizon_us))
+            for p in policies:
+                if p in errs:
+                    continue
+                w, j = smartsim_once(a.smartsim, path, p)
+                if w is None:
+                    errs[p] = j
+                    continue
+                walls[p].append(w)
+                jobs[p] = j
     simso_wall = statistics.median(w for w, _ in runs)
     simso_jobs = runs[0][1]
     simso_rate = simso_jobs / simso_wall
     rows = [{"simulator": "simso 0.8.5 (EDF_mono, in-process loop)", "policy": "EDF_mono", "jobs": simso_jobs,
              "wall_s": simso_wall, "wall_s_min": min(w for w, _ in runs), "wall_s_max": max(w for w, _ in runs),
              "jobs_per_s": simso_rate, "ratio": 1.0}]
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "set.toml")
-        with open(path, "w") as f:
-            f.write(scenario(tasks, 1, "EDF_mono", False, horizon_us))
-        for p in policies:
-            walls, jobs, err = [], None, None
-            for _ in range(a.repeat):
-                w, j = smartsim_once(a.smartsim, path, p)
-                if w is None:
-                    err = j
-                    break
-                walls.append(w)
-                jobs = j
-            if err:
-                rows.append({"simulator": "smartsim (whole process)", "policy": p, "error": err})
-                continue
-            wall = statistics.median(walls)
-            rows.append({"simulator": "smartsim (whole process)", "policy": p, "jobs": jobs, "wall_s": wall,
-                         "wall_s_min": min(walls), "wall_s_max": max(walls), "jobs_per_s": jobs / wall,
-                         "ratio": jobs / wall / simso_rate})
+    for p in policies:
+        if p in errs:
+            rows.append({"simulator": "smartsim (whole process)", "policy": p, "error": errs[p]})
+            continue
+        wall = statistics.median(walls[p])
+        rows.append({"simulator": "smartsim (whole process)", "policy": p, "jobs": jobs[p], "wall_s": wall,
+                     "wall_s_min": min(walls[p]), "wall_s_max": max(walls[p]), "jobs_per_s": jobs[p] / wall,
+                     "ratio": jobs[p] / wall / simso_rate})
     if a.json:
         for r in rows:
             print(json.dumps(r))
