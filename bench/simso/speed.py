@@ -61,7 +61,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--smartsim", required=True, help="the smartsim binary")
     ap.add_argument("--horizon-ms", type=int, default=10_000, help="simulated ms (default 10000)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each, median wall time (default 3)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds, each running SimSo and every policy once; median wall time (default 3)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--policies", help="comma-separated (default: every policy of `smartsim policies`)")
     ap.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
@@ -74,6 +75,8 @@ def main():
     horizon_us = a.horizon_ms * 1000
     if a.policies:
         policies = a.policies.split(",")
+        if len(set(policies)) != len(policies):
+            ap.error("--policies: a policy given twice")
     else:
         out = subprocess.run([a.smartsim, "policies", "--format", "json"], check=True, capture_output=True,
                              text=True).stdout
@@ -83,8 +86,8 @@ def main():
         path = os.path.join(d, "set.toml")
         with open(path, "w") as f:
             f.write(scenario(tasks, 1, "EDF_mono", False, horizon_us))
-        # In rounds, SimSo then each policy once per round, so that a drift of the machine's speed
-        # during the measurement (common on shared machines) weighs on every one alike.
+        # In rounds, SimSo then each policy once per round, so that a slow spell of the machine during
+        # the measurement (common on shared machines) does not fall on one simulator's runs alone.
         runs, walls, jobs, errs = [], {p: [] for p in policies}, {}, {}
         for _ in range(a.repeat):
             runs.append(simso_once(tasks, horizon_us))

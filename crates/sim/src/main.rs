@@ -288,8 +288,10 @@ enum Cmd {
         #[arg(long, default_value_t = 0.9)]
         utilisation: f64,
         /// Runs of each configuration (1 to 1000); the median wall time is reported. The runs go in
-        /// rounds, each configuration and policy once per round, so that a machine that speeds up
-        /// or slows down during the bench weighs on every policy alike.
+        /// rounds, each configuration under each policy once per round (the policies of one
+        /// configuration one after another), so that a machine that slows down for a while during
+        /// the bench does not slow one policy's runs alone; the table or JSON lines come after the
+        /// last round.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
         /// Simulated seconds of the media mix run after the task sets (10 periodic tasks at 6 % of
@@ -838,7 +840,7 @@ fn lift(reason: PartialReason, walk: WalkLimit, default: &str) -> String {
     }
 }
 
-/// `--walk-limit` of run, compare and sweep.
+/// `--walk-limit` of run, compare, sweep and bench.
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 struct WalkLimit {
     /// Stop a run, marked partial ("reason": "over_budget", status 3), once its policy has walked more than N
@@ -1717,11 +1719,15 @@ fn bench(
         "sim×real",
     ]);
     let mut rates: Vec<(String, usize, u32, f64)> = Vec::new();
+    // Timed configuration by configuration, the policies of one next to each other (the pairs the
+    // ratios compare), and reported policy by policy.
     let runs: Vec<(&String, usize, u32)> =
-        policies.iter().flat_map(|p| configs.iter().map(move |&(n, cpus)| (p, n, cpus))).collect();
+        configs.iter().flat_map(|&(n, cpus)| policies.iter().map(move |p| (p, n, cpus))).collect();
     let scns: Vec<_> = runs.iter().map(|&(p, n, cpus)| bench_scenario(n, cpus, u, seconds, p)).collect();
-    for (&(p, n, cpus), (r, wall, spread)) in runs.iter().zip(timed_runs(&scns, repeat, walk)?) {
-        let s = &r.system;
+    let mut timed: Vec<_> = runs.iter().zip(timed_runs(&scns, repeat, walk)?).collect();
+    let rank = |p: &String| policies.iter().position(|q| q == p);
+    timed.sort_by_key(|(&(p, _, _), _)| rank(p));
+    for (&(p, n, cpus), (s, wall, spread)) in timed {
         let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
         match format {
             Format::Table => t.row(vec![
@@ -1770,13 +1776,13 @@ fn bench(
     Ok(())
 }
 
-/// A scenario's timed runs: its last run's result, the median wall time in seconds, and the least
+/// A scenario's timed runs: its last run's figures, the median wall time in seconds, and the least
 /// and greatest.
-type Timed = (smartsim::SimResult, f64, (f64, f64));
+type Timed = (smartsim::result::SystemStats, f64, (f64, f64));
 
 /// `repeat` (at least 1) rounds of runs of `scns`, held to `walk`, a round running each scenario
-/// once in turn (so that a drift of the machine's speed during the bench, common on shared machines,
-/// falls on every scenario alike rather than on those run last), timed per scenario.
+/// once in turn (so that a slow spell of the machine during the bench, common on shared machines,
+/// does not fall on one scenario's runs alone), timed per scenario.
 fn timed_runs(scns: &[workload::Scenario], repeat: usize, walk: WalkLimit) -> Result<Vec<Timed>> {
     let mut walls = vec![Vec::new(); scns.len()];
     let mut last = Vec::new();
@@ -1798,7 +1804,7 @@ fn timed_runs(scns: &[workload::Scenario], repeat: usize, walk: WalkLimit) -> Re
                     lift(p.reason, walk, "; a larger --walk-limit runs it further")
                 );
             }
-            last.push(run);
+            last.push(run.system);
         }
     }
     Ok(last
@@ -1823,8 +1829,7 @@ fn bench_mix(
     let mut walls = Vec::new();
     let scns: Vec<_> =
         policies.iter().map(|p| smartsim::bench::media_mix(seconds * 1_000_000_000, p, 1)).collect();
-    for (p, (r, med, (lo, hi))) in policies.iter().zip(timed_runs(&scns, repeat, walk)?) {
-        let s = r.system;
+    for (p, (s, med, (lo, hi))) in policies.iter().zip(timed_runs(&scns, repeat, walk)?) {
         match format {
             Format::Json => diag::outln!(
                 "{}",
