@@ -157,19 +157,35 @@ impl StudySpec {
     /// Runs the study ([`StudySpec::check`] first), calling `tick` after each set.
     pub fn run(&self, tick: &(dyn Fn() + Sync)) -> anyhow::Result<Study> {
         use rayon::prelude::*;
+        use std::sync::atomic::{AtomicUsize, Ordering};
         self.check()?;
         let jobs: Vec<(usize, usize)> =
             (0..self.utilisations.len()).flat_map(|i| (0..self.sets).map(move |j| (i, j))).collect();
         let rta = self.set.cpus == 1;
-        // Per set: accepted under each policy, then by the analysis.
-        let verdicts: Vec<Vec<bool>> = jobs
+        // Per set: accepted under each policy, then by the analysis. Once a set fails, the sets after
+        // it in (point, set) order are skipped and those before it still run, so that the error is
+        // always the first set's that fails, whatever the threads' timing.
+        let first_failed = AtomicUsize::new(usize::MAX);
+        let judged: Vec<Option<anyhow::Result<Vec<bool>>>> = jobs
             .par_iter()
-            .map(|&(i, j)| {
+            .enumerate()
+            .map(|(k, &(i, j))| {
+                if k > first_failed.load(Ordering::Relaxed) {
+                    return None;
+                }
                 let v = self.judge(i, j, rta);
+                if v.is_err() {
+                    first_failed.fetch_min(k, Ordering::Relaxed);
+                }
                 tick();
-                v
+                Some(v)
             })
-            .collect::<anyhow::Result<_>>()?;
+            .collect();
+        let mut verdicts = Vec::with_capacity(judged.len());
+        for v in judged {
+            // A set is skipped only after one before it failed, which returns first.
+            verdicts.push(v.expect("a set skipped with no failure before it")?);
+        }
         let mut curves: Vec<Curve> = self
             .policies
             .iter()

@@ -429,6 +429,29 @@ fn a_study_counts_each_policy_and_the_analysis() {
 }
 
 #[test]
+fn a_study_past_its_walk_limit_names_the_first_set_that_stops() {
+    // Every set's run under SMART walks past 100 tasks: whichever thread stops first, the error
+    // names the first set in order, seed 7 at the first point.
+    let spec = StudySpec {
+        set: TasksetSpec { tasks: 10, ..TasksetSpec::default() },
+        utilisations: vec![0.5, 0.9],
+        sets: 8,
+        policies: vec!["edf".into(), "smart".into()],
+        duration: None,
+        seed: 7,
+        walk_limit: Some(100),
+    };
+    for _ in 0..5 {
+        let e = spec.run(&|| {}).unwrap_err().to_string();
+        assert!(e.starts_with("the set of seed 7 at utilisation 0.5 under smart stopped over_budget"), "{e}");
+        assert!(e.contains("--walk-limit 100; give fewer --tasks or a shorter --duration; a larger"), "{e}");
+    }
+    // Without the limit, the default holds and the same study ends.
+    let whole = StudySpec { walk_limit: None, ..spec };
+    assert_eq!(whole.run(&|| {}).unwrap().curves.len(), 3);
+}
+
+#[test]
 fn cli_writes_scenarios_that_run() {
     let dir = scratch("taskset-out");
     let out = dir.join("sets");
