@@ -282,6 +282,18 @@ fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
+/// The limit that stopped a run (its `--walk-limit`, else the default [`MAX_WALKED`]) and what lifts
+/// it, to follow the cause in an error: `default` is what follows the default limit (what a command
+/// offers instead); nothing to say of Ctrl-C.
+pub fn lift(reason: crate::result::PartialReason, walk_limit: Option<u64>, default: &str) -> String {
+    use crate::result::PartialReason;
+    match (reason, walk_limit) {
+        (PartialReason::Interrupted, _) => String::new(),
+        (PartialReason::OverBudget, Some(n)) => format!(", --walk-limit {n}; a larger one runs it further"),
+        (PartialReason::OverBudget, None) => format!(", {MAX_WALKED}{default}"),
+    }
+}
+
 /// Refuses an estimate over a limit, with the figure and what to change.
 pub fn check(e: &Estimate, file: &str) -> Result<(), String> {
     let over = over(e);

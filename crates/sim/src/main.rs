@@ -830,14 +830,9 @@ fn over_budget(results: &[SimResult], walk: WalkLimit) -> Option<String> {
 /// What lifts the default walk limit of `run` and `compare`.
 const LIFT_BY_FORCE: &str = " without --force; --force runs it whole";
 
-/// The limit that stopped a run, and what lifts it (`default`: what follows the default limit, as
-/// [`LIFT_BY_FORCE`]): nothing to say of Ctrl-C.
+/// The limit that stopped a run under `walk`, and what lifts it ([`smartsim::budget::lift`]).
 fn lift(reason: PartialReason, walk: WalkLimit, default: &str) -> String {
-    match (reason, walk.walk_limit) {
-        (PartialReason::Interrupted, _) => String::new(),
-        (PartialReason::OverBudget, Some(n)) => format!(", --walk-limit {n}; a larger one runs it further"),
-        (PartialReason::OverBudget, None) => format!(", {}{default}", smartsim::budget::MAX_WALKED),
-    }
+    smartsim::budget::lift(reason, walk.walk_limit, default)
 }
 
 /// `--walk-limit` of run, compare, sweep and bench.
@@ -1720,14 +1715,17 @@ fn bench(
     ]);
     let mut rates: Vec<(String, usize, u32, f64)> = Vec::new();
     // Timed configuration by configuration, the policies of one next to each other (the pairs the
-    // ratios compare), and reported policy by policy.
-    let runs: Vec<(&String, usize, u32)> =
-        configs.iter().flat_map(|&(n, cpus)| policies.iter().map(move |p| (p, n, cpus))).collect();
-    let scns: Vec<_> = runs.iter().map(|&(p, n, cpus)| bench_scenario(n, cpus, u, seconds, p)).collect();
-    let mut timed: Vec<_> = runs.iter().zip(timed_runs(&scns, repeat, walk)?).collect();
-    let rank = |p: &String| policies.iter().position(|q| q == p);
-    timed.sort_by_key(|(&(p, _, _), _)| rank(p));
-    for (&(p, n, cpus), (s, wall, spread)) in timed {
+    // ratios compare): configuration `c` under policy `k` is run `c × policies + k`.
+    let scns: Vec<_> = configs
+        .iter()
+        .flat_map(|&(n, cpus)| policies.iter().map(move |p| bench_scenario(n, cpus, u, seconds, p)))
+        .collect();
+    let timed = timed_runs(&scns, repeat, walk)?;
+    let reported = policies.iter().enumerate().flat_map(|(k, p)| {
+        configs.iter().enumerate().map(move |(c, &(n, cpus))| (p, n, cpus, c * policies.len() + k))
+    });
+    for (p, n, cpus, i) in reported {
+        let (ref s, wall, spread) = timed[i];
         let per_decision = wall * 1e6 / s.decisions.max(1) as f64;
         match format {
             Format::Table => t.row(vec![

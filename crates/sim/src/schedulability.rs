@@ -224,16 +224,13 @@ impl StudySpec {
             let r = sim.run();
             if let Some(partial) = &r.partial {
                 // A run stopped partway has not shown that every deadline is met, nor that one is not.
-                let (limit, larger) = match self.walk_limit {
-                    Some(n) => (format!("--walk-limit {n}"), "; a larger --walk-limit runs it further"),
-                    None => (crate::budget::MAX_WALKED.to_string(), ", or a larger --walk-limit"),
-                };
                 anyhow::bail!(
-                    "the set of seed {seed} at utilisation {} under {p} stopped {}: {}, {limit}; give fewer --tasks \
-                     or a shorter --duration{larger}",
+                    "the set of seed {seed} at utilisation {} under {p} stopped {}: {}{}; give fewer --tasks or a \
+                     shorter --duration",
                     self.utilisations[i],
                     partial.describe(),
-                    partial.reason.cause()
+                    partial.reason.cause(),
+                    crate::budget::lift(partial.reason, self.walk_limit, "; a larger --walk-limit runs it further")
                 );
             }
             out.push(r.tasks.iter().all(|t| t.deadlines.as_ref().is_none_or(|d| d.missed == 0)));

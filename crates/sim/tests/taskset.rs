@@ -444,7 +444,10 @@ fn a_study_past_its_walk_limit_names_the_first_set_that_stops() {
     for _ in 0..5 {
         let e = spec.run(&|| {}).unwrap_err().to_string();
         assert!(e.starts_with("the set of seed 7 at utilisation 0.5 under smart stopped over_budget"), "{e}");
-        assert!(e.contains("--walk-limit 100; give fewer --tasks or a shorter --duration; a larger"), "{e}");
+        assert!(
+            e.contains(", --walk-limit 100; a larger one runs it further; give fewer --tasks or a shorter"),
+            "{e}"
+        );
     }
     // Without the limit, the default holds and the same study ends.
     let whole = StudySpec { walk_limit: None, ..spec };
